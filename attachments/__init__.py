@@ -1,0 +1,1 @@
+"""attachments package (being built)."""

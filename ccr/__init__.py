@@ -1,0 +1,1 @@
+"""ccr package (being built)."""

@@ -1,0 +1,1 @@
+"""One module per ``compactor`` subcommand (see ``compactor.cli``)."""

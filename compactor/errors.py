@@ -1,0 +1,73 @@
+"""The compactor package's errors, and the root of every error in the project.
+
+::
+
+    CompactorError                  root of the whole project (ccr, attachments, skills too)
+    ├── UsageError                  the caller asked for something invalid (bad config, bad flag)
+    │   └── ConfigError             a setting or environment variable has a bad value
+    └── CompactorRuntimeError       valid request, failed while running
+        ├── TranscriptError         a transcript could not be read (missing file, strict mode)
+        ├── SummarizerError         a summarizer failed (LLM error, malformed answer)
+        └── CompactionFailed        compaction failed closed; messages stay unchanged
+
+Other packages hang their own trees under ``CompactorError``
+(``ccr.errors.CCRError``, ...). Each error carries a stable ``error_id`` that
+the command line prints to stderr, and an ``exit_code`` it exits with.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CompactionFailed",
+    "CompactorError",
+    "CompactorRuntimeError",
+    "ConfigError",
+    "SummarizerError",
+    "TranscriptError",
+    "UsageError",
+]
+
+
+class CompactorError(Exception):
+    """Root of every error raised by the project."""
+
+    error_id = "compactor_error"
+    exit_code = 1
+
+
+class UsageError(CompactorError):
+    """The caller asked for something invalid."""
+
+    error_id = "usage_error"
+    exit_code = 2
+
+
+class ConfigError(UsageError):
+    """A setting, file or environment variable holds a bad value."""
+
+    error_id = "config_invalid"
+
+
+class CompactorRuntimeError(CompactorError):
+    """A valid request failed while running."""
+
+    error_id = "runtime_error"
+
+
+class TranscriptError(CompactorRuntimeError):
+    """A transcript could not be read: missing, unreadable, or bad data under --strict."""
+
+    error_id = "transcript_invalid"
+    exit_code = 65
+
+
+class SummarizerError(CompactorRuntimeError):
+    """A summarizer could not produce a summary."""
+
+    error_id = "summarizer_failed"
+
+
+class CompactionFailed(CompactorRuntimeError):
+    """Compaction failed closed: the caller's messages are unchanged."""
+
+    error_id = "compaction_failed"

@@ -1,0 +1,55 @@
+"""Shared test fixtures: an isolated COMPACTOR_HOME and the shared real transcripts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = REPO_ROOT / "fixtures"
+SHARED_TRANSCRIPTS = REPO_ROOT.parent / "shared" / "transcripts"
+
+
+@pytest.fixture(autouse=True)
+def compactor_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own COMPACTOR_HOME, never the user's ~/.compactor."""
+    home = tmp_path_factory.mktemp("compactor-home")
+    monkeypatch.setenv("COMPACTOR_HOME", str(home))
+    for name in ("COMPACTOR_CCR_MAX_BYTES",):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def shared_transcripts() -> Path:
+    """The folder of real Claude Code transcripts; skips when it is absent."""
+    if not SHARED_TRANSCRIPTS.is_dir():
+        pytest.skip("../shared/transcripts is not present")
+    return SHARED_TRANSCRIPTS
+
+
+def _shared_transcript_paths() -> list[Path]:
+    if not SHARED_TRANSCRIPTS.is_dir():
+        return []
+    return sorted(p for p in SHARED_TRANSCRIPTS.rglob("*.jsonl") if "subagents" not in p.parts)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test asking for ``shared_transcript`` runs once per real transcript.
+
+    When ``../shared/transcripts`` is absent it runs once and skips.
+    """
+    if "shared_transcript" in metafunc.fixturenames:
+        paths = _shared_transcript_paths()
+        if paths:
+            metafunc.parametrize(
+                "shared_transcript",
+                paths,
+                ids=[str(p.relative_to(SHARED_TRANSCRIPTS)) for p in paths],
+            )
+        else:
+            metafunc.parametrize(
+                "shared_transcript",
+                [pytest.param(None, marks=pytest.mark.skip(reason="../shared/transcripts is not present"))],
+            )
