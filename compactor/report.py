@@ -1,0 +1,94 @@
+"""CompactionReport: what one compaction did, as data (printed as JSON).
+
+Field names are a contract (DESIGN.md, "Report"): tools read them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AttachmentEntry",
+    "AttachmentType",
+    "CompactionReport",
+    "DedupReport",
+    "DroppedSpan",
+    "SkippedEntry",
+    "Trigger",
+]
+
+Trigger = Literal["manual", "auto"]
+
+AttachmentType = Literal[
+    "file",
+    "skill",
+    "plan_file",
+    "plan_mode",
+    "task_status",
+    "deferred_tools_delta",
+    "agent_listing_delta",
+    "mcp_instructions_delta",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DroppedSpan(_Model):
+    """A span the compaction removed from the context, stored in CCR first."""
+
+    handle: str
+    kind: str
+    tokens: int
+    bytes: int
+
+
+class AttachmentEntry(_Model):
+    """One re-attached item (a file, a skill, the plan, ...)."""
+
+    type: AttachmentType
+    path: str | None = None
+    name: str | None = None
+    tokens: int
+    truncated: bool = False
+    handle: str | None = None
+
+
+class SkippedEntry(_Model):
+    """A candidate attachment that was left out, and why."""
+
+    type: AttachmentType
+    path: str | None = None
+    name: str | None = None
+    reason: str
+
+
+class DedupReport(_Model):
+    hits: int = 0
+    saved_bytes: int = 0
+
+
+class CompactionReport(_Model):
+    """What one compaction did. ``ok`` is false when it failed closed (see ``error``)."""
+
+    trigger: Trigger
+    ok: bool = True
+    error: str | None = None
+    error_id: str | None = None
+    pre_tokens: int
+    post_tokens: int
+    threshold: int
+    summary_tokens: int = 0
+    head_tokens: int = 0
+    summarizer: str = "extractive"
+    counter: str = "tiktoken"
+    dropped: list[DroppedSpan] = Field(default_factory=list)
+    attachments: list[AttachmentEntry] = Field(default_factory=list)
+    skipped: list[SkippedEntry] = Field(default_factory=list)
+    dedup: DedupReport = Field(default_factory=DedupReport)
+    at_line: int | None = None
+    reread_coverage: float | None = None
+    basis: Literal["inferred"] = "inferred"

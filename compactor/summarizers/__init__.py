@@ -1,0 +1,1 @@
+"""Summarizers: the ``Summarizer`` protocol and its implementations."""

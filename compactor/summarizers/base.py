@@ -1,0 +1,55 @@
+"""The ``Summarizer`` protocol and the ``Summary`` it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from compactor.messages import Message
+
+__all__ = ["SECTION_TITLES", "Summarizer", "Summary"]
+
+SECTION_TITLES: tuple[str, ...] = (
+    "Primary request and intent",
+    "Key technical concepts",
+    "Files and code sections",
+    "Errors and fixes",
+    "Problem solving",
+    "All user messages",
+    "Pending tasks",
+    "Current work",
+    "Next step",
+)
+"""The nine sections every summary has, in order."""
+
+
+class Summary(BaseModel):
+    """A summary of the head of a conversation.
+
+    ``text`` is what the model sees. ``handles`` are the CCR handles the
+    summary cites; ``dropped_rounds`` counts the oldest API rounds an LLM
+    summarizer had to leave out because the request was too long.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    summarizer: str
+    sections: dict[str, str] = Field(default_factory=dict)
+    handles: list[str] = Field(default_factory=list)
+    dropped_rounds: int = 0
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """Turns the head of a conversation into a ``Summary``.
+
+    Implementations raise ``compactor.errors.SummarizerError`` on failure;
+    the pipeline then fails closed.
+    """
+
+    name: str
+
+    def summarize(self, messages: Sequence[Message], instructions: str | None = None) -> Summary: ...
