@@ -6,7 +6,9 @@
     ├── UsageError                  the caller asked for something invalid (bad config, bad flag)
     │   └── ConfigError             a setting or environment variable has a bad value
     └── CompactorRuntimeError       valid request, failed while running
-        ├── TranscriptError         a transcript could not be read (missing file, strict mode)
+        ├── TranscriptError         a transcript could not be read (bad data under strict mode)
+        │   └── TranscriptNotFound  the transcript file does not exist
+        ├── TranscriptWriteError    a transcript could not be written
         ├── SummarizerError         a summarizer failed (LLM error, malformed answer)
         └── CompactionFailed        compaction failed closed; messages stay unchanged
 
@@ -24,6 +26,8 @@ __all__ = [
     "ConfigError",
     "SummarizerError",
     "TranscriptError",
+    "TranscriptNotFound",
+    "TranscriptWriteError",
     "UsageError",
 ]
 
@@ -59,6 +63,19 @@ class TranscriptError(CompactorRuntimeError):
 
     error_id = "transcript_invalid"
     exit_code = 65
+
+
+class TranscriptNotFound(TranscriptError):
+    """The transcript file (or its folder) does not exist."""
+
+    error_id = "transcript_not_found"
+    exit_code = 66
+
+
+class TranscriptWriteError(CompactorRuntimeError):
+    """A transcript could not be written (the file system refused)."""
+
+    error_id = "transcript_write_failed"
 
 
 class SummarizerError(CompactorRuntimeError):
