@@ -1,0 +1,187 @@
+"""Numbered schema migrations for the SQLite store.
+
+Each migration runs in one ``BEGIN IMMEDIATE`` transaction together with the
+row that records it, so a crash leaves it either fully applied or not at all.
+Many processes may open a fresh file at once: each one re-checks the recorded
+versions inside its write transaction, and ``apply_migrations`` retries on
+SQLITE_BUSY for up to ``MIGRATION_RETRY_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from ccr.errors import StoreError
+
+__all__ = ["MIGRATIONS", "MIGRATION_RETRY_SECONDS", "Migration", "apply_migrations", "is_busy", "retry_busy"]
+
+MIGRATION_RETRY_SECONDS = 5.0
+
+T = TypeVar("T")
+
+
+class Migration(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        version=1,
+        name="blobs, typed objects and usage totals",
+        statements=(
+            """CREATE TABLE blobs (
+                handle TEXT PRIMARY KEY,
+                content_type TEXT NOT NULL,
+                producer TEXT NOT NULL,
+                tokens_before INTEGER,
+                tokens_after INTEGER,
+                metadata TEXT,
+                created_at TEXT NOT NULL,
+                size INTEGER NOT NULL,
+                data BLOB NOT NULL
+            )""",
+            """CREATE TABLE objects (
+                id TEXT PRIMARY KEY,
+                type TEXT NOT NULL,
+                session_id TEXT NOT NULL,
+                source TEXT NOT NULL,
+                repo_state TEXT NOT NULL,
+                content_hash TEXT NOT NULL,
+                currentness TEXT NOT NULL DEFAULT 'current',
+                lifecycle TEXT NOT NULL DEFAULT 'hot',
+                created_at TEXT NOT NULL,
+                updated_at TEXT NOT NULL,
+                size INTEGER NOT NULL,
+                content BLOB NOT NULL
+            )""",
+            """CREATE TABLE usage (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                payload_bytes INTEGER NOT NULL,
+                entries INTEGER NOT NULL,
+                objects INTEGER NOT NULL,
+                tokens_before INTEGER NOT NULL,
+                tokens_after INTEGER NOT NULL,
+                tokens_saved INTEGER NOT NULL
+            )""",
+            "INSERT INTO usage VALUES (1, 0, 0, 0, 0, 0, 0)",
+            """CREATE TRIGGER blobs_usage AFTER INSERT ON blobs BEGIN
+                UPDATE usage SET
+                    payload_bytes = payload_bytes + NEW.size,
+                    entries = entries + 1,
+                    tokens_before = tokens_before + coalesce(NEW.tokens_before, 0),
+                    tokens_after = tokens_after + coalesce(NEW.tokens_after, 0),
+                    tokens_saved = tokens_saved + CASE
+                        WHEN NEW.tokens_before IS NULL OR NEW.tokens_after IS NULL THEN 0
+                        ELSE NEW.tokens_before - NEW.tokens_after END
+                WHERE id = 1;
+            END""",
+            """CREATE TRIGGER objects_usage AFTER INSERT ON objects BEGIN
+                UPDATE usage SET
+                    payload_bytes = payload_bytes + NEW.size,
+                    objects = objects + 1
+                WHERE id = 1;
+            END""",
+        ),
+    ),
+)
+
+_BOOKKEEPING = """CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+)"""
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    """Whether SQLite refused because another connection holds a lock."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def retry_busy(action: Callable[[], T], *, seconds: float = MIGRATION_RETRY_SECONDS) -> T:
+    """Run ``action``, retrying with jittered backoff while SQLite reports busy.
+
+    Raises:
+        sqlite3.Error: the last busy error once ``seconds`` have passed, or any other error.
+    """
+    deadline = time.monotonic() + seconds
+    delay = 0.002
+    while True:
+        try:
+            return action()
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(min(delay * (0.5 + random.random()), max(0.0, deadline - time.monotonic())))
+        delay = min(delay * 2, 0.1)
+
+
+def apply_migrations(conn: sqlite3.Connection) -> int:
+    """Bring the schema up to date; return the resulting version.
+
+    The connection must be in autocommit mode (``isolation_level=None``).
+    An up-to-date store costs one read; only a stale one takes write locks.
+
+    Raises:
+        StoreError: the file was written by a newer version of this code.
+        sqlite3.Error: SQLite failed (busy beyond the retry budget, I/O, ...).
+    """
+    known = max(m.version for m in MIGRATIONS)
+    version = retry_busy(lambda: _current_version(conn))
+    if version < known:
+        for migration in MIGRATIONS:
+            retry_busy(lambda m=migration: _run_in_transaction(conn, lambda: _apply_one(conn, m)))  # type: ignore[misc]
+        version = retry_busy(lambda: _current_version(conn))
+    if version > known:
+        raise StoreError(f"store schema version {version} is newer than this code knows ({known})")
+    return version
+
+
+def _current_version(conn: sqlite3.Connection) -> int:
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    if not exists:
+        return 0
+    return int(conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0])
+
+
+def _apply_one(conn: sqlite3.Connection, migration: Migration) -> None:
+    conn.execute(_BOOKKEEPING)
+    done = conn.execute(
+        "SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)
+    ).fetchone()
+    if done:
+        return
+    for statement in migration.statements:
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+        (migration.version, migration.name, datetime.now(UTC).isoformat()),
+    )
+
+
+def _run_in_transaction(conn: sqlite3.Connection, body: Callable[[], object]) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        body()
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+

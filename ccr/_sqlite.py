@@ -1,0 +1,313 @@
+"""The SQLite backend: one WAL-mode file, one connection per store, durable commits.
+
+Opening validates the path (``ccr._paths``), connects, checks that SQLite
+opened the validated file, sets WAL, ``busy_timeout`` 5000 ms and
+``synchronous=FULL`` (a put that returned survives a crash), applies the
+numbered migrations, and caps the file with ``max_page_count`` as a second
+budget guard behind the logical check. SQLite's "full" error is reported as
+``BudgetExceeded``; every other SQLite or OS error becomes ``StoreError``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ccr._base import BaseStore, BlobRow, ObjectRow
+from ccr._migrations import apply_migrations, retry_busy
+from ccr._paths import check_identity, prepare_store_file, tighten_sidecars
+from ccr.errors import BudgetExceeded, CCRError, StoreError
+from ccr.handles import handle_for
+from ccr.objects import Currentness, Lifecycle, StoredObject, content_hash, object_id
+from ccr.records import Record, StoreStats
+
+__all__ = ["BUSY_TIMEOUT_MS", "SQLiteStore"]
+
+BUSY_TIMEOUT_MS = 5000
+_PAGE_SLACK = 4096
+"""Pages allowed beyond twice the budget, for schema, indexes and overhead."""
+_IN_CHUNK = 500
+
+_RECORD_COLUMNS = (
+    "handle, content_type, producer, tokens_before, tokens_after, metadata, created_at, size"
+)
+_OBJECT_COLUMNS = (
+    "id, type, session_id, source, repo_state, content_hash, currentness, lifecycle, "
+    "created_at, updated_at, content"
+)
+
+
+class SQLiteStore(BaseStore):
+    """A store in one SQLite file.
+
+    ``page_cap`` overrides the ``max_page_count`` backstop (tests use it to
+    reach SQLite's own "full" error); by default it allows twice the budget.
+    """
+
+    def __init__(self, path: Path, *, max_bytes: int, page_cap: int | None = None) -> None:
+        super().__init__(max_bytes=max_bytes)
+        self.path = path
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        identity = prepare_store_file(path)
+        try:
+            conn = sqlite3.connect(
+                str(path),
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open store {path}: {exc}") from exc
+        self._conn: sqlite3.Connection | None = conn
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            retry_busy(lambda: conn.execute("PRAGMA schema_version").fetchone())
+            check_identity(path, identity)
+            mode = retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+            if str(mode).lower() != "wal":
+                raise StoreError(f"store {path} could not switch to WAL (got {mode})")
+            conn.execute("PRAGMA synchronous = FULL")
+            apply_migrations(conn)
+            tighten_sidecars(path)
+            page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+            cap = page_cap if page_cap is not None else 2 * max_bytes // page_size + _PAGE_SLACK
+            conn.execute(f"PRAGMA max_page_count = {int(cap)}")
+        except CCRError:
+            conn.close()
+            self._conn = None
+            raise
+        except sqlite3.Error as exc:
+            conn.close()
+            self._conn = None
+            raise StoreError(f"cannot open store {path}: {exc}") from exc
+
+    # -- public -------------------------------------------------------------------
+
+    def stats(self) -> StoreStats:
+        with self._session() as conn:
+            row = conn.execute(
+                "SELECT payload_bytes, entries, objects, tokens_before, tokens_after, tokens_saved"
+                " FROM usage WHERE id = 1"
+            ).fetchone()
+        used, entries, objects, before, after, saved = (int(x) for x in row)
+        return StoreStats(
+            backend="sqlite",
+            path=str(self.path),
+            entries=entries,
+            objects=objects,
+            payload_bytes=used,
+            max_bytes=self.max_bytes,
+            full=used >= self.max_bytes,
+            tokens_before=before,
+            tokens_after=after,
+            tokens_saved=saved,
+        )
+
+    def verify(self) -> list[str]:
+        bad: list[str] = []
+        with self._session() as conn:
+            for handle, data in conn.execute("SELECT handle, data FROM blobs ORDER BY rowid"):
+                if handle_for(bytes(data)) != handle:
+                    bad.append(handle)
+            rows = conn.execute(
+                "SELECT id, type, session_id, source, repo_state, content_hash, content"
+                " FROM objects ORDER BY rowid"
+            )
+            for oid, kind, session, source, repo, digest, content in rows:
+                try:
+                    actual = content_hash(json.loads(bytes(content)))
+                except ValueError:
+                    bad.append(oid)
+                    continue
+                if actual != digest or object_id(kind, session, source, repo, actual) != oid:
+                    bad.append(oid)
+        return bad
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                try:
+                    self._conn.close()
+                finally:
+                    self._conn = None
+
+    # -- primitives -----------------------------------------------------------------
+
+    def _insert_blobs(self, rows: list[BlobRow]) -> None:
+        with self._session() as conn, _write(conn):
+            present = self._existing(conn, [r.handle for r in rows])
+            new = [r for r in rows if r.handle not in present]
+            used = int(conn.execute("SELECT payload_bytes FROM usage WHERE id = 1").fetchone()[0])
+            self._refuse_over_budget(used, sum(len(r.data) for r in new))
+            conn.executemany(
+                "INSERT OR IGNORE INTO blobs (handle, content_type, producer, tokens_before,"
+                " tokens_after, metadata, created_at, size, data)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        r.handle,
+                        r.content_type,
+                        r.producer,
+                        r.tokens_before,
+                        r.tokens_after,
+                        r.metadata,
+                        r.created_at.isoformat(),
+                        len(r.data),
+                        r.data,
+                    )
+                    for r in new
+                ],
+            )
+
+    def _load_blob(self, handle: str) -> bytes | None:
+        with self._session() as conn:
+            row = conn.execute("SELECT data FROM blobs WHERE handle = ?", (handle,)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def _load_record(self, handle: str) -> Record | None:
+        with self._session() as conn:
+            row = conn.execute(
+                f"SELECT {_RECORD_COLUMNS} FROM blobs WHERE handle = ?", (handle,)
+            ).fetchone()
+        if row is None:
+            return None
+        handle_, content_type, producer, before, after, metadata, created, size = row
+        return Record(
+            handle=handle_,
+            size=size,
+            content_type=content_type,
+            producer=producer,
+            tokens_before=before,
+            tokens_after=after,
+            metadata=None if metadata is None else json.loads(metadata),
+            created_at=datetime.fromisoformat(created),
+        )
+
+    def _insert_object(self, row: ObjectRow) -> None:
+        obj = row.obj
+        with self._session() as conn, _write(conn):
+            if conn.execute("SELECT 1 FROM objects WHERE id = ?", (obj.id,)).fetchone():
+                return
+            used = int(conn.execute("SELECT payload_bytes FROM usage WHERE id = 1").fetchone()[0])
+            self._refuse_over_budget(used, len(row.content))
+            conn.execute(
+                f"INSERT INTO objects ({_OBJECT_COLUMNS}, size) VALUES"
+                " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    obj.id,
+                    obj.type,
+                    obj.session_id,
+                    obj.source,
+                    obj.repo_state,
+                    obj.content_hash,
+                    obj.currentness,
+                    obj.lifecycle,
+                    obj.created_at.isoformat(),
+                    obj.updated_at.isoformat(),
+                    row.content,
+                    len(row.content),
+                ),
+            )
+
+    def _load_object(self, object_id: str) -> StoredObject | None:
+        with self._session() as conn:
+            row = conn.execute(
+                f"SELECT {_OBJECT_COLUMNS} FROM objects WHERE id = ?", (object_id,)
+            ).fetchone()
+        return None if row is None else _object_from_row(row)
+
+    def _update_object_state(
+        self,
+        object_id: str,
+        currentness: Currentness | None,
+        lifecycle: Lifecycle | None,
+        stamp: datetime,
+    ) -> StoredObject | None:
+        with self._session() as conn, _write(conn):
+            conn.execute(
+                "UPDATE objects SET currentness = coalesce(?, currentness),"
+                " lifecycle = coalesce(?, lifecycle), updated_at = ? WHERE id = ?",
+                (currentness, lifecycle, stamp.isoformat(), object_id),
+            )
+            row = conn.execute(
+                f"SELECT {_OBJECT_COLUMNS} FROM objects WHERE id = ?", (object_id,)
+            ).fetchone()
+        return None if row is None else _object_from_row(row)
+
+    # -- helpers ----------------------------------------------------------------------
+
+    @contextmanager
+    def _session(self) -> Iterator[sqlite3.Connection]:
+        """The connection under the lock, with SQLite errors translated.
+
+        Raises:
+            StoreError: the store is closed, was opened by another process, or SQLite failed.
+            BudgetExceeded: SQLite reported the file full (the page cap).
+        """
+        with self._lock:
+            if self._conn is None:
+                raise StoreError("the store is closed")
+            if os.getpid() != self._pid:
+                raise StoreError("the store was opened in another process; open it again here")
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from exc
+
+    @staticmethod
+    def _existing(conn: sqlite3.Connection, handles: list[str]) -> set[str]:
+        found: set[str] = set()
+        for i in range(0, len(handles), _IN_CHUNK):
+            chunk = handles[i : i + _IN_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                h for (h,) in conn.execute(f"SELECT handle FROM blobs WHERE handle IN ({marks})", chunk)
+            )
+        return found
+
+
+@contextmanager
+def _write(conn: sqlite3.Connection) -> Iterator[None]:
+    """One ``BEGIN IMMEDIATE`` transaction: commit on success, roll back on any error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _translate(exc: sqlite3.Error, path: Path) -> CCRError:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF == sqlite3.SQLITE_FULL:
+        return BudgetExceeded(f"store file {path} reached its page cap: {exc}")
+    return StoreError(f"store {path} failed: {exc}")
+
+
+def _object_from_row(row: tuple[Any, ...]) -> StoredObject:
+    oid, kind, session, source, repo, digest, currentness, lifecycle, created, updated, content = row
+    return StoredObject.model_validate(
+        {
+            "id": oid,
+            "type": kind,
+            "session_id": session,
+            "source": source,
+            "repo_state": repo,
+            "content_hash": digest,
+            "content": json.loads(bytes(content)),
+            "currentness": currentness,
+            "lifecycle": lifecycle,
+            "created_at": created,
+            "updated_at": updated,
+        }
+    )

@@ -1,0 +1,113 @@
+"""Errors of the recovery store (CCR), all under ``compactor.errors.CompactorError``.
+
+::
+
+    CCRError                         root of every ccr error
+    ├── InvalidHandle (UsageError)   a reference has a shape no handle has (exit 2)
+    │   └── InvalidSelector          a ccr:// field path selects nothing (exit 2)
+    ├── InvalidRequest (UsageError)  bad range, query, object type or state (exit 2)
+    │   └── UnknownObjectType        a typed object's type is not in the closed set
+    ├── StoreConfigError (ConfigError)  bad budget value, e.g. COMPACTOR_CCR_MAX_BYTES (exit 2)
+    ├── HandleNotFound (runtime)     a well-formed handle the store does not hold (exit 66)
+    ├── BudgetExceeded (runtime)     the store is full and refuses the record (exit 73)
+    └── StoreError (runtime)         the store could not be opened, read or written (exit 73)
+        ├── UnsafeStorePath          the path is a symlink, not a regular file, or was swapped
+        └── CorruptRecord            stored bytes no longer hash to their handle (exit 65)
+
+Usage mistakes (the caller asked for something invalid) are also
+``UsageError``; everything that failed while running is also a
+``CompactorRuntimeError``. Each class has a stable ``error_id`` and
+``exit_code`` for the command line.
+"""
+
+from __future__ import annotations
+
+from compactor.errors import CompactorError, CompactorRuntimeError, ConfigError, UsageError
+
+__all__ = [
+    "BudgetExceeded",
+    "CCRError",
+    "CorruptRecord",
+    "HandleNotFound",
+    "InvalidHandle",
+    "InvalidRequest",
+    "InvalidSelector",
+    "StoreConfigError",
+    "StoreError",
+    "UnknownObjectType",
+    "UnsafeStorePath",
+]
+
+
+class CCRError(CompactorError):
+    """Root of every error raised by the recovery store."""
+
+    error_id = "ccr_error"
+    exit_code = 1
+
+
+class InvalidHandle(CCRError, UsageError):
+    """A reference is not a handle, marker, or ``ccr://`` pointer; storage was not touched."""
+
+    error_id = "ccr_invalid_handle"
+    exit_code = 2
+
+
+class InvalidSelector(InvalidHandle):
+    """A ``ccr://`` field path does not select anything in the stored value."""
+
+    error_id = "ccr_invalid_selector"
+
+
+class InvalidRequest(CCRError, UsageError):
+    """A request is malformed: a bad range, an empty query, an unknown state."""
+
+    error_id = "ccr_invalid_request"
+    exit_code = 2
+
+
+class UnknownObjectType(InvalidRequest):
+    """A typed object names a type outside the closed set."""
+
+    error_id = "ccr_unknown_object_type"
+
+
+class StoreConfigError(CCRError, ConfigError):
+    """The store's budget setting is not a positive integer."""
+
+    error_id = "ccr_config_invalid"
+    exit_code = 2
+
+
+class HandleNotFound(CCRError, CompactorRuntimeError):
+    """The handle is well formed but nothing is stored under it."""
+
+    error_id = "ccr_not_found"
+    exit_code = 66
+
+
+class BudgetExceeded(CCRError, CompactorRuntimeError):
+    """Storing the record would exceed the store's byte budget; nothing was written."""
+
+    error_id = "ccr_budget_exceeded"
+    exit_code = 73
+
+
+class StoreError(CCRError, CompactorRuntimeError):
+    """The store could not be opened, read or written."""
+
+    error_id = "ccr_store_error"
+    exit_code = 73
+
+
+class UnsafeStorePath(StoreError):
+    """The store path is a symlink or not a regular file, or changed while opening."""
+
+    error_id = "ccr_unsafe_path"
+
+
+class CorruptRecord(StoreError):
+    """A stored record's bytes no longer hash to its handle."""
+
+    error_id = "ccr_corrupt_record"
+    exit_code = 65

@@ -1,0 +1,135 @@
+"""Handles, markers and references: how CCR content is named.
+
+A handle is ``ccr_`` + the first 16 bytes of sha256(original) in lowercase
+hex, so the same bytes always get the same handle. A typed object's id is
+``ccr_obj_`` + 32 lowercase hex (see ``ccr.objects``). The model sees a
+handle as the marker ``<<ccr:ccr_...>>``.
+
+``parse_ref`` accepts exactly these shapes, and nothing else:
+
+- the bare handle or object id: ``ccr_<32 hex>``, ``ccr_obj_<32 hex>``
+- the marker: ``<<ccr:ccr_...>>``
+- the half-stripped marker: ``ccr:ccr_...``
+- a pointer into a stored JSON value: ``ccr://<id>[/field/path]`` (path
+  segments are percent-decoded, so ``%2F`` selects a key containing ``/``)
+
+It never touches storage, so a malformed reference fails before any I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Literal
+from urllib.parse import quote, unquote
+
+from pydantic import BaseModel, ConfigDict
+
+from ccr.errors import InvalidHandle
+
+__all__ = [
+    "HANDLE_PREFIX",
+    "OBJECT_PREFIX",
+    "Ref",
+    "RefKind",
+    "find_handles",
+    "handle_for",
+    "is_handle",
+    "is_object_id",
+    "marker",
+    "parse_ref",
+]
+
+HANDLE_PREFIX = "ccr_"
+OBJECT_PREFIX = "ccr_obj_"
+
+_HEX32 = "[0-9a-f]{32}"
+_ID = rf"ccr_(?:obj_)?{_HEX32}"
+_ID_RE = re.compile(rf"{_ID}")
+_HANDLE_RE = re.compile(rf"ccr_{_HEX32}")
+_OBJECT_RE = re.compile(rf"ccr_obj_{_HEX32}")
+_FIND_RE = re.compile(rf"(?<![0-9A-Za-z_]){_ID}(?![0-9A-Za-z_])")
+_MARKER_RE = re.compile(rf"<<ccr:({_ID})>>")
+_HALF_RE = re.compile(rf"ccr:({_ID})")
+_POINTER_RE = re.compile(rf"ccr://({_ID})((?:/[^/]+)*)/?")
+
+RefKind = Literal["blob", "object"]
+
+
+class Ref(BaseModel):
+    """A parsed reference: which record, and an optional path into its JSON value."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    handle: str
+    kind: RefKind
+    path: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        if not self.path:
+            return self.handle
+        return "ccr://" + self.handle + "".join("/" + quote(p, safe="") for p in self.path)
+
+
+def handle_for(data: bytes) -> str:
+    """The handle of ``data``: ``ccr_`` + the first 16 bytes of its sha256, in hex."""
+    return HANDLE_PREFIX + hashlib.sha256(data).hexdigest()[:32]
+
+
+def marker(handle: str) -> str:
+    """The model-visible marker for a handle or object id, ``<<ccr:ccr_...>>``.
+
+    Raises:
+        InvalidHandle: ``handle`` is not a bare handle or object id.
+    """
+    if not _ID_RE.fullmatch(handle):
+        raise InvalidHandle(f"not a handle: {_shorten(handle)!r}")
+    return f"<<ccr:{handle}>>"
+
+
+def is_handle(text: str) -> bool:
+    """Whether ``text`` is exactly a bare blob handle (``ccr_`` + 32 hex)."""
+    return _HANDLE_RE.fullmatch(text) is not None
+
+
+def is_object_id(text: str) -> bool:
+    """Whether ``text`` is exactly a typed object id (``ccr_obj_`` + 32 hex)."""
+    return _OBJECT_RE.fullmatch(text) is not None
+
+
+def parse_ref(ref: str) -> Ref:
+    """Parse any accepted reference shape (surrounding whitespace is ignored).
+
+    Raises:
+        InvalidHandle: the text is none of the accepted shapes.
+    """
+    text = ref.strip()
+    path: tuple[str, ...] = ()
+    if match := _MARKER_RE.fullmatch(text):
+        handle = match.group(1)
+    elif match := _HALF_RE.fullmatch(text):
+        handle = match.group(1)
+    elif match := _POINTER_RE.fullmatch(text):
+        handle = match.group(1)
+        path = tuple(unquote(seg) for seg in match.group(2).split("/")[1:])
+    elif _ID_RE.fullmatch(text):
+        handle = text
+    else:
+        raise InvalidHandle(
+            f"not a CCR reference: {_shorten(text)!r} "
+            "(expected ccr_<32 hex>, <<ccr:...>>, ccr:ccr_... or ccr://<id>[/path])"
+        )
+    kind: RefKind = "object" if handle.startswith(OBJECT_PREFIX) else "blob"
+    return Ref(handle=handle, kind=kind, path=path)
+
+
+def find_handles(text: str) -> list[str]:
+    """Every handle or object id named in ``text`` (bare or in any marker form).
+
+    De-duplicated, in order of first appearance.
+    """
+    return list(dict.fromkeys(m.group(0) for m in _FIND_RE.finditer(text)))
+
+
+def _shorten(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."

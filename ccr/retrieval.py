@@ -1,0 +1,238 @@
+"""Retrieval from an original: exact, by query, by line range, by byte range.
+
+Pure functions over bytes; the store resolves a reference to its original
+and calls ``retrieve``. Every result is a ``Retrieval`` flagged
+``recovered=True``: recovery output must never be deduped, compacted or
+summarized again, or the agent could never get the exact bytes back.
+
+Query retrieval over-returns rather than cutting: it returns only whole
+units (see ``ccr._units``), the best ``QUERY_UNITS`` by BM25 in their
+original order, with a visible gap marker wherever units were left out. When
+the original has no units, or no unit matches, it returns the whole original.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ccr._bm25 import rank
+from ccr._units import Segmentation, segment
+from ccr.errors import InvalidRequest
+
+__all__ = [
+    "QUERY_UNITS",
+    "Retrieval",
+    "RetrievalMode",
+    "gap_marker",
+    "retrieve",
+    "select_bytes",
+    "select_lines",
+    "select_query",
+]
+
+QUERY_UNITS = 20
+"""How many best-scoring units a query returns at most."""
+
+RetrievalMode = Literal["exact", "query", "lines", "bytes"]
+
+
+class Retrieval(BaseModel):
+    """What a recovery call returns. ``recovered`` marks it as never to be compacted again.
+
+    ``start``/``end`` are the clamped span actually returned: byte offsets
+    (half-open) for ``bytes``, 1-based line numbers (inclusive) for ``lines``.
+    ``whole`` is true when the complete original was returned.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    handle: str
+    ref: str
+    mode: RetrievalMode
+    data: bytes
+    recovered: bool = True
+    original_size: int
+    whole: bool
+    start: int | None = None
+    end: int | None = None
+    units_total: int | None = None
+    units_returned: int | None = None
+
+    @property
+    def text(self) -> str:
+        """The data as text (invalid UTF-8 shown with replacement characters)."""
+        return self.data.decode("utf-8", errors="replace")
+
+
+def gap_marker(count: int) -> str:
+    """The visible line that stands for ``count`` omitted units."""
+    noun = "unit" if count == 1 else "units"
+    return f"[... {count} {noun} omitted ...]"
+
+
+def retrieve(
+    data: bytes,
+    *,
+    handle: str,
+    ref: str | None = None,
+    query: str | None = None,
+    lines: tuple[int, int] | None = None,
+    byte_range: tuple[int, int] | None = None,
+) -> Retrieval:
+    """Apply at most one selection to ``data``; with none, return it exactly.
+
+    Raises:
+        InvalidRequest: more than one selection, or a malformed one.
+    """
+    chosen = sum(x is not None for x in (query, lines, byte_range))
+    if chosen > 1:
+        raise InvalidRequest("choose one of query, lines or byte_range")
+    if query is not None:
+        result = select_query(data, query)
+    elif lines is not None:
+        result = select_lines(data, lines)
+    elif byte_range is not None:
+        result = select_bytes(data, byte_range)
+    else:
+        result = Retrieval(
+            handle="", ref="", mode="exact", data=data, original_size=len(data), whole=True
+        )
+    return result.model_copy(update={"handle": handle, "ref": ref or handle})
+
+
+def select_lines(data: bytes, lines: tuple[int, int]) -> Retrieval:
+    """Lines ``first..last`` (1-based, inclusive), clamped to the end; empty past the end.
+
+    Raises:
+        InvalidRequest: ``first`` < 1 or ``last`` < ``first``.
+    """
+    first, last = lines
+    if first < 1 or last < first:
+        raise InvalidRequest(f"bad line range {first}:{last} (need 1 <= first <= last)")
+    spans = data.splitlines(keepends=True)
+    if first > len(spans):
+        chunk = b""
+        last = first - 1
+    else:
+        last = min(last, len(spans))
+        chunk = b"".join(spans[first - 1 : last])
+    return _partial("lines", data, chunk, first, last)
+
+
+def select_bytes(data: bytes, byte_range: tuple[int, int]) -> Retrieval:
+    """Bytes ``[start, end)``, clamped to the data and widened to whole UTF-8 characters.
+
+    Widening (never narrowing) means a range that starts or ends inside a
+    multi-byte character returns that whole character. Data that is not
+    UTF-8 is sliced as plain bytes.
+
+    Raises:
+        InvalidRequest: ``start`` < 0 or ``end`` < ``start``.
+    """
+    start, end = byte_range
+    if start < 0 or end < start:
+        raise InvalidRequest(f"bad byte range {start}:{end} (need 0 <= start <= end)")
+    size = len(data)
+    start, end = min(start, size), min(end, size)
+    if _is_utf8(data):
+        start = _char_start(data, start)
+        end = start if end <= start else _char_end(data, end)
+    return _partial("bytes", data, data[start:end], start, end)
+
+
+def select_query(data: bytes, query: str) -> Retrieval:
+    """The best whole units for ``query``, in original order, with gap markers.
+
+    Raises:
+        InvalidRequest: the query is empty.
+    """
+    if not query.strip():
+        raise InvalidRequest("the query is empty")
+    seg = segment(data)
+    if seg is None:
+        return _whole_query(data, None)
+    texts = [data[a:b].decode("utf-8") for a, b in seg.units]
+    scores = rank(query, texts)
+    hits = [i for i, s in enumerate(scores) if s > 0]
+    if not hits:
+        return _whole_query(data, len(seg.units))
+    best = sorted(sorted(hits, key=lambda i: -scores[i])[:QUERY_UNITS])
+    return Retrieval(
+        handle="",
+        ref="",
+        mode="query",
+        data=_assemble(data, seg, best),
+        original_size=len(data),
+        whole=False,
+        units_total=len(seg.units),
+        units_returned=len(best),
+    )
+
+
+def _assemble(data: bytes, seg: Segmentation, chosen: list[int]) -> bytes:
+    sep = b"\n\n" if seg.kind == "paragraph" else b"\n"
+    pieces: list[bytes] = []
+    if seg.header is not None:
+        pieces.append(data[seg.header[0] : seg.header[1]].rstrip(b"\r\n"))
+    previous = -1
+    for index in chosen:
+        if index > previous + 1:
+            pieces.append(gap_marker(index - previous - 1).encode())
+        a, b = seg.units[index]
+        pieces.append(data[a:b].rstrip(b"\r\n"))
+        previous = index
+    if previous < len(seg.units) - 1:
+        pieces.append(gap_marker(len(seg.units) - 1 - previous).encode())
+    return sep.join(pieces) + b"\n"
+
+
+def _whole_query(data: bytes, units_total: int | None) -> Retrieval:
+    return Retrieval(
+        handle="",
+        ref="",
+        mode="query",
+        data=data,
+        original_size=len(data),
+        whole=True,
+        units_total=units_total,
+        units_returned=units_total,
+    )
+
+
+def _partial(mode: RetrievalMode, data: bytes, chunk: bytes, start: int, end: int) -> Retrieval:
+    return Retrieval(
+        handle="",
+        ref="",
+        mode=mode,
+        data=chunk,
+        original_size=len(data),
+        whole=chunk == data,
+        start=start,
+        end=end,
+    )
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _is_continuation(data: bytes, pos: int) -> bool:
+    return pos < len(data) and data[pos] & 0xC0 == 0x80
+
+
+def _char_start(data: bytes, pos: int) -> int:
+    while pos > 0 and _is_continuation(data, pos):
+        pos -= 1
+    return pos
+
+
+def _char_end(data: bytes, pos: int) -> int:
+    while _is_continuation(data, pos):
+        pos += 1
+    return pos

@@ -1,0 +1,138 @@
+"""The ``Store`` protocol, and ``open_store`` which picks a backend and a budget.
+
+Backends: SQLite (a file, the default ``$COMPACTOR_HOME/ccr.db``) and
+memory (``":memory:"``). Both refuse a record that would pass the byte
+budget instead of evicting anything, because issued output may still point at
+any handle.
+
+Budget precedence: the ``max_bytes`` argument, then ``COMPACTOR_CCR_MAX_BYTES``,
+then ``DEFAULT_MAX_BYTES`` (512 MiB). A value that is not a positive integer
+is an error at open, never a silent fallback.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ccr._memory import MemoryStore
+from ccr._sqlite import SQLiteStore
+from ccr.errors import StoreConfigError
+from ccr.objects import Currentness, Lifecycle, StoredObject, TypedObject
+from ccr.records import PutRequest, Record, StoreStats
+from ccr.retrieval import Retrieval
+
+__all__ = [
+    "DEFAULT_HOME",
+    "DEFAULT_MAX_BYTES",
+    "HOME_ENV",
+    "MAX_BYTES_ENV",
+    "MEMORY",
+    "Store",
+    "default_store_path",
+    "open_store",
+    "resolve_max_bytes",
+]
+
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+"""Payload budget when nothing else is configured: 512 MiB."""
+MAX_BYTES_ENV = "COMPACTOR_CCR_MAX_BYTES"
+HOME_ENV = "COMPACTOR_HOME"
+DEFAULT_HOME = "~/.compactor"
+MEMORY = ":memory:"
+"""The path that selects the in-memory backend."""
+
+
+@runtime_checkable
+class Store(Protocol):
+    """What every backend offers. Handles are content addresses; nothing is ever evicted."""
+
+    max_bytes: int
+
+    def put(
+        self,
+        data: bytes,
+        *,
+        content_type: str = "text/plain",
+        producer: str = "",
+        tokens_before: int | None = None,
+        tokens_after: int | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> str: ...
+
+    def put_many(self, items: Sequence[PutRequest]) -> list[str]: ...
+
+    def get(self, ref: str) -> bytes: ...
+
+    def contains(self, ref: str) -> bool: ...
+
+    def record(self, ref: str) -> Record: ...
+
+    def retrieve(
+        self,
+        ref: str,
+        *,
+        query: str | None = None,
+        lines: tuple[int, int] | None = None,
+        byte_range: tuple[int, int] | None = None,
+    ) -> Retrieval: ...
+
+    def put_object(self, obj: TypedObject) -> str: ...
+
+    def get_object(self, ref: str) -> StoredObject: ...
+
+    def set_currentness(self, ref: str, currentness: Currentness) -> StoredObject: ...
+
+    def set_lifecycle(self, ref: str, lifecycle: Lifecycle) -> StoredObject: ...
+
+    def stats(self) -> StoreStats: ...
+
+    def verify(self) -> list[str]: ...
+
+    def close(self) -> None: ...
+
+
+def default_store_path(environ: Mapping[str, str] | None = None) -> Path:
+    """``$COMPACTOR_HOME/ccr.db``; ``COMPACTOR_HOME`` defaults to ``~/.compactor``."""
+    env = os.environ if environ is None else environ
+    home = env.get(HOME_ENV) or DEFAULT_HOME
+    return Path(home).expanduser() / "ccr.db"
+
+
+def resolve_max_bytes(max_bytes: int | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """The budget in bytes: the argument, else ``COMPACTOR_CCR_MAX_BYTES``, else 512 MiB.
+
+    Raises:
+        StoreConfigError: the argument or the variable is not a positive integer.
+    """
+    if max_bytes is not None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+            raise StoreConfigError(f"max_bytes must be a positive integer, got {max_bytes!r}")
+        return max_bytes
+    env = os.environ if environ is None else environ
+    raw = env.get(MAX_BYTES_ENV)
+    if raw is None:
+        return DEFAULT_MAX_BYTES
+    text = raw.strip()
+    if not (text.isascii() and text.isdigit()) or int(text) <= 0:
+        raise StoreConfigError(f"{MAX_BYTES_ENV} must be a positive integer of bytes, got {raw!r}")
+    return int(text)
+
+
+def open_store(path: str | Path | None = None, *, max_bytes: int | None = None) -> Store:
+    """Open (creating if needed) the store at ``path``.
+
+    ``None`` opens the default file, ``":memory:"`` an in-memory store.
+
+    Raises:
+        StoreConfigError: the budget is not a positive integer.
+        UnsafeStorePath: the path (or a sidecar) is a symlink or not a regular file.
+        StoreError: the file cannot be created, opened or migrated.
+    """
+    budget = resolve_max_bytes(max_bytes)
+    if isinstance(path, str) and path == MEMORY:
+        return MemoryStore(max_bytes=budget)
+    target = default_store_path() if path is None else Path(path).expanduser()
+    return SQLiteStore(target, max_bytes=budget)
