@@ -8,6 +8,8 @@
     ├── InvalidRequest (UsageError)  bad range, query, object type or state (exit 2)
     │   └── UnknownObjectType        a typed object's type is not in the closed set
     ├── StoreConfigError (ConfigError)  bad budget value, e.g. COMPACTOR_CCR_MAX_BYTES (exit 2)
+    ├── InputError                   the command line's input cannot be read (exit 65)
+    │   └── InputNotFound            the input file does not exist (exit 66)
     ├── HandleNotFound (runtime)     a well-formed handle the store does not hold (exit 66)
     ├── BudgetExceeded (runtime)     the store is full and refuses the record (exit 73)
     └── StoreError (runtime)         the store could not be opened, read or written (exit 73)
@@ -29,6 +31,8 @@ __all__ = [
     "CCRError",
     "CorruptRecord",
     "HandleNotFound",
+    "InputError",
+    "InputNotFound",
     "InvalidHandle",
     "InvalidRequest",
     "InvalidSelector",
@@ -77,6 +81,20 @@ class StoreConfigError(CCRError, ConfigError):
 
     error_id = "ccr_config_invalid"
     exit_code = 2
+
+
+class InputError(CCRError, CompactorRuntimeError):
+    """The input given to the command line cannot be read."""
+
+    error_id = "ccr_input_unreadable"
+    exit_code = 65
+
+
+class InputNotFound(InputError):
+    """The input file given to the command line does not exist."""
+
+    error_id = "ccr_input_not_found"
+    exit_code = 66
 
 
 class HandleNotFound(CCRError, CompactorRuntimeError):

@@ -1,0 +1,5 @@
+import sys
+
+from ccr.cli import main
+
+sys.exit(main())

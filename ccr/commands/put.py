@@ -1,0 +1,52 @@
+"""``ccr put [FILE|-]``: store bytes, print their handle."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ccr.commands._common import opened_store
+from ccr.errors import InputError, InputNotFound
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "put",
+        help="store a file (or stdin) and print its handle",
+        description="Store the exact bytes of FILE (or stdin) and print the handle. "
+        "Storing the same bytes again prints the same handle and writes nothing.",
+    )
+    parser.add_argument("file", nargs="?", default="-", metavar="FILE", help="file to store; - for stdin")
+    parser.add_argument("--content-type", default="text/plain", help="content type to record")
+    parser.add_argument("--producer", default="ccr-cli", help="who stored it (recorded)")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    data = _read(args.file)
+    with opened_store(args) as store:
+        handle = store.put(data, content_type=args.content_type, producer=args.producer)
+    print(handle)
+    return 0
+
+
+def _read(name: str) -> bytes:
+    """The input bytes.
+
+    Raises:
+        InputNotFound: the file does not exist.
+        InputError: it cannot be read.
+    """
+    if name == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(name).read_bytes()
+    except FileNotFoundError as exc:
+        raise InputNotFound(f"no such file: {name}") from exc
+    except OSError as exc:
+        raise InputError(f"cannot read {name}: {exc.strerror or exc}") from exc

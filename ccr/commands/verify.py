@@ -1,0 +1,37 @@
+"""``ccr verify``: re-hash every record; name the corrupt ones and fail if any."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ccr.commands._common import opened_store
+from ccr.errors import CorruptRecord
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "verify",
+        help="re-hash every record and name the corrupt ones",
+        description="Re-hash every stored record and typed object. Prints the handle of each "
+        "one whose bytes no longer match, one per line, and exits 65 if there is any.",
+    )
+    parser.add_argument("--json", action="store_true", help='print {"corrupt": [...]} as JSON')
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    with opened_store(args) as store:
+        corrupt = store.verify()
+    if args.json:
+        print(json.dumps({"corrupt": corrupt}))
+    else:
+        for handle in corrupt:
+            print(handle)
+    if corrupt:
+        raise CorruptRecord(f"{len(corrupt)} record(s) no longer match their handle: {', '.join(corrupt)}")
+    return 0
