@@ -1,0 +1,103 @@
+"""Values the transcript reader produces: entries, recorded compactions, warnings.
+
+Kept apart from ``compactor.transcript`` so that the state builder can take
+entries without importing the reader. The public names are re-exported by
+``compactor.transcript``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from compactor.messages import Message
+
+__all__ = ["ReadWarning", "RecordedCompaction", "TranscriptEntry", "WarningKind"]
+
+WarningKind = Literal[
+    "malformed_json",
+    "truncated_line",
+    "invalid_utf8",
+    "line_too_long",
+    "not_an_object",
+    "unknown_type",
+    "bad_message",
+    "orphan_tool_result",
+]
+"""The kinds of bad input the reader reports and carries on after."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ReadWarning(_Model):
+    """One problem found while reading a transcript; the reader carried on.
+
+    ``line`` is the 1-based line number in ``file`` (None when the problem
+    concerns the whole file).
+    """
+
+    file: str
+    line: int | None
+    kind: WarningKind
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.message}"
+
+
+class TranscriptEntry(_Model):
+    """One step of a transcript: a message (possibly several records) or an event.
+
+    ``kind`` is ``"message"`` for user and assistant messages,
+    ``"compact_boundary"`` for a recorded compaction, and the record's
+    ``type`` for anything else (``"system"``, ``"progress"``, ...).
+    ``records`` are the raw JSON objects this entry was read from, in file
+    order, and ``lines`` their 1-based line numbers: an assistant answer
+    streamed as one record per content block is one entry with several
+    records. ``message`` is None for events and for message records whose
+    content does not fit the Messages shape (kept raw, with a warning).
+    """
+
+    line: int
+    kind: str
+    message: Message | None = None
+    records: list[dict[str, Any]] = Field(default_factory=list)
+    lines: list[int] = Field(default_factory=list)
+
+    @property
+    def uuid(self) -> str | None:
+        """The uuid of the entry's first record, if it has one."""
+        if not self.records:
+            return None
+        value = self.records[0].get("uuid")
+        return value if isinstance(value, str) else None
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The entry's first raw record (an empty dict when it has none)."""
+        return self.records[0] if self.records else {}
+
+
+class RecordedCompaction(_Model):
+    """A compaction Claude Code recorded in the transcript (a ``compact_boundary``).
+
+    ``entry_index`` is the boundary's index in ``Transcript.entries``;
+    ``message_index`` is the number of main-chain messages before it, so
+    ``transcript.messages[:message_index]`` is the conversation it compacted.
+    ``summary`` is the text of the compact-summary user message that
+    follows the boundary, when there is one.
+    """
+
+    trigger: str
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+    line: int
+    uuid: str | None = None
+    entry_index: int
+    message_index: int
+    summary: str | None = None
+    summary_line: int | None = None

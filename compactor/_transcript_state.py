@@ -1,0 +1,421 @@
+"""StateBuilder: rebuilds ``SessionState`` from a transcript, one step at a time.
+
+The reader drives it over the whole main chain to get the state at the end of
+a session; a replay drives it itself to get the state as of any point::
+
+    builder = StateBuilder()
+    for entry in transcript.entries:
+        builder.apply(entry)
+        ...  # builder.state is the session state right after this entry
+
+A tool call takes effect when its result arrives and did not fail (a
+rejected Edit changed nothing). What is rebuilt: files read (from the
+structured ``toolUseResult.file`` or the model-visible text with its line
+numbers removed), written and edited; memory files read; skills invoked;
+plan mode and plan files; the todo list; background agents and whether
+their results were collected; the session id, cwd and permission mode.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from compactor._transcript_models import TranscriptEntry
+from compactor.messages import Message, ToolResultBlock, ToolUseBlock
+from compactor.session import (
+    MAIN_AGENT,
+    BackgroundTask,
+    InvokedSkill,
+    Plan,
+    ReadFileEntry,
+    SessionState,
+    TodoItem,
+)
+
+__all__ = ["StateBuilder", "parse_timestamp", "strip_line_numbers"]
+
+_NUMBERED_LINE = re.compile(r"^ *\d+(?:\u2192|\t)")
+_TRAILING_REMINDER = re.compile(r"\n*<system-reminder>(?:(?!<system-reminder>).)*?</system-reminder>\s*\Z", re.S)
+_SKILL_BASE = re.compile(r"^Base directory for this skill:\s*(\S.*?)\s*$", re.M)
+_NOTIFICATION = re.compile(r"<task-notification>(.*?)</task-notification>", re.S)
+_TAG = "<{0}>(.*?)</{0}>"
+_MEMORY_NAMES = frozenset({"claude.md", "claude.local.md"})
+_BACKGROUND_TOOLS = frozenset({"Task", "Agent"})
+_OUTPUT_TOOLS = frozenset({"TaskOutput", "AgentOutputTool"})
+_STOP_TOOLS = frozenset({"TaskStop", "KillShell", "KillBash"})
+_TERMINAL = frozenset({"completed", "failed", "killed"})
+_TODO_STATUSES = frozenset({"pending", "in_progress", "completed"})
+
+
+def parse_timestamp(value: Any) -> float | None:
+    """An ISO 8601 timestamp (``2026-02-11T20:48:34.573Z``) as epoch seconds, else None."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def strip_line_numbers(text: str) -> str:
+    """File content from a Read result's model-visible text.
+
+    Removes the trailing ``<system-reminder>`` blocks Claude Code appends and
+    the line-number prefixes (``     1→text`` or ``     1\\ttext``).
+    """
+    while True:
+        stripped = _TRAILING_REMINDER.sub("", text)
+        if stripped == text:
+            break
+        text = stripped
+    if text.startswith("<system-reminder>"):
+        return ""
+    return "\n".join(_NUMBERED_LINE.sub("", line, count=1) for line in text.split("\n"))
+
+
+def _is_memory_file(path: str) -> bool:
+    normal = path.replace("\\", "/")
+    return normal.rsplit("/", 1)[-1].lower() in _MEMORY_NAMES or "/.claude/rules/" in normal
+
+
+def _is_plan_file(path: str) -> bool:
+    return "/.claude/plans/" in path.replace("\\", "/")
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _replace(content: str, old: str, new: str, replace_all: bool) -> str | None:
+    """``content`` with the edit applied, or None when ``old`` is not in it."""
+    if old == "":
+        return new + content if content == "" else None
+    if old not in content:
+        return None
+    return content.replace(old, new) if replace_all else content.replace(old, new, 1)
+
+
+class StateBuilder:
+    """Applies transcript entries to a ``SessionState`` in order.
+
+    ``state`` is the live state (it changes as entries are applied); take
+    ``snapshot()`` to keep the state as of one point. A tool call is
+    remembered until its result arrives; a result whose call was never seen
+    is ignored (the reader warns about it).
+    """
+
+    def __init__(self, state: SessionState | None = None, *, agent_id: str = MAIN_AGENT) -> None:
+        self._state = state if state is not None else SessionState(agent_id=agent_id)
+        self._calls: dict[str, ToolUseBlock] = {}
+        self._pending_skill: InvokedSkill | None = None
+        self._now = 0.0
+
+    @property
+    def state(self) -> SessionState:
+        """The state as of the last applied entry (live; see ``snapshot``)."""
+        return self._state
+
+    def snapshot(self) -> SessionState:
+        """A deep copy of the current state, unaffected by later entries."""
+        return self._state.model_copy(deep=True)
+
+    def apply(self, entry: TranscriptEntry) -> None:
+        """Apply one transcript entry: its record metadata, then its message.
+
+        Record metadata: ``sessionId``, ``cwd``, ``permissionMode`` and
+        ``timestamp``; a user record's ``toolUseResult`` supplies the
+        structured output of the tool result it carries.
+        """
+        results: dict[str, Any] = {}
+        for record in entry.records:
+            self._apply_record_metadata(record)
+            if "toolUseResult" in record and entry.message is not None:
+                ids = _tool_result_ids(record)
+                if len(ids) == 1:
+                    results[ids[0]] = record["toolUseResult"]
+        if entry.message is not None:
+            self.apply_message(entry.message, tool_use_results=results)
+
+    def apply_message(
+        self,
+        message: Message,
+        *,
+        tool_use_results: Mapping[str, Any] | None = None,
+        permission_mode: str | None = None,
+    ) -> None:
+        """Apply one message (for agent loops that have no transcript records).
+
+        ``tool_use_results`` maps a tool_use id to the structured output of
+        its result (Claude Code's ``toolUseResult``), when known.
+        """
+        if permission_mode:
+            self._state.permission_mode = permission_mode
+        when = parse_timestamp(message.timestamp)
+        if when is not None:
+            self._now = when
+        if message.role == "assistant":
+            for call in message.tool_uses():
+                self._calls[call.id] = call
+            self._pending_skill = None
+            return
+        results = message.tool_results()
+        if not results:
+            self._apply_user_text(message)
+            return
+        structured = tool_use_results or {}
+        self._pending_skill = None
+        for result in results:
+            asked = self._calls.pop(result.tool_use_id, None)
+            if asked is None or result.is_error:
+                continue
+            self._apply_result(asked, result, structured.get(result.tool_use_id))
+
+    def _apply_record_metadata(self, record: Mapping[str, Any]) -> None:
+        state = self._state
+        session_id = _str(record.get("sessionId"))
+        if session_id and state.session_id is None:
+            state.session_id = session_id
+        cwd = _str(record.get("cwd"))
+        if cwd:
+            state.cwd = cwd
+        mode = _str(record.get("permissionMode"))
+        if mode and record.get("type") == "user":
+            state.permission_mode = mode
+        when = parse_timestamp(record.get("timestamp"))
+        if when is not None:
+            self._now = when
+
+    def _apply_user_text(self, message: Message) -> None:
+        text = message.text()
+        if message.is_meta and self._pending_skill is not None:
+            skill = self._pending_skill
+            base = _SKILL_BASE.search(text)
+            path = f"{base.group(1).rstrip('/')}/SKILL.md" if base else skill.path
+            self._record_skill(skill.model_copy(update={"content": text, "path": path}))
+            self._pending_skill = None
+            return
+        if not message.is_meta:
+            self._pending_skill = None
+        for body in _NOTIFICATION.findall(text):
+            self._apply_notification(body)
+
+    def _apply_notification(self, body: str) -> None:
+        task_id = _tag(body, "task-id")
+        status = _tag(body, "status")
+        task = self._state.tasks.get(task_id or "")
+        if task is not None and status in _TERMINAL:
+            task.status = status  # type: ignore[assignment]
+            task.result = _tag(body, "result") or task.result
+
+    def _apply_result(self, call: ToolUseBlock, result: ToolResultBlock, structured: Any) -> None:
+        name = call.name
+        if name == "Read":
+            self._apply_read(call, result, structured)
+        elif name == "Write":
+            self._apply_write(call)
+        elif name in ("Edit", "MultiEdit"):
+            self._apply_edit(call, structured)
+        elif name == "Skill":
+            self._apply_skill(call, result)
+        elif name == "EnterPlanMode":
+            self._state.permission_mode = "plan"
+        elif name == "ExitPlanMode":
+            self._apply_exit_plan(call, structured)
+        elif name == "TodoWrite":
+            self._apply_todos(call)
+        elif name in _BACKGROUND_TOOLS:
+            self._apply_agent(call, structured)
+        elif name in _OUTPUT_TOOLS:
+            self._apply_task_output(call, result, structured)
+        elif name in _STOP_TOOLS:
+            task = self._state.tasks.get(_str(call.input.get("task_id")) or _str(call.input.get("shell_id")) or "")
+            if task is not None and task.status == "running":
+                task.status = "killed"
+
+    # -- files -----------------------------------------------------------
+
+    def _apply_read(self, call: ToolUseBlock, result: ToolResultBlock, structured: Any) -> None:
+        path = _str(call.input.get("file_path"))
+        offset = _int(call.input.get("offset"))
+        limit = _int(call.input.get("limit"))
+        file = structured.get("file") if isinstance(structured, dict) else None
+        kind = structured.get("type") if isinstance(structured, dict) else None
+        if isinstance(file, dict) and isinstance(file.get("content"), str):
+            path = _str(file.get("filePath")) or path
+            content: str = file["content"]
+            start = _int(file.get("startLine")) or 1
+            count = _int(file.get("numLines"))
+            total = _int(file.get("totalLines"))
+            whole = start <= 1 and count is not None and total is not None and count >= total
+            if whole:
+                offset = limit = None
+            elif offset is None and limit is None:
+                offset, limit = start, count
+        elif kind == "file_unchanged" and path in self._state.read_files:
+            entry = self._state.read_files[path]
+            self._state.record_read(entry.model_copy(update={"timestamp": self._now}))
+            return
+        elif kind not in (None, "text"):
+            return  # images, notebooks, PDFs: no text content to remember
+        else:
+            content = strip_line_numbers(result.text())
+        if path is None:
+            return
+        self._state.record_read(
+            ReadFileEntry(path=path, content=content, timestamp=self._now, offset=offset, limit=limit)
+        )
+        if _is_memory_file(path) and path not in self._state.memory_paths:
+            self._state.memory_paths.append(path)
+
+    def _apply_write(self, call: ToolUseBlock) -> None:
+        path = _str(call.input.get("file_path"))
+        content = _str(call.input.get("content"))
+        if path is None or content is None:
+            return
+        self._state.record_read(ReadFileEntry(path=path, content=content, timestamp=self._now))
+        if _is_plan_file(path):
+            self._state.plan = Plan(path=path, content=content)
+
+    def _apply_edit(self, call: ToolUseBlock, structured: Any) -> None:
+        path = _str(call.input.get("file_path"))
+        if path is None:
+            return
+        edits = call.input.get("edits") if call.name == "MultiEdit" else [call.input]
+        if not isinstance(edits, list):
+            return
+        known = self._state.read_files.get(path)
+        original = None
+        if isinstance(structured, dict):
+            original = _str(structured.get("originalFile")) or _str(structured.get("originalFileContents"))
+        base, partial = (original, False) if original is not None else (
+            (known.content, known.is_partial) if known is not None else (None, False)
+        )
+        content = base
+        for edit in edits:
+            if content is None or not isinstance(edit, dict):
+                content = None
+                break
+            content = _replace(
+                content,
+                _str(edit.get("old_string")) or "",
+                _str(edit.get("new_string")) or "",
+                bool(edit.get("replace_all")),
+            )
+        if content is None:
+            if known is not None:
+                self._state.record_read(known.model_copy(update={"stale": True, "timestamp": self._now}))
+            return
+        if partial and known is not None:
+            entry = known.model_copy(update={"content": content, "timestamp": self._now, "stale": False})
+        else:
+            entry = ReadFileEntry(path=path, content=content, timestamp=self._now)
+        self._state.record_read(entry)
+        if _is_plan_file(path) and not entry.is_partial:
+            self._state.plan = Plan(path=path, content=content)
+
+    # -- skills, plan, todos, agents --------------------------------------
+
+    def _apply_skill(self, call: ToolUseBlock, result: ToolResultBlock) -> None:
+        name = _str(call.input.get("skill")) or _str(call.input.get("command"))
+        if not name:
+            return
+        name = name.lstrip("/")
+        skill = InvokedSkill(
+            name=name,
+            path=name,
+            content=result.text(),
+            invoked_at=self._now,
+            agent_id=self._state.agent_id,
+        )
+        self._record_skill(skill)
+        self._pending_skill = skill
+
+    def _record_skill(self, skill: InvokedSkill) -> None:
+        self._state.invoke_skill(skill)
+
+    def _apply_exit_plan(self, call: ToolUseBlock, structured: Any) -> None:
+        info = structured if isinstance(structured, dict) else {}
+        path = _str(info.get("filePath")) or (self._state.plan.path if self._state.plan else None)
+        content = _str(call.input.get("plan")) or _str(info.get("plan"))
+        if content is None and path is not None and path in self._state.read_files:
+            content = self._state.read_files[path].content
+        if content is None and self._state.plan is not None:
+            content = self._state.plan.content
+        if content is not None:
+            self._state.plan = Plan(path=path or "", content=content)
+        self._state.permission_mode = "default"
+
+    def _apply_todos(self, call: ToolUseBlock) -> None:
+        todos = call.input.get("todos")
+        if not isinstance(todos, list):
+            return
+        items: list[TodoItem] = []
+        for todo in todos:
+            if not isinstance(todo, dict) or not isinstance(todo.get("content"), str):
+                continue
+            status = todo.get("status")
+            items.append(
+                TodoItem(
+                    content=todo["content"],
+                    status=status if status in _TODO_STATUSES else "pending",
+                    active_form=_str(todo.get("activeForm")),
+                )
+            )
+        self._state.todos = items
+
+    def _apply_agent(self, call: ToolUseBlock, structured: Any) -> None:
+        info = structured if isinstance(structured, dict) else {}
+        background = call.input.get("run_in_background") is True or info.get("status") == "async_launched"
+        if not background:
+            return
+        task_id = _str(info.get("agentId")) or call.id
+        self._state.tasks[task_id] = BackgroundTask(
+            id=task_id,
+            description=_str(call.input.get("description")) or "",
+            agent_type=_str(call.input.get("subagent_type")),
+        )
+
+    def _apply_task_output(self, call: ToolUseBlock, result: ToolResultBlock, structured: Any) -> None:
+        info = structured if isinstance(structured, dict) else {}
+        raw_task = info.get("task")
+        task_info: dict[str, Any] = raw_task if isinstance(raw_task, dict) else {}
+        task_id = (
+            _str(task_info.get("task_id"))
+            or _str(call.input.get("task_id"))
+            or _str(call.input.get("agentId"))
+            or _tag(result.text(), "task_id")
+        )
+        task = self._state.tasks.get(task_id or "")
+        if task is None:
+            return
+        status = _str(task_info.get("status")) or _tag(result.text(), "status")
+        if status in _TERMINAL:
+            task.status = status  # type: ignore[assignment]
+            retrieved = _str(info.get("retrieval_status")) or _tag(result.text(), "retrieval_status")
+            task.collected = retrieved in (None, "success")
+            task.result = _str(task_info.get("output")) or _tag(result.text(), "output") or task.result
+
+
+def _tag(text: str, name: str) -> str | None:
+    match = re.search(_TAG.format(re.escape(name)), text, re.S)
+    return match.group(1).strip() if match else None
+
+
+def _tool_result_ids(record: Mapping[str, Any]) -> list[str]:
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return []
+    return [
+        b["tool_use_id"]
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str)
+    ]
+

@@ -1,0 +1,673 @@
+"""Claude Code transcripts (JSONL session files): the reader, the writer, what they hold.
+
+Reading streams the file line by line (binary, decoded per line) and keeps
+every record, so nothing is lost on the way back out:
+
+- the **main chain** is followed by ``parentUuid`` from the last message
+  record back to the root, across compaction boundaries (a
+  ``compact_boundary`` has ``parentUuid: null`` and names the record before
+  it in ``logicalParentUuid``). Claude Code stores parallel tool calls as
+  sibling branches, so the assistant records that share a ``message.id``
+  with a chain record, and the tool results answering them, are taken in
+  too; the chain is then put back in file order;
+- an assistant answer streamed as one record per content block becomes one
+  ``Message`` (one entry with several records);
+- sidechains (``isSidechain: true`` records, and the ``subagents/agent-*.jsonl``
+  files next to the session) are kept apart, keyed by agent id;
+- records of entry types this version does not know are kept as they are.
+
+Bad input (a malformed, truncated, non-UTF-8 or oversized line, an unknown
+entry type, a tool result without its call) becomes a ``ReadWarning`` naming
+``file:line`` and the reader carries on; ``strict=True`` raises
+``TranscriptError`` on the first one instead.
+
+The ``SessionState`` is rebuilt with ``StateBuilder``, which a replay can
+drive itself, entry by entry, to get the state as of any point.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid as uuidlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from compactor._transcript_lines import (
+    MAX_LINE_BYTES,
+    Record,
+    Reporter,
+    _iter_records,
+    iter_records,
+    make_reporter,
+)
+from compactor._transcript_models import ReadWarning, RecordedCompaction, TranscriptEntry, WarningKind
+from compactor._transcript_state import StateBuilder, parse_timestamp, strip_line_numbers
+from compactor.errors import TranscriptWriteError
+from compactor.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock, Usage
+from compactor.session import MAIN_AGENT, SessionState
+
+__all__ = [
+    "KNOWN_ENTRY_TYPES",
+    "MAX_LINE_BYTES",
+    "ReadWarning",
+    "Record",
+    "RecordedCompaction",
+    "StateBuilder",
+    "Transcript",
+    "TranscriptEntry",
+    "WarningKind",
+    "boundary_entry",
+    "iter_records",
+    "parse_timestamp",
+    "read_transcript",
+    "strip_line_numbers",
+    "write_transcript",
+]
+
+KNOWN_ENTRY_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "system",
+        "progress",
+        "attachment",
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "custom-title",
+        "tag",
+        "agent-name",
+        "last-prompt",
+        "pr-link",
+    }
+)
+"""Entry types Claude Code writes that the reader knows; others get a warning."""
+
+_MESSAGE_TYPES = frozenset({"user", "assistant"})
+_CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
+_UUID_NAMESPACE = uuidlib.UUID("6f1c2e0a-53d4-4c59-9a34-0c0b8f1f7a11")
+
+
+class Transcript(BaseModel):
+    """One Claude Code session as read from its JSONL file.
+
+    ``entries`` is the main chain in order; ``off_chain`` holds every other
+    record of the file (metadata such as ``file-history-snapshot``,
+    abandoned branches, inline sidechain records, progress records off the
+    chain), so that writing the transcript gives the file back.
+    ``messages`` are the main chain's messages (without boundaries);
+    ``state`` is the rebuilt session state as of the end.
+    ``sidechains`` maps an agent id to its messages (inline sidechains are
+    keyed by their ``agentId``, else by the uuid of their first record);
+    ``subagents`` holds the ``subagents/agent-<id>.jsonl`` files read in full.
+    ``unknown`` keeps the records whose entry type is not known, as they are.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    session_id: str | None = None
+    entries: list[TranscriptEntry] = Field(default_factory=list)
+    off_chain: list[TranscriptEntry] = Field(default_factory=list)
+    messages: list[Message] = Field(default_factory=list)
+    state: SessionState = Field(default_factory=SessionState)
+    compactions: list[RecordedCompaction] = Field(default_factory=list)
+    sidechains: dict[str, list[Message]] = Field(default_factory=dict)
+    subagents: dict[str, Transcript] = Field(default_factory=dict)
+    warnings: list[ReadWarning] = Field(default_factory=list)
+    unknown: list[dict[str, Any]] = Field(default_factory=list)
+
+    def tool_uses(self) -> list[ToolUseBlock]:
+        """Every tool call in the main chain, in order, once per tool_use id."""
+        seen: set[str] = set()
+        calls: list[ToolUseBlock] = []
+        for message in self.messages:
+            for call in message.tool_uses():
+                if call.id not in seen:
+                    seen.add(call.id)
+                    calls.append(call)
+        return calls
+
+
+# -- reading ------------------------------------------------------------------
+
+
+def read_transcript(
+    path: str | Path,
+    *,
+    strict: bool = False,
+    warn: Callable[[ReadWarning], None] | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    subagents: bool = True,
+) -> Transcript:
+    """Read a Claude Code session file into a ``Transcript``.
+
+    ``warn`` is called with each problem as it is found (they are also
+    collected in ``Transcript.warnings``). With ``subagents`` the
+    ``agent-*.jsonl`` files in ``<session>/subagents/`` (or a ``subagents``
+    folder beside the file) that belong to the same session are read too.
+
+    Raises:
+        TranscriptNotFound: the file does not exist.
+        TranscriptError: the file cannot be read, or (strict) it holds bad data.
+    """
+    transcript = _read_one(Path(path), strict=strict, warn=warn, max_line_bytes=max_line_bytes)
+    if subagents:
+        for agent_id, file in _subagent_files(Path(path)):
+            sub = _read_one(file, strict=strict, warn=warn, max_line_bytes=max_line_bytes, agent_id=agent_id)
+            if transcript.session_id and sub.session_id and sub.session_id != transcript.session_id:
+                continue
+            transcript.subagents[agent_id] = sub
+            transcript.sidechains[agent_id] = sub.messages
+            transcript.warnings.extend(sub.warnings)
+            for owner, skills in sub.state.skills.items():
+                transcript.state.skills.setdefault(owner, []).extend(skills)
+    return transcript
+
+
+def _subagent_files(path: Path) -> list[tuple[str, Path]]:
+    found: list[tuple[str, Path]] = []
+    seen: set[Path] = set()
+    for folder in (path.parent / path.stem / "subagents", path.parent / "subagents"):
+        if not folder.is_dir():
+            continue
+        for file in sorted(folder.glob("agent-*.jsonl")):
+            resolved = file.resolve()
+            if resolved in seen or resolved == path.resolve():
+                continue
+            seen.add(resolved)
+            found.append((file.stem[len("agent-") :], file))
+    return found
+
+
+def _read_one(
+    path: Path,
+    *,
+    strict: bool,
+    warn: Callable[[ReadWarning], None] | None,
+    max_line_bytes: int,
+    agent_id: str = MAIN_AGENT,
+) -> Transcript:
+    warnings: list[ReadWarning] = []
+    report = make_reporter(str(path), strict=strict, warn=warn, sink=warnings)
+    records = list(_iter_records(path, report, max_line_bytes))
+    transcript = _assemble(str(path), records, report, agent_id)
+    transcript.warnings = warnings
+    return transcript
+
+
+def _assemble(path: str, records: list[Record], report: Reporter, agent_id: str) -> Transcript:
+    unknown: list[dict[str, Any]] = []
+    for record in records:
+        kind = record.data.get("type")
+        if not isinstance(kind, str) or kind not in KNOWN_ENTRY_TYPES:
+            report(record.line, "unknown_type", f"unknown entry type {kind!r}; kept as-is")
+            unknown.append(record.data)
+    by_uuid: dict[str, int] = {}
+    for index, record in enumerate(records):
+        key = record.data.get("uuid")
+        if isinstance(key, str) and key not in by_uuid:
+            by_uuid[key] = index
+    chain = _main_chain(records, by_uuid)
+    entries = _build_entries([records[i] for i in sorted(chain)], report)
+    off_chain = [
+        TranscriptEntry(line=r.line, kind=_kind(r.data), records=[r.data], lines=[r.line])
+        for i, r in enumerate(records)
+        if i not in chain
+    ]
+    session_id = next(
+        (r.data["sessionId"] for r in records if isinstance(r.data.get("sessionId"), str)), None
+    )
+    builder = StateBuilder(agent_id=agent_id)
+    _replay_state(entries, builder, report)
+    messages = [e.message for e in entries if e.message is not None]
+    return Transcript(
+        path=path,
+        session_id=session_id,
+        entries=entries,
+        off_chain=off_chain,
+        messages=messages,
+        state=builder.state,
+        compactions=_compactions(entries),
+        sidechains=_inline_sidechains(records, chain, report),
+        unknown=unknown,
+    )
+
+
+def _kind(data: dict[str, Any]) -> str:
+    kind = data.get("type")
+    if kind == "system" and data.get("subtype") == "compact_boundary":
+        return "compact_boundary"
+    if kind in _MESSAGE_TYPES:
+        return "message"
+    return kind if isinstance(kind, str) else "unknown"
+
+
+def _is_message_record(data: dict[str, Any]) -> bool:
+    return data.get("type") in _MESSAGE_TYPES and isinstance(data.get("message"), dict)
+
+
+def _content_list(data: dict[str, Any]) -> list[Any]:
+    message = data.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return content if isinstance(content, list) else []
+
+
+def _block_ids(data: dict[str, Any], block_type: str, key: str) -> list[str]:
+    return [
+        b[key]
+        for b in _content_list(data)
+        if isinstance(b, dict) and b.get("type") == block_type and isinstance(b.get(key), str)
+    ]
+
+
+def _message_id(data: dict[str, Any]) -> str | None:
+    message = data.get("message")
+    value = message.get("id") if isinstance(message, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _main_chain(records: list[Record], by_uuid: dict[str, int]) -> set[int]:
+    """Indexes of the main chain's records (walked back from the last message)."""
+    leaf = _leaf(records)
+    if leaf is None:
+        return set()
+    sidechain = records[leaf].data.get("isSidechain") is True
+    chain: set[int] = set()
+    index: int | None = leaf
+    while index is not None and index not in chain:
+        chain.add(index)
+        data = records[index].data
+        parent = data.get("parentUuid") or data.get("logicalParentUuid")
+        index = by_uuid.get(parent) if isinstance(parent, str) else None
+    _recover_parallel_calls(records, chain, sidechain)
+    return chain
+
+
+def _leaf(records: list[Record]) -> int | None:
+    last_any: int | None = None
+    for index in range(len(records) - 1, -1, -1):
+        data = records[index].data
+        if not _is_message_record(data) or not isinstance(data.get("uuid"), str):
+            continue
+        if data.get("isSidechain") is not True:
+            return index
+        if last_any is None:
+            last_any = index
+    return last_any
+
+
+def _recover_parallel_calls(records: list[Record], chain: set[int], sidechain: bool) -> None:
+    """Take in sibling records of chain answers and the results answering them."""
+    same_side = [
+        i for i, r in enumerate(records) if (r.data.get("isSidechain") is True) == sidechain
+    ]
+    answer_ids = {
+        mid for i in chain if records[i].data.get("type") == "assistant" and (mid := _message_id(records[i].data))
+    }
+    for i in same_side:
+        data = records[i].data
+        if i not in chain and data.get("type") == "assistant" and _message_id(data) in answer_ids:
+            chain.add(i)
+    calls = {cid for i in chain for cid in _block_ids(records[i].data, "tool_use", "id")}
+    answered = {rid for i in chain for rid in _block_ids(records[i].data, "tool_result", "tool_use_id")}
+    for i in same_side:
+        data = records[i].data
+        if i in chain or data.get("type") != "user":
+            continue
+        ids = _block_ids(data, "tool_result", "tool_use_id")
+        if ids and all(rid in calls and rid not in answered for rid in ids):
+            chain.add(i)
+            answered.update(ids)
+
+
+def _build_entries(chain: list[Record], report: Reporter) -> list[TranscriptEntry]:
+    """Group chain records into entries, merging the records of one streamed answer."""
+    entries: list[TranscriptEntry] = []
+    open_answer: tuple[str, int] | None = None
+    for record in chain:
+        data = record.data
+        if not _is_message_record(data):
+            entries.append(TranscriptEntry(line=record.line, kind=_kind(data), records=[data], lines=[record.line]))
+            continue
+        if data["type"] == "assistant":
+            mid = _message_id(data)
+            if open_answer is not None and mid is not None and open_answer[0] == mid:
+                entry = entries[open_answer[1]]
+                entry.records.append(data)
+                entry.lines.append(record.line)
+                continue
+            open_answer = (mid, len(entries)) if mid is not None else None
+        elif not _block_ids(data, "tool_result", "tool_use_id"):
+            open_answer = None
+        entries.append(TranscriptEntry(line=record.line, kind="message", records=[data], lines=[record.line]))
+    for entry in entries:
+        if entry.kind == "message":
+            entry.message = _to_message(entry, report)
+    return entries
+
+
+def _to_message(entry: TranscriptEntry, report: Reporter) -> Message | None:
+    first = entry.records[0]
+    body: dict[str, Any] = first["message"]
+    content: Any
+    if len(entry.records) == 1:
+        content = body.get("content", "")
+    else:
+        content = []
+        for record in entry.records:
+            part = record["message"].get("content")
+            if isinstance(part, list):
+                content.extend(part)
+            elif isinstance(part, str) and part:
+                content.append({"type": "text", "text": part})
+    usage_data = entry.records[-1]["message"].get("usage")
+    usage: Usage | None = None
+    if isinstance(usage_data, dict):
+        try:
+            usage = Usage.model_validate(usage_data)
+        except ValidationError:
+            usage = None
+    agent = first.get("agentId")
+    try:
+        return Message.model_validate(
+            {
+                "role": first["type"],
+                "content": content,
+                "uuid": first.get("uuid") if isinstance(first.get("uuid"), str) else None,
+                "timestamp": first.get("timestamp") if isinstance(first.get("timestamp"), str) else None,
+                "message_id": _message_id(first),
+                "model": body.get("model") if isinstance(body.get("model"), str) else None,
+                "usage": usage,
+                "is_meta": first.get("isMeta") is True,
+                "is_compact_summary": first.get("isCompactSummary") is True,
+                "agent_id": agent if isinstance(agent, str) else None,
+            }
+        )
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error.get("loc", ()))
+        report(entry.line, "bad_message", f"message does not fit the Messages shape ({where}: {error.get('msg')}); kept raw")
+        return None
+
+
+def _replay_state(entries: list[TranscriptEntry], builder: StateBuilder, report: Reporter) -> None:
+    calls: set[str] = set()
+    for entry in entries:
+        message = entry.message
+        if message is not None:
+            if message.role == "assistant":
+                calls.update(c.id for c in message.tool_uses())
+            else:
+                for result in message.tool_results():
+                    if result.tool_use_id not in calls:
+                        report(entry.line, "orphan_tool_result", f"tool_result for unknown tool_use {result.tool_use_id!r}")
+        builder.apply(entry)
+
+
+def _compactions(entries: list[TranscriptEntry]) -> list[RecordedCompaction]:
+    found: list[RecordedCompaction] = []
+    messages_before = 0
+    for index, entry in enumerate(entries):
+        if entry.message is not None:
+            messages_before += 1
+            continue
+        if entry.kind != "compact_boundary":
+            continue
+        meta = entry.record.get("compactMetadata")
+        meta = meta if isinstance(meta, dict) else {}
+        summary = next(
+            (
+                e
+                for e in entries[index + 1 :]
+                if e.message is not None and e.message.is_compact_summary
+                or e.kind == "compact_boundary"
+            ),
+            None,
+        )
+        if summary is not None and summary.message is None:
+            summary = None
+        trigger = meta.get("trigger")
+        found.append(
+            RecordedCompaction(
+                trigger=trigger if isinstance(trigger, str) else "auto",
+                pre_tokens=_int(meta.get("preTokens")),
+                post_tokens=_int(meta.get("postTokens")),
+                line=entry.line,
+                uuid=entry.uuid,
+                entry_index=index,
+                message_index=messages_before,
+                summary=summary.message.text() if summary is not None and summary.message else None,
+                summary_line=summary.line if summary is not None else None,
+            )
+        )
+    return found
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _inline_sidechains(records: list[Record], chain: set[int], report: Reporter) -> dict[str, list[Message]]:
+    side = {
+        i for i, r in enumerate(records) if i not in chain and r.data.get("isSidechain") is True
+    }
+    if not side:
+        return {}
+    index_of = {r.data["uuid"]: i for i, r in enumerate(records) if i in side and isinstance(r.data.get("uuid"), str)}
+    root: dict[int, int] = {}
+    for i in sorted(side):
+        parent = records[i].data.get("parentUuid")
+        j = index_of.get(parent) if isinstance(parent, str) else None
+        root[i] = root.get(j, j) if j is not None and j < i else i
+    groups: dict[int, list[Record]] = {}
+    for i in sorted(side):
+        groups.setdefault(root[i], []).append(records[i])
+    sidechains: dict[str, list[Message]] = {}
+    for start, group in groups.items():
+        agent = next((r.data["agentId"] for r in group if isinstance(r.data.get("agentId"), str)), None)
+        key = agent or records[start].data.get("uuid") or f"line-{records[start].line}"
+        messages = [e.message for e in _build_entries(group, report) if e.message is not None]
+        sidechains.setdefault(str(key), []).extend(messages)
+    return sidechains
+
+
+# -- writing ------------------------------------------------------------------
+
+
+def boundary_entry(
+    trigger: str,
+    pre_tokens: int,
+    post_tokens: int | None = None,
+    *,
+    content: str = "Conversation compacted",
+    timestamp: str | None = None,
+) -> TranscriptEntry:
+    """A ``compact_boundary`` entry to write between messages (see ``write_transcript``)."""
+    metadata: dict[str, Any] = {"trigger": trigger, "preTokens": pre_tokens}
+    if post_tokens is not None:
+        metadata["postTokens"] = post_tokens
+    record: dict[str, Any] = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "content": content,
+        "isMeta": False,
+        "level": "info",
+        "compactMetadata": metadata,
+    }
+    if timestamp is not None:
+        record["timestamp"] = timestamp
+    return TranscriptEntry(line=0, kind="compact_boundary", records=[record], lines=[0])
+
+
+def write_transcript(
+    source: Transcript | Sequence[Message | TranscriptEntry],
+    path: str | Path,
+    *,
+    session_id: str | None = None,
+    cwd: str | None = None,
+) -> None:
+    """Write Claude Code-compatible JSONL.
+
+    A ``Transcript`` is written back record for record in its original line
+    order (message records carry their ``Message``'s current content, so an
+    edited transcript writes its edits), with its subagents under
+    ``<path without .jsonl>/subagents/``; reading the result gives the same
+    model again. A sequence of messages and entries is written as a new
+    chain: each record's ``parentUuid`` names the one before (a compaction
+    boundary gets ``parentUuid: null`` and ``logicalParentUuid``), and
+    records without a uuid get a deterministic one.
+
+    Raises:
+        TranscriptWriteError: the file could not be written.
+    """
+    target = Path(path)
+    if isinstance(source, Transcript):
+        lines = _transcript_records(source)
+        subagents = source.subagents
+    else:
+        lines = _chain_records(source, session_id=session_id, cwd=cwd)
+        subagents = {}
+    _write_jsonl(target, lines)
+    for agent_id, sub in subagents.items():
+        write_transcript(sub, target.parent / target.stem / "subagents" / f"agent-{agent_id}.jsonl")
+
+
+def _transcript_records(transcript: Transcript) -> list[dict[str, Any]]:
+    numbered: list[tuple[int, dict[str, Any]]] = []
+    for entry in transcript.entries:
+        numbered.extend(_render(entry))
+    for entry in transcript.off_chain:
+        numbered.extend(zip(entry.lines, entry.records, strict=False))
+    numbered.sort(key=lambda pair: pair[0])
+    return [record for _, record in numbered]
+
+
+def _render(entry: TranscriptEntry) -> list[tuple[int, dict[str, Any]]]:
+    """The entry's records, with message content and usage taken from its ``Message``."""
+    message = entry.message
+    if message is None:
+        return list(zip(entry.lines or [entry.line] * len(entry.records), entry.records, strict=False))
+    if not entry.records:
+        return [(entry.line, _new_record(message))]
+    records = [{**r, "message": dict(r.get("message") or {})} for r in entry.records]
+    lines = list(entry.lines) if len(entry.lines) == len(records) else [entry.line] * len(records)
+    content = _dump_content(message.content)
+    counts = [len(c) if isinstance(c := r["message"].get("content"), list) else None for r in records]
+    if isinstance(content, list) and len(records) > 1 and None not in counts and sum(counts) == len(content):  # type: ignore[arg-type]
+        position = 0
+        for record, count in zip(records, counts, strict=True):
+            assert count is not None
+            record["message"]["content"] = content[position : position + count]
+            position += count
+    else:
+        records, lines = records[:1], lines[:1]
+        records[0]["message"]["content"] = content
+    if message.usage is not None:
+        records[-1]["message"]["usage"] = message.usage.model_dump(mode="json", exclude_unset=True)
+    first = records[0]
+    if (first.get("isMeta") is True) != message.is_meta:
+        first["isMeta"] = message.is_meta
+    if (first.get("isCompactSummary") is True) != message.is_compact_summary:
+        first["isCompactSummary"] = message.is_compact_summary
+    return list(zip(lines, records, strict=True))
+
+
+def _dump_content(content: str | list[ContentBlock]) -> str | list[dict[str, Any]]:
+    if isinstance(content, str):
+        return content
+    return [_dump_block(block) for block in content]
+
+
+def _dump_block(block: ContentBlock) -> dict[str, Any]:
+    """A block as JSON with exactly the fields it was given (plus ``type``)."""
+    data = block.model_dump(mode="json", exclude_unset=True)
+    data = {"type": block.type, **{k: v for k, v in data.items() if k != "type"}}
+    if isinstance(block, ToolUseBlock):
+        data.setdefault("id", block.id)
+        data.setdefault("name", block.name)
+        data.setdefault("input", block.input)
+    if isinstance(block, ToolResultBlock) and isinstance(block.content, list):
+        data["content"] = [_dump_block(b) for b in block.content]
+    return data
+
+
+def _new_record(message: Message) -> dict[str, Any]:
+    body: dict[str, Any]
+    if message.role == "assistant":
+        body = {"type": "message", "role": "assistant"}
+        if message.message_id is not None:
+            body["id"] = message.message_id
+        if message.model is not None:
+            body["model"] = message.model
+        body["content"] = _dump_content(message.content)
+        if message.usage is not None:
+            body["usage"] = message.usage.model_dump(mode="json")
+    else:
+        body = {"role": "user", "content": _dump_content(message.content)}
+    record: dict[str, Any] = {"parentUuid": None, "isSidechain": message.agent_id is not None}
+    if message.agent_id is not None:
+        record["agentId"] = message.agent_id
+    record["type"] = message.role
+    record["message"] = body
+    if message.uuid is not None:
+        record["uuid"] = message.uuid
+    if message.timestamp is not None:
+        record["timestamp"] = message.timestamp
+    if message.is_meta:
+        record["isMeta"] = True
+    if message.is_compact_summary:
+        record["isCompactSummary"] = True
+    return record
+
+
+def _chain_records(
+    items: Sequence[Message | TranscriptEntry], *, session_id: str | None, cwd: str | None
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    previous: str | None = None
+    for item in items:
+        rendered = [_new_record(item)] if isinstance(item, Message) else [r for _, r in _render(item)]
+        for raw in rendered:
+            record = dict(raw)
+            if session_id is not None:
+                record["sessionId"] = session_id
+            if cwd is not None:
+                record.setdefault("cwd", cwd)
+            if record.get("type") in _CHAIN_TYPES:
+                key = record.get("uuid")
+                if not isinstance(key, str):
+                    key = str(uuidlib.uuid5(_UUID_NAMESPACE, f"{session_id or ''}/{len(out)}"))
+                if record.get("type") == "system" and record.get("subtype") == "compact_boundary":
+                    record["parentUuid"] = None
+                    record["logicalParentUuid"] = previous
+                else:
+                    record["parentUuid"] = previous
+                record["uuid"] = key
+                previous = key
+            out.append(record)
+    return out
+
+
+def _encode(record: dict[str, Any]) -> bytes:
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:  # lone surrogates: keep them as JSON escapes
+        return json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with temporary.open("wb") as handle:
+            for record in records:
+                handle.write(_encode(record))
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise TranscriptWriteError(f"{path}: cannot write transcript: {exc.strerror or exc}") from exc
