@@ -21,6 +21,7 @@ import json
 import math
 import os
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -317,18 +318,9 @@ def _sections(body: str) -> dict[str, str]:
     sections: dict[str, str] = {}
     for position, (index, _start, content_start, inline) in enumerate(found):
         end = found[position + 1][1] if position + 1 < len(found) else len(body)
-        text = "\n".join(piece for piece in (inline, body[content_start:end].strip("\n").rstrip()) if piece)
-        sections[SECTION_TITLES[index]] = _dedent(text)
+        below = textwrap.dedent(body[content_start:end].strip("\n")).strip()
+        sections[SECTION_TITLES[index]] = "\n".join(piece for piece in (inline, below) if piece)
     return sections
-
-
-def _dedent(text: str) -> str:
-    lines = text.splitlines()
-    indents = [len(line) - len(line.lstrip()) for line in lines[1:] if line.strip()]
-    if not indents:
-        return text.strip()
-    cut = min(indents)
-    return "\n".join([lines[0].strip(), *(line[cut:] for line in lines[1:])]).strip()
 
 
 def parse_answer(

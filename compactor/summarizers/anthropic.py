@@ -141,6 +141,8 @@ def _error_message(exc: anthropic.APIStatusError) -> str:
         error = body.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
             return str(error["message"])
+    if isinstance(body, str) and body.strip():
+        return body.strip()
     return str(exc.message)
 
 

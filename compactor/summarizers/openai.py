@@ -165,7 +165,7 @@ class OpenAISummarizer:
 
 def _error_message(exc: openai.APIStatusError) -> str:
     body = exc.body
-    error = body.get("error", body) if isinstance(body, dict) else None
+    error = body.get("error", body) if isinstance(body, dict) else body
     if isinstance(error, dict) and isinstance(error.get("message"), str):
         return str(error["message"])
     if isinstance(error, str):
