@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from types import TracebackType
+from typing import Any, Protocol, Self, runtime_checkable
 
 from ccr._memory import MemoryStore
 from ccr._sqlite import SQLiteStore
@@ -92,6 +93,15 @@ class Store(Protocol):
     def verify(self) -> list[str]: ...
 
     def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
 
 
 def default_store_path(environ: Mapping[str, str] | None = None) -> Path:

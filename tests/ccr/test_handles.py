@@ -1,0 +1,94 @@
+"""Handles, markers and the reference resolver's accepted shapes."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ccr import InvalidHandle, find_handles, handle_for, marker, parse_ref
+
+H = "ccr_" + "0123456789abcdef" * 2
+OBJ = "ccr_obj_" + "fedcba9876543210" * 2
+
+
+def test_handle_is_prefix_plus_first_16_bytes_of_sha256_in_lowercase_hex() -> None:
+    data = b"the exact bytes"
+    assert handle_for(data) == "ccr_" + hashlib.sha256(data).hexdigest()[:32]
+    assert len(handle_for(data)) == 36
+
+
+def test_same_bytes_same_handle_and_different_bytes_different_handle() -> None:
+    assert handle_for(b"a") == handle_for(b"a")
+    assert handle_for(b"a") != handle_for(b"a ")
+
+
+def test_marker_wraps_the_handle() -> None:
+    assert marker(H) == f"<<ccr:{H}>>"
+
+
+def test_marker_refuses_what_is_not_a_handle() -> None:
+    with pytest.raises(InvalidHandle):
+        marker("ccr_123")
+
+
+@pytest.mark.parametrize("text", [H, f"<<ccr:{H}>>", f"ccr:{H}", f"  {H}\n", f"ccr://{H}"])
+def test_resolver_accepts_every_documented_shape_of_a_blob_handle(text: str) -> None:
+    ref = parse_ref(text)
+    assert ref.handle == H
+    assert ref.kind == "blob"
+    assert ref.path == ()
+
+
+def test_resolver_accepts_object_pointers_with_a_field_path() -> None:
+    ref = parse_ref(f"ccr://{OBJ}/content/files/0/a%2Fb")
+    assert ref.kind == "object"
+    assert ref.handle == OBJ
+    assert ref.path == ("content", "files", "0", "a/b")
+    assert parse_ref(str(ref)) == ref
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "ccr_",
+        H.upper(),
+        "CCR_" + H[4:],
+        H[:-1],
+        H + "0",
+        "ccr_" + "g" * 32,
+        f"<<ccr:{H}>",
+        f"<ccr:{H}>>",
+        f"<<{H}>>",
+        f"ccr:/{H}",
+        f"ccr://{H}//x",
+        f"ccr:{H}/content",
+        f"see {H}",
+        "ccr_obj_" + "0" * 31,
+        "r12",
+        "../../etc/passwd",
+    ],
+)
+def test_resolver_rejects_every_other_shape(text: str) -> None:
+    with pytest.raises(InvalidHandle):
+        parse_ref(text)
+
+
+def test_find_handles_finds_bare_handles_and_markers_in_order_without_duplicates() -> None:
+    other = handle_for(b"other")
+    text = f"first <<ccr:{H}>> then ccr:{other}, see ccr://{OBJ}/content and again {H}."
+    assert find_handles(text) == [H, other, OBJ]
+
+
+def test_find_handles_ignores_lookalikes_glued_to_other_word_characters() -> None:
+    assert find_handles(f"x{H} {H}0 ccr_{'a' * 31}") == []
+
+
+@given(st.binary())
+def test_every_marker_of_any_bytes_resolves_back_to_its_handle(data: bytes) -> None:
+    handle = handle_for(data)
+    assert parse_ref(marker(handle)).handle == handle
+    assert find_handles(f"text {marker(handle)} more") == [handle]

@@ -1,0 +1,26 @@
+"""The package's public surface is deliberate."""
+
+from __future__ import annotations
+
+import ccr
+
+
+def test_all_lists_exactly_the_public_names_sorted() -> None:
+    public = {name for name in vars(ccr) if not name.startswith("_")}
+    modules = {"cli", "commands", "errors", "handles", "objects", "records", "retrieval", "store"}
+    assert sorted(ccr.__all__) == ccr.__all__
+    assert set(ccr.__all__) == public - modules - {"annotations"}
+
+
+def test_every_exported_name_resolves() -> None:
+    for name in ccr.__all__:
+        assert getattr(ccr, name) is not None
+
+
+def test_the_api_other_packages_build_on_is_exported() -> None:
+    required = {
+        "open_store", "default_store_path", "Store", "Record", "StoreStats", "Retrieval",
+        "handle_for", "marker", "parse_ref", "find_handles",
+        "CCRError", "InvalidHandle", "HandleNotFound", "BudgetExceeded", "StoreError",
+    }
+    assert required <= set(ccr.__all__)
