@@ -1,0 +1,26 @@
+"""Budgets: how much the post-compaction attachments may take, in the configured counter."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, PositiveInt
+
+__all__ = ["Budgets", "DEFAULT_BUDGETS"]
+
+
+class Budgets(BaseModel):
+    """Token budgets for restored files and skills (Claude Code's defaults).
+
+    Every budget applies to the rendered attachment text, wrapper and notes
+    included, counted with the counter the compaction uses.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_files: PositiveInt = 5
+    file_tokens: PositiveInt = 5_000
+    files_total: PositiveInt = 50_000
+    skill_tokens: PositiveInt = 5_000
+    skills_total: PositiveInt = 25_000
+
+
+DEFAULT_BUDGETS = Budgets()

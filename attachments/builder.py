@@ -1,0 +1,63 @@
+"""build_attachments: everything restored after a compaction, in Claude Code's order.
+
+Order: files, task status, plan file, plan mode, skills, then the deferred
+tools, agent listing and MCP instructions deltas (announcing the full sets,
+since the compacted history has announced nothing). The function does not
+change ``state``; the pipeline calls ``mark_announced`` on the state it
+returns after compaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from attachments._cut import TailStore
+from attachments.attachment import Attachment, AttachmentSet
+from attachments.budgets import DEFAULT_BUDGETS, Budgets
+from attachments.deltas import full_deltas
+from attachments.files import build_file_attachments
+from attachments.invoked_skills import build_skill_attachment
+from attachments.plan import plan_file_attachment, plan_mode_attachment
+from attachments.sources import FileSource
+from attachments.tasks import task_status_attachments
+from compactor.messages import Message
+from compactor.session import ReadFileEntry, SessionState
+from compactor.tokens import TokenCounter
+
+__all__ = ["build_attachments"]
+
+
+def build_attachments(
+    snapshot: Mapping[str, ReadFileEntry],
+    state: SessionState,
+    tail: Sequence[Message],
+    *,
+    budgets: Budgets = DEFAULT_BUDGETS,
+    counter: TokenCounter,
+    store: TailStore,
+    files: FileSource,
+    cwd: str | None = None,
+) -> AttachmentSet:
+    """The attachments that follow the preserved ``tail`` after a compaction.
+
+    ``snapshot`` is the read-file state taken before compaction cleared it;
+    ``files`` gives the files' current content (``DiskFiles`` live,
+    ``RecordedFiles`` in a replay); cut tails go to ``store``. Files and
+    skills are held to ``budgets`` as rendered, counted with ``counter``.
+
+    Raises:
+        TailNotStored: a store named a tail with a handle the budget cannot fit.
+        Whatever ``store.put`` raises when it refuses a tail (for example
+            ``ccr.BudgetExceeded``): the pipeline then fails closed.
+    """
+    file_attachments, skipped = build_file_attachments(
+        snapshot, state, tail, budgets=budgets, counter=counter, store=store, files=files, cwd=cwd
+    )
+    skill_attachments, skipped_skills = build_skill_attachment(
+        state, budgets=budgets, counter=counter, store=store
+    )
+    attachments: list[Attachment] = [*file_attachments, *task_status_attachments(state, counter)]
+    attachments.extend(a for a in (plan_file_attachment(state, counter), plan_mode_attachment(state, counter)) if a)
+    attachments.extend(skill_attachments)
+    attachments.extend(full_deltas(state, counter))
+    return AttachmentSet(attachments=attachments, skipped=[*skipped, *skipped_skills])

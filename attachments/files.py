@@ -1,0 +1,171 @@
+"""File attachments: the most recently read files, re-read now and cut to budget.
+
+Pure apart from two seams: the ``FileSource`` that gives the current content
+and the store that keeps cut tails. The order of work follows Claude Code:
+exclude plan files, memory files and paths the preserved tail already read;
+newest read first; take ``max_files``; re-read each (skip the deleted, note
+the changed); cut each to ``file_tokens`` with the tail in CCR; accept in
+order while the running total stays within ``files_total``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from attachments._cut import CutInfo, Render, TailStore, commit_cut, plan_cut
+from attachments._render import reminder_message, render_body, wrap
+from attachments.attachment import Attachment
+from attachments.budgets import Budgets
+from attachments.exclusions import is_memory_file, is_plan_file, normalize_path, read_paths
+from attachments.reasons import reason
+from attachments.sources import FileSource, slice_lines
+from compactor.messages import Message
+from compactor.report import AttachmentEntry, SkippedEntry
+from compactor.session import ReadFileEntry, SessionState
+from compactor.tokens import TokenCounter
+
+__all__ = ["build_file_attachments", "content_changed", "current_content"]
+
+PRODUCER = "attachments.file"
+
+
+def build_file_attachments(
+    snapshot: Mapping[str, ReadFileEntry],
+    state: SessionState,
+    tail: Sequence[Message],
+    *,
+    budgets: Budgets,
+    counter: TokenCounter,
+    store: TailStore,
+    files: FileSource,
+    cwd: str | None = None,
+) -> tuple[list[Attachment], list[SkippedEntry]]:
+    """The file attachments for ``snapshot`` (the read-file state taken before compaction).
+
+    Every candidate that is not attached is in the skipped list with its reason.
+
+    Raises:
+        Whatever the store raises when it refuses a cut tail (fail closed).
+    """
+    cwd = cwd if cwd is not None else state.cwd
+    plan_path = state.plan.path if state.plan is not None else None
+    in_tail = read_paths(tail, cwd)
+    memory = {normalize_path(p, cwd) for p in state.memory_paths}
+    skipped: list[SkippedEntry] = []
+    candidates: list[ReadFileEntry] = []
+    for entry in sorted(snapshot.values(), key=lambda e: e.timestamp, reverse=True):
+        path = entry.path
+        normal = normalize_path(path, cwd)
+        if is_plan_file(path, plan_path, cwd):
+            skipped.append(_skip(path, reason("plan_file", "the plan is restored as its own attachment")))
+        elif is_memory_file(path) or normal in memory:
+            skipped.append(_skip(path, reason("memory_file", "memory files return with the project instructions")))
+        elif normal in in_tail:
+            skipped.append(_skip(path, reason("read_in_tail", "the preserved messages already show this read")))
+        else:
+            candidates.append(entry)
+    for entry in candidates[budgets.max_files :]:
+        skipped.append(
+            _skip(entry.path, reason("beyond_max_files", f"only the {budgets.max_files} most recently read files are restored"))
+        )
+
+    attachments: list[Attachment] = []
+    total = 0
+    full = False
+    origin = getattr(files, "origin", "disk")
+    for entry in candidates[: budgets.max_files]:
+        content = current_content(files, entry)
+        if content is None:
+            where = "in the recorded session" if origin == "recorded" else "on disk"
+            skipped.append(_skip(entry.path, reason("unavailable", f"deleted or not readable {where}")))
+            continue
+        if full:
+            skipped.append(_skip(entry.path, _over_total(total, budgets.files_total)))
+            continue
+        render = _renderer(
+            entry, origin, changed=entry.stale or content_changed(entry, content), lines=_line_count(content)
+        )
+        first_line = max(entry.offset or 1, 1)
+        plan = plan_cut(content, render, limit=budgets.file_tokens, counter=counter, first_line=first_line)
+        if plan is None:
+            skipped.append(
+                _skip(entry.path, reason("over_item_budget", f"the notes alone exceed {budgets.file_tokens:,} tokens"))
+            )
+            continue
+        if total + plan.tokens > budgets.files_total:
+            skipped.append(_skip(entry.path, _over_total(total, budgets.files_total)))
+            full = True
+            continue
+        cut = commit_cut(
+            plan,
+            render,
+            limit=min(budgets.file_tokens, budgets.files_total - total),
+            counter=counter,
+            store=store,
+            producer=PRODUCER,
+            metadata={"path": entry.path},
+        )
+        total += cut.tokens
+        attachments.append(
+            Attachment(
+                type="file",
+                message=reminder_message(cut.text),
+                tokens=cut.tokens,
+                entries=[
+                    AttachmentEntry(
+                        type="file", path=entry.path, tokens=cut.tokens, truncated=cut.truncated, handle=cut.handle
+                    )
+                ],
+            )
+        )
+    return attachments, skipped
+
+
+def _renderer(entry: ReadFileEntry, origin: str, *, changed: bool, lines: int) -> Render:
+    first_line = max(entry.offset or 1, 1)
+
+    def render(head: str, cut: CutInfo | None) -> str:
+        return wrap(
+            render_body(
+                "file.j2",
+                path=entry.path,
+                partial=entry.is_partial,
+                first_line=first_line,
+                last_line=first_line + max(lines, 1) - 1,
+                origin=origin,
+                changed=changed,
+                head=head,
+                cut=cut,
+            )
+        )
+
+    return render
+
+
+def current_content(files: FileSource, entry: ReadFileEntry) -> str | None:
+    """What ``entry``'s read would show now: the whole file, or the same lines for a partial read."""
+    if not entry.is_partial:
+        return files.read(entry.path)
+    read_slice = getattr(files, "read_slice", None)
+    if read_slice is not None:
+        result: str | None = read_slice(entry.path, entry.offset, entry.limit)
+        return result
+    text = files.read(entry.path)
+    return None if text is None else slice_lines(text, entry.offset, entry.limit)
+
+
+def content_changed(entry: ReadFileEntry, current: str) -> bool:
+    """Whether ``current`` differs from what the agent saw (trailing newlines aside)."""
+    return current != entry.content and current.rstrip("\r\n") != entry.content.rstrip("\r\n")
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
+
+
+def _skip(path: str, why: str) -> SkippedEntry:
+    return SkippedEntry(type="file", path=path, reason=why)
+
+
+def _over_total(total: int, budget: int) -> str:
+    return reason("over_total_budget", f"{total:,} of the {budget:,} file tokens were already used")

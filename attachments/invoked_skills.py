@@ -1,0 +1,113 @@
+"""Skill attachments: the current agent's invoked skills, newest first, cut to budget.
+
+All accepted skills share one message (as Claude Code sends them), with one
+report entry per skill. Each skill's section is cut to ``skill_tokens`` (tail
+in CCR, with a note pointing at the skill's path); skills are accepted in
+order while the whole message stays within ``skills_total``.
+"""
+
+from __future__ import annotations
+
+from attachments._cut import Cut, CutInfo, Render, TailStore, commit_cut, plan_cut
+from attachments._render import reminder_message, render_body, wrap
+from attachments.attachment import Attachment
+from attachments.budgets import Budgets
+from attachments.errors import TailNotStored
+from attachments.reasons import reason
+from compactor.report import AttachmentEntry, SkippedEntry
+from compactor.session import InvokedSkill, SessionState
+from compactor.tokens import TokenCounter
+from skills.invocations import invoked_skills
+
+__all__ = ["build_skill_attachment"]
+
+PRODUCER = "attachments.skill"
+
+
+def build_skill_attachment(
+    state: SessionState,
+    *,
+    budgets: Budgets,
+    counter: TokenCounter,
+    store: TailStore,
+) -> tuple[list[Attachment], list[SkippedEntry]]:
+    """The skills attachment (none when no skill fits or none was invoked) and the skills left out.
+
+    Only ``state.agent_id``'s skills are candidates: other agents' skills
+    belong to other conversations and are neither attached nor reported.
+
+    Raises:
+        TailNotStored: the store's handles differ from the content handles
+            and the message naming them no longer fits.
+        Whatever the store raises when it refuses a cut tail (fail closed).
+    """
+    accepted: list[tuple[InvokedSkill, Cut, Render]] = []
+    skipped: list[SkippedEntry] = []
+    full = False
+    for skill in invoked_skills(state):
+        if full:
+            skipped.append(_over_total(skill, budgets))
+            continue
+        render = _renderer(skill)
+        plan = plan_cut(skill.content, render, limit=budgets.skill_tokens, counter=counter)
+        if plan is None:
+            skipped.append(
+                SkippedEntry(
+                    type="skill",
+                    name=skill.name,
+                    path=skill.path,
+                    reason=reason("over_item_budget", f"the notes alone exceed {budgets.skill_tokens:,} tokens"),
+                )
+            )
+            continue
+        sections = [c.text for _, c, _ in accepted] + [plan.text]
+        if counter.count_text(_message_text(sections)) > budgets.skills_total:
+            skipped.append(_over_total(skill, budgets))
+            full = True
+            continue
+        accepted.append((skill, plan, render))
+    if not accepted:
+        return [], skipped
+
+    committed = [
+        (skill, commit_cut(plan, render, limit=plan.tokens, counter=counter, store=store, producer=PRODUCER,
+                           metadata={"skill": skill.name, "path": skill.path}))
+        for skill, plan, render in accepted
+    ]
+    text = _message_text([cut.text for _, cut in committed])
+    tokens = counter.count_text(text)
+    if tokens > budgets.skills_total:
+        raise TailNotStored(
+            f"the skills message naming the store's handles no longer fits {budgets.skills_total} tokens"
+        )
+    entries = [
+        AttachmentEntry(
+            type="skill", name=skill.name, path=skill.path, tokens=cut.tokens, truncated=cut.truncated,
+            handle=cut.handle,
+        )
+        for skill, cut in committed
+    ]
+    attachment = Attachment(
+        type="skill", message=reminder_message(text), tokens=tokens, entries=entries
+    )
+    return [attachment], skipped
+
+
+def _renderer(skill: InvokedSkill) -> Render:
+    def render(head: str, cut: CutInfo | None) -> str:
+        return render_body("skill.j2", name=skill.name, path=skill.path, head=head, cut=cut)
+
+    return render
+
+
+def _message_text(sections: list[str]) -> str:
+    return wrap(render_body("skills.j2", sections=sections))
+
+
+def _over_total(skill: InvokedSkill, budgets: Budgets) -> SkippedEntry:
+    return SkippedEntry(
+        type="skill",
+        name=skill.name,
+        path=skill.path,
+        reason=reason("over_total_budget", f"the skills message would exceed {budgets.skills_total:,} tokens"),
+    )

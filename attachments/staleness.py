@@ -1,0 +1,142 @@
+"""Staleness: noticing that a file the agent read has changed on disk since.
+
+``mark_stale`` is the decision (pure apart from reading the files it is
+told about); ``StalenessWatcher`` is the optional edge that feeds it the
+changes watchfiles reports, from a background thread. A stale entry makes
+the next file attachment say that the file changed since it was read.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import watchfiles
+
+from attachments.errors import WatchError
+from attachments.files import content_changed, current_content
+from attachments.sources import DiskFiles, FileSource
+from compactor.session import SessionState
+
+__all__ = ["StalenessWatcher", "mark_stale"]
+
+_TICK_MS = 100
+"""How often the watch loop wakes up with no changes (to notice it is ready)."""
+
+
+def mark_stale(state: SessionState, changed: Iterable[str], files: FileSource | None = None) -> list[str]:
+    """Mark the read-file entries among ``changed`` whose content now differs; returns their keys.
+
+    A file whose current content still equals what was read (a save with no
+    change) is left alone; a deleted file is stale.
+    """
+    source = files if files is not None else DiskFiles(state.cwd)
+    by_real = {_real(key, state.cwd): key for key in list(state.read_files)}
+    marked: list[str] = []
+    for path in dict.fromkeys(_real(p, state.cwd) for p in changed):
+        key = by_real.get(path)
+        entry = state.read_files.get(key) if key is not None else None
+        if key is None or entry is None or entry.stale:
+            continue
+        current = current_content(source, entry)
+        if current is None or content_changed(entry, current):
+            entry.stale = True
+            marked.append(key)
+    return marked
+
+
+class StalenessWatcher:
+    """Marks ``state.read_files`` entries stale when their files change on disk.
+
+    Watches ``roots`` (recursively) when given, else the folders of the files
+    read when it starts. ``on_stale`` gets the keys marked, from the watcher
+    thread. Use as a context manager or call ``start``/``stop``.
+    """
+
+    def __init__(
+        self,
+        state: SessionState,
+        *,
+        roots: Iterable[str | os.PathLike[str]] | None = None,
+        on_stale: Callable[[list[str]], None] | None = None,
+        debounce_ms: int = 200,
+        ready_timeout: float = 10.0,
+    ) -> None:
+        self.state = state
+        self._roots = [os.fspath(r) for r in roots] if roots is not None else None
+        self._on_stale = on_stale
+        self._debounce_ms = debounce_ms
+        self._ready_timeout = ready_timeout
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+
+    @property
+    def paths(self) -> list[str]:
+        """The folders watched: the given roots, or the existing folders of the read files."""
+        if self._roots is not None:
+            return [r for r in self._roots if Path(r).is_dir()]
+        folders = {os.path.dirname(_real(key, self.state.cwd)) for key in self.state.read_files}
+        return sorted(f for f in folders if Path(f).is_dir())
+
+    def start(self) -> StalenessWatcher:
+        """Start watching; returns once the watcher listens.
+
+        Raises:
+            WatchError: there is no existing folder to watch, or the watcher failed to start.
+        """
+        paths = self.paths
+        if not paths:
+            raise WatchError("no existing folder to watch for changes to read files")
+        recursive = self._roots is not None
+        self._thread = threading.Thread(
+            target=self._run, args=(paths, recursive), name="staleness-watcher", daemon=True
+        )
+        self._thread.start()
+        if not self._ready.wait(self._ready_timeout) or self.error is not None:
+            self.stop()
+            raise WatchError(f"the staleness watcher did not start: {self.error}") from self.error
+        return self
+
+    def stop(self) -> None:
+        """Stop watching and wait for the thread to end."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def __enter__(self) -> StalenessWatcher:
+        return self.start() if self._thread is None else self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def _run(self, paths: list[str], recursive: bool) -> None:
+        try:
+            for changes in watchfiles.watch(
+                *paths,
+                watch_filter=None,
+                debounce=self._debounce_ms,
+                stop_event=self._stop,
+                rust_timeout=_TICK_MS,
+                yield_on_timeout=True,
+                raise_interrupt=False,
+                recursive=recursive,
+            ):
+                self._ready.set()
+                if changes:
+                    marked = mark_stale(self.state, [path for _, path in changes])
+                    if marked and self._on_stale is not None:
+                        self._on_stale(marked)
+        except Exception as exc:  # reported through .error and start()
+            self.error = exc
+        finally:
+            self._ready.set()
+
+
+def _real(path: str, cwd: str | None) -> str:
+    target = path if os.path.isabs(path) or not cwd else os.path.join(cwd, path)
+    return os.path.realpath(target)
