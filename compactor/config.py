@@ -1,0 +1,416 @@
+"""Settings: every tunable of the project in one validated model, and how to load it.
+
+Precedence, highest first: explicit overrides (command-line flags) >
+environment variables > a settings file (TOML or JSON) > the ``DEFAULT_*``
+constants below. A bad value anywhere is a ``ConfigError`` that names the
+setting and where it came from; nothing falls back silently.
+
+Environment variables (all optional):
+
+==================================  =========================================
+``COMPACTOR_CONFIG``                settings file read when no file is given
+``COMPACTOR_CONTEXT_WINDOW``        context window in tokens (200000)
+``COMPACTOR_MAX_OUTPUT_TOKENS``     the model's maximum output tokens (32000);
+                                    min(this, 20000) is reserved for the summary
+``COMPACTOR_AUTOCOMPACT_PCT``       auto-compact at this percentage of the
+                                    effective window (0 < pct <= 100); it can
+                                    only lower the threshold, never raise it
+``COMPACTOR_DISABLE_AUTO_COMPACT``  true: never compact automatically
+``COMPACTOR_DISABLE_COMPACT``       true: never compact at all
+``COMPACTOR_DISABLE_DEDUP``         true: leave repeated tool results alone
+``COMPACTOR_COUNTER``               token counter: ``tiktoken`` or ``rough``
+``COMPACTOR_TAIL_TOKENS``           tokens of recent rounds kept verbatim
+``COMPACTOR_SUMMARIZER``            ``extractive``, ``anthropic`` or ``openai``
+``COMPACTOR_LLM_BASE_URL``          base URL of the LLM summarizer's API
+``COMPACTOR_LLM_MODEL``             model the LLM summarizer asks
+``COMPACTOR_LLM_API_KEY_ENV``       name of the variable holding its API key
+``COMPACTOR_LLM_TIMEOUT``           seconds one summary request may take
+``COMPACTOR_LLM_MAX_OUTPUT_TOKENS`` output tokens a summary may use (<= 20000)
+==================================  =========================================
+
+Booleans accept ``1/0``, ``true/false``, ``yes/no``, ``on/off``; an empty
+variable counts as unset. A settings file holds the same fields as
+``Settings``, one table per section (``[policy]``, ``[dedup]``,
+``[attachments]``, ``[pipeline]``, ``[llm]``), for example::
+
+    counter = "rough"
+
+    [policy]
+    context_window = 1000000
+    autocompact_pct = 80
+
+    [dedup.thresholds]
+    Bash = 30000
+    Read = "unbounded"
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from compactor.errors import ConfigError
+from compactor.tokens import CounterName
+
+__all__ = [
+    "AttachmentSettings",
+    "CONFIG_ENV",
+    "DEFAULT_AUTOCOMPACT_BUFFER",
+    "DEFAULT_BLOCKING_BUFFER",
+    "DEFAULT_CONTEXT_WINDOW",
+    "DEFAULT_COUNTER",
+    "DEFAULT_DEDUP_MIN_LENGTH",
+    "DEFAULT_DEDUP_THRESHOLD",
+    "DEFAULT_DEDUP_THRESHOLDS",
+    "DEFAULT_ERROR_BUFFER",
+    "DEFAULT_FILES_TOTAL",
+    "DEFAULT_FILE_TOKENS",
+    "DEFAULT_LLM_MAX_OUTPUT_TOKENS",
+    "DEFAULT_LLM_TIMEOUT_SECONDS",
+    "DEFAULT_MAX_CONSECUTIVE_FAILURES",
+    "DEFAULT_MAX_FILES",
+    "DEFAULT_MAX_OUTPUT_TOKENS",
+    "DEFAULT_RECOVERY_TOOLS",
+    "DEFAULT_SKILLS_TOTAL",
+    "DEFAULT_SKILL_TOKENS",
+    "DEFAULT_SUMMARIZER",
+    "DEFAULT_SUMMARY_RESERVE_CAP",
+    "DEFAULT_TAIL_MIN_MESSAGES",
+    "DEFAULT_TAIL_TOKENS",
+    "DEFAULT_THRASH_LIMIT",
+    "DEFAULT_THRASH_TURNS",
+    "DEFAULT_WARNING_BUFFER",
+    "DedupSettings",
+    "ENV_VARS",
+    "LLMSettings",
+    "PipelineSettings",
+    "PolicySettings",
+    "Settings",
+    "SummarizerName",
+    "load_settings",
+]
+
+# Thresholds (compactor.policy).
+DEFAULT_CONTEXT_WINDOW = 200_000
+DEFAULT_MAX_OUTPUT_TOKENS = 32_000
+"""The model's maximum output; the summary reserve is the smaller of this and the cap."""
+DEFAULT_SUMMARY_RESERVE_CAP = 20_000
+DEFAULT_AUTOCOMPACT_BUFFER = 13_000
+DEFAULT_WARNING_BUFFER = 20_000
+DEFAULT_ERROR_BUFFER = 20_000
+DEFAULT_BLOCKING_BUFFER = 3_000
+DEFAULT_MAX_CONSECUTIVE_FAILURES = 3
+DEFAULT_THRASH_TURNS = 3
+DEFAULT_THRASH_LIMIT = 3
+
+# Dedup (compactor.dedup).
+DEFAULT_DEDUP_MIN_LENGTH = 256
+"""Results this long or shorter (UTF-16 code units) are never deduplicated."""
+DEFAULT_DEDUP_THRESHOLD = 50_000
+"""A result is eligible while its length + 26 stays within its tool's threshold."""
+DEFAULT_DEDUP_THRESHOLDS: dict[str, int | None] = {"Read": None}
+"""Per-tool thresholds; None means unbounded."""
+DEFAULT_RECOVERY_TOOLS: tuple[str, ...] = ("ccr_get", "ccr_query", "ccr_range", "ccr_retrieve")
+"""Tools whose output is recovered content, never deduplicated (an MCP name
+``mcp__<server>__<tool>`` matches on its last part)."""
+
+# Counting, pipeline, attachments.
+DEFAULT_COUNTER: CounterName = "tiktoken"
+DEFAULT_TAIL_TOKENS = 12_000
+DEFAULT_TAIL_MIN_MESSAGES = 5
+DEFAULT_MAX_FILES = 5
+DEFAULT_FILE_TOKENS = 5_000
+DEFAULT_FILES_TOTAL = 50_000
+DEFAULT_SKILL_TOKENS = 5_000
+DEFAULT_SKILLS_TOTAL = 25_000
+
+# Summarizer.
+SummarizerName = Literal["extractive", "anthropic", "openai"]
+DEFAULT_SUMMARIZER: SummarizerName = "extractive"
+DEFAULT_LLM_TIMEOUT_SECONDS = 600.0
+DEFAULT_LLM_MAX_OUTPUT_TOKENS = 20_000
+
+CONFIG_ENV = "COMPACTOR_CONFIG"
+"""Environment variable naming a settings file, read when no file is passed."""
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PolicySettings(_Model):
+    """When to compact (see ``compactor.policy`` for the arithmetic)."""
+
+    context_window: int = Field(default=DEFAULT_CONTEXT_WINDOW, gt=0)
+    max_output_tokens: int = Field(default=DEFAULT_MAX_OUTPUT_TOKENS, gt=0)
+    summary_reserve_cap: int = Field(default=DEFAULT_SUMMARY_RESERVE_CAP, ge=0)
+    autocompact_buffer: int = Field(default=DEFAULT_AUTOCOMPACT_BUFFER, ge=0)
+    warning_buffer: int = Field(default=DEFAULT_WARNING_BUFFER, ge=0)
+    error_buffer: int = Field(default=DEFAULT_ERROR_BUFFER, ge=0)
+    blocking_buffer: int = Field(default=DEFAULT_BLOCKING_BUFFER, ge=0)
+    autocompact_pct: float | None = Field(default=None, gt=0, le=100)
+    auto_compact: bool = True
+    compact: bool = True
+    max_consecutive_failures: int = Field(default=DEFAULT_MAX_CONSECUTIVE_FAILURES, gt=0)
+    thrash_turns: int = Field(default=DEFAULT_THRASH_TURNS, gt=0)
+    thrash_limit: int = Field(default=DEFAULT_THRASH_LIMIT, gt=0)
+
+    @model_validator(mode="after")
+    def _threshold_is_positive(self) -> PolicySettings:
+        effective = self.context_window - min(self.max_output_tokens, self.summary_reserve_cap)
+        if effective - max(self.autocompact_buffer, self.blocking_buffer) <= 0:
+            raise ValueError(
+                f"context_window {self.context_window} leaves no room: the effective window "
+                f"({effective}) must exceed the auto-compact and blocking buffers"
+            )
+        return self
+
+
+class DedupSettings(_Model):
+    """Which tool results are deduplicated (see ``compactor.dedup``)."""
+
+    enabled: bool = True
+    min_length: int = Field(default=DEFAULT_DEDUP_MIN_LENGTH, ge=0)
+    default_threshold: int | None = Field(default=DEFAULT_DEDUP_THRESHOLD, gt=0)
+    thresholds: dict[str, int | None] = Field(default_factory=lambda: dict(DEFAULT_DEDUP_THRESHOLDS))
+    recovery_tools: list[str] = Field(default_factory=lambda: list(DEFAULT_RECOVERY_TOOLS))
+
+    @field_validator("default_threshold", mode="before")
+    @classmethod
+    def _unbounded_default(cls, value: Any) -> Any:
+        return None if value == "unbounded" else value
+
+    @field_validator("thresholds", mode="before")
+    @classmethod
+    def _unbounded_tools(cls, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {k: (None if v == "unbounded" else v) for k, v in value.items()}
+        return value
+
+    @field_validator("thresholds")
+    @classmethod
+    def _positive_thresholds(cls, value: dict[str, int | None]) -> dict[str, int | None]:
+        for tool, limit in value.items():
+            if limit is not None and limit <= 0:
+                raise ValueError(f"threshold for {tool} must be positive or 'unbounded', not {limit}")
+        return value
+
+    def threshold_for(self, tool: str) -> int | None:
+        """The persistence threshold of ``tool`` (None: unbounded)."""
+        return self.thresholds.get(tool, self.default_threshold)
+
+    def is_recovery_tool(self, tool: str) -> bool:
+        """True when ``tool`` (or the tool part of an MCP name) returns recovered content."""
+        return tool in self.recovery_tools or tool.rsplit("__", 1)[-1] in self.recovery_tools
+
+
+class AttachmentSettings(_Model):
+    """Post-compaction attachment budgets (same fields as ``attachments.Budgets``)."""
+
+    max_files: int = Field(default=DEFAULT_MAX_FILES, gt=0)
+    file_tokens: int = Field(default=DEFAULT_FILE_TOKENS, gt=0)
+    files_total: int = Field(default=DEFAULT_FILES_TOTAL, gt=0)
+    skill_tokens: int = Field(default=DEFAULT_SKILL_TOKENS, gt=0)
+    skills_total: int = Field(default=DEFAULT_SKILLS_TOTAL, gt=0)
+
+
+class PipelineSettings(_Model):
+    """How a compaction cuts the conversation."""
+
+    tail_tokens: int = Field(default=DEFAULT_TAIL_TOKENS, ge=0)
+    tail_min_messages: int = Field(default=DEFAULT_TAIL_MIN_MESSAGES, ge=0)
+
+
+class LLMSettings(_Model):
+    """The LLM summarizers' connection (used when ``summarizer`` is not extractive)."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    timeout_seconds: float = Field(default=DEFAULT_LLM_TIMEOUT_SECONDS, gt=0, allow_inf_nan=False)
+    max_output_tokens: int = Field(default=DEFAULT_LLM_MAX_OUTPUT_TOKENS, gt=0, le=DEFAULT_LLM_MAX_OUTPUT_TOKENS)
+
+
+class Settings(_Model):
+    """Every tunable of the project. Build it with ``load_settings``."""
+
+    counter: CounterName = DEFAULT_COUNTER
+    summarizer: SummarizerName = DEFAULT_SUMMARIZER
+    policy: PolicySettings = Field(default_factory=PolicySettings)
+    dedup: DedupSettings = Field(default_factory=DedupSettings)
+    attachments: AttachmentSettings = Field(default_factory=AttachmentSettings)
+    pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+
+
+def _parse_bool(raw: str) -> bool:
+    word = raw.strip().lower()
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    raise ValueError(f"expected a boolean (1/0, true/false, yes/no, on/off), not {raw!r}")
+
+
+def _negated_bool(raw: str) -> bool:
+    return not _parse_bool(raw)
+
+
+def _as_is(raw: str) -> str:
+    return raw.strip()
+
+
+ENV_VARS: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "COMPACTOR_CONTEXT_WINDOW": ("policy.context_window", _as_is),
+    "COMPACTOR_MAX_OUTPUT_TOKENS": ("policy.max_output_tokens", _as_is),
+    "COMPACTOR_AUTOCOMPACT_PCT": ("policy.autocompact_pct", _as_is),
+    "COMPACTOR_DISABLE_AUTO_COMPACT": ("policy.auto_compact", _negated_bool),
+    "COMPACTOR_DISABLE_COMPACT": ("policy.compact", _negated_bool),
+    "COMPACTOR_DISABLE_DEDUP": ("dedup.enabled", _negated_bool),
+    "COMPACTOR_COUNTER": ("counter", _as_is),
+    "COMPACTOR_TAIL_TOKENS": ("pipeline.tail_tokens", _as_is),
+    "COMPACTOR_SUMMARIZER": ("summarizer", _as_is),
+    "COMPACTOR_LLM_BASE_URL": ("llm.base_url", _as_is),
+    "COMPACTOR_LLM_MODEL": ("llm.model", _as_is),
+    "COMPACTOR_LLM_API_KEY_ENV": ("llm.api_key_env", _as_is),
+    "COMPACTOR_LLM_TIMEOUT": ("llm.timeout_seconds", _as_is),
+    "COMPACTOR_LLM_MAX_OUTPUT_TOKENS": ("llm.max_output_tokens", _as_is),
+}
+"""Environment variable -> (dotted setting, parser of its text)."""
+
+
+def _set_dotted(target: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, leaf = dotted.split(".")
+    node = target
+    for part in parents:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[leaf] = value
+
+
+def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = dict(value) if isinstance(value, Mapping) else value
+    return merged
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping) and path != "dedup.thresholds":
+            flat.update(_flatten(value, path + "."))
+        else:
+            flat[path] = value
+    return flat
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    suffix = path.suffix.lower()
+    if suffix not in (".toml", ".json"):
+        raise ConfigError(f"settings file {path} must end in .toml or .json")
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise ConfigError(f"settings file {path} does not exist") from exc
+    except OSError as exc:
+        raise ConfigError(f"settings file {path} cannot be read: {exc.strerror or exc}") from exc
+    try:
+        data = tomllib.loads(raw.decode("utf-8")) if suffix == ".toml" else json.loads(raw)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"settings file {path} is not valid {suffix[1:].upper()}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"settings file {path} must hold a table of settings, not {type(data).__name__}")
+    return data
+
+
+def load_settings(
+    file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Settings from defaults < ``file`` < ``env`` < ``overrides``.
+
+    ``env`` defaults to ``os.environ``; when ``file`` is None the file named
+    by ``COMPACTOR_CONFIG`` (if any) is read. ``overrides`` takes nested
+    mappings (``{"policy": {"context_window": 100000}}``) or dotted keys
+    (``{"policy.context_window": 100000}``); a None value means "not given".
+
+    Raises:
+        ConfigError: the file is missing, unreadable or malformed, or any
+            value is invalid; the message names the setting and its source.
+    """
+    environ = os.environ if env is None else env
+    sources: dict[str, str] = {}
+    data: dict[str, Any] = {}
+
+    if file is None and environ.get(CONFIG_ENV, "").strip():
+        file = Path(environ[CONFIG_ENV].strip())
+    if file is not None:
+        file_data = _read_file(Path(file))
+        data = _merge(data, file_data)
+        sources.update({path: f"{file}" for path in _flatten(file_data)})
+
+    for name, (dotted, parse) in ENV_VARS.items():
+        raw = environ.get(name)
+        if raw is None or not raw.strip():
+            continue
+        try:
+            value = parse(raw)
+        except ValueError as exc:
+            raise ConfigError(f"{name} ({dotted}): {exc}") from exc
+        _set_dotted(data, dotted, value)
+        sources[dotted] = name
+
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if isinstance(value, Mapping):
+            data = _merge(data, {key: value})
+            sources.update({path: "override" for path in _flatten({key: value})})
+        else:
+            _set_dotted(data, key, value)
+            sources[key] = "override"
+
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, sources)) from exc
+
+
+def _describe(exc: ValidationError, sources: Mapping[str, str]) -> str:
+    problems = []
+    for error in exc.errors():
+        loc = [str(part) for part in error["loc"]]
+        dotted = ".".join(loc) or "settings"
+        origin = _origin(loc, sources)
+        where = f" (from {origin})" if origin else ""
+        problems.append(f"{dotted}{where}: {error['msg']}")
+    return "invalid settings: " + "; ".join(problems)
+
+
+def _origin(loc: list[str], sources: Mapping[str, str]) -> str | None:
+    """Where the value at ``loc`` (or, for a whole section, one of its values) came from."""
+    for n in range(len(loc), 0, -1):
+        prefix = ".".join(loc[:n])
+        if prefix in sources:
+            return sources[prefix]
+    prefix = ".".join(loc) + "."
+    found = sorted({origin for path, origin in sources.items() if path.startswith(prefix)})
+    return ", ".join(found) or None
