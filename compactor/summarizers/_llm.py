@@ -189,9 +189,8 @@ def _parts(message: Message) -> list[dict[str, Any]]:
             body = json.dumps(block.input, ensure_ascii=False, indent=1, sort_keys=True)
             parts.append({"kind": "tool_use", "name": block.name, "id": block.id, "body": body})
         elif isinstance(block, ToolResultBlock):
-            parts.append(
-                {"kind": "tool_result", "id": block.tool_use_id, "is_error": block.is_error, "body": _result_body(block)}
-            )
+            body = _result_body(block)
+            parts.append({"kind": "tool_result", "id": block.tool_use_id, "is_error": block.is_error, "body": body})
         else:
             parts.append({"kind": "placeholder", "body": _placeholder(block)})
     return parts

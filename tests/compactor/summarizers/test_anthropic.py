@@ -91,7 +91,7 @@ def test_a_too_long_prompt_is_retried_without_the_oldest_rounds_and_says_so(
     assert "Request 0:" in prompt_of(first) and "Request 0:" not in prompt_of(second)
     assert "Request 5:" in prompt_of(second)
     assert summary.dropped_rounds > 0
-    assert f"oldest {summary.dropped_rounds} of 12 rounds" in summary.text
+    assert f"{summary.dropped_rounds} of the 12 rounds at the start" in summary.text
     assert "left out" in summary.text
     assert list(summary.sections) == list(SECTION_TITLES)
 
