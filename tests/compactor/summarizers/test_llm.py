@@ -7,6 +7,8 @@ answers from a script, so the loop is tested without any HTTP.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -21,7 +23,7 @@ from compactor.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from compactor.rounds import group_rounds
+from compactor.rounds import group_rounds, is_prompt
 from compactor.summarizers._llm import (
     API_KEY_ENV,
     MAX_TOO_LONG_RETRIES,
@@ -36,6 +38,7 @@ from compactor.summarizers._llm import (
     too_long_numbers,
 )
 from compactor.summarizers.base import SECTION_TITLES
+from compactor.transcript import read_transcript
 
 HANDLE = "ccr_" + "0123456789abcdef" * 2
 INVENTED = "ccr_" + "f" * 32
@@ -367,3 +370,50 @@ def test_an_empty_key_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) 
 def test_limits_out_of_range_are_config_errors(timeout: float, tokens: int, field: str) -> None:
     with pytest.raises(ConfigError, match=field):
         check_limits(timeout_seconds=timeout, max_output_tokens=tokens)
+
+
+# --- real sessions ------------------------------------------------------------------------
+
+
+def _inline_data(messages: list[Message]) -> list[str]:
+    """The base64 payloads of every image and document, nested ones included."""
+    found: list[str] = []
+    for message in messages:
+        for block in message.blocks():
+            inner = block.content if isinstance(block, ToolResultBlock) and isinstance(block.content, list) else []
+            for candidate in [block, *inner]:
+                if isinstance(candidate, ImageBlock | DocumentBlock):
+                    data = candidate.source.get("data")
+                    if isinstance(data, str) and len(data) > 64:
+                        found.append(data[:64])
+    return found
+
+
+def test_a_real_session_renders_every_prompt_and_no_inline_data(shared_transcript: Path) -> None:
+    messages = read_transcript(shared_transcript, subagents=False).messages
+    assert messages
+    prompt = render_request(messages).prompt
+    for data in _inline_data(messages):
+        assert data not in prompt
+    prompts = [m.text().strip() for m in messages if is_prompt(m) and not m.is_meta and m.text().strip()]
+    assert prompts
+    for text in prompts:
+        assert text in prompt
+
+
+def test_a_real_session_cut_for_length_keeps_tool_calls_with_their_results(shared_transcript: Path) -> None:
+    messages = read_transcript(shared_transcript, subagents=False).messages
+    send = Script(PromptTooLong("prompt is too long: 300000 tokens > 200000 maximum"), summary_of("ok"))
+    summary = summarize_rounds(messages, None, summarizer="test", send=send)
+    first, second = send.requests
+    assert first.messages == len(messages) and 0 < second.messages < len(messages)
+    assert summary.dropped_rounds > 0
+    # A third of the prompt was over the limit: at least that much transcript goes, or all but the last round.
+    only_last_round_left = second.messages == len(group_rounds(messages)[-1])
+    assert only_last_round_left or len(first.prompt) - len(second.prompt) >= len(first.prompt) / 3
+    sent = messages[len(messages) - second.messages :]
+    calls_everywhere = {b.id for m in messages for b in m.tool_uses()}
+    calls_sent = {b.id for m in sent for b in m.tool_uses()}
+    for result in (b for m in sent for b in m.tool_results()):
+        if result.tool_use_id in calls_everywhere:
+            assert result.tool_use_id in calls_sent
