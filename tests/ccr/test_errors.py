@@ -36,10 +36,16 @@ def test_every_ccr_error_is_a_compactor_error() -> None:
 
 
 def test_usage_mistakes_and_runtime_failures_are_different_classes() -> None:
-    for cls in (errors.InvalidHandle, errors.InvalidSelector, errors.InvalidRequest, errors.UnknownObjectType):
+    usage: list[type[errors.CCRError]] = [
+        errors.InvalidHandle, errors.InvalidSelector, errors.InvalidRequest, errors.UnknownObjectType
+    ]
+    runtime: list[type[errors.CCRError]] = [
+        errors.HandleNotFound, errors.BudgetExceeded, errors.StoreError
+    ]
+    for cls in usage:
         assert issubclass(cls, UsageError)
         assert not issubclass(cls, CompactorRuntimeError)
-    for cls in (errors.HandleNotFound, errors.BudgetExceeded, errors.StoreError):
+    for cls in runtime:
         assert issubclass(cls, CompactorRuntimeError)
         assert not issubclass(cls, UsageError)
     assert issubclass(errors.StoreConfigError, ConfigError)

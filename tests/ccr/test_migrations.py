@@ -1,0 +1,80 @@
+"""Schema changes go through numbered migrations recorded in the same transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ccr import StoreError, open_store
+from ccr._migrations import MIGRATIONS, apply_migrations, is_busy, retry_busy
+
+
+def test_a_fresh_store_records_every_migration_once(db_path: Path) -> None:
+    open_store(db_path).close()
+    open_store(db_path).close()
+    raw = sqlite3.connect(db_path)
+    versions = [v for (v,) in raw.execute("SELECT version FROM schema_migrations ORDER BY version")]
+    mode = raw.execute("PRAGMA journal_mode").fetchone()[0]
+    raw.close()
+    assert versions == [m.version for m in MIGRATIONS]
+    assert mode == "wal"
+
+
+def test_migration_versions_are_numbered_from_one_without_gaps() -> None:
+    assert [m.version for m in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
+
+
+def test_a_failing_migration_leaves_no_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ccr import _migrations
+
+    broken = _migrations.Migration(version=1, name="broken", statements=("CREATE TABLE t (x)", "NOT SQL"))
+    monkeypatch.setattr(_migrations, "MIGRATIONS", (broken,))
+    conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    with pytest.raises(sqlite3.OperationalError):
+        apply_migrations(conn)
+    tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    conn.close()
+    assert "t" not in tables
+    assert "schema_migrations" not in tables
+
+
+def test_a_store_from_a_newer_version_is_refused(db_path: Path) -> None:
+    open_store(db_path).close()
+    raw = sqlite3.connect(db_path)
+    with raw:
+        raw.execute("INSERT INTO schema_migrations VALUES (999, 'future', 'later')")
+    raw.close()
+    with pytest.raises(StoreError, match="newer"):
+        open_store(db_path)
+
+
+def test_retry_gives_up_on_errors_that_are_not_busy() -> None:
+    calls = []
+
+    def fail() -> None:
+        calls.append(1)
+        raise sqlite3.OperationalError("no such table: x")
+
+    with pytest.raises(sqlite3.OperationalError):
+        retry_busy(fail)
+    assert calls == [1]
+
+
+def test_retry_repeats_while_the_database_is_busy() -> None:
+    outcomes: list[Exception | None] = [sqlite3.OperationalError("database is locked")] * 3 + [None]
+
+    def flaky() -> str:
+        outcome = outcomes.pop(0)
+        if outcome is not None:
+            raise outcome
+        return "done"
+
+    assert retry_busy(flaky) == "done"
+    assert outcomes == []
+
+
+def test_busy_and_locked_are_recognised() -> None:
+    assert is_busy(sqlite3.OperationalError("database is locked"))
+    assert not is_busy(sqlite3.OperationalError("disk I/O error"))
