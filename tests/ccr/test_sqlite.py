@@ -105,8 +105,8 @@ def test_writer_killed_mid_put_loop_leaves_a_clean_store_holding_every_returned_
         while len(returned) < 150:
             line = proc.stdout.readline()
             assert line, proc.stderr.read() if proc.stderr else "writer exited"
-            index, handle = line.split()
-            returned[int(index)] = handle
+            number, printed = line.split()
+            returned[int(number)] = printed
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
