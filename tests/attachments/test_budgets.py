@@ -1,0 +1,30 @@
+"""Budgets: Claude Code's defaults, positive integers only, unknown keys refused."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from attachments import DEFAULT_BUDGETS, Budgets
+
+
+def test_defaults_match_claude_code() -> None:
+    assert DEFAULT_BUDGETS.model_dump() == {
+        "max_files": 5,
+        "file_tokens": 5_000,
+        "files_total": 50_000,
+        "skill_tokens": 5_000,
+        "skills_total": 25_000,
+    }
+
+
+@pytest.mark.parametrize("field", ["max_files", "file_tokens", "files_total", "skill_tokens", "skills_total"])
+@pytest.mark.parametrize("value", [0, -1, "many", 1.5])
+def test_non_positive_or_non_integer_budgets_are_refused(field: str, value: object) -> None:
+    with pytest.raises(ValidationError):
+        Budgets.model_validate({field: value})
+
+
+def test_unknown_keys_are_refused() -> None:
+    with pytest.raises(ValidationError):
+        Budgets.model_validate({"file_token": 10})
