@@ -137,8 +137,9 @@ def select_bytes(data: bytes, byte_range: tuple[int, int]) -> Retrieval:
     size = len(data)
     start, end = min(start, size), min(end, size)
     if _is_utf8(data):
+        empty = end <= start
         start = _char_start(data, start)
-        end = start if end <= start else _char_end(data, end)
+        end = start if empty else _char_end(data, end)
     return _partial("bytes", data, data[start:end], start, end)
 
 
