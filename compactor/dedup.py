@@ -1,0 +1,442 @@
+"""Tool-result dedup: a repeated tool result becomes a short reference to its first copy.
+
+Applied to each tool result before it is counted or checked against a
+threshold (DESIGN.md, "Dedup"). A result is eligible when it is a string,
+not an error, not recovered content (CCR retrieval), longer than 256 UTF-16
+code units, and its length + 26 is within its tool's persistence threshold
+(50,000 by default, unbounded for Read; see ``DedupSettings``).
+
+The key is djb2 over UTF-16 code units with 32-bit wrap-around, the value
+JavaScript's ``h = ((h << 5) + h + c) | 0`` gives, but a hash match alone
+never dedups: the content is compared too, so colliding results (``"Ez"`` and
+``"FY"`` collide) stay two results. The first occurrence gets a trailing
+``[result-id: rN]`` line (N counts up per session); a repeat is replaced by
+a one-line reference naming ``rN`` and the tool.
+
+After a compaction the seen-set is cleared and the counter keeps counting
+(``reset_after_compaction``); ``expand_references`` makes sure no preserved
+reference points at a first occurrence that was dropped, and
+``expand_all`` turns a deduplicated history back into the original exactly.
+
+The hash is computed without a per-character Python loop: the string's code
+units are read into one big integer and folded pairwise, lane by lane, with
+big-integer arithmetic (see ``djb2``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from compactor.config import DedupSettings
+from compactor.errors import CompactorRuntimeError
+from compactor.messages import Message, ToolResultBlock
+from compactor.session import DedupEntry, DedupState
+from compactor.tokens import utf16_length
+
+__all__ = [
+    "DanglingReference",
+    "DedupOutcome",
+    "Deduper",
+    "RESULT_ID_OVERHEAD",
+    "djb2",
+    "expand_all",
+    "expand_references",
+    "is_eligible",
+    "reference_text",
+    "reset_after_compaction",
+    "result_id_line",
+    "resume_counter",
+    "resume_state",
+    "tool_name_map",
+]
+
+RESULT_ID_OVERHEAD = 26
+"""Characters a result may grow by when it is tagged; counted against the threshold."""
+
+UNKNOWN_TOOL = "unknown"
+
+_M32 = 0xFFFFFFFF
+_SMALL = 64
+"""Below this many code units the plain loop is faster than the folding."""
+
+_RESULT_ID = re.compile(r"\n\[result-id: (r\d+)\]\Z")
+_REFERENCE = re.compile(
+    r"\A\[(?P<tool>[^\n]+?) returned the same output as \[result-id: (?P<rid>r\d+)\]"
+    r"(?: above; not repeated|, which is no longer in context; recover it with "
+    r"<<ccr:(?P<handle>ccr_[0-9a-f]{32})>>)\]\Z"
+)
+
+_masks: dict[bytes, tuple[int, int]] = {}
+
+
+class DanglingReference(CompactorRuntimeError):
+    """A reference names a result whose content is known nowhere (neither kept nor stored)."""
+
+    error_id = "dedup_dangling_reference"
+
+
+class DedupOutcome(BaseModel):
+    """What dedup did to one tool result."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    content: str
+    result_id: str | None = None
+    hit: bool = False
+    saved_bytes: int = 0
+
+
+def _mask(pattern: bytes, nbytes: int) -> int:
+    """``pattern`` repeated over at least ``nbytes`` bytes, as an integer (cached, grown on need).
+
+    A mask longer than the value it is ANDed with costs only the value's size.
+    """
+    cached = _masks.get(pattern)
+    if cached is None or cached[0] < nbytes:
+        size = max(nbytes, 2 * (cached[0] if cached else 0), 4096)
+        size += -size % len(pattern)
+        cached = (size, int.from_bytes(pattern * (size // len(pattern)), "little"))
+        _masks[pattern] = cached
+    return cached[1]
+
+
+_LANES_8 = b"\xff\x00"
+_LANES_16 = b"\xff\xff\x00\x00"
+_LANES_32 = b"\xff\xff\xff\xff\x00\x00\x00\x00"
+
+
+def _fold(x: int, fields: int, units_per_field: int) -> int:
+    """Fold 64-bit fields (each a partial hash < 2**32) down to one, halves at a time.
+
+    Field j of the low half holds earlier code units than field j of the
+    high half, so it is multiplied by 33 to the power of the code units the
+    high half spans: ``lo * 33**k + hi`` per field, lane-wise mod 2**32.
+    (2**32 - 1)**2 + 2**32 - 1 < 2**64, so no lane spills into the next.
+    """
+    lanes = _mask(_LANES_32, fields * 8)
+    while fields > 1:
+        if fields & 1:
+            x <<= 64
+            fields += 1
+        half = fields >> 1
+        bits = 64 * half
+        x = ((x & ((1 << bits) - 1)) * pow(33, units_per_field * half, 1 << 32) + (x >> bits)) & lanes
+        fields = half
+    return x
+
+
+def _poly_latin1(data: bytes) -> int:
+    """sum(c_i * 33**(n-1-i)) mod 2**32 for one-byte code units."""
+    data = bytes(-len(data) % 8) + data
+    x = int.from_bytes(data, "little")
+    m8 = _mask(_LANES_8, len(data))
+    x = (x & m8) * 33 + ((x >> 8) & m8)
+    m16 = _mask(_LANES_16, len(data))
+    x = (x & m16) * 1089 + ((x >> 16) & m16)
+    m32 = _mask(_LANES_32, len(data))
+    x = ((x & m32) * 1_185_921 + ((x >> 32) & m32)) & m32
+    return _fold(x, len(data) >> 3, 8)
+
+
+def _poly_utf16(data: bytes) -> int:
+    """sum(c_i * 33**(n-1-i)) mod 2**32 for two-byte (UTF-16LE) code units."""
+    data = bytes(-len(data) % 8) + data
+    x = int.from_bytes(data, "little")
+    m16 = _mask(_LANES_16, len(data))
+    x = (x & m16) * 33 + ((x >> 16) & m16)
+    m32 = _mask(_LANES_32, len(data))
+    x = ((x & m32) * 1089 + ((x >> 32) & m32)) & m32
+    return _fold(x, len(data) >> 3, 4)
+
+
+def djb2(text: str) -> int:
+    """djb2 of ``text``'s UTF-16 code units, as a signed 32-bit int, equal to JavaScript's
+    ``h = 5381; for each code unit c: h = ((h << 5) + h + c) | 0``.
+
+    The value is 5381 * 33**n + sum(c_i * 33**(n-1-i)) mod 2**32. Instead of a
+    loop per code unit, the units are read into one integer (little-endian,
+    unit i in field i) and adjacent fields are combined in place with a few
+    big-integer operations per doubling of the field width: 8 -> 16 -> 32
+    -> 64 bits, then halves are folded onto each other. The work per
+    character happens inside CPython's integer arithmetic.
+    """
+    try:
+        data = text.encode("latin-1")
+        wide = False
+    except UnicodeEncodeError:
+        data = text.encode("utf-16-le", "surrogatepass")
+        wide = True
+    n = len(data) >> 1 if wide else len(data)
+    if n < _SMALL:
+        h = 5381
+        units: Iterable[int] = memoryview(data).cast("H") if wide else data
+        for unit in units:
+            h = (h * 33 + unit) & _M32
+    else:
+        poly = _poly_utf16(data) if wide else _poly_latin1(data)
+        h = (5381 * pow(33, n, 1 << 32) + poly) & _M32
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def result_id_line(result_id: str) -> str:
+    """The line appended to a first occurrence: ``\\n[result-id: rN]``."""
+    return f"\n[result-id: {result_id}]"
+
+
+def reference_text(tool: str, result_id: str, handle: str | None = None) -> str:
+    """The one-line stand-in for a repeated result (or, with ``handle``, for a dropped original)."""
+    if handle is None:
+        return f"[{tool} returned the same output as [result-id: {result_id}] above; not repeated]"
+    return (
+        f"[{tool} returned the same output as [result-id: {result_id}], which is no longer "
+        f"in context; recover it with <<ccr:{handle}>>]"
+    )
+
+
+def is_eligible(
+    tool: str,
+    content: object,
+    settings: DedupSettings,
+    *,
+    is_error: bool = False,
+    recovered: bool = False,
+) -> bool:
+    """Whether a tool result may be deduplicated at all (see the module docstring)."""
+    if not settings.enabled or is_error or recovered or not isinstance(content, str):
+        return False
+    if settings.is_recovery_tool(tool):
+        return False
+    length = utf16_length(content)
+    if length <= settings.min_length:
+        return False
+    limit = settings.threshold_for(tool)
+    return limit is None or length + RESULT_ID_OVERHEAD <= limit
+
+
+def _first_occurrence_id(content: str, state: DedupState) -> str | None:
+    """``rN`` when ``content`` is the tagged first occurrence of ``rN`` (checked against state)."""
+    match = _RESULT_ID.search(content)
+    if match is None:
+        return None
+    result_id = match.group(1)
+    if state.originals.get(result_id) != content[: match.start()]:
+        return None
+    return result_id
+
+
+def _reference_id(content: str, state: DedupState) -> str | None:
+    match = _REFERENCE.match(content)
+    if match is None or match.group("rid") not in state.originals:
+        return None
+    return match.group("rid")
+
+
+class Deduper:
+    """Applies dedup to tool results, recording ids and stats in a ``DedupState``."""
+
+    def __init__(self, state: DedupState, settings: DedupSettings | None = None) -> None:
+        self.state = state
+        self.settings = settings or DedupSettings()
+
+    def apply(
+        self, tool_name: str, content: str, *, is_error: bool = False, recovered: bool = False
+    ) -> DedupOutcome:
+        """Tag a first occurrence, replace a repeat by its reference, or leave it alone.
+
+        Content that already is a tag or reference this state issued is left
+        as it is, so applying dedup twice changes nothing.
+        """
+        state = self.state
+        if not is_eligible(tool_name, content, self.settings, is_error=is_error, recovered=recovered):
+            return DedupOutcome(content=content)
+        if _first_occurrence_id(content, state) or _reference_id(content, state):
+            return DedupOutcome(content=content)
+        key = djb2(content)
+        for entry in state.seen.get(key, ()):
+            if entry.content == content:
+                reference = reference_text(tool_name, entry.result_id)
+                saved = len(content.encode("utf-8", "surrogatepass")) - len(reference.encode("utf-8"))
+                state.hits[tool_name] = state.hits.get(tool_name, 0) + 1
+                state.saved_bytes[tool_name] = state.saved_bytes.get(tool_name, 0) + saved
+                return DedupOutcome(content=reference, result_id=entry.result_id, hit=True, saved_bytes=saved)
+        state.counter += 1
+        result_id = f"r{state.counter}"
+        state.seen.setdefault(key, []).append(DedupEntry(result_id=result_id, tool=tool_name, content=content))
+        state.originals[result_id] = content
+        return DedupOutcome(content=content + result_id_line(result_id), result_id=result_id)
+
+    def apply_to_message(self, message: Message, tool_names: Mapping[str, str]) -> Message:
+        """``message`` with each of its string tool results deduplicated.
+
+        ``tool_names`` maps ``tool_use_id`` to the tool's name (see
+        ``tool_name_map``); an unknown id counts as tool ``"unknown"``. A
+        message with nothing to change is returned as the same object.
+        """
+        if isinstance(message.content, str):
+            return message
+        blocks = list(message.content)
+        changed = False
+        for index, block in enumerate(blocks):
+            if not isinstance(block, ToolResultBlock) or not isinstance(block.content, str):
+                continue
+            tool = tool_names.get(block.tool_use_id, UNKNOWN_TOOL)
+            outcome = self.apply(tool, block.content, is_error=block.is_error)
+            if outcome.content != block.content:
+                blocks[index] = block.model_copy(update={"content": outcome.content})
+                changed = True
+        return message.model_copy(update={"content": blocks}) if changed else message
+
+    def apply_to_messages(self, messages: Sequence[Message]) -> list[Message]:
+        """Deduplicate a whole history in order, learning tool names from its tool calls."""
+        names: dict[str, str] = {}
+        out = []
+        for message in messages:
+            names.update(tool_name_map([message]))
+            out.append(self.apply_to_message(message, names))
+        return out
+
+
+def tool_name_map(messages: Iterable[Message]) -> dict[str, str]:
+    """``tool_use_id`` -> tool name for every tool call in ``messages``."""
+    return {use.id: use.name for message in messages for use in message.tool_uses()}
+
+
+def reset_after_compaction(state: DedupState) -> None:
+    """Forget which results were seen (the context no longer shows them); keep the counter.
+
+    Originals and handles are kept so that references in preserved messages
+    can still be expanded.
+    """
+    state.seen.clear()
+
+
+def _map_results(messages: Sequence[Message], rewrite: Callable[[str], str]) -> list[Message]:
+    out: list[Message] = []
+    for message in messages:
+        if isinstance(message.content, str):
+            out.append(message)
+            continue
+        blocks = list(message.content)
+        changed = False
+        for index, block in enumerate(blocks):
+            if isinstance(block, ToolResultBlock) and isinstance(block.content, str):
+                new = rewrite(block.content)
+                if new != block.content:
+                    blocks[index] = block.model_copy(update={"content": new})
+                    changed = True
+        out.append(message.model_copy(update={"content": blocks}) if changed else message)
+    return out
+
+
+def expand_references(
+    messages: Sequence[Message],
+    state: DedupState,
+    handle_for_rid: Mapping[str, str] | None = None,
+) -> list[Message]:
+    """Make every reference in ``messages`` resolvable within ``messages``.
+
+    For a reference to ``rN`` whose tagged first occurrence is not among
+    ``messages`` (a compaction dropped it): when a CCR handle of the original
+    is known (``handle_for_rid``, else ``state.handles``) the reference is
+    rewritten to name that handle; otherwise the first such reference is
+    replaced by the original content, tagged ``rN``, and later ones keep
+    pointing at it.
+
+    Raises:
+        DanglingReference: a reference names an ``rN`` whose content the
+            state does not hold (it came from another session).
+    """
+    handles = {**state.handles, **(handle_for_rid or {})}
+    present: set[str] = set()
+    for message in messages:
+        for block in message.tool_results():
+            if isinstance(block.content, str):
+                found = _first_occurrence_id(block.content, state)
+                if found:
+                    present.add(found)
+
+    def expand(content: str) -> str:
+        match = _REFERENCE.match(content)
+        if match is None:
+            return content
+        result_id, tool = match.group("rid"), match.group("tool")
+        if result_id in present or match.group("handle"):
+            return content
+        if result_id in handles:
+            return reference_text(tool, result_id, handles[result_id])
+        original = state.originals.get(result_id)
+        if original is None:
+            raise DanglingReference(f"a preserved tool result refers to {result_id}, whose content is unknown")
+        present.add(result_id)
+        return original + result_id_line(result_id)
+
+    return _map_results(messages, expand)
+
+
+def expand_all(messages: Sequence[Message], state: DedupState) -> list[Message]:
+    """The history before dedup: references replaced by originals, tags removed.
+
+    Raises:
+        DanglingReference: a reference names an ``rN`` whose content the state does not hold.
+    """
+
+    def restore(content: str) -> str:
+        result_id = _first_occurrence_id(content, state)
+        if result_id is not None:
+            return state.originals[result_id]
+        match = _REFERENCE.match(content)
+        if match is None:
+            return content
+        original = state.originals.get(match.group("rid"))
+        if original is None:
+            raise DanglingReference(f"a tool result refers to {match.group('rid')}, whose content is unknown")
+        return original
+
+    return _map_results(messages, restore)
+
+
+def resume_counter(messages: Iterable[Message]) -> int:
+    """The highest N of any ``[result-id: rN]`` tag or reference in ``messages`` (0 if none).
+
+    A session resumed from a saved history continues numbering after it.
+    """
+    highest = 0
+    for message in messages:
+        for block in message.tool_results():
+            if not isinstance(block.content, str):
+                continue
+            tag = _RESULT_ID.search(block.content)
+            if tag is not None:
+                highest = max(highest, int(tag.group(1)[1:]))
+            reference = _REFERENCE.match(block.content)
+            if reference is not None:
+                highest = max(highest, int(reference.group("rid")[1:]))
+    return highest
+
+
+def resume_state(messages: Sequence[Message]) -> DedupState:
+    """A ``DedupState`` rebuilt from a saved, deduplicated history.
+
+    The counter continues after the highest ``rN`` present; every tagged
+    first occurrence becomes an original again and is seen, so a repeat of it
+    is still recognised.
+    """
+    state = DedupState(counter=resume_counter(messages))
+    names = tool_name_map(messages)
+    for message in messages:
+        for block in message.tool_results():
+            if not isinstance(block.content, str):
+                continue
+            match = _RESULT_ID.search(block.content)
+            if match is None:
+                continue
+            result_id, original = match.group(1), block.content[: match.start()]
+            if result_id in state.originals:
+                continue
+            state.originals[result_id] = original
+            entry = DedupEntry(result_id=result_id, tool=names.get(block.tool_use_id, UNKNOWN_TOOL), content=original)
+            state.seen.setdefault(djb2(original), []).append(entry)
+    return state
