@@ -133,7 +133,7 @@ def _parse_line(chunk: bytes, number: int, complete: bool, report: Reporter) -> 
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         if complete:
-            report(number, "malformed_json", f"malformed JSON ({exc.msg} at column {exc.colno}); skipped")
+            report(number, "malformed_json", f"malformed JSON at column {exc.colno} ({exc.msg}); skipped")
         else:
             report(number, "truncated_line", f"truncated last line ({exc.msg}); skipped")
         return None
