@@ -1,0 +1,72 @@
+"""``compactor tokens``: counts a file or stdin in a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from compactor.tokens import TiktokenCounter
+
+
+def run(*args: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("COMPACTOR_") or k == "COMPACTOR_HOME"}
+    environ.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "compactor", "tokens", *args],
+        input=stdin,
+        capture_output=True,
+        env=environ,
+        check=False,
+    )
+
+
+def test_counts_a_file_with_tiktoken_by_default(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    text = "hello world\n" * 50
+    path.write_text(text, encoding="utf-8")
+    done = run(str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode().strip() == str(TiktokenCounter().count_text(text))
+    assert done.stderr == b""
+
+
+def test_counts_stdin_with_the_rough_counter() -> None:
+    done = run("-", "--counter", "rough", stdin=b"x" * 400)
+    assert (done.returncode, done.stdout.decode().strip()) == (0, "100")
+    assert run("--counter", "rough", stdin=b"x" * 8).stdout.decode().strip() == "2"
+
+
+def test_the_counter_can_come_from_the_environment() -> None:
+    done = run("--json", stdin="\U0001f600".encode() * 4, env={"COMPACTOR_COUNTER": "rough"})
+    assert json.loads(done.stdout) == {"tokens": 2, "counter": "rough", "characters": 8}
+
+
+def test_a_missing_file_exits_66_with_an_error_id(tmp_path: Path) -> None:
+    done = run(str(tmp_path / "nope.txt"))
+    assert done.returncode == 66 and done.stdout == b""
+    assert done.stderr.decode().startswith("compactor: input_not_found: ")
+
+
+def test_invalid_utf8_exits_65() -> None:
+    done = run(stdin=b"ok \xff\xfe")
+    assert done.returncode == 65
+    assert done.stderr.decode().startswith("compactor: input_invalid: ")
+
+
+def test_a_bad_counter_setting_exits_2() -> None:
+    done = run(stdin=b"x", env={"COMPACTOR_COUNTER": "words"})
+    assert done.returncode == 2
+    assert done.stderr.decode().startswith("compactor: config_invalid: ")
+    assert "COMPACTOR_COUNTER" in done.stderr.decode()
+
+
+def test_an_unknown_flag_is_a_usage_error() -> None:
+    assert run("--counter", "words").returncode == 2
+
+
+def test_the_command_has_help() -> None:
+    done = run("--help")
+    assert done.returncode == 0 and b"--counter" in done.stdout
