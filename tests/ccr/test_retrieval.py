@@ -204,8 +204,13 @@ def test_exact_retrieval_is_flagged_as_recovery_output() -> None:
 
 def test_every_mode_is_flagged_as_recovery_output() -> None:
     data = b"x\n\ny parser\n\nz"
-    for kwargs in ({"query": "parser"}, {"lines": (1, 1)}, {"byte_range": (0, 1)}):
-        assert retrieve(data, handle="h", **kwargs).recovered  # type: ignore[arg-type]
+    results = [
+        retrieve(data, handle="h", query="parser"),
+        retrieve(data, handle="h", lines=(1, 1)),
+        retrieve(data, handle="h", byte_range=(0, 1)),
+    ]
+    assert [r.mode for r in results] == ["query", "lines", "bytes"]
+    assert all(r.recovered for r in results)
 
 
 def test_two_selections_at_once_are_refused() -> None:
@@ -225,8 +230,7 @@ def test_query_on_a_real_transcript_returns_only_whole_lines(shared_transcript: 
     original_lines = set(data.splitlines())
     result = select_query(data, "error test failed")
     kept = [line for line in result.data.splitlines() if line and not GAP.match(line.decode())]
-    assert kept
+    assert not result.whole
     assert all(line in original_lines for line in kept)
-    if not result.whole:
-        assert len(kept) <= QUERY_UNITS
-        assert _omitted(result.data) + len(kept) == result.units_total
+    assert 0 < len(kept) <= QUERY_UNITS
+    assert _omitted(result.data) + len(kept) == result.units_total
