@@ -1,0 +1,119 @@
+"""The extractive summarizer keeps what matters verbatim and cites handles."""
+
+from __future__ import annotations
+
+from ccr import find_handles
+from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.summarizers.base import SECTION_TITLES
+from compactor.summarizers.extractive import ExtractiveSummarizer
+
+
+def user(text: str, **kw: object) -> Message:
+    return Message(role="user", content=text, **kw)  # type: ignore[arg-type]
+
+
+def call(tool_id: str, name: str, **inputs: object) -> Message:
+    return Message(role="assistant", content=[ToolUseBlock(id=tool_id, name=name, input=dict(inputs))])
+
+
+def result(tool_id: str, text: str, *, is_error: bool = False) -> Message:
+    return Message(role="user", content=[ToolResultBlock(tool_use_id=tool_id, content=text, is_error=is_error)])
+
+
+def say(text: str) -> Message:
+    return Message(role="assistant", content=[TextBlock(text=text)])
+
+
+LONG_REQUEST = "Please refactor the inventory service. " + "Keep the API stable. " * 80
+BIG_LOG = "\n".join(f"test_{i} PASSED" for i in range(400)) + "\nFAILED tests/test_api.py::test_create - AssertionError: 500 != 201\n"
+
+
+def conversation() -> list[Message]:
+    return [
+        user("Fix the failing test in tests/test_api.py"),
+        call("t1", "Read", file_path="/repo/app/api.py"),
+        result("t1", "     1→def create():\n     2→    return 500\n"),
+        call("t2", "Bash", command="pytest -q tests/test_api.py"),
+        result("t2", BIG_LOG, is_error=True),
+        say("The test fails with 500 != 201; 401 tests ran in total."),
+        call("t3", "Edit", file_path="/repo/app/api.py", old_string="500", new_string="201"),
+        result("t3", "The file /repo/app/api.py has been updated."),
+        call("t4", "Read", file_path="/repo/app/models.py", offset=10, limit=20),
+        result("t4", "    10→class Item: ..."),
+        call("t5", "TodoWrite", todos=[
+            {"content": "Fix create endpoint", "status": "completed", "activeForm": "Fixing"},
+            {"content": "Add a regression test", "status": "in_progress", "activeForm": "Adding"},
+            {"content": "Update the changelog", "status": "pending", "activeForm": "Updating"},
+        ]),
+        result("t5", "Todos have been modified successfully."),
+        user(LONG_REQUEST),
+        say("I will now add the regression test."),
+    ]
+
+
+def test_summary_has_the_nine_sections_in_order() -> None:
+    summary = ExtractiveSummarizer().summarize(conversation())
+    positions = [summary.text.index(f"{i}. {title}:") for i, title in enumerate(SECTION_TITLES, 1)]
+    assert positions == sorted(positions)
+    assert list(summary.sections) == list(SECTION_TITLES)
+
+
+def test_every_user_message_is_kept_verbatim_or_cut_with_a_resolvable_handle() -> None:
+    summarizer = ExtractiveSummarizer()
+    messages = conversation()
+    summary = summarizer.summarize(messages)
+    assert "Fix the failing test in tests/test_api.py" in summary.text
+    assert LONG_REQUEST not in summary.text
+    assert LONG_REQUEST[:200] in summary.text
+    by_handle = {s.handle: s.data for s in summarizer.spans(messages)}
+    cited = find_handles(summary.sections["All user messages"])
+    assert any(by_handle[h] == LONG_REQUEST.encode() for h in cited)
+
+
+def test_file_paths_are_named_with_what_was_done_to_them() -> None:
+    section = ExtractiveSummarizer().summarize(conversation()).sections["Files and code sections"]
+    assert "/repo/app/api.py: read, edited" in section
+    assert "/repo/app/models.py: read lines 10-29" in section
+
+
+def test_commands_errors_and_cited_numbers_are_kept() -> None:
+    summary = ExtractiveSummarizer().summarize(conversation())
+    solving = summary.sections["Problem solving"]
+    assert "`pytest -q tests/test_api.py` -> failed" in solving
+    assert "401 tests ran in total" in solving
+    errors = summary.sections["Errors and fixes"]
+    assert "AssertionError: 500 != 201" in errors
+    assert find_handles(errors), "the error line cites the stored tool result"
+
+
+def test_todo_list_and_next_step_come_from_the_latest_state() -> None:
+    summary = ExtractiveSummarizer().summarize(conversation())
+    pending = summary.sections["Pending tasks"]
+    assert "[in_progress] Add a regression test" in pending
+    assert "[pending] Update the changelog" in pending
+    assert "Fix create endpoint" not in pending
+    assert "Please refactor the inventory service" in summary.sections["Next step"]
+    assert "I will now add the regression test." in summary.sections["Current work"]
+
+
+def test_every_cited_handle_is_a_span_the_pipeline_stores() -> None:
+    summarizer = ExtractiveSummarizer()
+    messages = conversation()
+    summary = summarizer.summarize(messages)
+    spans = {s.handle for s in summarizer.spans(messages)}
+    assert set(summary.handles) <= spans
+    assert set(find_handles(summary.text)) <= spans
+
+
+def test_summary_is_deterministic_and_carries_custom_instructions() -> None:
+    first = ExtractiveSummarizer().summarize(conversation(), "focus on the API tests")
+    second = ExtractiveSummarizer().summarize(conversation(), "focus on the API tests")
+    assert first == second
+    assert "focus on the API tests" in first.text
+
+
+def test_summary_is_much_smaller_than_a_large_head() -> None:
+    messages = conversation() * 20
+    summary = ExtractiveSummarizer().summarize(messages)
+    head_chars = sum(len(m.canonical_json()) for m in messages)
+    assert len(summary.text) * 10 < head_chars
