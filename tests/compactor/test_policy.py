@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compactor.config import PolicySettings, Settings, load_settings
+from compactor.config import DedupSettings, PolicySettings, Settings, load_settings
+from compactor.dedup import Deduper, reset_after_compaction, tool_name_map
+from compactor.messages import Message
 from compactor.policy import (
     CompactionTracker,
     auto_compact_threshold,
@@ -16,6 +20,9 @@ from compactor.policy import (
     should_compact,
     thresholds,
 )
+from compactor.session import DedupState
+from compactor.tokens import RoughCounter, usage_anchored_estimate
+from compactor.transcript import Transcript, read_transcript
 
 DEFAULT = PolicySettings()
 
@@ -169,3 +176,115 @@ def test_reset_re_arms_auto_compaction() -> None:
 def test_settings_leaving_no_room_are_rejected() -> None:
     with pytest.raises(ValueError, match="leaves no room"):
         PolicySettings(context_window=25_000)
+
+
+# -- real sessions -------------------------------------------------------------
+
+
+def _reserve_cap(transcript: Transcript) -> int:
+    """Builds before 2.1 reserved 32,000 tokens for the summary; later ones 20,000."""
+    version = next((e.record.get("version") for e in transcript.entries if e.record.get("version")), "")
+    return 32_000 if str(version).startswith(("1.", "2.0.")) else 20_000
+
+
+def _first_firing(
+    messages: list[Message], start: int, end: int, policy: PolicySettings, saved: list[int] | None = None
+) -> tuple[int, int] | None:
+    """(message index, estimate) where the policy first fires before a request in [start, end]."""
+    rough = RoughCounter()
+    cumulative = 0
+    for k in range(start + 1, end + 1):
+        cumulative += saved[k - 1] if saved else 0
+        if messages[k - 1].role != "user":
+            continue
+        estimate = usage_anchored_estimate(messages[start:k], rough) - cumulative
+        if should_compact(estimate, policy, CompactionTracker()).compact:
+            return k, estimate
+    return None
+
+
+def test_the_policy_fires_where_claude_code_compacted(shared_transcripts: Path) -> None:
+    checked = 0
+    for path in sorted(shared_transcripts.rglob("*.jsonl")):
+        if "subagents" in path.parts:
+            continue
+        transcript = read_transcript(path)
+        policy = PolicySettings(summary_reserve_cap=_reserve_cap(transcript))
+        start = 0
+        for compaction in transcript.compactions:
+            if compaction.trigger == "auto" and compaction.pre_tokens:
+                fired = _first_firing(transcript.messages, start, compaction.message_index, policy)
+                assert fired is not None, f"{path.name}: never reached the threshold"
+                index, estimate = fired
+                assert abs(estimate - compaction.pre_tokens) <= 0.02 * compaction.pre_tokens, path.name
+                assert index == compaction.message_index, path.name
+                checked += 1
+            start = compaction.message_index
+    assert checked >= 2
+
+
+def test_dedup_savings_and_when_compaction_would_have_fired(shared_transcripts: Path) -> None:
+    """Prints, per session, what dedup saved and how it moves the compaction point."""
+    rough = RoughCounter()
+    compactions_seen = 0
+    for path in sorted(shared_transcripts.rglob("*.jsonl")):
+        if "subagents" in path.parts:
+            continue
+        transcript = read_transcript(path)
+        messages = transcript.messages
+        names = tool_name_map(messages)
+        deduper = Deduper(DedupState())
+        boundaries = {c.message_index for c in transcript.compactions}
+        saved: list[int] = []
+        for index, message in enumerate(messages):
+            if index in boundaries:
+                reset_after_compaction(deduper.state)
+            saved.append(rough.count_message(message) - rough.count_message(deduper.apply_to_message(message, names)))
+        hits = sum(deduper.state.hits.values())
+        assert hits == _repeats(messages, names, boundaries), path.name
+        print(
+            f"\n{path.relative_to(shared_transcripts)}: dedup hits {hits}, "
+            f"saved {sum(deduper.state.saved_bytes.values())} bytes, "
+            f"net {sum(saved)} rough tokens (result-id tags included)"
+        )
+        policy = PolicySettings(summary_reserve_cap=_reserve_cap(transcript))
+        start = 0
+        for compaction in transcript.compactions:
+            if compaction.trigger == "auto" and compaction.pre_tokens:
+                plain = _first_firing(messages, start, compaction.message_index, policy)
+                with_dedup = _first_firing(messages, start, len(messages), policy, saved)
+                assert plain is not None
+                segment_saved = sum(saved[start : plain[0]])
+                moved = (
+                    "does not fire within the recorded session"
+                    if with_dedup is None
+                    else f"fires at message {with_dedup[0]} ({with_dedup[0] - plain[0]:+d} messages)"
+                )
+                print(
+                    f"  compaction at message {compaction.message_index} (preTokens {compaction.pre_tokens}): "
+                    f"dedup saved {segment_saved:+d} tokens by then; with dedup the policy {moved}"
+                )
+                compactions_seen += 1
+            start = compaction.message_index
+    assert compactions_seen >= 2
+
+
+def _repeats(messages: list[Message], names: dict[str, str], boundaries: set[int]) -> int:
+    """A plain count of eligible results repeated within one compaction segment."""
+    seen: set[str] = set()
+    repeats = 0
+    dedup = DedupSettings()
+    for index, message in enumerate(messages):
+        if index in boundaries:
+            seen.clear()
+        for block in message.tool_results():
+            tool = names.get(block.tool_use_id, "unknown")
+            if not isinstance(block.content, str) or block.is_error or dedup.is_recovery_tool(tool):
+                continue
+            limit = dedup.threshold_for(tool)
+            size = len(block.content.encode("utf-16-le", "surrogatepass")) // 2
+            if size <= 256 or (limit is not None and size + 26 > limit):
+                continue
+            repeats += block.content in seen
+            seen.add(block.content)
+    return repeats
