@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -25,6 +26,7 @@ from compactor.dedup import (
 )
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.session import DedupState
+from compactor.transcript import read_transcript
 
 # Values printed by node for: let h = 5381; for (...) h = ((h << 5) + h + s.charCodeAt(i)) | 0
 JS_VECTORS = [
@@ -340,3 +342,12 @@ def test_no_reference_dangles_after_a_compaction(
     more = Deduper(d.state).apply_to_messages(build(later))
     new_ids = {int(m.group(1)[1:]) for r in results_of(more) if (m := TAG.search(r))}
     assert all(n > issued for n in new_ids)
+
+
+def test_a_real_session_deduplicated_expands_back_exactly(shared_transcript: Path) -> None:
+    messages = read_transcript(shared_transcript).messages
+    assert messages
+    d = Deduper(DedupState())
+    deduped = d.apply_to_messages(messages)
+    assert expand_all(deduped, d.state) == messages
+    assert resume_counter(deduped) == d.state.counter
