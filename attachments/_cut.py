@@ -27,6 +27,15 @@ _CHARS_PER_TOKEN_PROBE = 8
 """First window, in characters per budget token, searched for the cut (grows x4 if it fits)."""
 
 
+_EXACT_TAIL_CHARS = 400_000
+"""Tails up to this many characters are counted exactly for the store's record."""
+
+_TAIL_SAMPLES = 8
+
+_STAND_IN = handle_for(b"")
+"""A handle of the right shape, named while searching for the cut."""
+
+
 class TailStore(Protocol):
     """The part of the CCR store attachments use: storing a cut tail."""
 
@@ -90,32 +99,49 @@ def plan_cut(
     tail it leaves, fits. Returns ``None`` when not even an empty head fits
     (the budget is smaller than the wrapper and notes).
     """
-    whole = render(content, None)
-    tokens = counter.count_text(whole)
-    if tokens <= limit:
-        return Cut(head=content, tail="", handle=None, text=whole, tokens=tokens, first_line=first_line)
+    if not _prefix_overflows(content, render, counter, limit):
+        whole = render(content, None)
+        tokens = counter.count_text(whole)
+        if tokens <= limit:
+            return Cut(head=content, tail="", handle=None, text=whole, tokens=tokens, first_line=first_line)
 
-    def fits(head: str) -> bool:
-        if len(head) >= len(content):
-            return False
+    newlines = content.count("\n")
+    ends_with_newline = content.endswith("\n")
+
+    def info(head: str, handle: str) -> CutInfo:
+        head_newlines = head.count("\n")
+        return CutInfo(
+            handle=handle,
+            marker=marker(handle),
+            head_lines=head_newlines + (0 if not head or head.endswith("\n") else 1),
+            tail_lines=newlines - head_newlines + (0 if ends_with_newline else 1),
+            from_line=first_line + head_newlines,
+            mid_line=bool(head) and not head.endswith("\n"),
+        )
+
+    def search(handle_of: Callable[[str], str]) -> Cut | None:
+        def fits(head: str) -> bool:
+            if len(head) >= len(content):
+                return False
+            return counter.count_text(render(head, info(head, handle_of(head)))) <= limit
+
+        head, _ = fit_head(_search_region(content, fits, limit), fits)
+        if not head and not fits(""):
+            return None
         tail = content[len(head) :]
-        text = render(head, _info(head, tail, handle_for(tail.encode("utf-8")), first_line))
-        return counter.count_text(text) <= limit
+        handle = handle_for(tail.encode("utf-8"))
+        text = render(head, info(head, handle))
+        return Cut(
+            head=head, tail=tail, handle=handle, text=text, tokens=counter.count_text(text), first_line=first_line
+        )
 
-    head, _ = fit_head(_search_region(content, fits, limit), fits)
-    if not head and not fits(""):
-        return None
-    tail = content[len(head) :]
-    handle = handle_for(tail.encode("utf-8"))
-    text = render(head, _info(head, tail, handle, first_line))
-    return Cut(
-        head=head,
-        tail=tail,
-        handle=handle,
-        text=text,
-        tokens=counter.count_text(text),
-        first_line=first_line,
-    )
+    # Hashing a long tail at every probe is the slow part, so search with a
+    # stand-in handle of the same shape first; only if the real handle happens
+    # to tokenize longer and overshoots, search again naming the real one.
+    cut = search(lambda head: _STAND_IN)
+    if cut is not None and cut.tokens <= limit:
+        return cut
+    return search(lambda head: handle_for(content[len(head) :].encode("utf-8")))
 
 
 def commit_cut(
@@ -144,7 +170,7 @@ def commit_cut(
         data,
         content_type="text/plain",
         producer=producer,
-        tokens_before=counter.count_text(cut.tail),
+        tokens_before=_tail_tokens(cut.tail, counter),
         tokens_after=counter.count_text(marker(cut.handle)),
         metadata={**(metadata or {}), "from_line": from_line},
     )
@@ -169,6 +195,31 @@ def _info(head: str, tail: str, handle: str, first_line: int) -> CutInfo:
         from_line=first_line + head.count("\n"),
         mid_line=bool(head) and not head.endswith("\n"),
     )
+
+
+def _prefix_overflows(content: str, render: Render, counter: TokenCounter, limit: int) -> bool:
+    """Whether a prefix of a long ``content`` already renders over ``limit`` (so the whole cannot fit).
+
+    Saves counting a huge text whole only to learn that it must be cut.
+    """
+    window = max(limit * _CHARS_PER_TOKEN_PROBE, 1_024)
+    if len(content) <= 2 * window:
+        return False
+    return counter.count_text(render(content[:window], None)) > limit
+
+
+def _tail_tokens(tail: str, counter: TokenCounter) -> int:
+    """The tail's token count for the store's record: exact up to a size, else scaled from samples.
+
+    The figure only feeds the store's statistics (whose basis is "inferred");
+    counting tens of megabytes exactly would cost seconds for nothing.
+    """
+    if len(tail) <= _EXACT_TAIL_CHARS:
+        return counter.count_text(tail)
+    step = len(tail) // _TAIL_SAMPLES
+    size = _EXACT_TAIL_CHARS // _TAIL_SAMPLES
+    sampled = sum(counter.count_text(tail[i * step : i * step + size]) for i in range(_TAIL_SAMPLES))
+    return round(sampled * len(tail) / (size * _TAIL_SAMPLES))
 
 
 def _search_region(content: str, fits: Callable[[str], bool], limit: int) -> str:

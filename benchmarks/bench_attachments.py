@@ -1,0 +1,71 @@
+"""Benchmark: how long building post-compaction attachments takes, and how much they restore.
+
+Prints figures, asserts nothing about speed. Files are generated in a temporary
+folder (source-like lines, from small to very large), read into a snapshot,
+and restored with the default budgets and the tiktoken counter into an
+in-memory CCR store.
+
+    python benchmarks/bench_attachments.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import ccr
+from attachments import Budgets, DiskFiles, build_attachments
+from compactor.session import InvokedSkill, ReadFileEntry, SessionState
+from compactor.tokens import TiktokenCounter
+
+SIZES = [40, 400, 4_000, 40_000, 400_000]
+"""Lines per generated file: the largest ones must be cut."""
+
+RUNS = 5
+
+
+def source_lines(n: int, seed: int) -> str:
+    return "".join(f"    result_{seed}_{i} = transform(record[{i}], factor={i % 17})  # step {i}\n" for i in range(n))
+
+
+def main() -> None:
+    counter = TiktokenCounter()
+    with tempfile.TemporaryDirectory() as folder:
+        snapshot: dict[str, ReadFileEntry] = {}
+        for i, n in enumerate(SIZES):
+            path = Path(folder) / f"module_{i}.py"
+            content = source_lines(n, i)
+            path.write_text(content)
+            snapshot[str(path)] = ReadFileEntry(path=str(path), content=content, timestamp=float(i))
+        state = SessionState()
+        for j in range(6):
+            body = "".join(f"Skill {j} rule {k}: keep the change small and tested.\n" for k in range(600))
+            state.invoke_skill(InvokedSkill(name=f"skill-{j}", path=f"/s/{j}/SKILL.md", content=body, invoked_at=j))
+        total_bytes = sum(len(e.content.encode()) for e in snapshot.values())
+
+        timings: list[float] = []
+        result = None
+        for _ in range(RUNS):
+            store = ccr.open_store(":memory:")
+            start = time.perf_counter()
+            result = build_attachments(snapshot, state, [], budgets=Budgets(), counter=counter, store=store,
+                                       files=DiskFiles())
+            timings.append(time.perf_counter() - start)
+        assert result is not None
+
+    print(f"files: {len(SIZES)} ({total_bytes / 1e6:.1f} MB read), skills: 6 x ~{counter.count_text(body):,} tokens")
+    print(f"build_attachments: median {statistics.median(timings) * 1000:.0f} ms, "
+          f"min {min(timings) * 1000:.0f} ms over {RUNS} runs")
+    print(f"attachment tokens: {result.tokens:,} "
+          f"(files {sum(a.tokens for a in result.of_type('file')):,}, "
+          f"skills {sum(a.tokens for a in result.of_type('skill')):,})")
+    truncated = [e for e in result.entries if e.truncated]
+    print(f"entries: {len(result.entries)}, truncated with a CCR tail: {len(truncated)}, skipped: {len(result.skipped)}")
+    for skipped in result.skipped:
+        print(f"  skipped {skipped.type} {skipped.path or skipped.name}: {skipped.reason}")
+
+
+if __name__ == "__main__":
+    main()
