@@ -36,7 +36,7 @@ from ccr.objects import (
     select,
 )
 from ccr.records import PutRequest, Record, StoreStats
-from ccr.retrieval import Retrieval, retrieve
+from ccr.retrieval import Retrieval, check_selection, retrieve
 
 __all__ = ["BaseStore", "BlobRow", "ObjectRow", "now"]
 
@@ -199,8 +199,7 @@ class BaseStore(abc.ABC):
             CorruptRecord: the stored bytes no longer match the handle.
         """
         parsed = parse_ref(ref)
-        if sum(x is not None for x in (query, lines, byte_range)) > 1:
-            raise InvalidRequest("choose one of query, lines or byte_range")
+        check_selection(query=query, lines=lines, byte_range=byte_range)
         data = self._resolve(parsed)
         return retrieve(
             data,

@@ -25,6 +25,7 @@ __all__ = [
     "QUERY_UNITS",
     "Retrieval",
     "RetrievalMode",
+    "check_selection",
     "gap_marker",
     "retrieve",
     "select_bytes",
@@ -72,6 +73,29 @@ def gap_marker(count: int) -> str:
     return f"[... {count} {noun} omitted ...]"
 
 
+def check_selection(
+    *,
+    query: str | None = None,
+    lines: tuple[int, int] | None = None,
+    byte_range: tuple[int, int] | None = None,
+) -> None:
+    """Refuse a malformed selection before anything is read.
+
+    Raises:
+        InvalidRequest: more than one selection, an empty query, or a bad range.
+    """
+    if sum(x is not None for x in (query, lines, byte_range)) > 1:
+        raise InvalidRequest("choose one of query, lines or byte_range")
+    if query is not None and not query.strip():
+        raise InvalidRequest("the query is empty")
+    if lines is not None and (lines[0] < 1 or lines[1] < lines[0]):
+        raise InvalidRequest(f"bad line range {lines[0]}:{lines[1]} (need 1 <= first <= last)")
+    if byte_range is not None and (byte_range[0] < 0 or byte_range[1] < byte_range[0]):
+        raise InvalidRequest(
+            f"bad byte range {byte_range[0]}:{byte_range[1]} (need 0 <= start <= end)"
+        )
+
+
 def retrieve(
     data: bytes,
     *,
@@ -86,9 +110,7 @@ def retrieve(
     Raises:
         InvalidRequest: more than one selection, or a malformed one.
     """
-    chosen = sum(x is not None for x in (query, lines, byte_range))
-    if chosen > 1:
-        raise InvalidRequest("choose one of query, lines or byte_range")
+    check_selection(query=query, lines=lines, byte_range=byte_range)
     if query is not None:
         result = select_query(data, query)
     elif lines is not None:

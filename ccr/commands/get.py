@@ -8,6 +8,7 @@ from typing import Any
 
 from ccr.commands._common import opened_store, parse_span, write_stdout
 from ccr.handles import parse_ref
+from ccr.retrieval import check_selection
 
 __all__ = ["register", "run"]
 
@@ -50,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         if args.byte_range is not None
         else None
     )
+    check_selection(query=args.query, lines=lines, byte_range=byte_range)
     with opened_store(args) as store:
         result = store.retrieve(ref, query=args.query, lines=lines, byte_range=byte_range)
     write_stdout(result.data)

@@ -191,6 +191,13 @@ def test_malformed_handle_is_refused_before_storage_is_touched(store: Store) -> 
         store.get(MISSING)
 
 
+def test_malformed_selection_is_refused_before_storage_is_touched(store: Store) -> None:
+    store.close()
+    for kwargs in ({"lines": (0, 1)}, {"byte_range": (5, 1)}, {"query": " "}):
+        with pytest.raises(InvalidRequest):
+            store.retrieve(MISSING, **kwargs)
+
+
 def test_records_persist_across_reopening(db_path: Path) -> None:
     with open_store(db_path) as store:
         handle = store.put(b"kept", tokens_before=10, tokens_after=2)

@@ -1,0 +1,179 @@
+"""The ``ccr`` command line, run as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccr import handle_for
+from ccr.cli import COMMANDS
+
+BINARY = bytes(range(256)) + b"\r\n\x00\r" + "é€😀".encode()
+
+
+def ccr(
+    *args: str, input: bytes = b"", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "ccr", *args],
+        input=input,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+@pytest.fixture
+def store_arg(tmp_path: Path) -> list[str]:
+    return ["--store", str(tmp_path / "store" / "ccr.db")]
+
+
+@pytest.mark.parametrize("command", [None, *COMMANDS])
+def test_every_command_has_help(command: str | None) -> None:
+    result = ccr(*([command] if command else []), "--help")
+    assert result.returncode == 0
+    assert result.stdout.startswith(b"usage: ccr")
+    assert result.stderr == b""
+
+
+def test_console_script_is_installed() -> None:
+    script = Path(sys.executable).with_name("ccr")
+    result = subprocess.run([str(script), "--help"], capture_output=True, check=False)
+    assert result.returncode == 0
+    assert b"put" in result.stdout
+
+
+def test_put_prints_the_handle_and_get_writes_the_bytes_back_exactly(
+    tmp_path: Path, store_arg: list[str]
+) -> None:
+    source = tmp_path / "payload.bin"
+    source.write_bytes(BINARY)
+    put = ccr(*store_arg, "put", str(source), "--content-type", "application/octet-stream")
+    assert put.returncode == 0, put.stderr
+    handle = put.stdout.decode().strip()
+    assert put.stdout == f"{handle_for(BINARY)}\n".encode()
+    got = ccr(*store_arg, "get", f"<<ccr:{handle}>>")
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == BINARY
+    assert got.stderr == b""
+
+
+def test_put_reads_stdin_and_store_option_works_after_the_command(store_arg: list[str]) -> None:
+    put = ccr("put", "-", *store_arg, input=b"from stdin\n")
+    assert put.returncode == 0, put.stderr
+    assert ccr("get", put.stdout.decode().strip(), *store_arg).stdout == b"from stdin\n"
+
+
+def test_compactor_home_chooses_the_default_store(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    put = ccr("put", input=b"x", env={"COMPACTOR_HOME": str(home)})
+    assert put.returncode == 0, put.stderr
+    assert (home / "ccr.db").is_file()
+
+
+def test_get_by_lines_bytes_and_query(store_arg: list[str]) -> None:
+    data = "alpha\nbeta é\n\ngamma parser\n\ndelta\n".encode()
+    handle = ccr(*store_arg, "put", input=data).stdout.decode().strip()
+    assert ccr(*store_arg, "get", handle, "--lines", "2:2").stdout == "beta é\n".encode()
+    assert ccr(*store_arg, "get", handle, "--lines", "6:").stdout == b"delta\n"
+    assert ccr(*store_arg, "get", handle, "--bytes", "11:12").stdout == "é".encode()
+    query = ccr(*store_arg, "get", handle, "--query", "parser").stdout.decode()
+    assert "gamma parser" in query and "omitted" in query and "delta" not in query
+
+
+def test_unknown_handle_exits_66_with_a_stable_error_id(store_arg: list[str]) -> None:
+    result = ccr(*store_arg, "get", handle_for(b"never"))
+    assert result.returncode == 66
+    assert result.stdout == b""
+    assert result.stderr.startswith(b"ccr: ccr_not_found: ")
+
+
+def test_malformed_handle_exits_2_without_creating_a_store(tmp_path: Path) -> None:
+    db = tmp_path / "untouched" / "ccr.db"
+    result = ccr("--store", str(db), "get", "ccr_xyz")
+    assert result.returncode == 2
+    assert result.stderr.startswith(b"ccr: ccr_invalid_handle: ")
+    assert not db.parent.exists()
+
+
+def test_full_store_exits_73(store_arg: list[str]) -> None:
+    env = {"COMPACTOR_CCR_MAX_BYTES": "10"}
+    assert ccr(*store_arg, "put", input=b"0123456789", env=env).returncode == 0
+    result = ccr(*store_arg, "put", input=b"more", env=env)
+    assert result.returncode == 73
+    assert result.stderr.startswith(b"ccr: ccr_budget_exceeded: ")
+    assert result.stdout == b""
+
+
+def test_bad_budget_variable_exits_2(store_arg: list[str]) -> None:
+    result = ccr(*store_arg, "stats", env={"COMPACTOR_CCR_MAX_BYTES": "lots"})
+    assert result.returncode == 2
+    assert result.stderr.startswith(b"ccr: ccr_config_invalid: ")
+
+
+def test_missing_input_file_exits_66(tmp_path: Path, store_arg: list[str]) -> None:
+    result = ccr(*store_arg, "put", str(tmp_path / "nope.txt"))
+    assert result.returncode == 66
+    assert result.stderr.startswith(b"ccr: ccr_input_not_found: ")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["get"],
+        ["get", "ccr_" + "0" * 32, "--lines", "1:2", "--bytes", "0:1"],
+        ["get", "ccr_" + "0" * 32, "--lines", "x"],
+        ["get", "ccr_" + "0" * 32, "--lines", "3:1"],
+        ["frobnicate"],
+    ],
+)
+def test_usage_mistakes_exit_2(store_arg: list[str], args: list[str]) -> None:
+    result = ccr(*store_arg, *args)
+    assert result.returncode == 2
+    assert b"ccr: ccr_" in result.stderr
+    assert result.stdout == b""
+
+
+def test_stats_prints_json_with_inferred_basis(store_arg: list[str]) -> None:
+    ccr(*store_arg, "put", input=b"abc")
+    result = ccr(*store_arg, "stats", "--json")
+    stats = json.loads(result.stdout)
+    assert (stats["entries"], stats["payload_bytes"], stats["full"], stats["basis"]) == (
+        1, 3, False, "inferred"
+    )
+    assert b"entries: 1" in ccr(*store_arg, "stats").stdout
+
+
+def test_info_prints_record_metadata(store_arg: list[str]) -> None:
+    handle = ccr(*store_arg, "put", "--producer", "me", input=b"abc").stdout.decode().strip()
+    info = json.loads(ccr(*store_arg, "info", handle).stdout)
+    assert (info["handle"], info["size"], info["producer"]) == (handle, 3, "me")
+
+
+def test_verify_passes_clean_and_names_corrupt_records(tmp_path: Path, store_arg: list[str]) -> None:
+    handle = ccr(*store_arg, "put", input=b"original").stdout.decode().strip()
+    clean = ccr(*store_arg, "verify")
+    assert (clean.returncode, clean.stdout) == (0, b"")
+    raw = sqlite3.connect(tmp_path / "store" / "ccr.db")
+    with raw:
+        raw.execute("UPDATE blobs SET data = ? WHERE handle = ?", (b"altered", handle))
+    raw.close()
+    broken = ccr(*store_arg, "verify")
+    assert broken.returncode == 65
+    assert broken.stdout.decode().split() == [handle]
+    assert handle.encode() in broken.stderr
+    assert ccr(*store_arg, "get", handle).returncode == 65
+
+
+def test_main_returns_exit_codes_in_process(store_arg: list[str]) -> None:
+    from ccr.cli import main
+
+    assert main([*store_arg, "get", "nonsense"]) == 2
+    assert main([*store_arg, "--help"]) == 0
