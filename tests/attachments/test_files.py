@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ccr
-from attachments import Budgets, DiskFiles, RecordedFiles, build_file_attachments
+from attachments import Budgets, DiskFiles, RecordedFiles, TailNotStored, build_file_attachments
 from compactor.messages import Message, ToolUseBlock
 from compactor.session import Plan, ReadFileEntry, SessionState
 from compactor.tokens import TiktokenCounter
@@ -275,3 +275,69 @@ def test_no_input_yields_file_attachments_over_budget(
             assert original in (head.encode() + tail, head.removesuffix("\n").encode() + tail)
     named = {a.entries[0].path for a in attached} | {s.path for s in skipped}
     assert named == set(snapshot)
+
+
+class MarkerSensitiveCounter:
+    """Counts characters / 4, plus a surcharge for every marker that is not the search stand-in.
+
+    It makes the real handle "tokenize" longer than the stand-in named while
+    searching, which real tokenizers do now and then by a token or two.
+    """
+
+    name = "marker-sensitive"
+
+    def __init__(self, surcharge: int, costly: str = "") -> None:
+        self.surcharge = surcharge
+        self.costly = costly
+
+    def count_text(self, text: str) -> int:
+        stand_in = ccr.handle_for(b"")
+        extra = 0
+        for handle in ccr.find_handles(text):
+            if handle != stand_in:
+                extra += self.surcharge
+            if self.costly and handle == self.costly:
+                extra += 10 * self.surcharge
+        return -(-len(text) // 4) + extra
+
+    def count_message(self, message: Message) -> int:
+        return self.count_text(message.text())
+
+
+def test_a_real_handle_longer_than_the_stand_in_is_searched_again(
+    write_file: WriteFile, store: ccr.Store, shown_content: Callable[[str], str]
+) -> None:
+    entry = write_file("long.py", lines(500), at=1.0)
+    counter = MarkerSensitiveCounter(surcharge=40)
+    [attachment], _ = build_file_attachments(
+        {entry.path: entry}, SessionState(), [], budgets=Budgets(file_tokens=800), counter=counter,  # type: ignore[arg-type]
+        store=store, files=DiskFiles(),
+    )
+    [report] = attachment.entries
+    assert report.handle is not None and report.tokens <= 800
+    assert counter.count_text(attachment.message.text()) == report.tokens
+    head = shown_content(attachment.message.text())
+    assert head.encode() + store.get(report.handle) == lines(500).encode()
+
+
+class RenamingStore:
+    """A store seam that keeps the bytes but answers with a handle of its own choosing."""
+
+    def __init__(self, handle: str) -> None:
+        self.handle = handle
+        self.puts: list[bytes] = []
+
+    def put(self, data: bytes, **_: object) -> str:
+        self.puts.append(data)
+        return self.handle
+
+
+def test_a_store_handle_that_no_longer_fits_raises_instead_of_going_over_budget(write_file: WriteFile) -> None:
+    odd = "ccr_" + "f" * 32
+    entry = write_file("long.py", lines(500), at=1.0)
+    with pytest.raises(TailNotStored):
+        build_file_attachments(
+            {entry.path: entry}, SessionState(), [], budgets=Budgets(file_tokens=800),
+            counter=MarkerSensitiveCounter(surcharge=5, costly=odd),  # type: ignore[arg-type]
+            store=RenamingStore(odd), files=DiskFiles(),
+        )
