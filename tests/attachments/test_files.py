@@ -10,8 +10,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ccr
-from attachments import Budgets, DiskFiles, RecordedFiles, TailNotStored, build_file_attachments
+from attachments import (
+    Attachment,
+    Budgets,
+    DiskFiles,
+    FileSource,
+    RecordedFiles,
+    TailNotStored,
+    build_file_attachments,
+)
 from compactor.messages import Message, ToolUseBlock
+from compactor.report import SkippedEntry
 from compactor.session import Plan, ReadFileEntry, SessionState
 from compactor.tokens import TiktokenCounter
 
@@ -35,8 +44,17 @@ def text_of_tokens(counter: TiktokenCounter, tokens: int) -> str:
     return text
 
 
-def build(snapshot: dict[str, ReadFileEntry], state: SessionState | None = None, tail: list[Message] | None = None,
-          *, budgets: Budgets | None = None, counter: TiktokenCounter, store: ccr.Store, files=None, cwd=None):  # type: ignore[no-untyped-def]
+def build(
+    snapshot: dict[str, ReadFileEntry],
+    state: SessionState | None = None,
+    tail: list[Message] | None = None,
+    *,
+    budgets: Budgets | None = None,
+    counter: TiktokenCounter,
+    store: ccr.Store,
+    files: FileSource | None = None,
+    cwd: str | None = None,
+) -> tuple[list[Attachment], list[SkippedEntry]]:
     return build_file_attachments(
         snapshot,
         state or SessionState(),
@@ -49,7 +67,7 @@ def build(snapshot: dict[str, ReadFileEntry], state: SessionState | None = None,
     )
 
 
-def reasons(skipped) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def reasons(skipped: list[SkippedEntry]) -> dict[str | None, str]:
     return {s.path: s.reason.split(":", 1)[0] for s in skipped}
 
 
@@ -310,7 +328,7 @@ def test_a_real_handle_longer_than_the_stand_in_is_searched_again(
     entry = write_file("long.py", lines(500), at=1.0)
     counter = MarkerSensitiveCounter(surcharge=40)
     [attachment], _ = build_file_attachments(
-        {entry.path: entry}, SessionState(), [], budgets=Budgets(file_tokens=800), counter=counter,  # type: ignore[arg-type]
+        {entry.path: entry}, SessionState(), [], budgets=Budgets(file_tokens=800), counter=counter,
         store=store, files=DiskFiles(),
     )
     [report] = attachment.entries
@@ -338,6 +356,6 @@ def test_a_store_handle_that_no_longer_fits_raises_instead_of_going_over_budget(
     with pytest.raises(TailNotStored):
         build_file_attachments(
             {entry.path: entry}, SessionState(), [], budgets=Budgets(file_tokens=800),
-            counter=MarkerSensitiveCounter(surcharge=5, costly=odd),  # type: ignore[arg-type]
+            counter=MarkerSensitiveCounter(surcharge=5, costly=odd),
             store=RenamingStore(odd), files=DiskFiles(),
         )
