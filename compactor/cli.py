@@ -18,7 +18,7 @@ from compactor.errors import CompactorError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS: tuple[str, ...] = ("inspect", "tokens")
+COMMANDS: tuple[str, ...] = ("replay", "inspect", "tokens")
 """Subcommand modules under ``compactor.commands``, in help order."""
 
 

@@ -31,6 +31,8 @@ _NUMBER = re.compile(r"(?<![\w.])\d[\d,_.]*\d(?![\w])|(?<![\w.])\d(?![\w.])")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _PATH_KEYS = ("file_path", "notebook_path")
 _EDIT_TOOLS = {"Edit": "edited", "MultiEdit": "edited", "NotebookEdit": "edited", "Write": "written"}
+_CONTENT_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Grep", "Glob"})
+"""Tools whose results show file content: a line saying "error" there is code, not a failure."""
 
 
 def _cut(text: str, limit: int) -> tuple[str, bool]:
@@ -245,7 +247,10 @@ class ExtractiveSummarizer:
                 if handle:
                     line += f" {d.cite('Problem solving', handle)}"
                 d.commands.append(line)
-        error_lines = [ln for ln in text.splitlines() if _ERROR_LINE.search(ln)]
+        shows_content = call is not None and call.name in _CONTENT_TOOLS
+        error_lines = [] if shows_content and not block.is_error else [
+            ln for ln in text.splitlines() if _ERROR_LINE.search(ln)
+        ]
         if block.is_error and not error_lines and text.strip():
             error_lines = [text.strip().splitlines()[0]]
         if error_lines:

@@ -1,0 +1,140 @@
+"""``compactor replay SESSION.jsonl``: replay a recorded session and report its compactions.
+
+Prints a table (or, with ``--json``, the report DESIGN.md defines:
+``{session, compactions, totals}``). Dropped spans go to the CCR store
+(``--store`` or ``$COMPACTOR_HOME/ccr.db``), so every handle in the report
+resolves with ``ccr get``. When the store refuses a compaction's spans, the
+compaction fails closed, the replay goes on without it, and the exit code is
+73 (``ccr_budget_exceeded``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ccr import open_store
+from compactor.config import load_settings
+from compactor.pipeline import CompactionResult
+from compactor.replay import ReplayReport, replay
+from compactor.summarizers import make_summarizer
+from compactor.transcript import ReadWarning
+
+__all__ = ["register", "render_table", "run"]
+
+_BUDGET_EXIT = 73
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``replay`` subcommand."""
+    parser = subparsers.add_parser(
+        "replay",
+        help="replay a recorded Claude Code session and report each compaction",
+        description="Replay a Claude Code JSONL session through the compactor, compacting where "
+        "the policy fires (--at auto) or where Claude Code did (--at recorded), and print a "
+        "report of every compaction.",
+    )
+    parser.add_argument("session", metavar="SESSION.jsonl", help="the session's JSONL transcript")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--at",
+        choices=("auto", "recorded"),
+        default="auto",
+        help="compact where the policy fires (auto, default) or where the recording did (recorded)",
+    )
+    parser.add_argument("--store", type=Path, help="CCR store file (default: $COMPACTOR_HOME/ccr.db)")
+    parser.add_argument("--config", type=Path, help="settings file (TOML or JSON)")
+    parser.add_argument(
+        "--summarizer", choices=("extractive", "anthropic", "openai"), help="summarizer (default: extractive)"
+    )
+    parser.add_argument("--counter", choices=("tiktoken", "rough"), help="token counter (default: tiktoken)")
+    parser.add_argument("--no-dedup", action="store_true", help="leave repeated tool results alone")
+    parser.add_argument("--output", type=Path, help="also write the replayed session as Claude Code JSONL")
+    parser.add_argument("--strict", action="store_true", help="treat the first bad line as an error (exit 65)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Replay the session and print the report; returns the exit code."""
+    overrides: dict[str, object] = {}
+    if args.summarizer:
+        overrides["summarizer"] = args.summarizer
+    if args.counter:
+        overrides["counter"] = args.counter
+    if args.no_dedup:
+        overrides["dedup.enabled"] = False
+    settings = load_settings(args.config, overrides=overrides)
+    store = open_store(args.store)
+    try:
+        report = replay(
+            args.session,
+            settings=settings,
+            store=store,
+            at=args.at,
+            summarizer=make_summarizer(settings),
+            strict=args.strict,
+            warn=_print_warning,
+            on_compaction=_print_failure,
+            output=args.output,
+        )
+    finally:
+        store.close()
+    if args.json:
+        print(report.model_dump_json(indent=2, exclude={"at"}))
+    else:
+        print(render_table(report))
+    if any(f.error_id == "ccr_budget_exceeded" for f in report.failures):
+        return _BUDGET_EXIT
+    return 1 if report.failures else 0
+
+
+def _print_warning(warning: ReadWarning) -> None:
+    print(f"compactor: warning: {warning}", file=sys.stderr)
+
+
+def _print_failure(result: CompactionResult, line: int) -> None:
+    if not result.ok:
+        report = result.report
+        print(
+            f"compactor: {report.error_id}: compaction at line {line} failed closed, "
+            f"messages kept unchanged: {report.error}",
+            file=sys.stderr,
+        )
+
+
+def render_table(report: ReplayReport) -> str:
+    """A readable table of the report: one row per compaction, then totals."""
+    header = ("line", "trigger", "pre", "post", "summary", "head", "dropped", "attach", "skipped", "reread")
+    rows = [header]
+    for c in report.compactions:
+        rows.append(
+            (
+                str(c.at_line or ""),
+                c.trigger,
+                f"{c.pre_tokens:,}",
+                f"{c.post_tokens:,}",
+                f"{c.summary_tokens:,}",
+                f"{c.head_tokens:,}",
+                f"{len(c.dropped)} / {sum(d.bytes for d in c.dropped):,} B",
+                str(len(c.attachments)),
+                str(len(c.skipped)),
+                "-" if c.reread_coverage is None else f"{c.reread_coverage:.0%}",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = [f"session: {report.session}", ""]
+    lines += ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
+    t = report.totals
+    lines += [
+        "",
+        f"compactions: {t.compactions}   failed: {t.failures}   messages: {t.messages}   tool calls: {t.tool_calls}",
+        f"dropped: {t.dropped_spans} spans, {t.dropped_bytes:,} bytes (all in CCR)   "
+        f"dedup: {t.dedup_hits} hits, {t.dedup_saved_bytes:,} bytes saved",
+        f"context at the end: {t.final_tokens:,} tokens   re-read coverage: "
+        + ("-" if t.reread_coverage is None else f"{t.reread_coverage:.0%}"),
+        f"tokens are {report.compactions[0].counter if report.compactions else 'counted'} tokens; savings are inferred",
+    ]
+    for f in report.failures:
+        lines.append(f"failed at line {f.at_line}: {f.error_id}: {f.error}")
+    return "\n".join(lines)

@@ -1,0 +1,201 @@
+"""The ``Orchestrator``: the API an agent loop calls.
+
+It holds one session: its messages, its ``SessionState``, a token counter
+with a per-message cache, the dedup table, the CCR store and the policy's
+tracker. The loop adds messages and tool results as they happen (dedup is
+applied to each tool result before anything is counted), asks
+``should_compact()``, and calls ``compact()``; ``retrieve()`` brings back
+anything a compaction dropped.
+
+::
+
+    orch = Orchestrator()
+    orch.add_message(Message(role="user", content="Fix the failing test"))
+    ...
+    if orch.should_compact().compact:
+        orch.compact("auto")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from attachments import Budgets, DiskFiles, FileSource
+from ccr import Retrieval, Store, open_store
+from compactor.config import Settings, load_settings
+from compactor.dedup import Deduper
+from compactor.messages import Message, ToolResultBlock
+from compactor.pipeline import CompactionResult, CompactOptions, compact
+from compactor.policy import CompactionTracker, Decision, auto_compact_threshold, should_compact
+from compactor.report import Trigger
+from compactor.session import SessionState
+from compactor.summarizers import Summarizer, make_summarizer
+from compactor.tokens import CachedCounter, TokenCounter, make_counter, usage_anchored_estimate
+from compactor.transcript import StateBuilder
+
+__all__ = ["Orchestrator"]
+
+
+class Orchestrator:
+    """One agent session under compaction.
+
+    Everything is optional: settings load from the environment (and
+    ``COMPACTOR_CONFIG``), the store is ``$COMPACTOR_HOME/ccr.db``, files are
+    re-read from disk, the summarizer is the one the settings name.
+    ``overhead_tokens`` is context the messages do not show (system prompt,
+    tool definitions); it is added to every estimate that has no recorded
+    usage to anchor on.
+    """
+
+    def __init__(
+        self,
+        *,
+        settings: Settings | None = None,
+        store: Store | None = None,
+        counter: TokenCounter | None = None,
+        summarizer: Summarizer | None = None,
+        files: FileSource | None = None,
+        state: SessionState | None = None,
+        overhead_tokens: int = 0,
+        transcript_path: str | None = None,
+    ) -> None:
+        self.settings = settings if settings is not None else load_settings()
+        self.store = store if store is not None else open_store()
+        self.counter = CachedCounter(counter if counter is not None else make_counter(self.settings.counter))
+        self.summarizer = summarizer if summarizer is not None else make_summarizer(self.settings)
+        self.files = files if files is not None else DiskFiles()
+        self.tracker = CompactionTracker()
+        self.overhead_tokens = overhead_tokens
+        self.transcript_path = transcript_path
+        self.messages: list[Message] = []
+        self._builder = StateBuilder(state)
+        self._tool_names: dict[str, str] = {}
+
+    @property
+    def state(self) -> SessionState:
+        """The session state as of the last message added (live)."""
+        return self._builder.state
+
+    # -- adding ------------------------------------------------------------
+
+    def add_message(
+        self,
+        message: Message,
+        *,
+        tool_use_results: Mapping[str, Any] | None = None,
+        permission_mode: str | None = None,
+    ) -> Message:
+        """Add one message; returns it as kept (tool results possibly deduplicated).
+
+        ``tool_use_results`` maps a tool_use id to the tool's structured
+        output when the loop has it (Claude Code's ``toolUseResult``): it
+        lets the session state learn, for example, a Read's line range.
+        """
+        if message.role == "assistant":
+            self.tracker.next_turn()
+            for use in message.tool_uses():
+                self._tool_names[use.id] = use.name
+        if self.settings.dedup.enabled and message.tool_results():
+            message = Deduper(self.state.dedup, self.settings.dedup).apply_to_message(message, self._tool_names)
+        self._builder.apply_message(message, tool_use_results=tool_use_results, permission_mode=permission_mode)
+        self.messages.append(message)
+        return message
+
+    def add_tool_result(
+        self, tool_use_id: str, content: str, *, is_error: bool = False, structured: Any = None
+    ) -> Message:
+        """Add the result of one tool call as a user message (see ``add_message``)."""
+        message = Message(
+            role="user",
+            content=[ToolResultBlock(tool_use_id=tool_use_id, content=content, is_error=is_error)],
+        )
+        results = {tool_use_id: structured} if structured is not None else None
+        return self.add_message(message, tool_use_results=results)
+
+    # -- deciding ----------------------------------------------------------
+
+    def context_tokens(self) -> int:
+        """The context size now: the last recorded usage plus newer messages,
+        else the overhead plus the count of every message."""
+        estimate = usage_anchored_estimate(self.messages, self.counter)
+        if not any(m.usage for m in self.messages if m.role == "assistant"):
+            estimate += self.overhead_tokens
+        return estimate
+
+    def should_compact(self) -> Decision:
+        """Whether the policy says to auto-compact now (reads only)."""
+        return should_compact(self.context_tokens(), self.settings, self.tracker)
+
+    # -- acting ------------------------------------------------------------
+
+    def compact(
+        self,
+        trigger: Trigger = "manual",
+        instructions: str | None = None,
+        *,
+        hook_instructions: str | None = None,
+    ) -> CompactionResult:
+        """Compact now. On success the session continues from the result's messages.
+
+        On failure (``result.ok`` false) nothing changes but the tracker,
+        which stops auto-compaction after repeated failures.
+        """
+        options = CompactOptions(
+            tail_tokens=self.settings.pipeline.tail_tokens,
+            threshold=auto_compact_threshold(self.settings),
+            overhead_tokens=self.overhead_tokens,
+            budgets=Budgets(**self.settings.attachments.model_dump()),
+            transcript_path=self.transcript_path,
+        )
+        result = compact(
+            self.messages,
+            self.state,
+            store=self.store,
+            counter=self.counter,
+            summarizer=self.summarizer,
+            files=self.files,
+            trigger=trigger,
+            instructions=instructions,
+            hook_instructions=hook_instructions,
+            options=options,
+            pre_tokens=self.context_tokens(),
+        )
+        if not result.ok:
+            self.tracker.record_failure(self.settings)
+            return result
+        self.tracker.record_success(self.settings, trigger)
+        # Recorded usage described the old context; the new one is counted until the next answer.
+        self.messages = [m.model_copy(update={"usage": None}) if m.usage else m for m in result.messages]
+        self._builder = StateBuilder(result.state)
+        for message in self.messages:
+            if message.role == "assistant":
+                # Calls whose results are still to come must be known to the new builder.
+                self._builder.apply_message(message)
+        return result
+
+    def maybe_compact(self, instructions: str | None = None) -> CompactionResult | None:
+        """Auto-compact when the policy says so; None when it does not."""
+        if not self.should_compact().compact:
+            return None
+        return self.compact("auto", instructions)
+
+    def retrieve(
+        self,
+        ref: str,
+        *,
+        query: str | None = None,
+        lines: tuple[int, int] | None = None,
+        bytes: tuple[int, int] | None = None,  # noqa: A002 - the contract's name
+    ) -> Retrieval:
+        """Bring back what a handle names: exactly, by query, or by line/byte range.
+
+        Raises:
+            ccr.InvalidHandle: ``ref`` is not a handle, marker or ``ccr://`` pointer.
+            ccr.HandleNotFound: nothing is stored under it.
+        """
+        return self.store.retrieve(ref, query=query, lines=lines, byte_range=bytes)
+
+    def history(self) -> Sequence[Message]:
+        """The messages to send to the model now."""
+        return list(self.messages)

@@ -1,0 +1,270 @@
+"""The compaction pipeline: ``compact(...)`` turns a long conversation into a short one.
+
+Steps (DESIGN.md, "Data flow"):
+
+1. snapshot the read-file state, then clear it (and the loaded memory paths);
+2. split into a head to summarize and a preserved tail of complete API rounds;
+3. store every dropped span in CCR (fail closed: no handle, no drop);
+4. summarize the head;
+5. build the attachments (files, skills, plan, tasks, deltas) under budgets;
+6. render: boundary marker, summary message, tail, attachment messages;
+7. report what happened, with a new ``SessionState``.
+
+Whether to compact is decided elsewhere (``compactor.policy``); this module
+only acts. Any failure returns the caller's messages unchanged with a report
+that says why: nothing transformed escapes without its handles.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from attachments import AttachmentSet, Budgets, FileSource, build_attachments
+from ccr import PutRequest, Store, marker
+from compactor._templates import render
+from compactor.config import DEFAULT_TAIL_TOKENS
+from compactor.dedup import expand_references, reset_after_compaction
+from compactor.errors import CompactorError, UsageError
+from compactor.messages import Message
+from compactor.report import CompactionReport, DedupReport, DroppedSpan, Trigger
+from compactor.rounds import group_rounds
+from compactor.session import SessionState
+from compactor.spans import Span, head_spans
+from compactor.summarizers.base import Summarizer
+from compactor.tokens import TokenCounter
+
+__all__ = [
+    "CompactBoundary",
+    "CompactOptions",
+    "CompactionResult",
+    "compact",
+    "merge_instructions",
+    "split_tail",
+]
+
+class CompactOptions(BaseModel):
+    """How one compaction is shaped. Budgets are in the configured counter's tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tail_tokens: int = Field(default=DEFAULT_TAIL_TOKENS, ge=0)
+    threshold: int = Field(default=167_000, gt=0)
+    overhead_tokens: int = Field(default=0, ge=0)
+    """Context the messages do not show (system prompt, tools), added to both counts."""
+    budgets: Budgets = Field(default_factory=Budgets)
+    transcript_path: str | None = None
+
+
+class CompactBoundary(BaseModel):
+    """The boundary marker: a transcript event, never sent to the model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    trigger: Trigger
+    pre_tokens: int
+    post_tokens: int
+    head_handle: str
+    timestamp: float
+
+
+class CompactionResult(BaseModel):
+    """What ``compact`` returns. On failure ``messages`` are the caller's, unchanged."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ok: bool
+    boundary: CompactBoundary | None
+    messages: list[Message]
+    state: SessionState
+    report: CompactionReport
+
+    @property
+    def summary_message(self) -> Message | None:
+        return self.messages[0] if self.ok and self.messages else None
+
+
+def merge_instructions(custom: str | None, hook: str | None) -> str | None:
+    """Custom instructions (``/compact <text>``) first, hook-provided ones after."""
+    parts = [p.strip() for p in (custom, hook) if p and p.strip()]
+    return "\n\n".join(parts) or None
+
+
+def split_tail(
+    messages: Sequence[Message], tail_tokens: int, counter: TokenCounter
+) -> tuple[list[Message], list[Message]]:
+    """Split into (head, tail): the tail is the longest run of whole API rounds
+    at the end whose tokens stay within ``tail_tokens``."""
+    rounds = group_rounds(messages)
+    kept = 0
+    total = 0
+    for round_ in reversed(rounds):
+        size = sum(counter.count_message(m) for m in round_)
+        if total + size > tail_tokens:
+            break
+        total += size
+        kept += 1
+    cut = len(rounds) - kept
+    head = [m for r in rounds[:cut] for m in r]
+    tail = [m for r in rounds[cut:] for m in r]
+    return head, tail
+
+
+def compact(
+    messages: Sequence[Message],
+    state: SessionState,
+    *,
+    store: Store,
+    counter: TokenCounter,
+    summarizer: Summarizer,
+    files: FileSource,
+    trigger: Trigger = "manual",
+    instructions: str | None = None,
+    hook_instructions: str | None = None,
+    options: CompactOptions | None = None,
+    pre_tokens: int | None = None,
+) -> CompactionResult:
+    """Compact ``messages``; see the module docstring for the steps.
+
+    ``pre_tokens`` is the context size that triggered the compaction when the
+    caller knows it better (for example from recorded usage); by default the
+    messages are counted. Never raises for a failure while compacting: the
+    result's ``ok`` is false and its report carries ``error`` and ``error_id``.
+    """
+    opts = options or CompactOptions()
+    counted = opts.overhead_tokens + sum(counter.count_message(m) for m in messages)
+    pre = counted if pre_tokens is None else pre_tokens
+    try:
+        return _compact(messages, state, store, counter, summarizer, files, trigger,
+                        merge_instructions(instructions, hook_instructions), opts, pre)
+    except CompactorError as exc:
+        return _failed(messages, state, trigger, opts, pre, counter, exc)
+
+
+def _failed(
+    messages: Sequence[Message],
+    state: SessionState,
+    trigger: Trigger,
+    opts: CompactOptions,
+    pre: int,
+    counter: TokenCounter,
+    exc: CompactorError,
+) -> CompactionResult:
+    report = CompactionReport(
+        trigger=trigger,
+        ok=False,
+        error=str(exc),
+        error_id=exc.error_id,
+        pre_tokens=pre,
+        post_tokens=pre,
+        threshold=opts.threshold,
+        counter=counter.name,
+    )
+    return CompactionResult(ok=False, boundary=None, messages=list(messages), state=state, report=report)
+
+
+def _spans_for(summarizer: Summarizer, head: Sequence[Message]) -> list[Span]:
+    spans = getattr(summarizer, "spans", None)
+    return list(spans(head)) if callable(spans) else head_spans(head)
+
+
+def _compact(
+    messages: Sequence[Message],
+    state: SessionState,
+    store: Store,
+    counter: TokenCounter,
+    summarizer: Summarizer,
+    files: FileSource,
+    trigger: Trigger,
+    instructions: str | None,
+    opts: CompactOptions,
+    pre: int,
+) -> CompactionResult:
+    # 1. snapshot the read-file state, then clear it.
+    snapshot = dict(state.read_files)
+    new_state = state.model_copy(deep=True)
+    new_state.read_files = {}
+    new_state.memory_paths = []
+
+    # 2. split.
+    head, tail = split_tail(messages, opts.tail_tokens, counter)
+    if not head:
+        raise UsageError("nothing to compact: the whole conversation fits in the preserved tail")
+
+    # 3. store every dropped span before anything is dropped.
+    spans = _spans_for(summarizer, head)
+    tail = expand_references(tail, new_state.dedup)
+    span_tokens = [counter.count_text(s.data.decode("utf-8", errors="replace")) for s in spans]
+    stored = store.put_many(
+        [
+            PutRequest(
+                data=s.data,
+                content_type=s.content_type,
+                producer=f"compactor.pipeline:{s.kind}",
+                tokens_before=tokens,
+                tokens_after=0,
+                metadata={"kind": s.kind, "ref": s.ref, "trigger": trigger},
+            )
+            for s, tokens in zip(spans, span_tokens, strict=True)
+        ]
+    )
+    head_handle = stored[0]
+
+    # 4. summarize.
+    summary = summarizer.summarize(head, instructions)
+    missing = [h for h in summary.handles if h not in stored]
+    if missing:
+        raise UsageError(f"summary cites handles that were not stored: {', '.join(missing)}")
+
+    # 5. attachments.
+    attached: AttachmentSet = build_attachments(
+        snapshot,
+        new_state,
+        tail,
+        budgets=opts.budgets,
+        counter=counter,
+        store=store,
+        files=files,
+        cwd=new_state.cwd,
+    )
+
+    # 6. render.
+    summary_text = render(
+        "summary_message.j2",
+        head=marker(head_handle),
+        transcript_path=opts.transcript_path,
+        dropped_rounds=summary.dropped_rounds,
+        summary=summary.text.strip(),
+        trigger=trigger,
+    )
+    summary_message = Message(role="user", content=summary_text, is_compact_summary=True)
+    out = [summary_message, *tail, *attached.messages]
+
+    # 7. report and new state.
+    hits = sum(new_state.dedup.hits.values())
+    saved = sum(new_state.dedup.saved_bytes.values())
+    reset_after_compaction(new_state.dedup)
+    post = opts.overhead_tokens + sum(counter.count_message(m) for m in out)
+    report = CompactionReport(
+        trigger=trigger,
+        pre_tokens=pre,
+        post_tokens=post,
+        threshold=opts.threshold,
+        summary_tokens=counter.count_message(summary_message),
+        head_tokens=sum(counter.count_message(m) for m in head),
+        summarizer=summarizer.name,
+        counter=counter.name,
+        dropped=[
+            DroppedSpan(handle=h, kind=s.kind, tokens=tokens, bytes=len(s.data))
+            for s, h, tokens in zip(spans, stored, span_tokens, strict=True)
+        ],
+        attachments=attached.entries,
+        skipped=attached.skipped,
+        dedup=DedupReport(hits=hits, saved_bytes=saved),
+    )
+    boundary = CompactBoundary(
+        trigger=trigger, pre_tokens=pre, post_tokens=post, head_handle=head_handle, timestamp=time.time()
+    )
+    return CompactionResult(ok=True, boundary=boundary, messages=out, state=new_state, report=report)

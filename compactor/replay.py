@@ -1,0 +1,316 @@
+"""Replay a recorded Claude Code session through the ``Orchestrator``.
+
+The transcript's main chain is fed message by message, as an agent loop
+would: tool results are deduplicated, the session state follows the tool
+calls, and the files the session read and wrote are served from what the
+transcript recorded (``attachments.RecordedFiles``), since the original
+files are not on this disk. Compaction happens where the policy fires
+(``at="auto"``: checked before each request, that is after each user-side
+message) or exactly where Claude Code compacted (``at="recorded"``).
+
+Until the first compaction the context estimate is Claude Code's own: the
+last recorded ``usage`` plus newer messages. After it the recorded usage
+describes a context we no longer have, so usage is dropped from later
+messages and the context is counted: the messages plus the overhead (system
+prompt, tools) measured at that point as recorded usage minus counted
+messages. The recording's own compaction summaries are never fed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from attachments import RecordedFiles, reread_coverage
+from ccr import Store
+from compactor.config import Settings
+from compactor.messages import Message, ToolResultBlock, ToolUseBlock
+from compactor.orchestrator import Orchestrator
+from compactor.pipeline import CompactionResult
+from compactor.report import CompactionReport, Trigger
+from compactor.session import SessionState
+from compactor.summarizers import Summarizer
+from compactor.tokens import TokenCounter, count_all
+from compactor.transcript import (
+    ReadWarning,
+    Transcript,
+    TranscriptEntry,
+    boundary_entry,
+    read_transcript,
+    strip_line_numbers,
+    write_transcript,
+)
+
+__all__ = ["ReplayAt", "ReplayReport", "ReplayTotals", "replay", "replay_transcript"]
+
+ReplayAt = Literal["auto", "recorded"]
+
+
+class ReplayTotals(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    compactions: int = 0
+    failures: int = 0
+    messages: int = 0
+    tool_calls: int = 0
+    dropped_bytes: int = 0
+    dropped_spans: int = 0
+    attachments: int = 0
+    dedup_hits: int = 0
+    dedup_saved_bytes: int = 0
+    final_tokens: int = 0
+    reread_coverage: float | None = None
+    basis: Literal["inferred"] = "inferred"
+
+
+class ReplayReport(BaseModel):
+    """What a replay did: one report per compaction attempt, and totals.
+
+    ``compactions`` holds the successful ones; ``failures`` the attempts that
+    failed closed (their ``error`` says why).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    session: str
+    at: ReplayAt
+    compactions: list[CompactionReport] = Field(default_factory=list)
+    failures: list[CompactionReport] = Field(default_factory=list)
+    totals: ReplayTotals = Field(default_factory=ReplayTotals)
+
+
+def replay(
+    path: str | Path,
+    *,
+    settings: Settings,
+    store: Store,
+    at: ReplayAt = "auto",
+    counter: TokenCounter | None = None,
+    summarizer: Summarizer | None = None,
+    strict: bool = False,
+    warn: Callable[[ReadWarning], None] | None = None,
+    on_compaction: Callable[[CompactionResult, int], None] | None = None,
+    output: str | Path | None = None,
+) -> ReplayReport:
+    """Read the transcript at ``path`` and replay it (see ``replay_transcript``).
+
+    Raises:
+        TranscriptNotFound: no such file.
+        TranscriptError: unreadable, or bad data with ``strict``.
+    """
+    transcript = read_transcript(path, strict=strict, warn=warn)
+    return replay_transcript(
+        transcript, settings=settings, store=store, at=at, counter=counter,
+        summarizer=summarizer, on_compaction=on_compaction, output=output,
+    )
+
+
+def replay_transcript(
+    transcript: Transcript,
+    *,
+    settings: Settings,
+    store: Store,
+    at: ReplayAt = "auto",
+    counter: TokenCounter | None = None,
+    summarizer: Summarizer | None = None,
+    on_compaction: Callable[[CompactionResult, int], None] | None = None,
+    output: str | Path | None = None,
+) -> ReplayReport:
+    """Replay ``transcript``; ``on_compaction(result, line)`` sees every attempt.
+
+    With ``output``, the replayed session is written there as Claude Code
+    JSONL: the messages as fed (deduplicated), and at each compaction a
+    ``compact_boundary`` (trigger, preTokens, postTokens) and the summary.
+
+    Raises:
+        TranscriptWriteError: ``output`` could not be written.
+    """
+    run = _Replay(transcript, settings, store, at, counter, summarizer, on_compaction)
+    report = run.run()
+    if output is not None:
+        write_transcript(run.output, output, session_id=transcript.session_id, cwd=run.orch.state.cwd)
+    return report
+
+
+class _Replay:
+    def __init__(
+        self,
+        transcript: Transcript,
+        settings: Settings,
+        store: Store,
+        at: ReplayAt,
+        counter: TokenCounter | None,
+        summarizer: Summarizer | None,
+        on_compaction: Callable[[CompactionResult, int], None] | None,
+    ) -> None:
+        self.transcript = transcript
+        self.at = at
+        self.files = RecordedFiles()
+        first = transcript.entries[0].record if transcript.entries else {}
+        self.orch = Orchestrator(
+            settings=settings,
+            store=store,
+            counter=counter,
+            summarizer=summarizer,
+            files=self.files,
+            state=SessionState(session_id=transcript.session_id, cwd=first.get("cwd")),
+            transcript_path=transcript.path,
+        )
+        self.on_compaction = on_compaction
+        self.report = ReplayReport(session=transcript.path, at=at)
+        self.diverged = False
+        self.calls: dict[str, ToolUseBlock] = {}
+        self.reads: list[tuple[int, str]] = []  # (entry index, path) of every Read
+        self.points: list[tuple[int, CompactionReport]] = []  # (entry index, report) of successes
+        self.output: list[Message | TranscriptEntry] = []  # the replayed session, as JSONL can show it
+
+    def run(self) -> ReplayReport:
+        entries = self.transcript.entries
+        for index, entry in enumerate(entries):
+            if entry.kind == "compact_boundary":
+                if self.at == "recorded":
+                    self._compact(index, entry, _trigger(entry.record))
+                self._diverge()
+                continue
+            message = entry.message
+            if message is None or message.is_compact_summary:
+                continue
+            self._feed(index, entry, message)
+            if self.at == "auto" and message.role == "user" and self.orch.should_compact().compact:
+                self._compact(index, entry, "auto")
+        self._totals()
+        return self.report
+
+    def _feed(self, index: int, entry: TranscriptEntry, message: Message) -> None:
+        structured = _structured_results(entry)
+        for call in message.tool_uses():
+            self.calls[call.id] = call
+            self.report.totals.tool_calls += 1
+        for block in message.tool_results():
+            call = self.calls.get(block.tool_use_id)
+            if call is not None and not block.is_error:
+                self._record_file_effect(index, call, block, structured.get(block.tool_use_id))
+        if self.diverged and message.usage is not None:
+            message = message.model_copy(update={"usage": None})
+        mode = entry.record.get("permissionMode")
+        kept = self.orch.add_message(
+            message,
+            tool_use_results=structured or None,
+            permission_mode=mode if isinstance(mode, str) else None,
+        )
+        self.output.append(kept)
+        self.report.totals.messages += 1
+
+    def _record_file_effect(self, index: int, call: ToolUseBlock, result: ToolResultBlock, structured: Any) -> None:
+        path = call.input.get("file_path")
+        if not isinstance(path, str):
+            return
+        if call.name == "Read":
+            self.reads.append((index, path))
+            file = structured.get("file") if isinstance(structured, dict) else None
+            if isinstance(file, dict) and isinstance(file.get("content"), str):
+                start = file.get("startLine")
+                self.files.record_read(
+                    path,
+                    file["content"],
+                    start if isinstance(start, int) and start > 1 else None,
+                    total_lines=file.get("totalLines") if isinstance(file.get("totalLines"), int) else None,
+                )
+            elif isinstance(result.content, str):
+                offset = call.input.get("offset")
+                self.files.record_read(
+                    path, strip_line_numbers(result.content), offset if isinstance(offset, int) and offset > 1 else None
+                )
+        elif call.name == "Write" and isinstance(call.input.get("content"), str):
+            self.files.record_write(path, call.input["content"])
+        elif call.name == "Edit":
+            old, new = call.input.get("old_string"), call.input.get("new_string")
+            if isinstance(old, str) and isinstance(new, str):
+                self.files.apply_edit(path, old, new, bool(call.input.get("replace_all")))
+        elif call.name == "MultiEdit" and isinstance(call.input.get("edits"), list):
+            for edit in call.input["edits"]:
+                if isinstance(edit, dict) and isinstance(edit.get("old_string"), str):
+                    self.files.apply_edit(
+                        path, edit["old_string"], str(edit.get("new_string", "")), bool(edit.get("replace_all"))
+                    )
+
+    def _measure_overhead(self) -> None:
+        """While recorded usage still anchors the estimate, the overhead is usage minus counted messages."""
+        if not self.diverged:
+            counted = count_all(self.orch.messages, self.orch.counter)
+            self.orch.overhead_tokens = max(0, self.orch.context_tokens() - counted)
+
+    def _diverge(self) -> None:
+        """From here on, recorded usage no longer describes the replayed context."""
+        self._measure_overhead()
+        self.diverged = True
+        self.orch.messages = [m.model_copy(update={"usage": None}) if m.usage else m for m in self.orch.messages]
+
+    def _compact(self, index: int, entry: TranscriptEntry, trigger: Trigger) -> None:
+        self._measure_overhead()
+        result = self.orch.compact(trigger)
+        result.report.at_line = entry.line
+        if self.on_compaction is not None:
+            self.on_compaction(result, entry.line)
+        if result.ok:
+            self.report.compactions.append(result.report)
+            self.points.append((index, result.report))
+            report = result.report
+            self.output.append(boundary_entry(trigger, report.pre_tokens, report.post_tokens))
+            if result.summary_message is not None:
+                self.output.append(result.summary_message)
+        else:
+            self.report.failures.append(result.report)
+        self._diverge()
+
+    def _totals(self) -> None:
+        totals = self.report.totals
+        totals.compactions = len(self.report.compactions)
+        totals.failures = len(self.report.failures)
+        for report in self.report.compactions:
+            totals.dropped_bytes += sum(d.bytes for d in report.dropped)
+            totals.dropped_spans += len(report.dropped)
+            totals.attachments += len(report.attachments)
+        dedup = self.orch.state.dedup
+        totals.dedup_hits = sum(dedup.hits.values())
+        totals.dedup_saved_bytes = sum(dedup.saved_bytes.values())
+        totals.final_tokens = self.orch.context_tokens()
+        # Re-read coverage: reads since the previous compaction vs reads until the next one.
+        bounds = [i for i, _ in self.points]
+        restored_hits = 0
+        reread_total = 0
+        for n, (point, report) in enumerate(self.points):
+            start = bounds[n - 1] if n else -1
+            end = bounds[n + 1] if n + 1 < len(bounds) else len(self.transcript.entries)
+            before = {p for i, p in self.reads if start < i <= point}
+            after = {p for i, p in self.reads if point < i <= end}
+            restored = {a.path for a in report.attachments if a.type == "file" and a.path}
+            report.reread_coverage = reread_coverage(restored, before, after)
+            reread = before & after
+            reread_total += len(reread)
+            restored_hits += len(reread & restored)
+        totals.reread_coverage = restored_hits / reread_total if reread_total else None
+
+
+def _trigger(record: dict[str, Any]) -> Trigger:
+    meta = record.get("compactMetadata")
+    trigger = meta.get("trigger") if isinstance(meta, dict) else None
+    return "manual" if trigger == "manual" else "auto"
+
+
+def _structured_results(entry: TranscriptEntry) -> dict[str, Any]:
+    """tool_use id -> Claude Code's structured ``toolUseResult`` for this entry."""
+    out: dict[str, Any] = {}
+    for record in entry.records:
+        if "toolUseResult" not in record:
+            continue
+        content = record.get("message", {}).get("content")
+        if not isinstance(content, list):
+            continue
+        ids = [b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if len(ids) == 1 and isinstance(ids[0], str):
+            out[ids[0]] = record["toolUseResult"]
+    return out
