@@ -125,12 +125,18 @@ class RecordedFiles:
         self._lines[path] = dict(enumerate(content.splitlines(keepends=True), 1))
         self._complete[path] = True
 
-    def apply_edit(self, path: str, old: str, new: str, replace_all: bool = False) -> bool:
+    def apply_edit(
+        self, path: str, old: str, new: str, replace_all: bool = False, *, original: str | None = None
+    ) -> bool:
         """Apply an Edit's replacement to what is known of ``path``; whether it applied.
 
-        An edit of a file the recording never showed is ignored; one whose
-        ``old`` text is not found forgets the file.
+        ``original`` is the whole file before the edit when the recording
+        carries it (Claude Code's Edit result does, as ``originalFile``): it
+        makes the file complete first. An edit of a file the recording never
+        showed is ignored; one whose ``old`` text is not found forgets the file.
         """
+        if original is not None:
+            self.record_write(path, original)
         if path not in self._lines:
             return False
         if self._complete[path]:

@@ -87,3 +87,11 @@ def test_forget_drops_a_file() -> None:
     files.record_write("/r/a", "a")
     files.forget("/r/a")
     assert files.read("/r/a") is None
+
+
+def test_an_edit_carrying_the_original_file_makes_a_partly_known_file_whole() -> None:
+    files = RecordedFiles()
+    files.record_read("/r/m.py", "b = 2\n", offset=2)
+    assert files.read("/r/m.py") is None
+    assert files.apply_edit("/r/m.py", "b = 2", "b = 3", original="a = 1\nb = 2\nc = 3\n")
+    assert files.read("/r/m.py") == "a = 1\nb = 3\nc = 3\n"
