@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import json
+from dataclasses import dataclass
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from types import TracebackType
@@ -45,10 +46,13 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-class BlobRow(BaseModel):
-    """A validated record ready to write: handle computed, metadata serialized."""
+@dataclass(frozen=True, slots=True)
+class BlobRow:
+    """A validated record ready to write: handle computed, metadata serialized.
 
-    model_config = ConfigDict(frozen=True)
+    A plain dataclass rather than a pydantic model: it is built once per
+    stored record on the hot path, from values already validated.
+    """
 
     handle: str
     data: bytes

@@ -143,10 +143,14 @@ class SQLiteStore(BaseStore):
 
     def _insert_blobs(self, rows: list[BlobRow]) -> None:
         with self._session() as conn, _write(conn):
-            present = self._existing(conn, [r.handle for r in rows])
-            new = [r for r in rows if r.handle not in present]
             used = int(conn.execute("SELECT payload_bytes FROM usage WHERE id = 1").fetchone()[0])
-            self._refuse_over_budget(used, sum(len(r.data) for r in new))
+            new = rows
+            if used + sum(len(r.data) for r in rows) > self.max_bytes:
+                # Only near the budget is it worth asking which rows are already stored.
+                present = self._existing(conn, [r.handle for r in rows])
+                new = [r for r in rows if r.handle not in present]
+                self._refuse_over_budget(used, sum(len(r.data) for r in new))
+            stamps = {at: at.isoformat() for at in {r.created_at for r in new}}
             conn.executemany(
                 "INSERT OR IGNORE INTO blobs (handle, content_type, producer, tokens_before,"
                 " tokens_after, metadata, created_at, size, data)"
@@ -159,7 +163,7 @@ class SQLiteStore(BaseStore):
                         r.tokens_before,
                         r.tokens_after,
                         r.metadata,
-                        r.created_at.isoformat(),
+                        stamps[r.created_at],
                         len(r.data),
                         r.data,
                     )
