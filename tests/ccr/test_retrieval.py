@@ -234,3 +234,22 @@ def test_query_on_a_real_transcript_returns_only_whole_lines(shared_transcript: 
     assert all(line in original_lines for line in kept)
     assert 0 < len(kept) <= QUERY_UNITS
     assert _omitted(result.data) + len(kept) == result.units_total
+
+
+@given(
+    words=st.lists(st.sampled_from(["parser", "lunch", "error", "tool", "file"]), min_size=2, max_size=60),
+    query=st.sampled_from(["parser", "error tool", "missing"]),
+)
+def test_query_output_is_whole_units_and_accounts_for_every_unit(words: list[str], query: str) -> None:
+    lines = [json.dumps({"i": i, "text": w}) for i, w in enumerate(words)]
+    data = ("\n".join(lines) + "\n").encode()
+    result = select_query(data, query)
+    if result.whole:
+        assert result.data == data
+        assert not any(w in query.split() for w in words)
+        return
+    kept = _non_gap_lines(result.data)
+    assert all(line in lines for line in kept)
+    assert [json.loads(k)["i"] for k in kept] == sorted(json.loads(k)["i"] for k in kept)
+    assert _omitted(result.data) + len(kept) == len(lines)
+    assert 0 < len(kept) <= QUERY_UNITS

@@ -267,3 +267,13 @@ def test_the_store_opened_by_a_parent_process_refuses_use_in_a_forked_child(db_p
     assert os.waitstatus_to_exitcode(status) == 0
     assert store.get(handle) == b"parent"
     store.close()
+
+
+def test_threads_sharing_one_store_all_land(store: Store) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    payloads = [f"thread payload {i}".encode() * 50 for i in range(64)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        handles = list(pool.map(store.put, payloads))
+    assert [store.get(h) for h in handles] == payloads
+    assert store.stats().entries == 64
