@@ -103,7 +103,9 @@ class RecordedFiles:
         """
         lines = content.splitlines(keepends=True)
         start = max(offset or 1, 1)
-        whole = offset is None and (total_lines is None or len(lines) >= total_lines)
+        # Claude Code counts lines as the parts between newlines, so a file
+        # ending in a newline has one more "line" than splitlines() finds.
+        whole = offset is None and (total_lines is None or content.count("\n") + 1 >= total_lines)
         if whole:
             self.record_write(path, content)
             return

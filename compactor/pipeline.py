@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from attachments import AttachmentSet, Budgets, FileSource, build_attachments
+from attachments import AttachmentSet, Budgets, FileSource, build_attachments, mark_announced
 from ccr import PutRequest, Store, marker
 from compactor._templates import render
 from compactor.config import DEFAULT_TAIL_TOKENS
@@ -246,6 +246,7 @@ def _compact(
     hits = sum(new_state.dedup.hits.values())
     saved = sum(new_state.dedup.saved_bytes.values())
     reset_after_compaction(new_state.dedup)
+    mark_announced(new_state)  # the attachments just announced the full sets again
     post = opts.overhead_tokens + sum(counter.count_message(m) for m in out)
     report = CompactionReport(
         trigger=trigger,

@@ -228,8 +228,15 @@ class _Replay:
             self.files.record_write(path, call.input["content"])
         elif call.name == "Edit":
             old, new = call.input.get("old_string"), call.input.get("new_string")
+            original = structured.get("originalFile") if isinstance(structured, dict) else None
             if isinstance(old, str) and isinstance(new, str):
-                self.files.apply_edit(path, old, new, bool(call.input.get("replace_all")))
+                self.files.apply_edit(
+                    path,
+                    old,
+                    new,
+                    bool(call.input.get("replace_all")),
+                    original=original if isinstance(original, str) else None,
+                )
         elif call.name == "MultiEdit" and isinstance(call.input.get("edits"), list):
             for edit in call.input["edits"]:
                 if isinstance(edit, dict) and isinstance(edit.get("old_string"), str):

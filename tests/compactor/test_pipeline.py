@@ -1,0 +1,219 @@
+"""compact(): reversible or nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from attachments import DiskFiles
+from ccr import find_handles, open_store
+from compactor.dedup import Deduper, tool_name_map
+from compactor.errors import SummarizerError
+from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.pipeline import CompactOptions, compact, merge_instructions, split_tail
+from compactor.session import ReadFileEntry, SessionState
+from compactor.spans import messages_jsonl
+from compactor.summarizers import ExtractiveSummarizer, Summary
+from compactor.tokens import RoughCounter
+
+COUNTER = RoughCounter()
+
+
+def user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+def call(tool_id: str, name: str = "Bash", **inputs: object) -> Message:
+    return Message(role="assistant", content=[ToolUseBlock(id=tool_id, name=name, input=dict(inputs))])
+
+
+def result(tool_id: str, text: str) -> Message:
+    return Message(role="user", content=[ToolResultBlock(tool_use_id=tool_id, content=text)])
+
+
+def say(text: str) -> Message:
+    return Message(role="assistant", content=[TextBlock(text=text)])
+
+
+def conversation(rounds: int = 12, size: int = 3_000) -> list[Message]:
+    messages = [user("Build the report generator")]
+    for i in range(rounds):
+        messages += [call(f"t{i}", command=f"make step{i}"), result(f"t{i}", f"step {i} output\n" + "x" * size)]
+    messages += [say("All steps ran."), user("Now write the docs"), say("Writing them.")]
+    return messages
+
+
+def run(messages: Sequence[Message], state: SessionState | None = None, **kw: object):  # type: ignore[no-untyped-def]
+    store = kw.pop("store", None) or open_store(":memory:")
+    options = kw.pop("options", None) or CompactOptions(tail_tokens=2_000)
+    out = compact(
+        messages,
+        state or SessionState(),
+        store=store,  # type: ignore[arg-type]
+        counter=COUNTER,
+        summarizer=kw.pop("summarizer", None) or ExtractiveSummarizer(),  # type: ignore[arg-type]
+        files=DiskFiles(),
+        options=options,  # type: ignore[arg-type]
+        **kw,  # type: ignore[arg-type]
+    )
+    return out, store
+
+
+def test_the_dropped_head_comes_back_byte_for_byte() -> None:
+    messages = conversation()
+    out, store = run(messages)
+    assert out.ok
+    tail = out.messages[1 : 1 + (len(out.messages) - 1 - len([m for m in out.messages if m.is_meta]))]
+    head = messages[: len(messages) - len(tail)]
+    assert store.get(out.report.dropped[0].handle) == messages_jsonl(head)
+    assert head + tail == messages
+
+
+def test_every_dropped_handle_resolves_and_the_summary_names_the_head() -> None:
+    out, store = run(conversation())
+    for span in out.report.dropped:
+        assert len(store.get(span.handle)) == span.bytes
+    assert out.report.dropped[0].handle in find_handles(out.messages[0].text())
+
+
+def test_output_is_summary_then_tail_then_attachments(tmp_path: Path) -> None:
+    source = tmp_path / "report.py"
+    source.write_text("print('hello')\n")
+    state = SessionState()
+    state.record_read(ReadFileEntry(path=str(source), content="print('hello')\n", timestamp=1.0))
+    out, _ = run(conversation(), state)
+    first, *rest = out.messages
+    assert first.is_compact_summary and first.role == "user"
+    assert "continues from an earlier conversation" in first.text()
+    metas = [m for m in rest if m.is_meta]
+    assert metas and rest[-len(metas) :] == metas
+    assert all(m.text().startswith("<system-reminder>") for m in metas)
+    assert [a.path for a in out.report.attachments if a.type == "file"] == [str(source)]
+
+
+def test_read_file_state_is_snapshotted_then_cleared(tmp_path: Path) -> None:
+    state = SessionState(memory_paths=["/repo/CLAUDE.md"])
+    state.record_read(ReadFileEntry(path=str(tmp_path / "a.txt"), content="a", timestamp=1.0))
+    out, _ = run(conversation(), state)
+    assert out.state.read_files == {} and out.state.memory_paths == []
+    assert state.read_files, "the caller's state is not mutated"
+
+
+def test_tail_is_whole_rounds_and_never_splits_a_tool_call() -> None:
+    messages = conversation(rounds=30, size=500)
+    head, tail = split_tail(messages, 1_000, COUNTER)
+    assert head + tail == messages
+    calls = {u.id for m in tail for u in m.tool_uses()}
+    results = {r.tool_use_id for m in tail for r in m.tool_results()}
+    assert results <= calls
+    assert sum(COUNTER.count_message(m) for m in tail) <= 1_000
+
+
+def test_a_store_that_refuses_leaves_the_messages_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMPACTOR_CCR_MAX_BYTES", "100")
+    messages = conversation()
+    state = SessionState()
+    out, store = run(messages, state, store=open_store(":memory:"))
+    assert not out.ok
+    assert out.messages == messages and out.state is state
+    assert out.report.error_id == "ccr_budget_exceeded"
+    assert out.boundary is None
+    assert store.stats().entries == 0
+
+
+class FailingSummarizer:
+    name = "failing"
+
+    def summarize(self, messages: Sequence[Message], instructions: str | None = None) -> Summary:
+        raise SummarizerError("the model is down")
+
+
+def test_a_failing_summarizer_fails_closed() -> None:
+    messages = conversation()
+    out, _ = run(messages, summarizer=FailingSummarizer())
+    assert not out.ok and out.messages == messages
+    assert out.report.error_id == "summarizer_failed"
+    assert "the model is down" in (out.report.error or "")
+
+
+def test_nothing_to_compact_is_reported_not_raised() -> None:
+    messages = [user("hi"), say("hello")]
+    out, _ = run(messages, options=CompactOptions(tail_tokens=10_000))
+    assert not out.ok and out.messages == messages
+    assert "nothing to compact" in (out.report.error or "")
+
+
+class RecordingSummarizer:
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.instructions: str | None = None
+
+    def summarize(self, messages: Sequence[Message], instructions: str | None = None) -> Summary:
+        self.instructions = instructions
+        return Summary(text="short", summarizer=self.name)
+
+
+def test_custom_instructions_come_before_hook_instructions() -> None:
+    summarizer = RecordingSummarizer()
+    run(conversation(), summarizer=summarizer, instructions="keep the API notes", hook_instructions="mention tests")
+    assert summarizer.instructions == "keep the API notes\n\nmention tests"
+    assert merge_instructions(None, "  ") is None
+
+
+def test_auto_trigger_tells_the_model_to_carry_on() -> None:
+    out, _ = run(conversation(), trigger="auto")
+    assert "without asking the user" in out.messages[0].text()
+    manual, _ = run(conversation(), trigger="manual")
+    assert "without asking the user" not in manual.messages[0].text()
+
+
+def test_a_preserved_reference_to_a_dropped_result_is_expanded() -> None:
+    state = SessionState()
+    deduper = Deduper(state.dedup)
+    body = "listing\n" + "file.py\n" * 200
+    raw = [user("look"), call("a", command="ls"), result("a", body)]
+    raw += [say("x" * 4_000), user("again"), call("b", command="ls"), result("b", body), say("same")]
+    names = tool_name_map(raw)
+    messages = [deduper.apply_to_message(m, names) if m.tool_results() else m for m in raw]
+    assert "[result-id: r1]" in messages[2].tool_results()[0].text()
+    repeat = messages[6].tool_results()[0].text()
+    assert "r1" in repeat and body not in repeat
+    out, _ = run(messages, state, options=CompactOptions(tail_tokens=800))
+    tail_results = [r.text() for m in out.messages for r in m.tool_results()]
+    assert any(body in text for text in tail_results), "the reference was re-expanded"
+    assert out.state.dedup.seen == {} and out.state.dedup.counter == 1
+
+
+def test_report_sizes_are_consistent() -> None:
+    out, _ = run(conversation(), trigger="auto")
+    report = out.report
+    assert report.post_tokens < report.pre_tokens
+    assert 0 < report.summary_tokens < report.head_tokens
+    assert report.basis == "inferred"
+    assert json.loads(report.model_dump_json())["dropped"][0]["kind"] == "head"
+
+
+texts = st.text(alphabet=st.characters(codec="utf-8"), min_size=0, max_size=400)
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.lists(st.tuples(texts, texts, texts), min_size=2, max_size=12))
+def test_recover_of_compact_gives_back_the_conversation(rounds: list[tuple[str, str, str]]) -> None:
+    messages: list[Message] = []
+    for i, (prompt, command, output) in enumerate(rounds):
+        messages += [user(prompt or "?"), call(f"id{i}", command=command), result(f"id{i}", output)]
+    out, store = run(messages, options=CompactOptions(tail_tokens=50))
+    if not out.ok:
+        assert out.messages == messages
+        return
+    metas = sum(1 for m in out.messages if m.is_meta)
+    tail = out.messages[1 : len(out.messages) - metas]
+    head_lines = store.get(out.report.dropped[0].handle).decode().split("\n")[:-1]
+    head = [Message.model_validate(json.loads(line)) for line in head_lines]
+    assert head + tail == messages
