@@ -163,12 +163,20 @@ def djb2(text: str) -> int:
     -> 64 bits, then halves are folded onto each other. The work per
     character happens inside CPython's integer arithmetic.
     """
+    return _djb2_units(*_code_units(text))
+
+
+def _code_units(text: str) -> tuple[bytes, bool]:
+    """``text`` as one byte per code unit when it is Latin-1, else as UTF-16LE (wide)."""
+    if text.isascii():
+        return text.encode("ascii"), False
     try:
-        data = text.encode("latin-1")
-        wide = False
+        return text.encode("latin-1"), False
     except UnicodeEncodeError:
-        data = text.encode("utf-16-le", "surrogatepass")
-        wide = True
+        return text.encode("utf-16-le", "surrogatepass"), True
+
+
+def _djb2_units(data: bytes, wide: bool) -> int:
     n = len(data) >> 1 if wide else len(data)
     if n < _SMALL:
         h = 5381
@@ -205,20 +213,37 @@ def is_eligible(
     recovered: bool = False,
 ) -> bool:
     """Whether a tool result may be deduplicated at all (see the module docstring)."""
-    if not settings.enabled or is_error or recovered or not isinstance(content, str):
+    if not isinstance(content, str) or not _may_dedup(tool, settings, is_error, recovered):
         return False
-    if settings.is_recovery_tool(tool):
-        return False
-    length = utf16_length(content)
+    return _length_fits(tool, utf16_length(content), settings)
+
+
+def _may_dedup(tool: str, settings: DedupSettings, is_error: bool, recovered: bool) -> bool:
+    return settings.enabled and not is_error and not recovered and not settings.is_recovery_tool(tool)
+
+
+def _length_fits(tool: str, length: int, settings: DedupSettings) -> bool:
     if length <= settings.min_length:
         return False
     limit = settings.threshold_for(tool)
     return limit is None or length + RESULT_ID_OVERHEAD <= limit
 
 
+def _utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def _tag(content: str) -> re.Match[str] | None:
+    """The trailing ``\n[result-id: rN]`` of ``content``, found without scanning all of it."""
+    if not content.endswith("]"):
+        return None
+    start = content.rfind("\n[result-id: ", max(0, len(content) - 40))
+    return None if start < 0 else _RESULT_ID.match(content, start)
+
+
 def _first_occurrence_id(content: str, state: DedupState) -> str | None:
     """``rN`` when ``content`` is the tagged first occurrence of ``rN`` (checked against state)."""
-    match = _RESULT_ID.search(content)
+    match = _tag(content)
     if match is None:
         return None
     result_id = match.group(1)
@@ -235,11 +260,29 @@ def _reference_id(content: str, state: DedupState) -> str | None:
 
 
 class Deduper:
-    """Applies dedup to tool results, recording ids and stats in a ``DedupState``."""
+    """Applies dedup to tool results, recording ids and stats in a ``DedupState``.
+
+    Besides the state's hash table it keeps an index by content, so that a
+    repeat is recognised without hashing it again; an index hit counts only
+    while the state still lists that entry (a compaction clears it).
+    """
 
     def __init__(self, state: DedupState, settings: DedupSettings | None = None) -> None:
         self.state = state
         self.settings = settings or DedupSettings()
+        self._known: dict[str, tuple[int, DedupEntry]] = {
+            entry.content: (key, entry) for key, entries in state.seen.items() for entry in entries
+        }
+
+    def _seen(self, content: str) -> DedupEntry | None:
+        known = self._known.get(content)
+        if known is None:
+            return None
+        key, entry = known
+        if any(e is entry for e in self.state.seen.get(key, ())):
+            return entry
+        del self._known[content]
+        return None
 
     def apply(
         self, tool_name: str, content: str, *, is_error: bool = False, recovered: bool = False
@@ -250,23 +293,31 @@ class Deduper:
         as it is, so applying dedup twice changes nothing.
         """
         state = self.state
-        if not is_eligible(tool_name, content, self.settings, is_error=is_error, recovered=recovered):
+        if not isinstance(content, str) or not _may_dedup(tool_name, self.settings, is_error, recovered):
             return DedupOutcome(content=content)
-        if _first_occurrence_id(content, state) or _reference_id(content, state):
-            return DedupOutcome(content=content)
-        key = djb2(content)
-        for entry in state.seen.get(key, ()):
-            if entry.content == content:
-                reference = reference_text(tool_name, entry.result_id)
-                saved = len(content.encode("utf-8", "surrogatepass")) - len(reference.encode("utf-8"))
-                state.hits[tool_name] = state.hits.get(tool_name, 0) + 1
-                state.saved_bytes[tool_name] = state.saved_bytes.get(tool_name, 0) + saved
-                return DedupOutcome(content=reference, result_id=entry.result_id, hit=True, saved_bytes=saved)
-        state.counter += 1
-        result_id = f"r{state.counter}"
-        state.seen.setdefault(key, []).append(DedupEntry(result_id=result_id, tool=tool_name, content=content))
-        state.originals[result_id] = content
-        return DedupOutcome(content=content + result_id_line(result_id), result_id=result_id)
+        entry = self._seen(content)
+        if entry is None:
+            data, wide = _code_units(content)
+            if not _length_fits(tool_name, len(data) >> 1 if wide else len(data), self.settings):
+                return DedupOutcome(content=content)
+            if _first_occurrence_id(content, state) or _reference_id(content, state):
+                return DedupOutcome(content=content)
+            key = _djb2_units(data, wide)
+            entry = next((e for e in state.seen.get(key, ()) if e.content == content), None)
+            if entry is None:
+                state.counter += 1
+                result_id = f"r{state.counter}"
+                entry = DedupEntry(result_id=result_id, tool=tool_name, content=content)
+                state.seen.setdefault(key, []).append(entry)
+                state.originals[result_id] = content
+                self._known[content] = (key, entry)
+                return DedupOutcome(content=content + result_id_line(result_id), result_id=result_id)
+            self._known[content] = (key, entry)
+        reference = reference_text(tool_name, entry.result_id)
+        saved = _utf8_size(content) - _utf8_size(reference)
+        state.hits[tool_name] = state.hits.get(tool_name, 0) + 1
+        state.saved_bytes[tool_name] = state.saved_bytes.get(tool_name, 0) + saved
+        return DedupOutcome(content=reference, result_id=entry.result_id, hit=True, saved_bytes=saved)
 
     def apply_to_message(self, message: Message, tool_names: Mapping[str, str]) -> Message:
         """``message`` with each of its string tool results deduplicated.
@@ -408,7 +459,7 @@ def resume_counter(messages: Iterable[Message]) -> int:
         for block in message.tool_results():
             if not isinstance(block.content, str):
                 continue
-            tag = _RESULT_ID.search(block.content)
+            tag = _tag(block.content)
             if tag is not None:
                 highest = max(highest, int(tag.group(1)[1:]))
             reference = _REFERENCE.match(block.content)
@@ -430,7 +481,7 @@ def resume_state(messages: Sequence[Message]) -> DedupState:
         for block in message.tool_results():
             if not isinstance(block.content, str):
                 continue
-            match = _RESULT_ID.search(block.content)
+            match = _tag(block.content)
             if match is None:
                 continue
             result_id, original = match.group(1), block.content[: match.start()]

@@ -218,7 +218,7 @@ class CachedCounter:
     ``count_message`` caches by ``message_key`` (the content, not the object),
     so a message rebuilt with the same content is not tokenized again.
     ``count_messages`` also remembers the last sequence it counted: when the
-    next call starts with the same message objects it only counts what was
+    next call starts with the same messages it only counts what was
     appended, so a conversation growing by one message costs one message.
     Messages are treated as values: one mutated in place after it was counted
     keeps its old count there (the library never mutates messages; build a
@@ -254,10 +254,14 @@ class CachedCounter:
     def count_messages(self, messages: Sequence[Message]) -> int:
         """The total count of ``messages``, reusing the previous call's shared prefix."""
         seq, running = self._seq, self._running
-        same = 0
-        limit = min(len(seq), len(messages))
-        while same < limit and messages[same] is seq[same]:
-            same += 1
+        messages = list(messages)
+        if len(seq) <= len(messages) and seq == messages[: len(seq)]:
+            same = len(seq)  # the usual case, compared in C (identity first, then value)
+        else:
+            same = 0
+            limit = min(len(seq), len(messages))
+            while same < limit and messages[same] is seq[same]:
+                same += 1
         del seq[same:]
         del running[same:]
         total = running[-1] if running else 0
