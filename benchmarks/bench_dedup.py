@@ -43,7 +43,7 @@ def make_results(seed: int = SEED) -> list[tuple[str, str]]:
         size = rng.randint(10_000, 50_000)
         kind = "utf16" if rng.random() < 1 / 3 else "ascii"
         vocabulary = WORDS + WIDE if kind == "utf16" and rng.random() < 0.3 else WORDS
-        lines = []
+        lines: list[str] = []
         length = 0
         while length < size:
             words = " ".join(rng.choices(vocabulary, k=rng.randint(3, 12)))
