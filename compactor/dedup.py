@@ -270,17 +270,20 @@ class Deduper:
     def __init__(self, state: DedupState, settings: DedupSettings | None = None) -> None:
         self.state = state
         self.settings = settings or DedupSettings()
-        self._known: dict[str, tuple[int, DedupEntry]] = {
-            entry.content: (key, entry) for key, entries in state.seen.items() for entry in entries
+        self._known: dict[str, tuple[int, DedupEntry, int]] = {
+            entry.content: (key, entry, utf16_length(entry.content))
+            for key, entries in state.seen.items()
+            for entry in entries
         }
 
-    def _seen(self, content: str) -> DedupEntry | None:
+    def _seen(self, content: str) -> tuple[DedupEntry, int] | None:
+        """The entry for ``content`` and its length, when the state still lists it."""
         known = self._known.get(content)
         if known is None:
             return None
-        key, entry = known
+        key, entry, length = known
         if any(e is entry for e in self.state.seen.get(key, ())):
-            return entry
+            return entry, length
         del self._known[content]
         return None
 
@@ -295,24 +298,30 @@ class Deduper:
         state = self.state
         if not isinstance(content, str) or not _may_dedup(tool_name, self.settings, is_error, recovered):
             return DedupOutcome(content=content)
-        entry = self._seen(content)
-        if entry is None:
+        seen = self._seen(content)
+        if seen is not None:
+            entry, length = seen
+            if not _length_fits(tool_name, length, self.settings):
+                return DedupOutcome(content=content)
+        else:
             data, wide = _code_units(content)
-            if not _length_fits(tool_name, len(data) >> 1 if wide else len(data), self.settings):
+            length = len(data) >> 1 if wide else len(data)
+            if not _length_fits(tool_name, length, self.settings):
                 return DedupOutcome(content=content)
             if _first_occurrence_id(content, state) or _reference_id(content, state):
                 return DedupOutcome(content=content)
             key = _djb2_units(data, wide)
-            entry = next((e for e in state.seen.get(key, ()) if e.content == content), None)
-            if entry is None:
+            match = next((e for e in state.seen.get(key, ()) if e.content == content), None)
+            if match is None:
                 state.counter += 1
                 result_id = f"r{state.counter}"
-                entry = DedupEntry(result_id=result_id, tool=tool_name, content=content)
-                state.seen.setdefault(key, []).append(entry)
+                first = DedupEntry(result_id=result_id, tool=tool_name, content=content)
+                state.seen.setdefault(key, []).append(first)
                 state.originals[result_id] = content
-                self._known[content] = (key, entry)
+                self._known[content] = (key, first, length)
                 return DedupOutcome(content=content + result_id_line(result_id), result_id=result_id)
-            self._known[content] = (key, entry)
+            entry = match
+            self._known[content] = (key, entry, length)
         reference = reference_text(tool_name, entry.result_id)
         saved = _utf8_size(content) - _utf8_size(reference)
         state.hits[tool_name] = state.hits.get(tool_name, 0) + 1

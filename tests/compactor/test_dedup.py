@@ -351,3 +351,18 @@ def test_a_real_session_deduplicated_expands_back_exactly(shared_transcript: Pat
     deduped = d.apply_to_messages(messages)
     assert expand_all(deduped, d.state) == messages
     assert resume_counter(deduped) == d.state.counter
+
+
+def test_a_known_result_still_obeys_the_threshold_of_the_tool_repeating_it() -> None:
+    d = deduper()
+    big = "x" * 49_990
+    assert d.apply("Read", big).result_id == "r1"
+    assert d.apply("Bash", big).content == big
+    assert d.apply("Read", big).hit
+
+
+def test_a_new_deduper_on_a_saved_state_recognises_repeats() -> None:
+    d = deduper()
+    d.apply("Bash", LONG)
+    again = Deduper(DedupState.model_validate_json(d.state.model_dump_json()))
+    assert again.apply("Bash", LONG).hit
