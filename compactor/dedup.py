@@ -270,10 +270,8 @@ class Deduper:
     def __init__(self, state: DedupState, settings: DedupSettings | None = None) -> None:
         self.state = state
         self.settings = settings or DedupSettings()
-        self._known: dict[str, tuple[int, DedupEntry, int]] = {
-            entry.content: (key, entry, utf16_length(entry.content))
-            for key, entries in state.seen.items()
-            for entry in entries
+        self._known: dict[str, tuple[int, DedupEntry]] = {
+            entry.content: (key, entry) for key, entries in state.seen.items() for entry in entries
         }
 
     def _seen(self, content: str) -> tuple[DedupEntry, int] | None:
@@ -281,9 +279,9 @@ class Deduper:
         known = self._known.get(content)
         if known is None:
             return None
-        key, entry, length = known
+        key, entry = known
         if any(e is entry for e in self.state.seen.get(key, ())):
-            return entry, length
+            return entry, utf16_length(content)
         del self._known[content]
         return None
 
@@ -318,10 +316,10 @@ class Deduper:
                 first = DedupEntry(result_id=result_id, tool=tool_name, content=content)
                 state.seen.setdefault(key, []).append(first)
                 state.originals[result_id] = content
-                self._known[content] = (key, first, length)
+                self._known[content] = (key, first)
                 return DedupOutcome(content=content + result_id_line(result_id), result_id=result_id)
             entry = match
-            self._known[content] = (key, entry, length)
+            self._known[content] = (key, entry)
         reference = reference_text(tool_name, entry.result_id)
         saved = _utf8_size(content) - _utf8_size(reference)
         state.hits[tool_name] = state.hits.get(tool_name, 0) + 1
