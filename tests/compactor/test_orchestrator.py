@@ -1,0 +1,107 @@
+"""The Orchestrator, as an agent loop uses it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ccr import HandleNotFound, InvalidHandle, open_store
+from compactor.config import load_settings
+from compactor.messages import Message, TextBlock, ToolUseBlock, Usage
+from compactor.orchestrator import Orchestrator
+from compactor.tokens import RoughCounter
+
+
+def make(tmp_path: Path, **overrides: object) -> Orchestrator:
+    settings = load_settings(
+        env={},
+        overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 2_000, **overrides},
+    )
+    return Orchestrator(settings=settings, store=open_store(tmp_path / "ccr.db"), counter=RoughCounter())
+
+
+def loop(orch: Orchestrator, turns: int, size: int = 4_000, start: int = 0) -> None:
+    for i in range(start, start + turns):
+        orch.add_message(Message(role="user", content=f"step {i}: run the build"))
+        orch.add_message(
+            Message(role="assistant", content=[ToolUseBlock(id=f"t{i}", name="Bash", input={"command": f"make {i}"})])
+        )
+        orch.add_tool_result(f"t{i}", f"build {i} log\n" + "." * size)
+        orch.add_message(Message(role="assistant", content=[TextBlock(text=f"Build {i} is done.")]))
+
+
+def test_repeated_tool_results_are_deduplicated_before_counting(tmp_path: Path) -> None:
+    orch = make(tmp_path)
+    orch.add_message(Message(role="assistant", content=[ToolUseBlock(id="a", name="Bash", input={"command": "ls"})]))
+    first = orch.add_tool_result("a", "x" * 5_000)
+    orch.add_message(Message(role="assistant", content=[ToolUseBlock(id="b", name="Bash", input={"command": "ls"})]))
+    before = orch.context_tokens()
+    second = orch.add_tool_result("b", "x" * 5_000)
+    assert "[result-id: r1]" in first.tool_results()[0].text()
+    assert "r1" in second.tool_results()[0].text() and len(second.tool_results()[0].text()) < 300
+    assert orch.context_tokens() - before < 100
+    assert orch.state.dedup.hits == {"Bash": 1}
+
+
+def test_dedup_can_be_turned_off(tmp_path: Path) -> None:
+    orch = make(tmp_path, **{"dedup.enabled": False})
+    orch.add_message(Message(role="assistant", content=[ToolUseBlock(id="a", name="Bash", input={})]))
+    assert orch.add_tool_result("a", "y" * 5_000).tool_results()[0].text() == "y" * 5_000
+
+
+def test_should_compact_fires_at_the_threshold_and_compact_shrinks_the_context(tmp_path: Path) -> None:
+    orch = make(tmp_path)
+    turns = 0
+    while not orch.should_compact().compact:
+        loop(orch, 1, start=turns)
+        turns += 1
+        assert turns < 200, "the policy never fired"
+    decision = orch.should_compact()
+    assert decision.tokens >= decision.threshold
+    result = orch.compact("auto")
+    assert result.ok
+    assert orch.context_tokens() < decision.threshold
+    assert orch.messages[0].is_compact_summary
+    assert not orch.should_compact().compact
+
+
+def test_compaction_clears_recorded_usage_so_the_estimate_follows_the_new_context(tmp_path: Path) -> None:
+    orch = make(tmp_path)
+    loop(orch, 10)
+    orch.add_message(Message(role="assistant", content="ok", usage=Usage(input_tokens=50_000)))
+    assert orch.context_tokens() >= 50_000
+    assert orch.compact().ok
+    assert orch.context_tokens() < 20_000
+
+
+def test_retrieve_brings_back_dropped_text_exactly_by_query_and_by_lines(tmp_path: Path) -> None:
+    orch = make(tmp_path)
+    loop(orch, 10)
+    result = orch.compact("manual")
+    handle = result.report.dropped[0].handle
+    exact = orch.retrieve(handle)
+    assert b"step 0: run the build" in exact.data
+    found = orch.retrieve(handle, query="make 3")
+    assert b"make 3" in found.data and len(found.data) < len(exact.data)
+    assert orch.retrieve(handle, lines=(1, 1)).data.count(b"\n") <= 1
+    with pytest.raises(InvalidHandle):
+        orch.retrieve("not-a-handle")
+    with pytest.raises(HandleNotFound):
+        orch.retrieve("ccr_" + "0" * 32)
+
+
+def test_three_failed_compactions_stop_auto_compaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMPACTOR_CCR_MAX_BYTES", "64")
+    orch = make(tmp_path)
+    loop(orch, 30)
+    messages = list(orch.messages)
+    for _ in range(3):
+        assert orch.should_compact().compact
+        result = orch.maybe_compact()
+        assert result is not None and not result.ok
+        assert result.report.error_id == "ccr_budget_exceeded"
+    decision = orch.should_compact()
+    assert not decision.compact and decision.reason == "too_many_failures"
+    assert "failed 3 times" in (decision.message or "")
+    assert orch.messages == messages

@@ -1,0 +1,71 @@
+"""Replaying recorded sessions: the real ones in ../shared and the project's own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ccr import find_handles, open_store
+from compactor.config import load_settings
+from compactor.messages import Message
+from compactor.pipeline import CompactionResult
+from compactor.policy import auto_compact_threshold
+from compactor.replay import replay
+from compactor.rounds import is_prompt
+from compactor.transcript import read_transcript
+
+
+def _replay_collecting(path: Path, tmp_path: Path, **kw: object) -> tuple[object, list[CompactionResult], object]:
+    settings = load_settings(env={})
+    store = open_store(tmp_path / "ccr.db")
+    results: list[CompactionResult] = []
+    report = replay(
+        path, settings=settings, store=store, on_compaction=lambda r, _line: results.append(r), **kw  # type: ignore[arg-type]
+    )
+    return report, results, store
+
+
+def _head(store: object, result: CompactionResult) -> list[Message]:
+    data = store.get(result.report.dropped[0].handle)  # type: ignore[attr-defined]
+    return [Message.model_validate(json.loads(line)) for line in data.decode().split("\n")[:-1]]
+
+
+def _touched_paths(messages: list[Message]) -> set[str]:
+    return {
+        str(use.input[key])
+        for m in messages
+        for use in m.tool_uses()
+        for key in ("file_path", "notebook_path")
+        if isinstance(use.input.get(key), str)
+    }
+
+
+def test_replays_of_the_real_sessions_compact_and_keep_what_matters(shared_transcript: Path, tmp_path: Path) -> None:
+    transcript = read_transcript(shared_transcript)
+    peak = max((m.usage.total for m in transcript.messages if m.usage), default=0)
+    report, results, store = _replay_collecting(shared_transcript, tmp_path)
+    threshold = auto_compact_threshold(load_settings(env={}))
+    assert not report.failures  # type: ignore[attr-defined]
+    if peak > 150_000:
+        assert report.compactions, f"recorded context reached {peak:,} tokens but nothing compacted"  # type: ignore[attr-defined]
+    for result in results:
+        assert result.report.post_tokens < threshold
+        summary = result.messages[0].text()
+        cited = {h: store.get(h) for h in find_handles(summary)}  # type: ignore[attr-defined]
+        head = _head(store, result)
+        for message in head:
+            if not is_prompt(message):
+                continue
+            text = message.text()
+            assert text.strip() in summary or text.encode() in cited.values(), text[:200]
+        paths = _touched_paths(head)
+        if paths:
+            named = {p for p in paths if p in summary}
+            assert len(named) >= 0.9 * len(paths), sorted(paths - named)
+        assert result.report.reread_coverage is None or 0.0 <= result.report.reread_coverage <= 1.0
+
+
+def test_recorded_mode_compacts_exactly_where_claude_code_did(shared_transcript: Path, tmp_path: Path) -> None:
+    transcript = read_transcript(shared_transcript)
+    report, _, _ = _replay_collecting(shared_transcript, tmp_path, at="recorded")
+    assert [c.at_line for c in report.compactions] == [c.line for c in transcript.compactions]  # type: ignore[attr-defined]

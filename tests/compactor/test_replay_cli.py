@@ -1,0 +1,101 @@
+"""`compactor replay` in a real subprocess, on the project's own long session."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compactor.transcript import read_transcript
+
+LONG = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "long.jsonl"
+
+
+def cli(*args: str, env: dict[str, str] | None = None, prog: str = "compactor") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", prog, *args],
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def long_replay(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:  # type: ignore[type-arg]
+    store = tmp_path_factory.mktemp("replay") / "ccr.db"
+    done = cli("replay", str(LONG), "--json", "--store", str(store))
+    assert done.returncode == 0, done.stderr.decode()
+    return json.loads(done.stdout), store
+
+
+def test_replay_report_has_the_contract_fields(long_replay: tuple[dict, Path]) -> None:  # type: ignore[type-arg]
+    report, _ = long_replay
+    assert set(report) >= {"session", "compactions", "totals"}
+    assert len(report["compactions"]) >= 2
+    for c in report["compactions"]:
+        assert {"trigger", "pre_tokens", "post_tokens", "threshold", "summary_tokens", "dropped",
+                "attachments", "skipped", "dedup", "basis", "at_line", "reread_coverage"} <= set(c)
+        assert c["post_tokens"] < c["threshold"] <= c["pre_tokens"]
+        assert c["basis"] == "inferred"
+
+
+def test_every_dropped_handle_resolves_byte_exact_through_ccr_get(long_replay: tuple[dict, Path]) -> None:  # type: ignore[type-arg]
+    report, store = long_replay
+    handles = [d for c in report["compactions"] for d in c["dropped"]]
+    handles += [a for c in report["compactions"] for a in c["attachments"] if a["handle"]]
+    assert handles
+    for item in handles:
+        got = cli("get", item["handle"], "--store", str(store), prog="ccr")
+        assert got.returncode == 0, got.stderr.decode()
+        assert "ccr_" + hashlib.sha256(got.stdout).hexdigest()[:32] == item["handle"]
+        if "bytes" in item:
+            assert len(got.stdout) == item["bytes"]
+
+
+def test_the_table_is_the_default_output(tmp_path: Path) -> None:
+    done = cli("replay", str(LONG), "--store", str(tmp_path / "ccr.db"))
+    assert done.returncode == 0, done.stderr.decode()
+    text = done.stdout.decode()
+    assert "compactions:" in text and "re-read coverage" in text
+    assert done.stderr == b""
+
+
+def test_a_store_too_small_compacts_nothing_says_why_and_exits_73(tmp_path: Path) -> None:
+    done = cli("replay", str(LONG), "--json", "--store", str(tmp_path / "ccr.db"), env={"COMPACTOR_CCR_MAX_BYTES": "2000"})
+    assert done.returncode == 73
+    report = json.loads(done.stdout)
+    assert report["compactions"] == [] and report["failures"]
+    assert all(f["error_id"] == "ccr_budget_exceeded" for f in report["failures"])
+    assert b"ccr_budget_exceeded" in done.stderr and b"failed closed" in done.stderr
+    assert report["totals"]["messages"] == len(read_transcript(LONG).messages) - sum(
+        1 for m in read_transcript(LONG).messages if m.is_compact_summary
+    )
+
+
+def test_output_writes_claude_code_jsonl_with_boundaries(tmp_path: Path) -> None:
+    out = tmp_path / "compacted.jsonl"
+    done = cli("replay", str(LONG), "--json", "--store", str(tmp_path / "ccr.db"), "--output", str(out))
+    assert done.returncode == 0, done.stderr.decode()
+    report = json.loads(done.stdout)
+    written = read_transcript(out, strict=True)
+    assert [(c.trigger, c.pre_tokens, c.post_tokens) for c in written.compactions] == [
+        (c["trigger"], c["pre_tokens"], c["post_tokens"]) for c in report["compactions"]
+    ]
+    assert all(c.summary and "continues from an earlier conversation" in c.summary for c in written.compactions)
+
+
+def test_bad_input_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    missing = cli("replay", str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 66 and b"Traceback" not in missing.stderr
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}, "uuid": "a"}\n{not json\n')
+    strict = cli("replay", str(bad), "--strict", "--store", str(tmp_path / "ccr.db"))
+    assert strict.returncode == 65 and b"Traceback" not in strict.stderr
+    lenient = cli("replay", str(bad), "--store", str(tmp_path / "ccr.db"))
+    assert lenient.returncode == 0 and b"bad.jsonl:2" in lenient.stderr
