@@ -27,6 +27,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from pydantic_core import PydanticSerializationError
+
 from compactor.errors import ConfigError
 from compactor.messages import (
     DocumentBlock,
@@ -74,6 +76,8 @@ JSON_FILE_SUFFIXES = (".json", ".jsonl", ".jsonc")
 """File suffixes whose content the rough counter counts at 2 characters per token."""
 
 CounterName = Literal["tiktoken", "rough"]
+
+_KEY_FIELDS = {"role", "content"}
 
 _READ_LINE = re.compile(r"\s*\d+(?:\u2192|\t)")
 """A line-number prefix as the Read tool prints it (number, then an arrow or a tab)."""
@@ -208,8 +212,16 @@ class RoughCounter:
 
 
 def message_key(message: Message) -> bytes:
-    """A 16-byte content hash of a message's API shape (the cache key for its count)."""
-    return hashlib.blake2b(message.canonical_json().encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    """A 16-byte content hash of a message's role and content (the cache key for its count).
+
+    Serialized by pydantic's fast JSON writer; text holding lone surrogates,
+    which that writer refuses, goes through ``canonical_json`` instead.
+    """
+    try:
+        data = message.model_dump_json(include=_KEY_FIELDS).encode("utf-8")
+    except PydanticSerializationError:
+        data = b"\x00" + message.canonical_json().encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 class CachedCounter:

@@ -215,3 +215,8 @@ def test_a_streamed_answer_counts_results_between_its_records() -> None:
     ]
     expected = 1_000 + sum(RoughCounter().count_message(m) for m in messages[2:])
     assert usage_anchored_estimate(messages, RoughCounter()) == expected
+
+
+def test_text_with_a_lone_surrogate_still_has_a_cache_key() -> None:
+    assert message_key(user("a\ud800b")) != message_key(user("a\ud801b"))
+    assert CachedCounter(RoughCounter()).count_message(user("a\ud800b")) == 1
