@@ -31,7 +31,7 @@ from compactor.policy import CompactionTracker, Decision, auto_compact_threshold
 from compactor.report import Trigger
 from compactor.session import SessionState
 from compactor.summarizers import Summarizer, make_summarizer
-from compactor.tokens import CachedCounter, TokenCounter, make_counter, usage_anchored_estimate
+from compactor.tokens import CachedCounter, TokenCounter, anchor_index, make_counter
 from compactor.transcript import StateBuilder
 
 __all__ = ["Orchestrator"]
@@ -68,9 +68,24 @@ class Orchestrator:
         self.tracker = CompactionTracker()
         self.overhead_tokens = overhead_tokens
         self.transcript_path = transcript_path
-        self.messages: list[Message] = []
+        self._messages: list[Message] = []
+        self._sizes: list[int] = []  # tokens of each message, counted once when it is added
         self._builder = StateBuilder(state)
         self._tool_names: dict[str, str] = {}
+
+    @property
+    def messages(self) -> list[Message]:
+        """The messages to send to the model now (do not mutate; use ``replace_messages``)."""
+        return self._messages
+
+    @messages.setter
+    def messages(self, messages: Sequence[Message]) -> None:
+        self.replace_messages(messages)
+
+    def replace_messages(self, messages: Sequence[Message]) -> None:
+        """Replace the whole history (for example to strip usage that no longer applies)."""
+        self._messages = list(messages)
+        self._sizes = [self.counter.count_message(m) for m in self._messages]
 
     @property
     def state(self) -> SessionState:
@@ -99,7 +114,8 @@ class Orchestrator:
         if self.settings.dedup.enabled and message.tool_results():
             message = Deduper(self.state.dedup, self.settings.dedup).apply_to_message(message, self._tool_names)
         self._builder.apply_message(message, tool_use_results=tool_use_results, permission_mode=permission_mode)
-        self.messages.append(message)
+        self._messages.append(message)
+        self._sizes.append(self.counter.count_message(message))
         return message
 
     def add_tool_result(
@@ -118,10 +134,11 @@ class Orchestrator:
     def context_tokens(self) -> int:
         """The context size now: the last recorded usage plus newer messages,
         else the overhead plus the count of every message."""
-        estimate = usage_anchored_estimate(self.messages, self.counter)
-        if not any(m.usage for m in self.messages if m.role == "assistant"):
-            estimate += self.overhead_tokens
-        return estimate
+        anchor = anchor_index(self._messages)
+        if anchor is None:
+            return self.overhead_tokens + sum(self._sizes)
+        start, usage = anchor
+        return usage.total + sum(self._sizes[start + 1 :])
 
     def should_compact(self) -> Decision:
         """Whether the policy says to auto-compact now (reads only)."""
@@ -196,6 +213,6 @@ class Orchestrator:
         """
         return self.store.retrieve(ref, query=query, lines=lines, byte_range=bytes)
 
-    def history(self) -> Sequence[Message]:
-        """The messages to send to the model now."""
-        return list(self.messages)
+    def tokens_of_messages(self) -> int:
+        """The counter's total for the current messages (no overhead, no recorded usage)."""
+        return sum(self._sizes)

@@ -18,7 +18,7 @@ that says why: nothing transformed escapes without its handles.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,7 +33,7 @@ from compactor.report import CompactionReport, DedupReport, DroppedSpan, Trigger
 from compactor.rounds import group_rounds
 from compactor.session import SessionState
 from compactor.spans import Span, head_spans
-from compactor.summarizers.base import Summarizer
+from compactor.summarizers.base import CitingSummarizer, Summarizer
 from compactor.tokens import TokenCounter
 
 __all__ = [
@@ -97,19 +97,24 @@ def split_tail(
 ) -> tuple[list[Message], list[Message]]:
     """Split into (head, tail): the tail is the longest run of whole API rounds
     at the end whose tokens stay within ``tail_tokens``."""
+    sizes = {id(m): counter.count_message(m) for m in messages}
+    return _split(messages, tail_tokens, lambda m: sizes[id(m)])
+
+
+def _split(
+    messages: Sequence[Message], tail_tokens: int, size_of: Callable[[Message], int]
+) -> tuple[list[Message], list[Message]]:
     rounds = group_rounds(messages)
     kept = 0
     total = 0
     for round_ in reversed(rounds):
-        size = sum(counter.count_message(m) for m in round_)
+        size = sum(size_of(m) for m in round_)
         if total + size > tail_tokens:
             break
         total += size
         kept += 1
     cut = len(rounds) - kept
-    head = [m for r in rounds[:cut] for m in r]
-    tail = [m for r in rounds[cut:] for m in r]
-    return head, tail
+    return [m for r in rounds[:cut] for m in r], [m for r in rounds[cut:] for m in r]
 
 
 def compact(
@@ -134,10 +139,10 @@ def compact(
     result's ``ok`` is false and its report carries ``error`` and ``error_id``.
     """
     opts = options or CompactOptions()
-    counted = opts.overhead_tokens + sum(counter.count_message(m) for m in messages)
-    pre = counted if pre_tokens is None else pre_tokens
+    sizes = [counter.count_message(m) for m in messages]
+    pre = opts.overhead_tokens + sum(sizes) if pre_tokens is None else pre_tokens
     try:
-        return _compact(messages, state, store, counter, summarizer, files, trigger,
+        return _compact(messages, sizes, state, store, counter, summarizer, files, trigger,
                         merge_instructions(instructions, hook_instructions), opts, pre)
     except CompactorError as exc:
         return _failed(messages, state, trigger, opts, pre, counter, exc)
@@ -165,13 +170,18 @@ def _failed(
     return CompactionResult(ok=False, boundary=None, messages=list(messages), state=state, report=report)
 
 
-def _spans_for(summarizer: Summarizer, head: Sequence[Message]) -> list[Span]:
-    spans = getattr(summarizer, "spans", None)
-    return list(spans(head)) if callable(spans) else head_spans(head)
+def _span_tokens(span: Span, head_sizes: Sequence[int], head_tokens: int, counter: TokenCounter) -> int:
+    """Tokens a span held in the context, from the counts already made where possible."""
+    if span.kind == "head":
+        return head_tokens
+    if span.whole_message and span.message_index is not None:
+        return head_sizes[span.message_index]
+    return counter.count_text(span.data.decode("utf-8", errors="replace"))
 
 
 def _compact(
     messages: Sequence[Message],
+    sizes: Sequence[int],
     state: SessionState,
     store: Store,
     counter: TokenCounter,
@@ -189,14 +199,18 @@ def _compact(
     new_state.memory_paths = []
 
     # 2. split.
-    head, tail = split_tail(messages, opts.tail_tokens, counter)
+    size_of = {id(m): n for m, n in zip(messages, sizes, strict=True)}
+    head, tail = _split(messages, opts.tail_tokens, lambda m: size_of[id(m)])
     if not head:
         raise UsageError("nothing to compact: the whole conversation fits in the preserved tail")
 
     # 3. store every dropped span before anything is dropped.
-    spans = _spans_for(summarizer, head)
+    citing = isinstance(summarizer, CitingSummarizer)
+    spans = summarizer.spans(head) if isinstance(summarizer, CitingSummarizer) else head_spans(head)
     tail = expand_references(tail, new_state.dedup)
-    span_tokens = [counter.count_text(s.data.decode("utf-8", errors="replace")) for s in spans]
+    head_sizes = sizes[: len(head)]
+    head_tokens = sum(head_sizes)
+    span_tokens = [_span_tokens(s, head_sizes, head_tokens, counter) for s in spans]
     stored = store.put_many(
         [
             PutRequest(
@@ -213,7 +227,10 @@ def _compact(
     head_handle = stored[0]
 
     # 4. summarize.
-    summary = summarizer.summarize(head, instructions)
+    if citing:
+        summary = summarizer.summarize(head, instructions, spans=spans)  # type: ignore[call-arg]
+    else:
+        summary = summarizer.summarize(head, instructions)
     missing = [h for h in summary.handles if h not in stored]
     if missing:
         raise UsageError(f"summary cites handles that were not stored: {', '.join(missing)}")
@@ -254,7 +271,7 @@ def _compact(
         post_tokens=post,
         threshold=opts.threshold,
         summary_tokens=counter.count_message(summary_message),
-        head_tokens=sum(counter.count_message(m) for m in head),
+        head_tokens=head_tokens,
         summarizer=summarizer.name,
         counter=counter.name,
         dropped=[

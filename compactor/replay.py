@@ -33,7 +33,7 @@ from compactor.pipeline import CompactionResult
 from compactor.report import CompactionReport, Trigger
 from compactor.session import SessionState
 from compactor.summarizers import Summarizer
-from compactor.tokens import TokenCounter, count_all
+from compactor.tokens import TokenCounter
 from compactor.transcript import (
     ReadWarning,
     Transcript,
@@ -247,8 +247,7 @@ class _Replay:
     def _measure_overhead(self) -> None:
         """While recorded usage still anchors the estimate, the overhead is usage minus counted messages."""
         if not self.diverged:
-            counted = count_all(self.orch.messages, self.orch.counter)
-            self.orch.overhead_tokens = max(0, self.orch.context_tokens() - counted)
+            self.orch.overhead_tokens = max(0, self.orch.context_tokens() - self.orch.tokens_of_messages())
 
     def _diverge(self) -> None:
         """From here on, recorded usage no longer describes the replayed context."""

@@ -50,6 +50,10 @@ class Span(BaseModel):
     content_type: str
     ref: str | None = None
     """tool_use id for a tool result, message index for a user message."""
+    message_index: int | None = None
+    """Index in the head of the message this span was cut from (None for the whole head)."""
+    whole_message: bool = False
+    """True when the span is all the text its message holds, so both count the same."""
 
 
 def messages_jsonl(messages: Sequence[Message]) -> bytes:
@@ -68,8 +72,13 @@ def user_message_bytes(message: Message) -> bytes:
     return message.text().encode("utf-8")
 
 
-def _span(kind: SpanKind, data: bytes, content_type: str, ref: str | None = None) -> Span:
-    return Span(kind=kind, data=data, handle=handle_for(data), content_type=content_type, ref=ref)
+def _span(
+    kind: SpanKind, data: bytes, content_type: str, ref: str | None = None, index: int | None = None, whole: bool = False
+) -> Span:
+    return Span(
+        kind=kind, data=data, handle=handle_for(data), content_type=content_type, ref=ref,
+        message_index=index, whole_message=whole,
+    )
 
 
 def head_spans(
@@ -86,14 +95,17 @@ def head_spans(
     seen = {spans[0].handle}
     for index, message in enumerate(head):
         candidates: list[Span] = []
+        blocks = message.blocks()
         if is_prompt(message):
             text = user_message_bytes(message)
             if message.is_meta or len(text) > user_message_max_bytes:
-                candidates.append(_span("user_message", text, "text/plain", str(index)))
+                whole = isinstance(message.content, str) or len(blocks) == 1
+                candidates.append(_span("user_message", text, "text/plain", str(index), index, whole))
         for block in message.tool_results():
             data = tool_result_bytes(block)
             if len(data) >= tool_result_min_bytes:
-                candidates.append(_span("tool_result", data, "text/plain", block.tool_use_id))
+                whole = len(blocks) == 1 and isinstance(block.content, str)
+                candidates.append(_span("tool_result", data, "text/plain", block.tool_use_id, index, whole))
         for span in candidates:
             if span.handle not in seen:
                 seen.add(span.handle)

@@ -8,8 +8,9 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from compactor.messages import Message
+from compactor.spans import Span
 
-__all__ = ["SECTION_TITLES", "Summarizer", "Summary"]
+__all__ = ["SECTION_TITLES", "CitingSummarizer", "Summarizer", "Summary"]
 
 SECTION_TITLES: tuple[str, ...] = (
     "Primary request and intent",
@@ -53,3 +54,21 @@ class Summarizer(Protocol):
     name: str
 
     def summarize(self, messages: Sequence[Message], instructions: str | None = None) -> Summary: ...
+
+
+@runtime_checkable
+class CitingSummarizer(Protocol):
+    """A summarizer that cites stored spans by handle.
+
+    ``spans(messages)`` names every span its summary may cite; the pipeline
+    stores exactly those before summarizing and hands them back, so that
+    they are computed once.
+    """
+
+    name: str
+
+    def spans(self, messages: Sequence[Message]) -> list[Span]: ...
+
+    def summarize(
+        self, messages: Sequence[Message], instructions: str | None = None, *, spans: Sequence[Span] | None = None
+    ) -> Summary: ...

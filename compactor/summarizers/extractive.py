@@ -118,8 +118,12 @@ class ExtractiveSummarizer:
             messages, user_message_max_bytes=self.user_message_chars, **self._span_options
         )
 
-    def summarize(self, messages: Sequence[Message], instructions: str | None = None) -> Summary:
-        spans = self.spans(messages)
+    def summarize(
+        self, messages: Sequence[Message], instructions: str | None = None, *, spans: Sequence[Span] | None = None
+    ) -> Summary:
+        """Summarize ``messages``; ``spans`` are ``self.spans(messages)`` when the caller has them."""
+        if spans is None:
+            spans = self.spans(messages)
         head_handle = spans[0].handle
         by_result = {s.ref: s.handle for s in spans if s.kind == "tool_result"}
         by_message = {s.ref: s.handle for s in spans if s.kind == "user_message"}
