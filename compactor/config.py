@@ -55,11 +55,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from attachments.budgets import Budgets
 from compactor.errors import ConfigError
 from compactor.tokens import CounterName
 
 __all__ = [
-    "AttachmentSettings",
     "CONFIG_ENV",
     "DEFAULT_AUTOCOMPACT_BUFFER",
     "DEFAULT_BLOCKING_BUFFER",
@@ -69,19 +69,13 @@ __all__ = [
     "DEFAULT_DEDUP_THRESHOLD",
     "DEFAULT_DEDUP_THRESHOLDS",
     "DEFAULT_ERROR_BUFFER",
-    "DEFAULT_FILES_TOTAL",
-    "DEFAULT_FILE_TOKENS",
     "DEFAULT_LLM_MAX_OUTPUT_TOKENS",
     "DEFAULT_LLM_TIMEOUT_SECONDS",
     "DEFAULT_MAX_CONSECUTIVE_FAILURES",
-    "DEFAULT_MAX_FILES",
     "DEFAULT_MAX_OUTPUT_TOKENS",
     "DEFAULT_RECOVERY_TOOLS",
-    "DEFAULT_SKILLS_TOTAL",
-    "DEFAULT_SKILL_TOKENS",
     "DEFAULT_SUMMARIZER",
     "DEFAULT_SUMMARY_RESERVE_CAP",
-    "DEFAULT_TAIL_MIN_MESSAGES",
     "DEFAULT_TAIL_TOKENS",
     "DEFAULT_THRASH_LIMIT",
     "DEFAULT_THRASH_TURNS",
@@ -123,12 +117,6 @@ DEFAULT_RECOVERY_TOOLS: tuple[str, ...] = ("ccr_get", "ccr_query", "ccr_range", 
 # Counting, pipeline, attachments.
 DEFAULT_COUNTER: CounterName = "tiktoken"
 DEFAULT_TAIL_TOKENS = 12_000
-DEFAULT_TAIL_MIN_MESSAGES = 5
-DEFAULT_MAX_FILES = 5
-DEFAULT_FILE_TOKENS = 5_000
-DEFAULT_FILES_TOTAL = 50_000
-DEFAULT_SKILL_TOKENS = 5_000
-DEFAULT_SKILLS_TOTAL = 25_000
 
 # Summarizer.
 SummarizerName = Literal["extractive", "anthropic", "openai"]
@@ -213,21 +201,10 @@ class DedupSettings(_Model):
         return tool in self.recovery_tools or tool.rsplit("__", 1)[-1] in self.recovery_tools
 
 
-class AttachmentSettings(_Model):
-    """Post-compaction attachment budgets (same fields as ``attachments.Budgets``)."""
-
-    max_files: int = Field(default=DEFAULT_MAX_FILES, gt=0)
-    file_tokens: int = Field(default=DEFAULT_FILE_TOKENS, gt=0)
-    files_total: int = Field(default=DEFAULT_FILES_TOTAL, gt=0)
-    skill_tokens: int = Field(default=DEFAULT_SKILL_TOKENS, gt=0)
-    skills_total: int = Field(default=DEFAULT_SKILLS_TOTAL, gt=0)
-
-
 class PipelineSettings(_Model):
     """How a compaction cuts the conversation."""
 
     tail_tokens: int = Field(default=DEFAULT_TAIL_TOKENS, ge=0)
-    tail_min_messages: int = Field(default=DEFAULT_TAIL_MIN_MESSAGES, ge=0)
 
 
 class LLMSettings(_Model):
@@ -247,7 +224,7 @@ class Settings(_Model):
     summarizer: SummarizerName = DEFAULT_SUMMARIZER
     policy: PolicySettings = Field(default_factory=PolicySettings)
     dedup: DedupSettings = Field(default_factory=DedupSettings)
-    attachments: AttachmentSettings = Field(default_factory=AttachmentSettings)
+    attachments: Budgets = Field(default_factory=Budgets)
     pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
 

@@ -31,13 +31,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from compactor.config import DedupSettings
-from compactor.errors import CompactorRuntimeError
+from compactor.errors import DanglingReference
 from compactor.messages import Message, ToolResultBlock
 from compactor.session import DedupEntry, DedupState
 from compactor.tokens import utf16_length
 
 __all__ = [
-    "DanglingReference",
     "DedupOutcome",
     "Deduper",
     "RESULT_ID_OVERHEAD",
@@ -70,12 +69,6 @@ _REFERENCE = re.compile(
 )
 
 _masks: dict[bytes, tuple[int, int]] = {}
-
-
-class DanglingReference(CompactorRuntimeError):
-    """A reference names a result whose content is known nowhere (neither kept nor stored)."""
-
-    error_id = "dedup_dangling_reference"
 
 
 class DedupOutcome(BaseModel):

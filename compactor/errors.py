@@ -9,8 +9,12 @@
         ├── TranscriptError         a transcript could not be read (bad data under strict mode)
         │   └── TranscriptNotFound  the transcript file does not exist
         ├── TranscriptWriteError    a transcript could not be written
+        ├── InputNotFound           an input file does not exist (exit 66)
+        ├── InputInvalid            an input is not what it must be, e.g. not UTF-8 (exit 65)
+        ├── DanglingReference       a dedup reference names a result known nowhere
         ├── SummarizerError         a summarizer failed (LLM error, malformed answer)
         └── CompactionFailed        compaction failed closed; messages stay unchanged
+            └── NothingToCompact    the whole conversation fits in the preserved tail
 
 Other packages hang their own trees under ``CompactorError``
 (``ccr.errors.CCRError``, ...). Each error carries a stable ``error_id`` that
@@ -24,6 +28,10 @@ __all__ = [
     "CompactorError",
     "CompactorRuntimeError",
     "ConfigError",
+    "DanglingReference",
+    "InputInvalid",
+    "InputNotFound",
+    "NothingToCompact",
     "SummarizerError",
     "TranscriptError",
     "TranscriptNotFound",
@@ -88,3 +96,29 @@ class CompactionFailed(CompactorRuntimeError):
     """Compaction failed closed: the caller's messages are unchanged."""
 
     error_id = "compaction_failed"
+
+
+class InputNotFound(CompactorRuntimeError):
+    """An input file does not exist or cannot be opened."""
+
+    error_id = "input_not_found"
+    exit_code = 66
+
+
+class InputInvalid(CompactorRuntimeError):
+    """An input is not what it must be (for example, not UTF-8 text)."""
+
+    error_id = "input_invalid"
+    exit_code = 65
+
+
+class DanglingReference(CompactorRuntimeError):
+    """A dedup reference names a result whose content is known nowhere (neither kept nor stored)."""
+
+    error_id = "dedup_dangling_reference"
+
+
+class NothingToCompact(CompactionFailed):
+    """The whole conversation fits in the preserved tail: there is no head to summarize."""
+
+    error_id = "nothing_to_compact"

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from attachments import Budgets, DiskFiles, FileSource
+from attachments import DiskFiles, FileSource
 from ccr import Retrieval, Store, open_store
 from compactor.config import Settings, load_settings
 from compactor.dedup import Deduper
@@ -162,7 +162,7 @@ class Orchestrator:
             tail_tokens=self.settings.pipeline.tail_tokens,
             threshold=auto_compact_threshold(self.settings),
             overhead_tokens=self.overhead_tokens,
-            budgets=Budgets(**self.settings.attachments.model_dump()),
+            budgets=self.settings.attachments,
             transcript_path=self.transcript_path,
         )
         result = compact(

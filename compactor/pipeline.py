@@ -27,7 +27,7 @@ from ccr import PutRequest, Store, marker
 from compactor._templates import render
 from compactor.config import DEFAULT_TAIL_TOKENS
 from compactor.dedup import expand_references, reset_after_compaction
-from compactor.errors import CompactorError, UsageError
+from compactor.errors import CompactionFailed, CompactorError, NothingToCompact
 from compactor.messages import Message
 from compactor.report import CompactionReport, DedupReport, DroppedSpan, Trigger
 from compactor.rounds import group_rounds
@@ -202,7 +202,7 @@ def _compact(
     size_of = {id(m): n for m, n in zip(messages, sizes, strict=True)}
     head, tail = _split(messages, opts.tail_tokens, lambda m: size_of[id(m)])
     if not head:
-        raise UsageError("nothing to compact: the whole conversation fits in the preserved tail")
+        raise NothingToCompact("nothing to compact: the whole conversation fits in the preserved tail")
 
     # 3. store every dropped span before anything is dropped.
     citing = isinstance(summarizer, CitingSummarizer)
@@ -233,7 +233,7 @@ def _compact(
         summary = summarizer.summarize(head, instructions)
     missing = [h for h in summary.handles if h not in stored]
     if missing:
-        raise UsageError(f"summary cites handles that were not stored: {', '.join(missing)}")
+        raise CompactionFailed(f"summary cites handles that were not stored: {', '.join(missing)}")
 
     # 5. attachments.
     attached: AttachmentSet = build_attachments(

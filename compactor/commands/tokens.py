@@ -13,24 +13,10 @@ import sys
 from pathlib import Path
 
 from compactor.config import load_settings
-from compactor.errors import CompactorRuntimeError
+from compactor.errors import InputInvalid, InputNotFound
 from compactor.tokens import make_counter, utf16_length
 
-__all__ = ["InputInvalid", "InputNotFound", "register", "run"]
-
-
-class InputNotFound(CompactorRuntimeError):
-    """The input file does not exist or cannot be opened."""
-
-    error_id = "input_not_found"
-    exit_code = 66
-
-
-class InputInvalid(CompactorRuntimeError):
-    """The input is not UTF-8 text."""
-
-    error_id = "input_invalid"
-    exit_code = 65
+__all__ = ["register", "run"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from compactor.config import DedupSettings
 from compactor.dedup import (
-    DanglingReference,
     Deduper,
     djb2,
     expand_all,
@@ -24,6 +23,7 @@ from compactor.dedup import (
     resume_state,
     tool_name_map,
 )
+from compactor.errors import DanglingReference
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.session import DedupState
 from compactor.transcript import read_transcript
