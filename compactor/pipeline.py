@@ -260,9 +260,12 @@ def _compact(
     out = [summary_message, *tail, *attached.messages]
 
     # 7. report and new state.
-    hits = sum(new_state.dedup.hits.values())
-    saved = sum(new_state.dedup.saved_bytes.values())
-    reset_after_compaction(new_state.dedup)
+    dedup = new_state.dedup
+    hits = sum(dedup.hits.values()) - dedup.hits_at_last_compaction
+    saved = sum(dedup.saved_bytes.values()) - dedup.saved_bytes_at_last_compaction
+    dedup.hits_at_last_compaction += hits
+    dedup.saved_bytes_at_last_compaction += saved
+    reset_after_compaction(dedup)
     mark_announced(new_state)  # the attachments just announced the full sets again
     post = opts.overhead_tokens + sum(counter.count_message(m) for m in out)
     report = CompactionReport(

@@ -107,6 +107,9 @@ class DedupState(_Model):
     handles: dict[str, str] = Field(default_factory=dict)
     hits: dict[str, int] = Field(default_factory=dict)
     saved_bytes: dict[str, int] = Field(default_factory=dict)
+    hits_at_last_compaction: int = 0
+    saved_bytes_at_last_compaction: int = 0
+    """Session totals when the last compaction reported, so each report counts its own window."""
 
 
 class SessionState(_Model):

@@ -105,3 +105,26 @@ def test_three_failed_compactions_stop_auto_compaction(tmp_path: Path, monkeypat
     assert not decision.compact and decision.reason == "too_many_failures"
     assert "failed 3 times" in (decision.message or "")
     assert orch.messages == messages
+
+
+def test_each_report_counts_the_dedup_hits_of_its_own_window(tmp_path: Path) -> None:
+    orch = make(tmp_path)
+
+    def repeat(tag: str) -> None:
+        for i in range(2):
+            orch.add_message(
+                Message(role="assistant", content=[ToolUseBlock(id=f"{tag}{i}", name="Bash", input={})])
+            )
+            orch.add_tool_result(f"{tag}{i}", f"{tag} output\n" + "z" * 2_000)
+
+    loop(orch, 5)
+    repeat("a")
+    loop(orch, 5, start=5)
+    first = orch.compact()
+    repeat("b")
+    repeat("c")
+    loop(orch, 5, start=10)
+    second = orch.compact()
+    assert first.report.dedup.hits == 1
+    assert second.report.dedup.hits == 2
+    assert second.report.dedup.saved_bytes > 0
