@@ -190,9 +190,9 @@ class _Replay:
             self.calls[call.id] = call
             self.report.totals.tool_calls += 1
         for block in message.tool_results():
-            call = self.calls.get(block.tool_use_id)
-            if call is not None and not block.is_error:
-                self._record_file_effect(index, call, block, structured.get(block.tool_use_id))
+            asked = self.calls.get(block.tool_use_id)
+            if asked is not None and not block.is_error:
+                self._record_file_effect(index, asked, block, structured.get(block.tool_use_id))
         if self.diverged and message.usage is not None:
             message = message.model_copy(update={"usage": None})
         mode = entry.record.get("permissionMode")
