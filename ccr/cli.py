@@ -14,9 +14,8 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 
-from compactor.errors import CompactorError
+from compactor._cli import UsageParser, run_command
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -25,23 +24,15 @@ COMMANDS: tuple[str, ...] = ("put", "get", "info", "stats", "verify")
 """Subcommand modules under ``ccr.commands``, in help order."""
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with errors in the project's ``prog: error_id: message`` form."""
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(2, f"{PROG}: ccr_usage: {message}\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = UsageParser(
         prog=PROG,
         description="Content-addressed recovery store: put bytes, get them back exactly.",
         epilog="The store is --store PATH, else $COMPACTOR_HOME/ccr.db (~/.compactor/ccr.db).",
     )
     parser.add_argument("--store", metavar="PATH", help="store file (default: $COMPACTOR_HOME/ccr.db)")
     subparsers = parser.add_subparsers(
-        dest="command", metavar="COMMAND", required=True, parser_class=_Parser
+        dest="command", metavar="COMMAND", required=True, parser_class=UsageParser
     )
     for name in COMMANDS:
         sub = importlib.import_module(f"ccr.commands.{name}").register(subparsers)
@@ -53,20 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ccr`` script; returns the exit code."""
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
-    try:
-        return int(args.func(args))
-    except CompactorError as exc:
-        print(f"{PROG}: {exc.error_id}: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
+    return run_command(build_parser(), argv)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from compactor.errors import CompactorError
+from compactor._cli import UsageParser, run_command
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -23,11 +23,11 @@ COMMANDS: tuple[str, ...] = ("replay", "inspect", "tokens")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="compactor",
         description="Reversible, measurable context compaction for coding agents.",
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=UsageParser)
     for name in COMMANDS:
         importlib.import_module(f"compactor.commands.{name}").register(subparsers)
     return parser
@@ -35,17 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``compactor`` script; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except CompactorError as exc:
-        print(f"compactor: {exc.error_id}: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
+    return run_command(build_parser(), argv)
 
 
 if __name__ == "__main__":
