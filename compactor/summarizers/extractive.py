@@ -267,14 +267,21 @@ class ExtractiveSummarizer:
                 d.errors.append(line)
 
     def _numbers(self, d: _Digest, assistant_texts: list[str], result_texts: list[str]) -> None:
-        seen_in_results = set()
-        for text in result_texts:
-            seen_in_results.update(_NUMBER.findall(text))
+        """Sentences of the assistant that cite a number (2+ digits) also seen in a tool result."""
+        results = "\n".join(result_texts)
+        in_results: dict[str, bool] = {}
+
+        def seen(number: str) -> bool:
+            # Searching the results for the few numbers the assistant wrote is far
+            # cheaper than listing every number in megabytes of tool output.
+            if number not in in_results:
+                in_results[number] = _occurs_as_number(number, results)
+            return in_results[number]
+
         found: list[str] = []
         for text in assistant_texts:
             for sentence in _SENTENCE.split(text):
-                numbers = [n for n in _NUMBER.findall(sentence) if len(n) > 1 and n in seen_in_results]
-                if numbers:
+                if any(len(n) > 1 and seen(n) for n in _NUMBER.findall(sentence)):
                     line = _one_line(sentence, 200)
                     if line not in found:
                         found.append(line)
@@ -314,6 +321,19 @@ class ExtractiveSummarizer:
             d.next_step or "(no explicit next step)",
         ]
         return dict(zip(SECTION_TITLES, values, strict=True))
+
+
+def _occurs_as_number(number: str, text: str) -> bool:
+    """Whether ``number`` stands in ``text`` on its own (not inside a longer number or word)."""
+    start = text.find(number)
+    while start != -1:
+        before = text[start - 1] if start else " "
+        end = start + len(number)
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before in "._") and not (after.isalnum() or after == "_"):
+            return True
+        start = text.find(number, start + 1)
+    return False
 
 
 def _describe(block: ToolUseBlock) -> str:

@@ -117,3 +117,17 @@ def test_summary_is_much_smaller_than_a_large_head() -> None:
     summary = ExtractiveSummarizer().summarize(messages)
     head_chars = sum(len(m.canonical_json()) for m in messages)
     assert len(summary.text) * 10 < head_chars
+
+
+def test_a_number_is_cited_only_when_a_result_shows_it_on_its_own() -> None:
+    messages = [
+        user("How many items?"),
+        call("t1", "Bash", command="wc -l items.csv"),
+        result("t1", "14236 items.csv\nversion 3.42.1\n"),
+        say("There are 14236 items."),
+        say("Roughly 42 of them are new."),
+        say("Also 236 were removed."),
+    ]
+    solving = ExtractiveSummarizer().summarize(messages).sections["Problem solving"]
+    assert "There are 14236 items." in solving
+    assert "42 of them" not in solving and "236 were removed" not in solving
