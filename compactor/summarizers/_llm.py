@@ -3,6 +3,9 @@
 The Anthropic and the OpenAI-compatible clients differ only in how they send
 one request. Everything else lives here, once:
 
+- ``LLMClientSummarizer`` checks the settings, runs ``summarize`` and closes
+  the client; a subclass adds its SDK client, ``_send`` and ``_close``;
+
 - the conversation becomes a readable transcript inside a prompt rendered
   from ``summary_prompt.j2`` (text, tool calls with their inputs, tool
   results; images and documents become placeholders);
@@ -22,8 +25,10 @@ import math
 import os
 import re
 import textwrap
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from types import TracebackType
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict
 
@@ -46,6 +51,7 @@ __all__ = [
     "API_KEY_ENV",
     "DEFAULT_MAX_OUTPUT_TOKENS",
     "DEFAULT_TIMEOUT_SECONDS",
+    "LLMClientSummarizer",
     "MAX_OUTPUT_TOKENS",
     "MAX_TOO_LONG_RETRIES",
     "PromptTooLong",
@@ -417,3 +423,56 @@ def summarize_rounds(
             total_rounds=len(rounds),
         )
     raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+
+class LLMClientSummarizer(ABC):
+    """What the SDK-backed summarizers share: checked settings, ``summarize``, closing.
+
+    A subclass names itself in ``name``, calls this constructor before making
+    its SDK client, and implements ``_send`` (one request, the answer's text)
+    and ``_close``. Use as a context manager or call ``close``.
+
+    Raises:
+        ConfigError: the timeout or output budget is out of range, or the
+            model name is empty.
+    """
+
+    name: str
+
+    def __init__(self, *, model: str, timeout_seconds: float, max_output_tokens: int) -> None:
+        check_limits(timeout_seconds=timeout_seconds, max_output_tokens=max_output_tokens)
+        if not model:
+            raise ConfigError(f"the {self.name} summarizer needs a model name")
+        self.model = model
+        self.timeout_seconds = float(timeout_seconds)
+        self.max_output_tokens = max_output_tokens
+
+    def summarize(self, messages: Sequence[Message], instructions: str | None = None) -> Summary:
+        """Summarize ``messages``, following ``instructions`` as well when given.
+
+        Raises:
+            SummarizerError: the request failed (HTTP error, timeout, refused
+                connection), stayed too long after three retries, or the
+                answer was malformed.
+        """
+        return summarize_rounds(messages, instructions, summarizer=self.name, send=self._send)
+
+    def close(self) -> None:
+        """Close the HTTP connections the client holds."""
+        self._close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @abstractmethod
+    def _send(self, request: SummaryRequest) -> str:
+        """Send one request and return the answer's text (see ``Send``)."""
+
+    @abstractmethod
+    def _close(self) -> None:
+        """Release the SDK client."""

@@ -9,22 +9,18 @@ rejected as too long, and every other failure fails closed.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
-from types import ModuleType, TracebackType
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from compactor.errors import ConfigError, SummarizerError
-from compactor.messages import Message
 from compactor.summarizers._llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
     DEFAULT_TIMEOUT_SECONDS,
+    LLMClientSummarizer,
     PromptTooLong,
     SummaryRequest,
-    check_limits,
     resolve_api_key,
-    summarize_rounds,
 )
-from compactor.summarizers.base import Summary
 
 if TYPE_CHECKING:
     import anthropic
@@ -49,7 +45,7 @@ def _sdk() -> ModuleType:
         ) from exc
 
 
-class AnthropicSummarizer:
+class AnthropicSummarizer(LLMClientSummarizer):
     """Summarizes through the Anthropic Messages API (or a server speaking it).
 
     ``base_url`` defaults to the SDK's (``ANTHROPIC_BASE_URL`` or the public
@@ -73,43 +69,19 @@ class AnthropicSummarizer:
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
     ) -> None:
-        check_limits(timeout_seconds=timeout_seconds, max_output_tokens=max_output_tokens)
-        if not model:
-            raise ConfigError("the anthropic summarizer needs a model name")
+        super().__init__(model=model, timeout_seconds=timeout_seconds, max_output_tokens=max_output_tokens)
         key = resolve_api_key(api_key, provider_env=PROVIDER_KEY_ENV, api_key_env=api_key_env)
         if key is None:
             raise ConfigError(
                 f"the anthropic summarizer has no API key: set {PROVIDER_KEY_ENV} or COMPACTOR_LLM_API_KEY"
             )
         self._sdk = _sdk()
-        self.model = model
-        self.timeout_seconds = float(timeout_seconds)
-        self.max_output_tokens = max_output_tokens
         self._client: anthropic.Anthropic = self._sdk.Anthropic(
             api_key=key, base_url=base_url, timeout=self.timeout_seconds, max_retries=0
         )
 
-    def summarize(self, messages: Sequence[Message], instructions: str | None = None) -> Summary:
-        """Summarize ``messages``, following ``instructions`` as well when given.
-
-        Raises:
-            SummarizerError: the request failed (HTTP error, timeout, refused
-                connection), stayed too long after three retries, or the
-                answer was malformed.
-        """
-        return summarize_rounds(messages, instructions, summarizer=self.name, send=self._send)
-
-    def close(self) -> None:
-        """Close the HTTP connections the client holds."""
+    def _close(self) -> None:
         self._client.close()
-
-    def __enter__(self) -> AnthropicSummarizer:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def _send(self, request: SummaryRequest) -> str:
         sdk = self._sdk

@@ -12,22 +12,18 @@ closed.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
-from types import ModuleType, TracebackType
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 from compactor.errors import ConfigError, SummarizerError
-from compactor.messages import Message
 from compactor.summarizers._llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
     DEFAULT_TIMEOUT_SECONDS,
+    LLMClientSummarizer,
     PromptTooLong,
     SummaryRequest,
-    check_limits,
     resolve_api_key,
-    summarize_rounds,
 )
-from compactor.summarizers.base import Summary
 
 if TYPE_CHECKING:
     import openai
@@ -63,7 +59,7 @@ def _sdk() -> ModuleType:
         ) from exc
 
 
-class OpenAISummarizer:
+class OpenAISummarizer(LLMClientSummarizer):
     """Summarizes through an OpenAI-compatible chat completions endpoint.
 
     ``base_url`` defaults to the SDK's (``OPENAI_BASE_URL`` or OpenAI's API).
@@ -92,9 +88,7 @@ class OpenAISummarizer:
         max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
         token_field: TokenField | None = None,
     ) -> None:
-        check_limits(timeout_seconds=timeout_seconds, max_output_tokens=max_output_tokens)
-        if not model:
-            raise ConfigError("the openai summarizer needs a model name")
+        super().__init__(model=model, timeout_seconds=timeout_seconds, max_output_tokens=max_output_tokens)
         if token_field not in (None, "max_tokens", "max_completion_tokens"):
             raise ConfigError(f"token_field must be max_tokens or max_completion_tokens, not {token_field!r}")
         key = resolve_api_key(api_key, provider_env=PROVIDER_KEY_ENV, api_key_env=api_key_env)
@@ -105,36 +99,14 @@ class OpenAISummarizer:
                 )
             key = LOCAL_SERVER_KEY
         self._sdk = _sdk()
-        self.model = model
-        self.timeout_seconds = float(timeout_seconds)
-        self.max_output_tokens = max_output_tokens
         self.token_field: TokenField = token_field or ("max_completion_tokens" if base_url is None else "max_tokens")
         options: dict[str, Any] = {"api_key": key, "timeout": self.timeout_seconds, "max_retries": 0}
         if base_url is not None:
             options["base_url"] = base_url
         self._client: openai.OpenAI = self._sdk.OpenAI(**options)
 
-    def summarize(self, messages: Sequence[Message], instructions: str | None = None) -> Summary:
-        """Summarize ``messages``, following ``instructions`` as well when given.
-
-        Raises:
-            SummarizerError: the request failed (HTTP error, timeout, refused
-                connection), stayed too long after three retries, or the
-                answer was malformed.
-        """
-        return summarize_rounds(messages, instructions, summarizer=self.name, send=self._send)
-
-    def close(self) -> None:
-        """Close the HTTP connections the client holds."""
+    def _close(self) -> None:
         self._client.close()
-
-    def __enter__(self) -> OpenAISummarizer:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def _send(self, request: SummaryRequest) -> str:
         sdk = self._sdk
