@@ -87,6 +87,14 @@ class Orchestrator:
         self._messages = list(messages)
         self._sizes = [self.counter.count_message(m) for m in self._messages]
 
+    def forget_recorded_usage(self) -> None:
+        """Drop recorded ``usage`` from every message: it described a context this one no longer is.
+
+        The estimate then counts the messages (plus the overhead) until a new
+        answer records usage again. Counts are unchanged: usage is not content.
+        """
+        self._messages = [m.model_copy(update={"usage": None}) if m.usage else m for m in self._messages]
+
     @property
     def state(self) -> SessionState:
         """The session state as of the last message added (live)."""
@@ -182,8 +190,8 @@ class Orchestrator:
             self.tracker.record_failure(self.settings)
             return result
         self.tracker.record_success(self.settings, trigger)
-        # Recorded usage described the old context; the new one is counted until the next answer.
-        self.messages = [m.model_copy(update={"usage": None}) if m.usage else m for m in result.messages]
+        self.replace_messages(result.messages)
+        self.forget_recorded_usage()
         self._builder = StateBuilder(result.state)
         for message in self.messages:
             if message.role == "assistant":

@@ -253,7 +253,7 @@ class _Replay:
         """From here on, recorded usage no longer describes the replayed context."""
         self._measure_overhead()
         self.diverged = True
-        self.orch.messages = [m.model_copy(update={"usage": None}) if m.usage else m for m in self.orch.messages]
+        self.orch.forget_recorded_usage()
 
     def _compact(self, index: int, entry: TranscriptEntry, trigger: Trigger) -> None:
         self._measure_overhead()
