@@ -4,6 +4,12 @@ Each server listens on 127.0.0.1 on a free port, in a thread, and answers
 from a script the test writes: a JSON reply, a protocol error, or a hang
 that lasts until the test ends (released in teardown), so clients are
 exercised over real HTTP without any network beyond the loopback.
+
+A ``Client`` pairs a server with the summarizer that speaks its protocol and
+knows where a request carries its key, system prompt and prompt. The
+``client`` fixture runs a test once per protocol, for the behaviour both
+summarizers share; ``anthropic_client`` and ``openai_client`` serve the
+tests of one protocol.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from typing import Any
 import pytest
 
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.summarizers.anthropic import AnthropicSummarizer
+from compactor.summarizers.openai import OpenAISummarizer
 
 _CLEARED_ENV = (
     "ANTHROPIC_API_KEY",
@@ -246,6 +254,98 @@ def openai_server() -> Iterator[OpenAIServer]:
         yield server
     finally:
         server.stop()
+
+
+@dataclass(frozen=True)
+class Client:
+    """A summarizer class and the loopback server it talks to, plus how its requests look."""
+
+    name: str
+    server: AnthropicServer | OpenAIServer
+    summarizer: type[AnthropicSummarizer] | type[OpenAISummarizer]
+    model: str
+    provider_key_env: str
+
+    def make(self, **options: Any) -> AnthropicSummarizer | OpenAISummarizer:
+        """A summarizer pointed at the server, with a test key; ``options`` override any setting."""
+        settings: dict[str, Any] = {"base_url": self.server.base_url, "model": self.model, "api_key": "test-key"}
+        settings.update(options)
+        return self.summarizer(**settings)
+
+    def key_of(self, request: Received) -> str:
+        """The key a request carried as a bearer token."""
+        return request.headers["authorization"].removeprefix("Bearer ")
+
+    def system_of(self, request: Received) -> str:
+        raise NotImplementedError
+
+    def prompt_of(self, request: Received) -> str:
+        raise NotImplementedError
+
+
+class AnthropicClient(Client):
+    def key_of(self, request: Received) -> str:
+        """The key a request carried: SDK versions send it as x-api-key or as a bearer token."""
+        if "x-api-key" in request.headers:
+            return request.headers["x-api-key"]
+        return super().key_of(request)
+
+    def system_of(self, request: Received) -> str:
+        system = request.body["system"]
+        assert isinstance(system, str)
+        return system
+
+    def prompt_of(self, request: Received) -> str:
+        """The one user message's text; the system prompt travels beside the messages."""
+        messages = request.body["messages"]
+        assert [m["role"] for m in messages] == ["user"]
+        content = messages[0]["content"]
+        assert isinstance(content, str)
+        return content
+
+
+class OpenAIClient(Client):
+    def system_of(self, request: Received) -> str:
+        system = request.body["messages"][0]["content"]
+        assert isinstance(system, str)
+        return system
+
+    def prompt_of(self, request: Received) -> str:
+        """The user message's text; a system message comes first."""
+        system, user = request.body["messages"]
+        assert system["role"] == "system" and user["role"] == "user"
+        content = user["content"]
+        assert isinstance(content, str)
+        return content
+
+
+@pytest.fixture
+def anthropic_client(anthropic_server: AnthropicServer) -> AnthropicClient:
+    return AnthropicClient(
+        name="anthropic",
+        server=anthropic_server,
+        summarizer=AnthropicSummarizer,
+        model="claude-sonnet-4-6",
+        provider_key_env="ANTHROPIC_API_KEY",
+    )
+
+
+@pytest.fixture
+def openai_client(openai_server: OpenAIServer) -> OpenAIClient:
+    return OpenAIClient(
+        name="openai",
+        server=openai_server,
+        summarizer=OpenAISummarizer,
+        model="qwen2.5-coder:7b",
+        provider_key_env="OPENAI_API_KEY",
+    )
+
+
+@pytest.fixture(params=["anthropic", "openai"])
+def client(request: pytest.FixtureRequest) -> Client:
+    """Each protocol in turn, for the behaviour both summarizers share."""
+    chosen: Client = request.getfixturevalue(f"{request.param}_client")
+    return chosen
 
 
 @pytest.fixture
