@@ -9,21 +9,16 @@ the next file attachment say that the file changed since it was read.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-
-import watchfiles
 
 from attachments.errors import WatchError
 from attachments.files import content_changed, current_content
 from attachments.sources import DiskFiles, FileSource
 from compactor.session import SessionState
+from skills._watch import WatchLoop
 
 __all__ = ["StalenessWatcher", "mark_stale"]
-
-_TICK_MS = 100
-"""How often the watch loop wakes up with no changes (to notice it is ready)."""
 
 
 def mark_stale(state: SessionState, changed: Iterable[str], files: FileSource | None = None) -> list[str]:
@@ -67,12 +62,19 @@ class StalenessWatcher:
         self.state = state
         self._roots = [os.fspath(r) for r in roots] if roots is not None else None
         self._on_stale = on_stale
-        self._debounce_ms = debounce_ms
-        self._ready_timeout = ready_timeout
-        self._stop = threading.Event()
-        self._ready = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.error: BaseException | None = None
+        self._loop = WatchLoop(
+            name="staleness-watcher",
+            on_changes=self._mark,
+            debounce_ms=debounce_ms,
+            ready_timeout=ready_timeout,
+            watch_filter=None,
+            recursive=self._roots is not None,
+        )
+
+    @property
+    def error(self) -> BaseException | None:
+        """What stopped the watch loop, if anything did."""
+        return self._loop.error
 
     @property
     def paths(self) -> list[str]:
@@ -91,50 +93,24 @@ class StalenessWatcher:
         paths = self.paths
         if not paths:
             raise WatchError("no existing folder to watch for changes to read files")
-        recursive = self._roots is not None
-        self._thread = threading.Thread(
-            target=self._run, args=(paths, recursive), name="staleness-watcher", daemon=True
-        )
-        self._thread.start()
-        if not self._ready.wait(self._ready_timeout) or self.error is not None:
-            self.stop()
+        if not self._loop.start(paths):
             raise WatchError(f"the staleness watcher did not start: {self.error}") from self.error
         return self
 
     def stop(self) -> None:
         """Stop watching and wait for the thread to end."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        self._loop.stop()
 
     def __enter__(self) -> StalenessWatcher:
-        return self.start() if self._thread is None else self
+        return self if self._loop.running else self.start()
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    def _run(self, paths: list[str], recursive: bool) -> None:
-        try:
-            for changes in watchfiles.watch(
-                *paths,
-                watch_filter=None,
-                debounce=self._debounce_ms,
-                stop_event=self._stop,
-                rust_timeout=_TICK_MS,
-                yield_on_timeout=True,
-                raise_interrupt=False,
-                recursive=recursive,
-            ):
-                self._ready.set()
-                if changes:
-                    marked = mark_stale(self.state, [path for _, path in changes])
-                    if marked and self._on_stale is not None:
-                        self._on_stale(marked)
-        except Exception as exc:  # reported through .error and start()
-            self.error = exc
-        finally:
-            self._ready.set()
+    def _mark(self, changed: list[str]) -> None:
+        marked = mark_stale(self.state, changed)
+        if marked and self._on_stale is not None:
+            self._on_stale(marked)
 
 
 def _real(path: str, cwd: str | None) -> str:

@@ -1,29 +1,26 @@
 """SkillWatcher: hot reload of the skill roots with watchfiles, in a background thread.
 
-Watching is an effect at the edge: a thread runs ``watchfiles.watch`` on the
-roots that exist and reloads the registry after each batch of changes.
-``start`` returns only once the watcher is listening, so a change made right
-after it is never missed.
+Watching is an effect at the edge: a ``WatchLoop`` thread runs
+``watchfiles.watch`` on the roots that exist and reloads the registry after
+each batch of changes. ``start`` returns only once the watcher is listening,
+so a change made right after it is never missed.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import watchfiles
 
+from skills._watch import WatchLoop
 from skills.errors import SkillsError
 
 if TYPE_CHECKING:
     from skills.registry import SkillRegistry
 
 __all__ = ["SkillWatcher"]
-
-_TICK_MS = 100
-"""How often the watch loop wakes up with no changes (to notice it is ready)."""
 
 
 class SkillWatcher:
@@ -44,13 +41,19 @@ class SkillWatcher:
     ) -> None:
         self.registry = registry
         self._on_reload = on_reload
-        self._debounce_ms = debounce_ms
-        self._ready_timeout = ready_timeout
-        self._stop = threading.Event()
-        self._ready = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.error: BaseException | None = None
+        self._loop = WatchLoop(
+            name="skill-watcher",
+            on_changes=self._reload,
+            debounce_ms=debounce_ms,
+            ready_timeout=ready_timeout,
+            watch_filter=watchfiles.DefaultFilter(),
+        )
         self.reloads = 0
+
+    @property
+    def error(self) -> BaseException | None:
+        """What stopped the watch loop, if anything did."""
+        return self._loop.error
 
     @property
     def paths(self) -> list[str]:
@@ -66,45 +69,22 @@ class SkillWatcher:
         paths = self.paths
         if not paths:
             raise SkillsError("none of the skill roots exists, so there is nothing to watch")
-        self._thread = threading.Thread(
-            target=self._run, args=(paths,), name="skill-watcher", daemon=True
-        )
-        self._thread.start()
-        if not self._ready.wait(self._ready_timeout) or self.error is not None:
-            self.stop()
+        if not self._loop.start(paths):
             raise SkillsError(f"the skill watcher did not start: {self.error}") from self.error
         return self
 
     def stop(self) -> None:
         """Stop watching and wait for the thread to end."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        self._loop.stop()
 
     def __enter__(self) -> SkillWatcher:
-        return self.start() if self._thread is None else self
+        return self if self._loop.running else self.start()
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    def _run(self, paths: list[str]) -> None:
-        try:
-            for changes in watchfiles.watch(
-                *paths,
-                debounce=self._debounce_ms,
-                stop_event=self._stop,
-                rust_timeout=_TICK_MS,
-                yield_on_timeout=True,
-                raise_interrupt=False,
-            ):
-                self._ready.set()
-                if changes:
-                    self.registry.reload()
-                    self.reloads += 1
-                    if self._on_reload is not None:
-                        self._on_reload(self.registry)
-        except Exception as exc:  # reported through .error and start()
-            self.error = exc
-        finally:
-            self._ready.set()
+    def _reload(self, changed: list[str]) -> None:
+        self.registry.reload()
+        self.reloads += 1
+        if self._on_reload is not None:
+            self._on_reload(self.registry)
