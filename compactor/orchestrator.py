@@ -23,6 +23,7 @@ from typing import Any
 
 from attachments import DiskFiles, FileSource
 from ccr import Retrieval, Store, open_store
+from compactor.calibration import Calibration
 from compactor.config import Settings, load_settings
 from compactor.dedup import Deduper
 from compactor.messages import Message, ToolResultBlock
@@ -45,7 +46,8 @@ class Orchestrator:
     re-read from disk, the summarizer is the one the settings name.
     ``overhead_tokens`` is context the messages do not show (system prompt,
     tool definitions); it is added to every estimate that has no recorded
-    usage to anchor on.
+    usage to anchor on. ``calibration`` (which such an overhead is a case of)
+    also converts counter tokens to the model's tokens.
     """
 
     def __init__(
@@ -58,6 +60,7 @@ class Orchestrator:
         files: FileSource | None = None,
         state: SessionState | None = None,
         overhead_tokens: int = 0,
+        calibration: Calibration | None = None,
         transcript_path: str | None = None,
     ) -> None:
         self.settings = settings if settings is not None else load_settings()
@@ -66,7 +69,7 @@ class Orchestrator:
         self.summarizer = summarizer if summarizer is not None else make_summarizer(self.settings)
         self.files = files if files is not None else DiskFiles()
         self.tracker = CompactionTracker()
-        self.overhead_tokens = overhead_tokens
+        self.calibration = calibration if calibration is not None else Calibration(overhead=overhead_tokens)
         self.transcript_path = transcript_path
         self._messages: list[Message] = []
         self._sizes: list[int] = []  # tokens of each message, counted once when it is added
@@ -90,7 +93,7 @@ class Orchestrator:
     def forget_recorded_usage(self) -> None:
         """Drop recorded ``usage`` from every message: it described a context this one no longer is.
 
-        The estimate then counts the messages (plus the overhead) until a new
+        The estimate then counts the messages (calibrated) until a new
         answer records usage again. Counts are unchanged: usage is not content.
         """
         self._messages = [m.model_copy(update={"usage": None}) if m.usage else m for m in self._messages]
@@ -141,10 +144,10 @@ class Orchestrator:
 
     def context_tokens(self) -> int:
         """The context size now: the last recorded usage plus newer messages,
-        else the overhead plus the count of every message."""
+        else the calibrated count of every message."""
         anchor = anchor_index(self._messages)
         if anchor is None:
-            return self.overhead_tokens + sum(self._sizes)
+            return self.calibration.tokens(sum(self._sizes))
         start, usage = anchor
         return usage.total + sum(self._sizes[start + 1 :])
 
@@ -169,7 +172,7 @@ class Orchestrator:
         options = CompactOptions(
             tail_tokens=self.settings.pipeline.tail_tokens,
             threshold=auto_compact_threshold(self.settings),
-            overhead_tokens=self.overhead_tokens,
+            calibration=self.calibration,
             budgets=self.settings.attachments,
             transcript_path=self.transcript_path,
         )
@@ -222,5 +225,5 @@ class Orchestrator:
         return self.store.retrieve(ref, query=query, lines=lines, byte_range=bytes)
 
     def tokens_of_messages(self) -> int:
-        """The counter's total for the current messages (no overhead, no recorded usage)."""
+        """The counter's total for the current messages (uncalibrated, no recorded usage)."""
         return sum(self._sizes)

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from attachments import AttachmentSet, Budgets, FileSource, build_attachments, mark_announced
 from ccr import PutRequest, Store, marker
 from compactor._templates import render
+from compactor.calibration import Calibration
 from compactor.config import DEFAULT_TAIL_TOKENS
 from compactor.dedup import expand_references, reset_after_compaction
 from compactor.errors import CompactionFailed, CompactorError, NothingToCompact
@@ -52,8 +53,8 @@ class CompactOptions(BaseModel):
 
     tail_tokens: int = Field(default=DEFAULT_TAIL_TOKENS, ge=0)
     threshold: int = Field(default=167_000, gt=0)
-    overhead_tokens: int = Field(default=0, ge=0)
-    """Context the messages do not show (system prompt, tools), added to both counts."""
+    calibration: Calibration = Field(default_factory=Calibration)
+    """Counter tokens -> context tokens (system prompt, tools, tokenizer); for pre/post."""
     budgets: Budgets = Field(default_factory=Budgets)
     transcript_path: str | None = None
 
@@ -140,7 +141,7 @@ def compact(
     """
     opts = options or CompactOptions()
     sizes = [counter.count_message(m) for m in messages]
-    pre = opts.overhead_tokens + sum(sizes) if pre_tokens is None else pre_tokens
+    pre = opts.calibration.tokens(sum(sizes)) if pre_tokens is None else pre_tokens
     try:
         return _compact(messages, sizes, state, store, counter, summarizer, files, trigger,
                         merge_instructions(instructions, hook_instructions), opts, pre)
@@ -267,7 +268,7 @@ def _compact(
     dedup.saved_bytes_at_last_compaction += saved
     reset_after_compaction(dedup)
     mark_announced(new_state)  # the attachments just announced the full sets again
-    post = opts.overhead_tokens + sum(counter.count_message(m) for m in out)
+    post = opts.calibration.tokens(sum(counter.count_message(m) for m in out))
     report = CompactionReport(
         trigger=trigger,
         pre_tokens=pre,

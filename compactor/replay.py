@@ -11,9 +11,9 @@ message) or exactly where Claude Code compacted (``at="recorded"``).
 Until the first compaction the context estimate is Claude Code's own: the
 last recorded ``usage`` plus newer messages. After it the recorded usage
 describes a context we no longer have, so usage is dropped from later
-messages and the context is counted: the messages plus the overhead (system
-prompt, tools) measured at that point as recorded usage minus counted
-messages. The recording's own compaction summaries are never fed in.
+messages and the context is counted, then calibrated to the model's tokens
+(``compactor.calibration``: overhead and scale fitted to the recorded usage
+seen so far). The recording's own compaction summaries are never fed in.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from attachments import RecordedFiles, reread_coverage
 from ccr import Store
+from compactor.calibration import Calibration, fit_calibration
 from compactor.config import Settings
 from compactor.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.orchestrator import Orchestrator
@@ -80,6 +81,8 @@ class ReplayReport(BaseModel):
     compactions: list[CompactionReport] = Field(default_factory=list)
     failures: list[CompactionReport] = Field(default_factory=list)
     totals: ReplayTotals = Field(default_factory=ReplayTotals)
+    calibration: Calibration | None = None
+    """Counter tokens -> model tokens, fitted to the recorded usage (None if never needed)."""
 
 
 def replay(
@@ -166,6 +169,7 @@ class _Replay:
         self.reads: list[tuple[int, str]] = []  # (entry index, path) of every Read
         self.points: list[tuple[int, CompactionReport]] = []  # (entry index, report) of successes
         self.output: list[Message | TranscriptEntry] = []  # the replayed session, as JSONL can show it
+        self.usage_pairs: list[tuple[int, int]] = []  # (counted, recorded usage) before divergence
 
     def run(self) -> ReplayReport:
         entries = self.transcript.entries
@@ -203,6 +207,8 @@ class _Replay:
         )
         self.output.append(kept)
         self.report.totals.messages += 1
+        if kept.usage is not None and kept.role == "assistant":
+            self.usage_pairs.append((self.orch.tokens_of_messages(), kept.usage.total))
 
     def _record_file_effect(self, index: int, call: ToolUseBlock, result: ToolResultBlock, structured: Any) -> None:
         path = call.input.get("file_path")
@@ -244,19 +250,20 @@ class _Replay:
                         path, edit["old_string"], str(edit.get("new_string", "")), bool(edit.get("replace_all"))
                     )
 
-    def _measure_overhead(self) -> None:
-        """While recorded usage still anchors the estimate, the overhead is usage minus counted messages."""
+    def _calibrate(self) -> None:
+        """While recorded usage still describes the context, fit counted tokens to it."""
         if not self.diverged:
-            self.orch.overhead_tokens = max(0, self.orch.context_tokens() - self.orch.tokens_of_messages())
+            self.orch.calibration = fit_calibration(self.usage_pairs)
+            self.report.calibration = self.orch.calibration
 
     def _diverge(self) -> None:
         """From here on, recorded usage no longer describes the replayed context."""
-        self._measure_overhead()
+        self._calibrate()
         self.diverged = True
         self.orch.forget_recorded_usage()
 
     def _compact(self, index: int, entry: TranscriptEntry, trigger: Trigger) -> None:
-        self._measure_overhead()
+        self._calibrate()
         result = self.orch.compact(trigger)
         result.report.at_line = entry.line
         if self.on_compaction is not None:
