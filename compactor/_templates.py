@@ -1,4 +1,10 @@
-"""The jinja2 environment for the compactor package's own templates."""
+"""The jinja2 environments for the packages' own templates.
+
+Every package keeps its templates in ``<package>/templates`` and renders them
+with the same options: missing variables are errors, nothing is escaped (the
+output is plain text for a model, not HTML), and block tags leave no stray
+whitespace behind.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +13,14 @@ from typing import Any
 
 import jinja2
 
-__all__ = ["render"]
+__all__ = ["environment", "render"]
 
 
 @functools.cache
-def _environment() -> jinja2.Environment:
+def environment(package: str) -> jinja2.Environment:
+    """The environment that loads ``<package>/templates``, made once per package."""
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("compactor", "templates"),
+        loader=jinja2.PackageLoader(package, "templates"),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
@@ -24,4 +31,4 @@ def _environment() -> jinja2.Environment:
 
 def render(template: str, **context: Any) -> str:
     """Render ``compactor/templates/<template>`` with ``context``."""
-    return _environment().get_template(template).render(**context).strip() + "\n"
+    return environment("compactor").get_template(template).render(**context).strip() + "\n"
