@@ -22,9 +22,9 @@ import sqlite3
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
+from _common import timed
 from ccr import PutRequest, handle_for, open_store
 
 RECORD_BYTES = 4096
@@ -33,12 +33,6 @@ RECORD_BYTES = 4096
 def _rows(count: int, seed: int = 7) -> list[bytes]:
     rng = random.Random(seed)
     return [rng.randbytes(RECORD_BYTES) for _ in range(count)]
-
-
-def _timed(action: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    action()
-    return time.perf_counter() - start
 
 
 def bench_plain_sqlite(path: Path, rows: list[bytes], batch: int, *, wal: bool) -> float:
@@ -57,7 +51,7 @@ def bench_plain_sqlite(path: Path, rows: list[bytes], batch: int, *, wal: bool) 
             )
             conn.execute("COMMIT")
 
-    elapsed = _timed(run)
+    elapsed, _ = timed(run)
     conn.close()
     return elapsed
 
@@ -70,14 +64,14 @@ def bench_store_put(path: Path, rows: list[bytes], batch: int) -> tuple[float, l
             for i in range(0, len(rows), batch):
                 handles.extend(store.put_many([PutRequest(data=r) for r in rows[i : i + batch]]))
 
-        return _timed(run), handles
+        return timed(run)[0], handles
 
 
 def bench_get(path: Path, handles: list[str], rounds: int) -> float:
     rng = random.Random(11)
     picks = [rng.choice(handles) for _ in range(rounds)]
     with open_store(path) as store:
-        return _timed(lambda: [store.get(h) for h in picks])
+        return timed(lambda: [store.get(h) for h in picks])[0]
 
 
 def transcript_mib(target: int = 1 << 20) -> bytes:

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
+from _common import best, largest_transcript
 from attachments import RecordedFiles
 from ccr import open_store
 from compactor.config import load_settings
@@ -33,27 +32,11 @@ from compactor.summarizers import ExtractiveSummarizer
 from compactor.tokens import CachedCounter, TiktokenCounter, block_texts
 from compactor.transcript import read_transcript
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "transcripts"
-FALLBACK = ROOT / "fixtures" / "sessions" / "long.jsonl"
-
-
-def _largest() -> Path:
-    candidates = [p for p in SHARED.rglob("*.jsonl") if "subagents" not in p.parts] if SHARED.is_dir() else []
-    return max(candidates, key=lambda p: p.stat().st_size) if candidates else FALLBACK
-
-
-def _best(runs: int, action: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        best = min(best, time.perf_counter() - start)
-    return best
+FALLBACK = Path(__file__).resolve().parent.parent / "fixtures" / "sessions" / "long.jsonl"
 
 
 def main() -> None:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else _largest()
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else largest_transcript() or FALLBACK
     settings = load_settings(env={})
     tiktoken = TiktokenCounter()
     transcript = read_transcript(path)
@@ -68,7 +51,7 @@ def main() -> None:
         cut = next((i for i, e in enumerate(transcript.entries) if at and e.line >= at[0]), len(transcript.entries))
         context = [e.message for e in transcript.entries[:cut + 1] if e.message and not e.message.is_compact_summary]
         texts = [t for m in context for t in block_texts(m)[0]]
-        tokenize = _best(3, lambda: sum(tiktoken.count_text(t) for t in texts))
+        tokenize = best(3, lambda: sum(tiktoken.count_text(t) for t in texts))
 
         counter = CachedCounter(tiktoken)
         for m in context:
@@ -83,10 +66,10 @@ def main() -> None:
             assert result.ok, result.report.error
             store.close()
 
-        compaction = _best(3, one_compaction)
-        replay_time = _best(2, lambda: replay(path, settings=settings,
-                                                 store=open_store(Path(tmp) / f"replay{next(runs)}.db")))
-        raw_time = _best(3, lambda: sum(tiktoken.count_text(t) for t in all_texts))
+        compaction = best(3, one_compaction)
+        replay_time = best(2, lambda: replay(path, settings=settings,
+                                                store=open_store(Path(tmp) / f"replay{next(runs)}.db")))
+        raw_time = best(3, lambda: sum(tiktoken.count_text(t) for t in all_texts))
 
     total_tokens = sum(tiktoken.count_text(t) for t in all_texts)
     print(f"session              {path.name}: {len(transcript.messages)} messages, {total_tokens:,} tokens")

@@ -18,30 +18,15 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
+from _common import SHARED_TRANSCRIPTS, largest_transcript, timed
 from compactor.messages import Message
 from compactor.tokens import CachedCounter, TiktokenCounter, block_texts
 from compactor.transcript import read_transcript
 
-TRANSCRIPTS = Path(__file__).resolve().parent.parent.parent / "shared" / "transcripts"
 APPENDED = 200
 """Messages appended one at a time at each conversation size."""
-
-T = TypeVar("T")
-
-
-def best_of(runs: int, action: Callable[[], T]) -> tuple[float, T]:
-    """The fastest of ``runs`` timings of ``action()`` (seconds), and its result."""
-    timings = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        result = action()
-        timings.append(time.perf_counter() - start)
-    return min(timings), result
-
 
 def read_and_count(path: Path) -> int:
     counter = CachedCounter(TiktokenCounter())
@@ -63,11 +48,10 @@ def growth_cost(base: list[Message], appended: list[Message]) -> float:
 
 
 def main() -> int:
-    if not TRANSCRIPTS.is_dir():
-        print(f"skipped: {TRANSCRIPTS} is not present")
+    largest = largest_transcript()
+    if largest is None:
+        print(f"skipped: no transcript under {SHARED_TRANSCRIPTS}")
         return 0
-    sessions = [p for p in TRANSCRIPTS.rglob("*.jsonl") if "subagents" not in p.parts]
-    largest = max(sessions, key=lambda p: p.stat().st_size)
     encoding = TiktokenCounter()._encoding
     encoding.encode_ordinary("warm up")
 
@@ -76,9 +60,9 @@ def main() -> int:
     read_count, tokenize = float("inf"), float("inf")
     total = once = 0
     for _ in range(5):  # alternate, so that a busy machine slows both alike
-        seconds, total = best_of(1, lambda: read_and_count(largest))
+        seconds, total = timed(lambda: read_and_count(largest))
         read_count = min(read_count, seconds)
-        seconds, once = best_of(1, lambda: len(encoding.encode_ordinary(text)))
+        seconds, once = timed(lambda: len(encoding.encode_ordinary(text)))
         tokenize = min(tokenize, seconds)
     print(f"transcript: {largest.name} ({largest.stat().st_size / 1e6:.1f} MB, {len(messages)} messages)")
     print(f"read + count (cached counter): {read_count * 1e3:8.1f} ms  -> {total} tokens")

@@ -10,42 +10,25 @@ of its messages once, and the ratio of the last two (target: at most 2.0).
 from __future__ import annotations
 
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
+from _common import SHARED_TRANSCRIPTS, best, largest_transcript
 from compactor.tokens import TiktokenCounter, block_texts
 from compactor.transcript import read_transcript
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "transcripts"
-
-
-def _largest() -> Path:
-    candidates = [p for p in SHARED.rglob("*.jsonl") if "subagents" not in p.parts]
-    if not candidates:
-        raise SystemExit(f"no transcript given and none under {SHARED}")
-    return max(candidates, key=lambda p: p.stat().st_size)
-
-
-def _best(runs: int, action: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        best = min(best, time.perf_counter() - start)
-    return best
-
 
 def main() -> None:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else _largest()
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else largest_transcript()
+    if path is None:
+        raise SystemExit(f"no transcript given and none under {SHARED_TRANSCRIPTS}")
     counter = TiktokenCounter()
     transcript = read_transcript(path)
     texts = [t for m in transcript.messages for t in block_texts(m)[0]]
     counter.count_texts(texts)  # warm the encoder
 
-    read = _best(3, lambda: read_transcript(path))
-    read_count = _best(3, lambda: sum(TiktokenCounter().count_message(m) for m in read_transcript(path).messages))
-    tokenize = _best(3, lambda: sum(counter.count_text(t) for t in texts))
+    read = best(3, lambda: read_transcript(path))
+    read_count = best(3, lambda: sum(TiktokenCounter().count_message(m) for m in read_transcript(path).messages))
+    tokenize = best(3, lambda: sum(counter.count_text(t) for t in texts))
 
     size = path.stat().st_size
     print(f"transcript        {path.name}  {size / 1e6:.1f} MB, {len(transcript.messages)} messages")
