@@ -50,6 +50,7 @@ __all__ = [
     "resume_counter",
     "resume_state",
     "tool_name_map",
+    "without_result_id",
 ]
 
 RESULT_ID_OVERHEAD = 26
@@ -185,6 +186,12 @@ def _djb2_units(data: bytes, wide: bool) -> int:
 def result_id_line(result_id: str) -> str:
     """The line appended to a first occurrence: ``\\n[result-id: rN]``."""
     return f"\n[result-id: {result_id}]"
+
+
+def without_result_id(content: str) -> str:
+    """``content`` without a trailing ``[result-id: rN]`` tag (unchanged when it has none)."""
+    match = _tag(content)
+    return content if match is None else content[: match.start()]
 
 
 def reference_text(tool: str, result_id: str, handle: str | None = None) -> str:

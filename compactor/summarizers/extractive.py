@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from ccr import marker
 from compactor._templates import render
+from compactor.dedup import without_result_id
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.rounds import is_prompt
 from compactor.spans import Span, head_spans, tool_result_bytes
@@ -244,7 +245,7 @@ class ExtractiveSummarizer:
                 d.cite("Files and code sections", handle)
             if call.name == "Bash":
                 outcome = "failed" if block.is_error else "ok"
-                last = next((ln for ln in reversed(text.splitlines()) if ln.strip()), "")
+                last = next((ln for ln in reversed(without_result_id(text).splitlines()) if ln.strip()), "")
                 line = f"`{_one_line(str(call.input.get('command', '')), 160)}` -> {outcome}"
                 if last:
                     line += f": {_one_line(last, 140)}"

@@ -131,3 +131,13 @@ def test_a_number_is_cited_only_when_a_result_shows_it_on_its_own() -> None:
     solving = ExtractiveSummarizer().summarize(messages).sections["Problem solving"]
     assert "There are 14236 items." in solving
     assert "42 of them" not in solving and "236 were removed" not in solving
+
+
+def test_a_command_outcome_is_its_last_output_line_not_the_dedup_tag() -> None:
+    messages = [
+        user("run it"),
+        call("t1", "Bash", command="pytest -q"),
+        result("t1", "." * 300 + "\n12 passed in 0.5s\n[result-id: r4]"),
+    ]
+    solving = ExtractiveSummarizer().summarize(messages).sections["Problem solving"]
+    assert "`pytest -q` -> ok: 12 passed in 0.5s" in solving
