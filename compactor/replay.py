@@ -31,6 +31,7 @@ from compactor.config import Settings
 from compactor.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.orchestrator import Orchestrator
 from compactor.pipeline import CompactionResult
+from compactor.policy import auto_compact_threshold
 from compactor.report import CompactionReport, Trigger
 from compactor.session import SessionState
 from compactor.summarizers import Summarizer
@@ -63,6 +64,10 @@ class ReplayTotals(BaseModel):
     dedup_hits: int = 0
     dedup_saved_bytes: int = 0
     final_tokens: int = 0
+    peak_tokens: int = 0
+    """The largest context the replay measured."""
+    threshold: int = 0
+    counter: str = "tiktoken"
     reread_coverage: float | None = None
     basis: Literal["inferred"] = "inferred"
 
@@ -183,8 +188,11 @@ class _Replay:
             if message is None or message.is_compact_summary:
                 continue
             self._feed(index, entry, message)
-            if self.at == "auto" and message.role == "user" and self.orch.should_compact().compact:
-                self._compact(index, entry, "auto")
+            if message.role == "user":
+                decision = self.orch.should_compact()
+                self.report.totals.peak_tokens = max(self.report.totals.peak_tokens, decision.tokens)
+                if self.at == "auto" and decision.compact:
+                    self._compact(index, entry, "auto")
         self._totals()
         return self.report
 
@@ -291,6 +299,9 @@ class _Replay:
         totals.dedup_hits = sum(dedup.hits.values())
         totals.dedup_saved_bytes = sum(dedup.saved_bytes.values())
         totals.final_tokens = self.orch.context_tokens()
+        totals.peak_tokens = max(totals.peak_tokens, totals.final_tokens)
+        totals.threshold = auto_compact_threshold(self.orch.settings)
+        totals.counter = self.orch.counter.name
         # Re-read coverage: reads since the previous compaction vs reads until the next one.
         bounds = [i for i, _ in self.points]
         restored_hits = 0

@@ -122,10 +122,16 @@ def render_table(report: ReplayReport) -> str:
                 "-" if c.reread_coverage is None else f"{c.reread_coverage:.0%}",
             )
         )
+    t = report.totals
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = [f"session: {report.session}", ""]
-    lines += ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
-    t = report.totals
+    if report.compactions:
+        lines += ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
+    elif not report.failures:
+        lines.append(
+            f"no compaction: the context peaked at {t.peak_tokens:,} tokens, "
+            f"below the {t.threshold:,}-token threshold"
+        )
     lines += [
         "",
         f"compactions: {t.compactions}   failed: {t.failures}   messages: {t.messages}   tool calls: {t.tool_calls}",
@@ -133,7 +139,7 @@ def render_table(report: ReplayReport) -> str:
         f"dedup: {t.dedup_hits} hits, {t.dedup_saved_bytes:,} bytes saved",
         f"context at the end: {t.final_tokens:,} tokens   re-read coverage: "
         + ("-" if t.reread_coverage is None else f"{t.reread_coverage:.0%}"),
-        f"tokens are {report.compactions[0].counter if report.compactions else 'counted'} tokens; savings are inferred",
+        f"tokens are {t.counter} tokens; savings are inferred",
     ]
     for f in report.failures:
         lines.append(f"failed at line {f.at_line}: {f.error_id}: {f.error}")

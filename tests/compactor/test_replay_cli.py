@@ -99,3 +99,11 @@ def test_bad_input_is_an_error_not_a_traceback(tmp_path: Path) -> None:
     assert strict.returncode == 65 and b"Traceback" not in strict.stderr
     lenient = cli("replay", str(bad), "--store", str(tmp_path / "ccr.db"))
     assert lenient.returncode == 0 and b"bad.jsonl:2" in lenient.stderr
+
+
+def test_a_session_that_never_fills_the_context_says_so(tmp_path: Path) -> None:
+    small = LONG.with_name("small.jsonl")
+    done = cli("replay", str(small), "--store", str(tmp_path / "ccr.db"))
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"no compaction: the context peaked at" in done.stdout
+    assert b"167,000-token threshold" in done.stdout
