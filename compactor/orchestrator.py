@@ -18,10 +18,11 @@ anything a compaction dropped.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from attachments import DiskFiles, FileSource
+from attachments import DiskFiles, FileSource, StalenessWatcher
 from ccr import Retrieval, Store, open_store
 from compactor.calibration import Calibration
 from compactor.config import Settings, load_settings
@@ -75,6 +76,7 @@ class Orchestrator:
         self._sizes: list[int] = []  # tokens of each message, counted once when it is added
         self._builder = StateBuilder(state)
         self._tool_names: dict[str, str] = {}
+        self._watchers: list[StalenessWatcher] = []
 
     @property
     def messages(self) -> list[Message]:
@@ -196,11 +198,33 @@ class Orchestrator:
         self.replace_messages(result.messages)
         self.forget_recorded_usage()
         self._builder = StateBuilder(result.state)
+        for watcher in self._watchers:
+            watcher.state = result.state
         for message in self.messages:
             if message.role == "assistant":
                 # Calls whose results are still to come must be known to the new builder.
                 self._builder.apply_message(message)
         return result
+
+    def watch_read_files(
+        self,
+        roots: Sequence[str | os.PathLike[str]] | None = None,
+        *,
+        on_stale: Callable[[list[str]], None] | None = None,
+    ) -> StalenessWatcher:
+        """Watch ``roots`` (default: the session's cwd) and mark read files that change on disk.
+
+        The next compaction then restores them saying they changed since they
+        were read. The watcher follows the session across compactions; call
+        its ``stop()`` when done.
+
+        Raises:
+            attachments.WatchError: no existing folder to watch, or the watcher failed to start.
+        """
+        folders = list(roots) if roots is not None else [self.state.cwd or os.getcwd()]
+        watcher = StalenessWatcher(self.state, roots=folders, on_stale=on_stale).start()
+        self._watchers.append(watcher)
+        return watcher
 
     def maybe_compact(self, instructions: str | None = None) -> CompactionResult | None:
         """Auto-compact when the policy says so; None when it does not."""

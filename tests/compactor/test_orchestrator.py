@@ -128,3 +128,28 @@ def test_each_report_counts_the_dedup_hits_of_its_own_window(tmp_path: Path) -> 
     assert first.report.dedup.hits == 1
     assert second.report.dedup.hits == 2
     assert second.report.dedup.saved_bytes > 0
+
+
+def test_a_file_changed_on_disk_after_it_was_read_is_restored_as_changed(tmp_path: Path) -> None:
+    import threading
+
+    source = tmp_path / "app.py"
+    source.write_text("VERSION = 1\n")
+    orch = make(tmp_path)
+    marked = threading.Event()
+    watcher = orch.watch_read_files([tmp_path], on_stale=lambda keys: marked.set())
+    try:
+        orch.add_message(
+            Message(role="assistant", content=[ToolUseBlock(id="r", name="Read", input={"file_path": str(source)})])
+        )
+        orch.add_tool_result("r", "     1\tVERSION = 1\n")
+        assert str(source) in orch.state.read_files
+        source.write_text("VERSION = 2\n")
+        assert marked.wait(10), f"the change was not seen (error: {watcher.error})"
+        loop(orch, 6)
+        result = orch.compact()
+    finally:
+        watcher.stop()
+    restored = [m.text() for m in result.messages if m.is_meta and str(source) in m.text()]
+    assert restored and "VERSION = 2" in restored[0]
+    assert "changed" in restored[0].lower()
