@@ -98,7 +98,7 @@ def head_spans(
         blocks = message.blocks()
         if is_prompt(message):
             text = user_message_bytes(message)
-            if message.is_meta or len(text) > user_message_max_bytes:
+            if message.is_meta or message.is_compact_summary or len(text) > user_message_max_bytes:
                 whole = isinstance(message.content, str) or len(blocks) == 1
                 candidates.append(_span("user_message", text, "text/plain", str(index), index, whole))
         for block in message.tool_results():

@@ -60,6 +60,8 @@ class _Digest:
     """What the extractor found, before rendering."""
 
     user_messages: list[str] = field(default_factory=list)
+    context_messages: list[str] = field(default_factory=list)
+    earlier_summaries: list[str] = field(default_factory=list)
     files: dict[str, _FileNote] = field(default_factory=dict)
     searches: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
@@ -184,9 +186,17 @@ class ExtractiveSummarizer:
 
     def _user_message(self, d: _Digest, message: Message, handle: str | None) -> None:
         text = message.text()
+        if message.is_compact_summary:
+            # An earlier compaction's summary: carry its user messages and request forward.
+            d.earlier_summaries.append(d.cite("All user messages", handle))
+            d.user_messages.extend(
+                item for item in _section_items(text, "All user messages") if not item.startswith(_OWN_NOTES)
+            )
+            if not d.primary:
+                d.primary = "\n".join(_section_lines(text, "Primary request and intent"))
+            return
         if message.is_meta:
-            first = _one_line(text, 120)
-            d.user_messages.append(f"(context message) {first} {d.cite('All user messages', handle)}")
+            d.context_messages.append(d.cite("All user messages", handle))
             return
         cut, was_cut = _cut(text, self.user_message_chars)
         line = cut + (f" {d.cite('All user messages', handle)}" if was_cut else "")
@@ -316,7 +326,7 @@ class ExtractiveSummarizer:
             "\n".join(files + [f"- searched: {s}" for s in d.searches[-10:]]) or "(no files touched)",
             "\n".join(f"- {e}" for e in d.errors) or "(no errors seen)",
             "\n".join(solving) or "(nothing recorded)",
-            "\n".join(f"- {m}" for m in d.user_messages) or "(none)",
+            "\n".join(_user_lines(d)) or "(none)",
             "\n".join(f"- {t}" for t in d.todos if not t.startswith("[completed]")) or "(none recorded)",
             "\n".join(f"- {w}" for w in d.current_work) or "(nothing recorded)",
             d.next_step or "(no explicit next step)",
@@ -335,6 +345,38 @@ def _occurs_as_number(number: str, text: str) -> bool:
             return True
         start = text.find(number, start + 1)
     return False
+
+
+_CONTEXT_NOTE = "Context messages (system reminders, restored files and skills): "
+_EARLIER_NOTE = "Earlier summaries these messages were carried from: "
+_OWN_NOTES = (_CONTEXT_NOTE, _EARLIER_NOTE)
+
+
+def _user_lines(d: _Digest) -> list[str]:
+    lines = [f"- {m}" for m in d.user_messages]
+    if d.context_messages:
+        lines.append("- " + _CONTEXT_NOTE + " ".join(d.context_messages))
+    if d.earlier_summaries:
+        lines.append("- " + _EARLIER_NOTE + " ".join(d.earlier_summaries))
+    return lines
+
+
+_HEADING = re.compile(r"^\s*\d+\.\s+(?P<title>[^\n:]+):\s*$", re.MULTILINE)
+
+
+def _section_lines(summary: str, title: str) -> list[str]:
+    """The non-empty lines under ``N. <title>:`` in a summary (any case), up to the next heading."""
+    headings = list(_HEADING.finditer(summary))
+    for index, heading in enumerate(headings):
+        if heading.group("title").strip().lower() == title.lower():
+            end = headings[index + 1].start() if index + 1 < len(headings) else len(summary)
+            return [line.strip() for line in summary[heading.end() : end].splitlines() if line.strip()]
+    return []
+
+
+def _section_items(summary: str, title: str) -> list[str]:
+    """The ``- item`` entries of a summary section, without their bullets."""
+    return [line[2:] for line in _section_lines(summary, title) if line.startswith("- ")]
 
 
 def _describe(block: ToolUseBlock) -> str:

@@ -141,3 +141,21 @@ def test_a_command_outcome_is_its_last_output_line_not_the_dedup_tag() -> None:
     ]
     solving = ExtractiveSummarizer().summarize(messages).sections["Problem solving"]
     assert "`pytest -q` -> ok: 12 passed in 0.5s" in solving
+
+
+def test_a_second_summary_carries_the_first_ones_user_messages_and_request() -> None:
+    summarizer = ExtractiveSummarizer()
+    first = summarizer.summarize(conversation())
+    earlier = Message(role="user", content=first.text, is_compact_summary=True)
+    reminder = Message(role="user", content="<system-reminder>restored file</system-reminder>", is_meta=True)
+    head = [earlier, reminder, user("Now add pagination"), say("On it.")]
+    second = summarizer.summarize(head)
+    messages = second.sections["All user messages"]
+    assert "Fix the failing test in tests/test_api.py" in messages
+    assert "Now add pagination" in messages
+    assert "Context messages" in messages and "Earlier summaries" in messages
+    assert second.sections["Primary request and intent"].startswith("Fix the failing test")
+    assert "system-reminder" not in messages
+    own = {s.handle for s in summarizer.spans(head)}
+    assert set(find_handles(messages)) <= own | set(find_handles(first.text))
+    assert set(second.handles) <= own
