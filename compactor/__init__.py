@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from compactor.orchestrator import Orchestrator
     from compactor.pipeline import CompactBoundary, CompactionResult, CompactOptions, compact
     from compactor.policy import CompactionTracker, Decision, should_compact
+    from compactor.recovery import RECOVERY_TOOL
     from compactor.replay import ReplayReport
     from compactor.report import CompactionReport
     from compactor.session import SessionState
@@ -49,6 +50,7 @@ __all__ = [
     "ExtractiveSummarizer",
     "Message",
     "Orchestrator",
+    "RECOVERY_TOOL",
     "ReplayReport",
     "RoughCounter",
     "SessionState",
@@ -86,6 +88,7 @@ _EXPORTS: dict[str, str] = {
     "ExtractiveSummarizer": "compactor.summarizers",
     "Message": "compactor.messages",
     "Orchestrator": "compactor.orchestrator",
+    "RECOVERY_TOOL": "compactor.recovery",
     "ReplayReport": "compactor.replay",
     "RoughCounter": "compactor.tokens",
     "SessionState": "compactor.session",

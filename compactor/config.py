@@ -49,7 +49,7 @@ from __future__ import annotations
 import json
 import os
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -87,6 +87,7 @@ __all__ = [
     "PolicySettings",
     "Settings",
     "SummarizerName",
+    "is_recovery_tool",
     "load_settings",
 ]
 
@@ -198,7 +199,12 @@ class DedupSettings(_Model):
 
     def is_recovery_tool(self, tool: str) -> bool:
         """True when ``tool`` (or the tool part of an MCP name) returns recovered content."""
-        return tool in self.recovery_tools or tool.rsplit("__", 1)[-1] in self.recovery_tools
+        return is_recovery_tool(tool, self.recovery_tools)
+
+
+def is_recovery_tool(tool: str, names: Sequence[str] = DEFAULT_RECOVERY_TOOLS) -> bool:
+    """True when ``tool`` is one of ``names``, also as the last part of an MCP name (``mcp__srv__ccr_get``)."""
+    return tool in names or tool.rsplit("__", 1)[-1] in names
 
 
 class PipelineSettings(_Model):

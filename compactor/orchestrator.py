@@ -30,6 +30,7 @@ from compactor.dedup import Deduper
 from compactor.messages import Message, ToolResultBlock
 from compactor.pipeline import CompactionResult, CompactOptions, compact
 from compactor.policy import CompactionTracker, Decision, auto_compact_threshold, should_compact
+from compactor.recovery import recover
 from compactor.report import Trigger
 from compactor.session import SessionState
 from compactor.summarizers import Summarizer, make_summarizer
@@ -177,6 +178,7 @@ class Orchestrator:
             calibration=self.calibration,
             budgets=self.settings.attachments,
             transcript_path=self.transcript_path,
+            recovery_tools=tuple(self.settings.dedup.recovery_tools),
         )
         result = compact(
             self.messages,
@@ -247,6 +249,15 @@ class Orchestrator:
             ccr.HandleNotFound: nothing is stored under it.
         """
         return self.store.retrieve(ref, query=query, lines=lines, byte_range=bytes)
+
+    def answer_recovery_call(self, tool_use_id: str, tool_input: dict[str, Any]) -> Message:
+        """Answer a call of ``compactor.recovery.RECOVERY_TOOL`` and add it as its tool result.
+
+        The answer is recovery output: it is never deduplicated. A bad or
+        unknown handle comes back as an error result the model can read.
+        """
+        answer = recover(self.store, tool_input)
+        return self.add_tool_result(tool_use_id, answer.content, is_error=answer.is_error)
 
     def tokens_of_messages(self) -> int:
         """The counter's total for the current messages (uncalibrated, no recorded usage)."""

@@ -5,6 +5,7 @@ Steps (DESIGN.md, "Data flow"):
 1. snapshot the read-file state, then clear it (and the loaded memory paths);
 2. split into a head to summarize and a preserved tail of complete API rounds;
 3. store every dropped span in CCR (fail closed: no handle, no drop);
+   recovered content in the head becomes a pointer to the recovery call;
 4. summarize the head;
 5. build the attachments (files, skills, plan, tasks, deltas) under budgets;
 6. render: boundary marker, summary message, tail, attachment messages;
@@ -26,10 +27,10 @@ from attachments import AttachmentSet, Budgets, FileSource, build_attachments, m
 from ccr import PutRequest, Store, marker
 from compactor._templates import render
 from compactor.calibration import Calibration
-from compactor.config import DEFAULT_TAIL_TOKENS
+from compactor.config import DEFAULT_RECOVERY_TOOLS, DEFAULT_TAIL_TOKENS, is_recovery_tool
 from compactor.dedup import expand_references, reset_after_compaction
 from compactor.errors import CompactionFailed, CompactorError, NothingToCompact
-from compactor.messages import Message
+from compactor.messages import Message, ToolResultBlock
 from compactor.report import CompactionReport, DedupReport, DroppedSpan, Trigger
 from compactor.rounds import group_rounds
 from compactor.session import SessionState
@@ -57,6 +58,8 @@ class CompactOptions(BaseModel):
     """Counter tokens -> context tokens (system prompt, tools, tokenizer); for pre/post."""
     budgets: Budgets = Field(default_factory=Budgets)
     transcript_path: str | None = None
+    recovery_tools: tuple[str, ...] = DEFAULT_RECOVERY_TOOLS
+    """Tools whose results are recovered content: dropped, never stored or summarized again."""
 
 
 class CompactBoundary(BaseModel):
@@ -180,6 +183,34 @@ def _span_tokens(span: Span, head_sizes: Sequence[int], head_tokens: int, counte
     return counter.count_text(span.data.decode("utf-8", errors="replace"))
 
 
+def _without_recovered_content(head: Sequence[Message], recovery_tools: Sequence[str]) -> list[Message]:
+    """The head with each recovery-tool result replaced by a pointer to the call that made it.
+
+    The call (handle and selection) stays in the head, and the store never
+    evicts, so repeating it gives the same bytes back: nothing is lost, and
+    recovered text is not nested inside the next stored head again and again.
+    """
+    recovery_ids = {
+        use.id for m in head for use in m.tool_uses() if is_recovery_tool(use.name, recovery_tools)
+    }
+    if not recovery_ids:
+        return list(head)
+    out: list[Message] = []
+    for message in head:
+        blocks = message.blocks() if not isinstance(message.content, str) else None
+        if not blocks or not any(isinstance(b, ToolResultBlock) and b.tool_use_id in recovery_ids for b in blocks):
+            out.append(message)
+            continue
+        replaced = [
+            b.model_copy(update={"content": render("recovered_stand_in.j2", tool_use_id=b.tool_use_id).strip()})
+            if isinstance(b, ToolResultBlock) and b.tool_use_id in recovery_ids and not b.is_error
+            else b
+            for b in blocks
+        ]
+        out.append(message.model_copy(update={"content": replaced}))
+    return out
+
+
 def _compact(
     messages: Sequence[Message],
     sizes: Sequence[int],
@@ -205,8 +236,9 @@ def _compact(
     if not head:
         raise NothingToCompact("nothing to compact: the whole conversation fits in the preserved tail")
 
-    # 3. store every dropped span before anything is dropped.
-    citing = isinstance(summarizer, CitingSummarizer)
+    # 3. store every dropped span before anything is dropped. Recovered content
+    #    is a view of what the store already holds: it is not stored or summarized again.
+    head = _without_recovered_content(head, opts.recovery_tools)
     spans = summarizer.spans(head) if isinstance(summarizer, CitingSummarizer) else head_spans(head)
     tail = expand_references(tail, new_state.dedup)
     head_sizes = sizes[: len(head)]
@@ -228,8 +260,8 @@ def _compact(
     head_handle = stored[0]
 
     # 4. summarize.
-    if citing:
-        summary = summarizer.summarize(head, instructions, spans=spans)  # type: ignore[call-arg]
+    if isinstance(summarizer, CitingSummarizer):
+        summary = summarizer.summarize(head, instructions, spans=spans)
     else:
         summary = summarizer.summarize(head, instructions)
     missing = [h for h in summary.handles if h not in stored]

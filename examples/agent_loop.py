@@ -2,8 +2,8 @@
 
 Run it with ``python examples/agent_loop.py``. A fake "model" reads files
 and runs builds; the context window is set small so that compaction fires
-after a few turns. Each compaction's report is printed, then a dropped
-build log is recovered by query, exactly as an agent would ask for it.
+after a few turns. Each compaction's report is printed, then the "model"
+calls the recovery tool to get a dropped build log back by query.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from ccr import open_store
 from compactor.config import load_settings
 from compactor.messages import Message, TextBlock, ToolUseBlock
 from compactor.orchestrator import Orchestrator
+from compactor.recovery import RECOVERY_TOOL
 
 
 def main() -> None:
@@ -48,9 +49,14 @@ def run(workdir: Path) -> None:
             print(f"turn {turn}: compacted {report.pre_tokens:,} -> {report.post_tokens:,} tokens "
                   f"({len(report.dropped)} spans stored, {len(report.attachments)} attachments)")
             head = report.dropped[0].handle
+            # The model would call the recovery tool (RECOVERY_TOOL in its request's tools):
             needle = f"TURN={turn - 4}"
-            found = orch.retrieve(head, query=needle)
-            line = next(ln for ln in found.text.splitlines() if needle in ln)
+            call = {"handle": f"<<ccr:{head}>>", "query": needle}
+            orch.add_message(Message(role="assistant", content=[
+                ToolUseBlock(id=f"recover{turn}", name=RECOVERY_TOOL["name"], input=call),
+            ]))
+            answer = orch.answer_recovery_call(f"recover{turn}", call)
+            line = next(ln for ln in answer.tool_results()[0].text().splitlines() if needle in ln)
             print(f"  asked {head} for {needle!r}: {line[:90]}...")
 
     print(f"final context: {orch.context_tokens():,} tokens, dedup hits: {sum(orch.state.dedup.hits.values())}")

@@ -217,3 +217,19 @@ def test_recover_of_compact_gives_back_the_conversation(rounds: list[tuple[str, 
     head_lines = store.get(out.report.dropped[0].handle).decode().split("\n")[:-1]
     head = [Message.model_validate(json.loads(line)) for line in head_lines]
     assert head + tail == messages
+
+
+def test_recovered_content_is_not_stored_or_summarized_again() -> None:
+    recovered = "RECOVERED " + "r" * 5_000
+    messages = [
+        user("what did the build say?"),
+        Message(role="assistant", content=[ToolUseBlock(id="rc", name="ccr_retrieve", input={"handle": "ccr_" + "a" * 32})]),
+        result("rc", recovered),
+        *conversation(),
+    ]
+    out, store = run(messages)
+    assert out.ok
+    head = store.get(out.report.dropped[0].handle).decode()
+    assert "RECOVERED" not in head and "repeat the recovery call rc" in head
+    assert all(b"RECOVERED" not in store.get(d.handle) for d in out.report.dropped)
+    assert "RECOVERED" not in out.messages[0].text()
