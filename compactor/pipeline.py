@@ -100,7 +100,8 @@ def split_tail(
     messages: Sequence[Message], tail_tokens: int, counter: TokenCounter
 ) -> tuple[list[Message], list[Message]]:
     """Split into (head, tail): the tail is the longest run of whole API rounds
-    at the end whose tokens stay within ``tail_tokens``."""
+    at the end whose tokens stay within ``tail_tokens`` and within half of the
+    conversation, so that a compaction always has a head to summarize."""
     sizes = {id(m): counter.count_message(m) for m in messages}
     return _split(messages, tail_tokens, lambda m: sizes[id(m)])
 
@@ -109,11 +110,12 @@ def _split(
     messages: Sequence[Message], tail_tokens: int, size_of: Callable[[Message], int]
 ) -> tuple[list[Message], list[Message]]:
     rounds = group_rounds(messages)
+    sizes = [sum(size_of(m) for m in round_) for round_ in rounds]
+    limit = min(tail_tokens, sum(sizes) // 2)
     kept = 0
     total = 0
-    for round_ in reversed(rounds):
-        size = sum(size_of(m) for m in round_)
-        if total + size > tail_tokens:
+    for size in reversed(sizes[1:]):  # the first round always goes to the head
+        if total + size > limit:
             break
         total += size
         kept += 1
@@ -234,7 +236,7 @@ def _compact(
     size_of = {id(m): n for m, n in zip(messages, sizes, strict=True)}
     head, tail = _split(messages, opts.tail_tokens, lambda m: size_of[id(m)])
     if not head:
-        raise NothingToCompact("nothing to compact: the whole conversation fits in the preserved tail")
+        raise NothingToCompact("nothing to compact: the conversation is empty")
 
     # 3. store every dropped span before anything is dropped. Recovered content
     #    is a view of what the store already holds: it is not stored or summarized again.

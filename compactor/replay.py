@@ -68,6 +68,9 @@ class ReplayTotals(BaseModel):
     """The largest context the replay measured."""
     threshold: int = 0
     counter: str = "tiktoken"
+    stopped: str | None = None
+    """Why auto-compaction stopped during the replay (a breaker tripped), if it did."""
+    stopped_at_line: int | None = None
     reread_coverage: float | None = None
     basis: Literal["inferred"] = "inferred"
 
@@ -190,9 +193,12 @@ class _Replay:
             self._feed(index, entry, message)
             if message.role == "user":
                 decision = self.orch.should_compact()
-                self.report.totals.peak_tokens = max(self.report.totals.peak_tokens, decision.tokens)
+                totals = self.report.totals
+                totals.peak_tokens = max(totals.peak_tokens, decision.tokens)
                 if self.at == "auto" and decision.compact:
                     self._compact(index, entry, "auto")
+                elif decision.reason in ("too_many_failures", "thrashing") and totals.stopped is None:
+                    totals.stopped, totals.stopped_at_line = decision.message, entry.line
         self._totals()
         return self.report
 

@@ -127,6 +127,8 @@ def render_table(report: ReplayReport) -> str:
     lines = [f"session: {report.session}", ""]
     if report.compactions:
         lines += ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
+    elif report.at == "recorded" and not report.failures:
+        lines.append("no compaction: the recording holds no compact_boundary")
     elif not report.failures:
         lines.append(
             f"no compaction: the context peaked at {t.peak_tokens:,} tokens, "
@@ -143,4 +145,6 @@ def render_table(report: ReplayReport) -> str:
     ]
     for f in report.failures:
         lines.append(f"failed at line {f.at_line}: {f.error_id}: {f.error}")
+    if t.stopped:
+        lines.append(f"stopped at line {t.stopped_at_line}: {t.stopped}")
     return "\n".join(lines)

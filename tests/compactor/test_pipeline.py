@@ -142,10 +142,25 @@ def test_a_failing_summarizer_fails_closed() -> None:
 
 
 def test_nothing_to_compact_is_reported_not_raised() -> None:
+    out, _ = run([], options=CompactOptions(tail_tokens=10_000))
+    assert not out.ok and out.messages == []
+    assert out.report.error_id == "nothing_to_compact"
+
+
+def test_a_conversation_smaller_than_the_tail_budget_still_compacts_its_older_half() -> None:
+    messages = conversation(rounds=6, size=200)
+    out, _ = run(messages, options=CompactOptions(tail_tokens=100_000))
+    assert out.ok
+    tail = [m for m in out.messages[1:] if not m.is_meta]
+    assert 0 < len(tail) < len(messages)
+    total = sum(COUNTER.count_message(m) for m in messages)
+    assert sum(COUNTER.count_message(m) for m in tail) <= total // 2
+
+
+def test_a_single_round_is_summarized_whole() -> None:
     messages = [user("hi"), say("hello")]
     out, _ = run(messages, options=CompactOptions(tail_tokens=10_000))
-    assert not out.ok and out.messages == messages
-    assert "nothing to compact" in (out.report.error or "")
+    assert out.ok and [m for m in out.messages[1:] if not m.is_meta] == []
 
 
 class RecordingSummarizer:

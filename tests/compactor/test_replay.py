@@ -69,3 +69,13 @@ def test_recorded_mode_compacts_exactly_where_claude_code_did(shared_transcript:
     transcript = read_transcript(shared_transcript)
     report, _, _ = _replay_collecting(shared_transcript, tmp_path, at="recorded")
     assert [c.at_line for c in report.compactions] == [c.line for c in transcript.compactions]  # type: ignore[attr-defined]
+
+
+def test_a_replay_that_thrashes_says_when_and_why_auto_compaction_stopped(tmp_path: Path) -> None:
+    long = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "long.jsonl"
+    settings = load_settings(env={}, overrides={"policy.context_window": 45_000, "pipeline.tail_tokens": 2_000})
+    report = replay(long, settings=settings, store=open_store(tmp_path / "ccr.db"))
+    assert len(report.compactions) >= 3
+    assert report.totals.stopped is not None and "ran again within 3 turns" in report.totals.stopped
+    assert report.totals.stopped_at_line is not None
+    assert report.totals.stopped_at_line > max(c.at_line or 0 for c in report.compactions)
