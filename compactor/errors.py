@@ -14,7 +14,8 @@
         ├── DanglingReference       a dedup reference names a result known nowhere
         ├── SummarizerError         a summarizer failed (LLM error, malformed answer)
         └── CompactionFailed        compaction failed closed; messages stay unchanged
-            └── NothingToCompact    the whole conversation fits in the preserved tail
+            ├── NothingToCompact    there is no conversation to compact
+            └── CompactionDisabled  compaction is turned off in the settings
 
 Other packages hang their own trees under ``CompactorError``
 (``ccr.errors.CCRError``, ...). Each error carries a stable ``error_id`` that
@@ -24,6 +25,7 @@ the command line prints to stderr, and an ``exit_code`` it exits with.
 from __future__ import annotations
 
 __all__ = [
+    "CompactionDisabled",
     "CompactionFailed",
     "CompactorError",
     "CompactorRuntimeError",
@@ -119,6 +121,12 @@ class DanglingReference(CompactorRuntimeError):
 
 
 class NothingToCompact(CompactionFailed):
-    """The whole conversation fits in the preserved tail: there is no head to summarize."""
+    """There is no conversation to compact."""
 
     error_id = "nothing_to_compact"
+
+
+class CompactionDisabled(CompactionFailed):
+    """Compaction is turned off (``policy.compact`` false, ``COMPACTOR_DISABLE_COMPACT``)."""
+
+    error_id = "compaction_disabled"

@@ -28,7 +28,8 @@ from compactor.calibration import Calibration
 from compactor.config import Settings, load_settings
 from compactor.dedup import Deduper
 from compactor.messages import Message, ToolResultBlock
-from compactor.pipeline import CompactionResult, CompactOptions, compact
+from compactor.errors import CompactionDisabled
+from compactor.pipeline import CompactionResult, CompactOptions, compact, failed_result
 from compactor.policy import CompactionTracker, Decision, auto_compact_threshold, should_compact
 from compactor.recovery import recover
 from compactor.report import Trigger
@@ -172,6 +173,13 @@ class Orchestrator:
         On failure (``result.ok`` false) nothing changes but the tracker,
         which stops auto-compaction after repeated failures.
         """
+        if not self.settings.policy.compact:
+            refused = CompactionDisabled("compaction is turned off (policy.compact, COMPACTOR_DISABLE_COMPACT)")
+            return failed_result(
+                self.messages, self.state, refused, trigger=trigger,
+                threshold=auto_compact_threshold(self.settings), pre_tokens=self.context_tokens(),
+                counter_name=self.counter.name,
+            )
         options = CompactOptions(
             tail_tokens=self.settings.pipeline.tail_tokens,
             threshold=auto_compact_threshold(self.settings),

@@ -43,6 +43,7 @@ __all__ = [
     "CompactOptions",
     "CompactionResult",
     "compact",
+    "failed_result",
     "merge_instructions",
     "split_tail",
 ]
@@ -151,27 +152,30 @@ def compact(
         return _compact(messages, sizes, state, store, counter, summarizer, files, trigger,
                         merge_instructions(instructions, hook_instructions), opts, pre)
     except CompactorError as exc:
-        return _failed(messages, state, trigger, opts, pre, counter, exc)
+        return failed_result(messages, state, exc, trigger=trigger, threshold=opts.threshold, pre_tokens=pre,
+                             counter_name=counter.name)
 
 
-def _failed(
+def failed_result(
     messages: Sequence[Message],
     state: SessionState,
-    trigger: Trigger,
-    opts: CompactOptions,
-    pre: int,
-    counter: TokenCounter,
     exc: CompactorError,
+    *,
+    trigger: Trigger,
+    threshold: int,
+    pre_tokens: int,
+    counter_name: str,
 ) -> CompactionResult:
+    """The result of a compaction that did not happen: messages and state unchanged, and why."""
     report = CompactionReport(
         trigger=trigger,
         ok=False,
         error=str(exc),
         error_id=exc.error_id,
-        pre_tokens=pre,
-        post_tokens=pre,
-        threshold=opts.threshold,
-        counter=counter.name,
+        pre_tokens=pre_tokens,
+        post_tokens=pre_tokens,
+        threshold=threshold,
+        counter=counter_name,
     )
     return CompactionResult(ok=False, boundary=None, messages=list(messages), state=state, report=report)
 

@@ -153,3 +153,13 @@ def test_a_file_changed_on_disk_after_it_was_read_is_restored_as_changed(tmp_pat
     restored = [m.text() for m in result.messages if m.is_meta and str(source) in m.text()]
     assert restored and "VERSION = 2" in restored[0]
     assert "changed" in restored[0].lower()
+
+
+def test_compaction_turned_off_refuses_even_a_manual_compact(tmp_path: Path) -> None:
+    orch = make(tmp_path, **{"policy.compact": False})
+    loop(orch, 40)
+    messages = list(orch.messages)
+    assert not orch.should_compact().compact
+    result = orch.compact("manual")
+    assert not result.ok and result.report.error_id == "compaction_disabled"
+    assert orch.messages == messages
