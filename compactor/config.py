@@ -161,6 +161,11 @@ class PolicySettings(_Model):
                 f"context_window {self.context_window} leaves no room: the effective window "
                 f"({effective}) must exceed the auto-compact and blocking buffers"
             )
+        if self.autocompact_pct is not None and int(effective * self.autocompact_pct / 100) <= 0:
+            raise ValueError(
+                f"autocompact_pct {self.autocompact_pct} of the effective window ({effective}) "
+                "leaves an auto-compact threshold of 0 tokens"
+            )
         return self
 
 

@@ -171,3 +171,8 @@ def test_recovery_tools_match_mcp_names_by_their_last_part() -> None:
     assert dedup.is_recovery_tool("ccr_get")
     assert dedup.is_recovery_tool("mcp__compactor__ccr_get")
     assert not dedup.is_recovery_tool("Read")
+
+
+def test_a_percentage_too_small_to_leave_any_threshold_is_an_error() -> None:
+    with pytest.raises(ConfigError, match=r"policy.*autocompact_pct"):
+        load_settings(env={"COMPACTOR_AUTOCOMPACT_PCT": "0.0001"})
