@@ -26,7 +26,7 @@ import os
 import re
 import textwrap
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, Self
 
@@ -45,6 +45,7 @@ from compactor.messages import (
     ToolUseBlock,
 )
 from compactor.rounds import group_rounds
+from compactor.spans import Span, head_spans
 from compactor.summarizers.base import SECTION_TITLES, Summary
 
 __all__ = [
@@ -178,12 +179,16 @@ def _placeholder(block: Any) -> str:
     return f"[{getattr(block, 'type', 'unknown')} block]"
 
 
-def _parts(message: Message) -> list[dict[str, Any]]:
+def _parts(message: Message, stored: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The blocks of ``message`` as the prompt template shows them.
+
+    ``stored`` maps a tool_use id to the CCR handle its result is stored
+    under, so the prompt can show the handle and the summary can cite it.
 
     Thinking is left out: it is the model's private scratch work, and what
     it decided shows in the text and tool calls that follow.
     """
+    stored = stored or {}
     parts: list[dict[str, Any]] = []
     for block in message.blocks():
         if isinstance(block, TextBlock):
@@ -196,14 +201,17 @@ def _parts(message: Message) -> list[dict[str, Any]]:
             parts.append({"kind": "tool_use", "name": block.name, "id": block.id, "body": body})
         elif isinstance(block, ToolResultBlock):
             body = _result_body(block)
-            parts.append({"kind": "tool_result", "id": block.tool_use_id, "is_error": block.is_error, "body": body})
+            parts.append({
+                "kind": "tool_result", "id": block.tool_use_id, "is_error": block.is_error, "body": body,
+                "handle": stored.get(block.tool_use_id),
+            })
         else:
             parts.append({"kind": "placeholder", "body": _placeholder(block)})
     return parts
 
 
-def _view(message: Message) -> dict[str, Any]:
-    return {"role": message.role, "meta": message.is_meta, "parts": _parts(message)}
+def _view(message: Message, stored: Mapping[str, str] | None = None) -> dict[str, Any]:
+    return {"role": message.role, "meta": message.is_meta, "parts": _parts(message, stored)}
 
 
 def _size(message: Message) -> int:
@@ -215,13 +223,22 @@ def _size(message: Message) -> int:
 
 
 def render_request(
-    messages: Sequence[Message], instructions: str | None = None, *, dropped_rounds: int = 0
+    messages: Sequence[Message],
+    instructions: str | None = None,
+    *,
+    dropped_rounds: int = 0,
+    stored: Mapping[str, str] | None = None,
 ) -> SummaryRequest:
-    """Render the system prompt and the user prompt that ask for a summary of ``messages``."""
+    """Render the system prompt and the user prompt that ask for a summary of ``messages``.
+
+    ``stored`` maps tool_use ids to the CCR handles their results are stored
+    under; the prompt shows them so that the summary can cite them.
+    """
     extra = instructions.strip() if instructions else ""
     prompt = render(
         "summary_prompt.j2",
-        messages=[_view(m) for m in messages],
+        messages=[_view(m, stored) for m in messages],
+        cites_handles=bool(stored),
         section_titles=SECTION_TITLES,
         instructions=extra,
         dropped_rounds=dropped_rounds,
@@ -375,6 +392,7 @@ def summarize_rounds(
     *,
     summarizer: str,
     send: Send,
+    stored: Mapping[str, str] | None = None,
 ) -> Summary:
     """Ask for a summary of ``messages``; on a too-long rejection drop the oldest rounds and ask again.
 
@@ -394,7 +412,7 @@ def summarize_rounds(
     dropped = 0
     for attempt in range(MAX_TOO_LONG_RETRIES + 1):
         kept = [m for r in rounds[dropped:] for m in r]
-        request = render_request(kept, instructions, dropped_rounds=dropped)
+        request = render_request(kept, instructions, dropped_rounds=dropped, stored=stored)
         try:
             answer = send(request)
         except PromptTooLong as exc:
@@ -447,15 +465,25 @@ class LLMClientSummarizer(ABC):
         self.timeout_seconds = float(timeout_seconds)
         self.max_output_tokens = max_output_tokens
 
-    def summarize(self, messages: Sequence[Message], instructions: str | None = None) -> Summary:
+    def spans(self, messages: Sequence[Message]) -> list[Span]:
+        """The spans the pipeline stores for ``messages``; the prompt shows their handles."""
+        return head_spans(messages)
+
+    def summarize(
+        self, messages: Sequence[Message], instructions: str | None = None, *, spans: Sequence[Span] | None = None
+    ) -> Summary:
         """Summarize ``messages``, following ``instructions`` as well when given.
+
+        With ``spans`` (what the pipeline stored), tool results stored on
+        their own show their handle in the prompt, and the summary may cite it.
 
         Raises:
             SummarizerError: the request failed (HTTP error, timeout, refused
                 connection), stayed too long after three retries, or the
                 answer was malformed.
         """
-        return summarize_rounds(messages, instructions, summarizer=self.name, send=self._send)
+        stored = {s.ref: s.handle for s in spans or () if s.kind == "tool_result" and s.ref}
+        return summarize_rounds(messages, instructions, summarizer=self.name, send=self._send, stored=stored)
 
     def close(self) -> None:
         """Close the HTTP connections the client holds."""

@@ -248,3 +248,26 @@ def test_recovered_content_is_not_stored_or_summarized_again() -> None:
     assert "RECOVERED" not in head and "repeat the recovery call rc" in head
     assert all(b"RECOVERED" not in store.get(d.handle) for d in out.report.dropped)
     assert "RECOVERED" not in out.messages[0].text()
+
+
+class CitingFake:
+    """A summarizer that cites whatever handles it is told to."""
+
+    name = "citing-fake"
+
+    def __init__(self, cite: list[str]) -> None:
+        self.cite = cite
+
+    def summarize(self, messages: Sequence[Message], instructions: str | None = None) -> Summary:
+        return Summary(text="see " + " ".join(f"<<ccr:{h}>>" for h in self.cite), summarizer=self.name,
+                       handles=self.cite)
+
+
+def test_a_summary_may_cite_what_an_earlier_compaction_stored_but_nothing_unstored() -> None:
+    store = open_store(":memory:")
+    earlier = store.put(b"stored by an earlier compaction")
+    ok, _ = run(conversation(), store=store, summarizer=CitingFake([earlier]))
+    assert ok.ok
+    made_up = "ccr_" + "1" * 32
+    refused, _ = run(conversation(), store=store, summarizer=CitingFake([made_up]))
+    assert not refused.ok and made_up in (refused.report.error or "")

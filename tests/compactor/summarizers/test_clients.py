@@ -130,3 +130,27 @@ def test_without_the_sdk_it_says_which_extra_to_install(client: Any, monkeypatch
     monkeypatch.setitem(sys.modules, client.name, None)
     with pytest.raises(ConfigError, match=rf"compactor\[{client.name}\]"):
         client.summarizer(api_key="k")
+
+
+def test_stored_tool_results_show_their_handles_and_only_those_can_be_cited(client: Any) -> None:
+    from compactor.messages import ToolResultBlock, ToolUseBlock
+    from compactor.summarizers.base import CitingSummarizer
+
+    log = "build log\n" + "ok\n" * 2_000
+    messages = [
+        Message(role="user", content="run the build"),
+        Message(role="assistant", content=[ToolUseBlock(id="b1", name="Bash", input={"command": "make"})]),
+        Message(role="user", content=[ToolResultBlock(tool_use_id="b1", content=log)]),
+        Message(role="assistant", content="It passed."),
+    ]
+    with client.make() as summarizer:
+        assert isinstance(summarizer, CitingSummarizer)
+        spans = summarizer.spans(messages)
+        [stored] = [s.handle for s in spans if s.kind == "tool_result"]
+        sections = "\n".join(f"{i}. {t}:\nsee <<ccr:{stored}>>" for i, t in enumerate(SECTION_TITLES, 1))
+        client.server.answer(f"<summary>\n{sections}\nalso <<ccr:ccr_{'0' * 32}>>\n</summary>")
+        summary = summarizer.summarize(messages, spans=spans)
+    prompt = client.prompt_of(client.server.requests[0])
+    assert f"stored in full as <<ccr:{stored}>>" in prompt
+    assert "copy its marker" in prompt
+    assert summary.handles == [stored]
