@@ -277,22 +277,30 @@ ENV_VARS: dict[str, tuple[str, Callable[[str], Any]]] = {
 
 
 def _set_dotted(target: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``dotted`` in ``target``, creating missing sections.
+
+    A section that holds something other than a table (``policy = 5`` in a
+    file) is left as it is, so that validation reports it with its source
+    instead of the new value silently replacing it.
+    """
     *parents, leaf = dotted.split(".")
     node = target
     for part in parents:
-        child = node.get(part)
+        child = node.setdefault(part, {})
         if not isinstance(child, dict):
-            child = {}
-            node[part] = child
+            return
         node = child
     node[leaf] = value
 
 
 def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """``top`` merged into a copy of ``base``, table by table (a non-table in ``base`` stays, as above)."""
     merged = dict(base)
     for key, value in top.items():
         if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
             merged[key] = _merge(merged[key], value)
+        elif isinstance(value, Mapping) and key in merged:
+            continue
         else:
             merged[key] = dict(value) if isinstance(value, Mapping) else value
     return merged

@@ -176,3 +176,11 @@ def test_recovery_tools_match_mcp_names_by_their_last_part() -> None:
 def test_a_percentage_too_small_to_leave_any_threshold_is_an_error() -> None:
     with pytest.raises(ConfigError, match=r"policy.*autocompact_pct"):
         load_settings(env={"COMPACTOR_AUTOCOMPACT_PCT": "0.0001"})
+
+
+def test_an_env_var_does_not_hide_a_file_section_that_is_not_a_table(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.toml", "policy = 5\n")
+    with pytest.raises(ConfigError, match=r"policy.*c\.toml"):
+        load_settings(path, env={"COMPACTOR_CONTEXT_WINDOW": "300000"})
+    with pytest.raises(ConfigError, match=r"policy.*c\.toml"):
+        load_settings(path, env={}, overrides={"policy.context_window": 300_000})
