@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, PositiveInt
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, PositiveInt, field_validator
 
 __all__ = ["Budgets", "DEFAULT_BUDGETS"]
 
@@ -21,6 +23,14 @@ class Budgets(BaseModel):
     files_total: PositiveInt = 50_000
     skill_tokens: PositiveInt = 5_000
     skills_total: PositiveInt = 25_000
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_booleans(cls, value: Any) -> Any:
+        """Refuse ``true``/``false`` (pydantic would read ``true`` as a budget of 1)."""
+        if isinstance(value, bool):
+            raise ValueError(f"expected a number of tokens or files, not the boolean {str(value).lower()}")
+        return value
 
 
 DEFAULT_BUDGETS = Budgets()

@@ -53,7 +53,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from attachments.budgets import Budgets
 from compactor.errors import ConfigError
@@ -135,6 +143,14 @@ _FALSE = frozenset({"0", "false", "no", "off"})
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """Refuse ``true``/``false`` where a number is expected (pydantic would read them as 1 and 0)."""
+        if isinstance(value, bool) and info.field_name and cls.model_fields[info.field_name].annotation is not bool:
+            raise ValueError(f"expected a number, not the boolean {str(value).lower()}")
+        return value
+
 
 class PolicySettings(_Model):
     """When to compact (see ``compactor.policy`` for the arithmetic)."""
@@ -187,6 +203,9 @@ class DedupSettings(_Model):
     @classmethod
     def _unbounded_tools(cls, value: Any) -> Any:
         if isinstance(value, Mapping):
+            for tool, limit in value.items():
+                if isinstance(limit, bool):
+                    raise ValueError(f"threshold for {tool} must be a number or 'unbounded', not {str(limit).lower()}")
             return {k: (None if v == "unbounded" else v) for k, v in value.items()}
         return value
 

@@ -28,3 +28,9 @@ def test_non_positive_or_non_integer_budgets_are_refused(field: str, value: obje
 def test_unknown_keys_are_refused() -> None:
     with pytest.raises(ValidationError):
         Budgets.model_validate({"file_token": 10})
+
+
+@pytest.mark.parametrize("field", ["max_files", "file_tokens", "files_total", "skill_tokens", "skills_total"])
+def test_a_boolean_is_not_taken_for_a_budget(field: str) -> None:
+    with pytest.raises(ValidationError, match=field):
+        Budgets.model_validate({field: True})

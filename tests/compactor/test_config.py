@@ -184,3 +184,27 @@ def test_an_env_var_does_not_hide_a_file_section_that_is_not_a_table(tmp_path: P
         load_settings(path, env={"COMPACTOR_CONTEXT_WINDOW": "300000"})
     with pytest.raises(ConfigError, match=r"policy.*c\.toml"):
         load_settings(path, env={}, overrides={"policy.context_window": 300_000})
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("[policy]\nautocompact_pct = true\n", "policy.autocompact_pct"),
+        ("[policy]\ncontext_window = true\n", "policy.context_window"),
+        ("[dedup]\nmin_length = false\n", "dedup.min_length"),
+        ("[dedup.thresholds]\nBash = true\n", "dedup.thresholds"),
+        ("[pipeline]\ntail_tokens = true\n", "pipeline.tail_tokens"),
+        ("[llm]\ntimeout_seconds = true\n", "llm.timeout_seconds"),
+        ("[attachments]\nmax_files = true\n", "attachments.max_files"),
+    ],
+)
+def test_a_boolean_in_the_file_is_not_taken_for_a_number(tmp_path: Path, text: str, named: str) -> None:
+    path = write(tmp_path / "c.toml", text)
+    with pytest.raises(ConfigError, match=rf"{named}.*c\.toml"):
+        load_settings(path, env={})
+
+
+def test_booleans_are_still_booleans(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.toml", "[policy]\nauto_compact = false\n[dedup]\nenabled = false\n")
+    settings = load_settings(path, env={})
+    assert settings.policy.auto_compact is False and settings.dedup.enabled is False
