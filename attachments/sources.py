@@ -10,6 +10,7 @@ results, Write contents, Edit replacements applied in order). A source
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
@@ -50,16 +51,26 @@ class DiskFiles:
         self.root = Path(root) if root is not None else None
 
     def read(self, path: str) -> str | None:
+        """The file's text, or ``None`` when it is missing, unreadable or not a regular file.
+
+        The file is opened without blocking and checked before reading, so a
+        path that has become a named pipe or a device cannot stall compaction.
+        """
         target = Path(path)
         if self.root is not None and not target.is_absolute():
             target = self.root / target
         try:
-            with open(target, encoding="utf-8", errors="replace", newline="") as handle:
-                return handle.read()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+            fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except (OSError, ValueError):  # ValueError: a NUL byte in the path
             return None
+        try:
+            with open(fd, "rb") as handle:
+                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                    return None
+                data = handle.read()
         except OSError:
             return None
+        return data.decode("utf-8", errors="replace")
 
     def read_slice(self, path: str, offset: int | None, limit: int | None) -> str | None:
         text = self.read(path)

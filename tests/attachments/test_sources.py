@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import pytest
 
 from attachments import DiskFiles, FileSource, RecordedFiles, slice_lines
 
@@ -95,3 +98,22 @@ def test_an_edit_carrying_the_original_file_makes_a_partly_known_file_whole() ->
     assert files.read("/r/m.py") is None
     assert files.apply_edit("/r/m.py", "b = 2", "b = 3", original="a = 1\nb = 2\nc = 3\n")
     assert files.read("/r/m.py") == "a = 1\nb = 3\nc = 3\n"
+
+
+def test_disk_files_answer_none_for_a_path_the_file_system_cannot_name() -> None:
+    files = DiskFiles()
+    assert files.read("bad\x00name.py") is None
+    assert files.read_slice("bad\x00name.py", 1, 2) is None
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_disk_files_do_not_block_on_a_named_pipe(tmp_path: Path) -> None:
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    assert DiskFiles().read(str(pipe)) is None
+
+
+def test_disk_files_refuse_folders_and_devices(tmp_path: Path) -> None:
+    files = DiskFiles()
+    assert files.read(str(tmp_path)) is None
+    assert files.read(os.devnull) is None
