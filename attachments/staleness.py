@@ -28,10 +28,10 @@ def mark_stale(state: SessionState, changed: Iterable[str], files: FileSource | 
     change) is left alone; a deleted file is stale.
     """
     source = files if files is not None else DiskFiles(state.cwd)
-    by_real = {_real(key, state.cwd): key for key in list(state.read_files)}
+    by_real = {real: key for key in list(state.read_files) if (real := _real(key, state.cwd)) is not None}
     marked: list[str] = []
     for path in dict.fromkeys(_real(p, state.cwd) for p in changed):
-        key = by_real.get(path)
+        key = by_real.get(path) if path is not None else None
         entry = state.read_files.get(key) if key is not None else None
         if key is None or entry is None or entry.stale:
             continue
@@ -81,7 +81,8 @@ class StalenessWatcher:
         """The folders watched: the given roots, or the existing folders of the read files."""
         if self._roots is not None:
             return [r for r in self._roots if Path(r).is_dir()]
-        folders = {os.path.dirname(_real(key, self.state.cwd)) for key in self.state.read_files}
+        reals = (_real(key, self.state.cwd) for key in self.state.read_files)
+        folders = {os.path.dirname(real) for real in reals if real is not None}
         return sorted(f for f in folders if Path(f).is_dir())
 
     def start(self) -> StalenessWatcher:
@@ -113,6 +114,10 @@ class StalenessWatcher:
             self._on_stale(marked)
 
 
-def _real(path: str, cwd: str | None) -> str:
+def _real(path: str, cwd: str | None) -> str | None:
+    """``path`` resolved against ``cwd`` and symlinks; ``None`` when no file can have that name (a NUL byte)."""
     target = path if os.path.isabs(path) or not cwd else os.path.join(cwd, path)
-    return os.path.realpath(target)
+    try:
+        return os.path.realpath(target)
+    except ValueError:
+        return None

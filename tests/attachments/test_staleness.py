@@ -40,6 +40,16 @@ def test_relative_entries_match_absolute_changes(tmp_path: Path) -> None:
     assert mark_stale(state, [str(tmp_path / "a.py")]) == ["a.py"]
 
 
+def test_a_recorded_path_the_file_system_cannot_name_does_not_stop_marking(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("a\n")
+    state = SessionState(cwd=str(tmp_path))
+    state.record_read(ReadFileEntry(path="bad\x00name.py", content="x\n", timestamp=1.0))
+    state.record_read(ReadFileEntry(path="a.py", content="a\n", timestamp=2.0))
+    (tmp_path / "a.py").write_text("b\n")
+    assert mark_stale(state, [str(tmp_path / "a.py"), "bad\x00name.py"]) == ["a.py"]
+    assert StalenessWatcher(state).paths == [str(tmp_path.resolve())]
+
+
 def test_the_watcher_marks_a_file_edited_on_disk(tmp_path: Path) -> None:
     target = tmp_path / "watched.py"
     target.write_text("before\n")
