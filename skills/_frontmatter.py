@@ -84,15 +84,40 @@ def _value(raw: str, continued: list[str]) -> str:
 
 
 def _strip_comment(text: str) -> str:
+    """``text`` without a trailing `` # comment``; a quoted value keeps what is inside its quotes."""
     if text[:1] in ("'", '"'):
+        end = _closing_quote(text)
+        if end > 0 and text[end + 1 :].strip().startswith("#"):
+            return text[: end + 1]
         return text
     cut = text.find(" #")
     return text if cut < 0 else text[:cut].rstrip()
 
 
+def _closing_quote(text: str) -> int:
+    """Where the quote opening ``text`` closes (``''`` and ``\\"`` are escapes), or -1."""
+    quote, i = text[0], 1
+    while i < len(text):
+        if quote == '"' and text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == quote:
+            if quote == "'" and text[i + 1 : i + 2] == "'":
+                i += 2
+                continue
+            return i
+        i += 1
+    return -1
+
+
+_ESCAPE = re.compile(r"\\(.)", re.S)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\"": '"', "\\": "\\", "/": "/", " ": " "}
+
+
 def _unquote(text: str) -> str:
     if len(text) >= 2 and text[0] == text[-1] == '"':
-        return text[1:-1].replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
+        # One pass, so that an escaped backslash is never read again as the start of another escape.
+        return _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(0)), text[1:-1])
     if len(text) >= 2 and text[0] == text[-1] == "'":
         return text[1:-1].replace("''", "'")
     return text

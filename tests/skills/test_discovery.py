@@ -50,6 +50,19 @@ def test_quoted_block_and_continued_values_are_read(tmp_path: Path) -> None:
     assert info.fields["inline"] == "a, b"
 
 
+def test_a_comment_after_a_quoted_value_is_not_part_of_it(tmp_path: Path) -> None:
+    path = write_skill(
+        tmp_path, "x", "---\nname: \"pdf-tools\"  # shown in menus\ndescription: 'Work with PDFs' # short\n---\n"
+    )
+    info = parse_skill(path)
+    assert (info.name, info.description) == ("pdf-tools", "Work with PDFs")
+
+
+def test_each_escape_in_a_double_quoted_value_is_read_once(tmp_path: Path) -> None:
+    path = write_skill(tmp_path, "x", '---\nname: x\ndescription: "C:\\\\new \\"dir\\"\\there"\n---\n')
+    assert parse_skill(path).description == 'C:\\new "dir"\there'
+
+
 def test_a_skill_without_front_matter_is_named_after_its_folder(tmp_path: Path) -> None:
     path = write_skill(tmp_path, "plain-skill", "# Just a body\n")
     info = parse_skill(path)
