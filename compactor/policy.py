@@ -112,6 +112,8 @@ def percent_left(tokens: int, settings: Settings | PolicySettings) -> int:
     """Percent of the context left before the threshold in force (0 once past it)."""
     policy = _policy(settings)
     base = auto_compact_threshold(policy) if policy.auto_compact else effective_window(policy)
+    if base <= 0:  # only settings built without validation get here
+        return 0
     return max(0, int((base - tokens) * 100 / base + 0.5))
 
 

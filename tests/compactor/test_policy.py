@@ -288,3 +288,10 @@ def _repeats(messages: list[Message], names: dict[str, str], boundaries: set[int
             repeats += block.content in seen
             seen.add(block.content)
     return repeats
+
+
+def test_percent_left_of_a_threshold_at_zero_is_zero_not_a_division_error() -> None:
+    unchecked = PolicySettings.model_construct(autocompact_pct=0.0001)
+    assert auto_compact_threshold(unchecked) == 0
+    assert percent_left(0, unchecked) == 0
+    assert should_compact(0, unchecked).compact
