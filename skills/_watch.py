@@ -25,7 +25,7 @@ class WatchLoop:
     """Calls ``on_changes`` with the changed paths of each debounced batch, from its own thread.
 
     ``watch_filter`` and ``recursive`` go to ``watchfiles.watch`` as they are
-    (``None`` watches every file). A stopped loop is not restarted.
+    (``None`` watches every file). A stopped loop may be started again.
     """
 
     def __init__(
@@ -55,7 +55,17 @@ class WatchLoop:
         return self._thread is not None
 
     def start(self, paths: list[str]) -> bool:
-        """Watch ``paths``; True once the loop listens, False (and stopped) when it failed or never got ready."""
+        """Watch ``paths``; True once the loop listens, False (and stopped) when it failed or never got ready.
+
+        Starting a running loop changes nothing. Starting a stopped one clears
+        the stop and ready signals first: left set, the new thread would end
+        at once while ``start`` still reported it listening.
+        """
+        if self._thread is not None:
+            return True
+        self._stop.clear()
+        self._ready.clear()
+        self.error = None
         self._thread = threading.Thread(target=self._run, args=(paths,), name=self._name, daemon=True)
         self._thread.start()
         if not self._ready.wait(self._ready_timeout) or self.error is not None:

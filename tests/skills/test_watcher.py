@@ -50,3 +50,21 @@ def test_watching_no_existing_root_is_an_error(tmp_path: Path) -> None:
     registry = SkillRegistry([tmp_path / "absent"])
     with pytest.raises(SkillsError, match="nothing to watch"):
         registry.watch()
+
+
+def test_a_watcher_started_again_after_stop_watches_again(tmp_path: Path) -> None:
+    registry = SkillRegistry([tmp_path])
+    arrived = threading.Event()
+
+    def on_reload(reg: SkillRegistry) -> None:
+        if "later" in reg:
+            arrived.set()
+
+    watcher = SkillWatcher(registry, on_reload=on_reload, debounce_ms=50)
+    watcher.start()
+    watcher.stop()
+    with watcher:
+        folder = tmp_path / "later"
+        folder.mkdir()
+        (folder / "SKILL.md").write_text("---\nname: later\n---\nHi\n")
+        assert arrived.wait(WAIT), f"no reload after a restart (error: {watcher.error})"
