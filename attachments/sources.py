@@ -104,19 +104,26 @@ class RecordedFiles:
         offset: int | None = None,
         *,
         total_lines: int | None = None,
+        limit: int | None = None,
     ) -> None:
         """Remember what a Read showed of ``path``.
 
         ``offset`` is the first line shown (1-based), ``None`` for a read from
         the top; ``total_lines`` is the file's length when the recording says
-        it. A read from the top that is not known to be cut short makes the
-        file complete.
+        it; ``limit`` is the Read call's line limit, if it had one. A read
+        from the top that is not known to be cut short (by ``total_lines``,
+        or by showing as many lines as ``limit`` allowed) makes the file
+        complete.
         """
         lines = content.splitlines(keepends=True)
         start = max(offset or 1, 1)
         # Claude Code counts lines as the parts between newlines, so a file
         # ending in a newline has one more "line" than splitlines() finds.
-        whole = offset is None and (total_lines is None or content.count("\n") + 1 >= total_lines)
+        shown = content.count("\n") + 1
+        if total_lines is not None:
+            whole = offset is None and shown >= total_lines
+        else:
+            whole = offset is None and (limit is None or shown < limit)
         if whole:
             self.record_write(path, content)
             return

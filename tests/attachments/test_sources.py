@@ -117,3 +117,12 @@ def test_disk_files_refuse_folders_and_devices(tmp_path: Path) -> None:
     files = DiskFiles()
     assert files.read(str(tmp_path)) is None
     assert files.read(os.devnull) is None
+
+
+def test_a_read_cut_short_by_its_limit_is_not_taken_for_the_whole_file() -> None:
+    files = RecordedFiles()
+    files.record_read("/r/long.py", "1\n2\n3", limit=3)
+    assert files.read("/r/long.py") is None
+    assert files.read_slice("/r/long.py", 1, 3) == "1\n2\n3\n"
+    files.record_read("/r/short.py", "1\n2\n", limit=10)
+    assert files.read("/r/short.py") == "1\n2\n"
