@@ -42,9 +42,11 @@ def _read_input(name: str) -> str:
     """The text of ``name`` ('-' is stdin).
 
     Raises:
-        InputNotFound: the file cannot be opened.
+        InputNotFound: the file cannot be opened, or stdin is closed.
         InputInvalid: the bytes are not UTF-8.
     """
+    if name == "-" and sys.stdin is None:
+        raise InputNotFound("stdin: closed, nothing to read")
     try:
         data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
     except OSError as exc:

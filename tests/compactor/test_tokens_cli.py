@@ -70,3 +70,14 @@ def test_an_unknown_flag_is_a_usage_error() -> None:
 def test_the_command_has_help() -> None:
     done = run("--help")
     assert done.returncode == 0 and b"--counter" in done.stdout
+
+
+def test_a_closed_stdin_exits_66_without_a_traceback() -> None:
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$0" -m compactor tokens <&-', sys.executable],
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 66, done.stderr
+    assert done.stderr.decode().startswith("compactor: input_not_found: stdin")
+    assert b"Traceback" not in done.stderr and done.stdout == b""
