@@ -42,17 +42,19 @@ def default_roots(
 
 
 def discover(
-    roots: Iterable[SkillRoot | str | os.PathLike[str]],
+    roots: Iterable[SkillRoot | str | os.PathLike[str]] | SkillRoot | str | os.PathLike[str],
     *,
     errors: list[SkillFileError] | None = None,
 ) -> list[SkillInfo]:
-    """Every skill found under ``roots``, root by root, each root sorted by folder name.
+    """Every skill found under ``roots`` (a list, or a single root), root by root, each sorted by folder name.
 
     Missing roots are ignored (a user may have no skills). A skill file that
     cannot be read or parsed is left out; when ``errors`` is given its error is
     appended there so the caller can tell the user, and one bad file never
     hides the others.
     """
+    if isinstance(roots, SkillRoot | str | os.PathLike):
+        roots = [roots]  # one root, not the characters of its path
     found: list[SkillInfo] = []
     for root in roots:
         root = root if isinstance(root, SkillRoot) else SkillRoot(path=os.fspath(root))

@@ -23,9 +23,16 @@ __all__ = ["SkillRegistry"]
 
 
 class SkillRegistry:
-    """The skills under ``roots``, by name; the first root holding a name wins."""
+    """The skills under ``roots``, by name; the first root holding a name wins.
 
-    def __init__(self, roots: Iterable[SkillRoot | str | os.PathLike[str]]) -> None:
+    ``roots`` is a list of roots, or a single one.
+    """
+
+    def __init__(
+        self, roots: Iterable[SkillRoot | str | os.PathLike[str]] | SkillRoot | str | os.PathLike[str]
+    ) -> None:
+        if isinstance(roots, SkillRoot | str | os.PathLike):
+            roots = [roots]  # one root, not the characters of its path
         self.roots: list[SkillRoot] = [
             r if isinstance(r, SkillRoot) else SkillRoot(path=os.fspath(r)) for r in roots
         ]

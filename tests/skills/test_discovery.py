@@ -121,3 +121,9 @@ def test_default_roots_are_project_user_then_plugins(tmp_path: Path) -> None:
         (str(tmp_path / "home" / ".claude" / "skills"), "user"),
         (str(tmp_path / "plug" / "skills"), "plugin"),
     ]
+
+
+def test_discover_takes_a_single_root_as_one_root(tmp_path: Path) -> None:
+    write_skill(tmp_path, "solo", "---\nname: solo\n---\n")
+    assert [s.name for s in discover(str(tmp_path))] == ["solo"]
+    assert [s.name for s in discover(tmp_path)] == ["solo"]

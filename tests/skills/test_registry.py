@@ -58,3 +58,11 @@ def test_invoke_loads_the_body_and_records_it_for_the_agent(tmp_path: Path) -> N
     assert (invoked.content, invoked.path, invoked.invoked_at) == ("Step one.\n", str(path), 7.0)
     assert state.skills["sub"] == [invoked]
     assert state.announced_skills == ["alpha"]
+
+
+def test_a_single_root_given_alone_is_one_root_not_its_characters(tmp_path: Path) -> None:
+    write_skill(tmp_path, "x", "solo")
+    for root in (str(tmp_path), tmp_path, SkillRoot(path=str(tmp_path))):
+        registry = SkillRegistry(root)
+        assert [r.path for r in registry.roots] == [str(tmp_path)]
+        assert registry.names() == ["solo"]
