@@ -45,7 +45,7 @@ def mark_stale(state: SessionState, changed: Iterable[str], files: FileSource | 
 class StalenessWatcher:
     """Marks ``state.read_files`` entries stale when their files change on disk.
 
-    Watches ``roots`` (recursively) when given, else the folders of the files
+    Watches ``roots`` (a list of folders, or one; recursively) when given, else the folders of the files
     read when it starts. ``on_stale`` gets the keys marked, from the watcher
     thread. Use as a context manager or call ``start``/``stop``.
     """
@@ -54,12 +54,14 @@ class StalenessWatcher:
         self,
         state: SessionState,
         *,
-        roots: Iterable[str | os.PathLike[str]] | None = None,
+        roots: Iterable[str | os.PathLike[str]] | str | os.PathLike[str] | None = None,
         on_stale: Callable[[list[str]], None] | None = None,
         debounce_ms: int = 200,
         ready_timeout: float = 10.0,
     ) -> None:
         self.state = state
+        if isinstance(roots, str | os.PathLike):
+            roots = [roots]  # one folder, not the characters of its path
         self._roots = [os.fspath(r) for r in roots] if roots is not None else None
         self._on_stale = on_stale
         self._loop = WatchLoop(

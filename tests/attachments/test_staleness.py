@@ -50,6 +50,11 @@ def test_a_recorded_path_the_file_system_cannot_name_does_not_stop_marking(tmp_p
     assert StalenessWatcher(state).paths == [str(tmp_path.resolve())]
 
 
+def test_a_single_root_given_alone_is_watched_as_one_folder(tmp_path: Path) -> None:
+    assert StalenessWatcher(SessionState(), roots=str(tmp_path)).paths == [str(tmp_path)]
+    assert StalenessWatcher(SessionState(), roots=tmp_path).paths == [str(tmp_path)]
+
+
 def test_the_watcher_marks_a_file_edited_on_disk(tmp_path: Path) -> None:
     target = tmp_path / "watched.py"
     target.write_text("before\n")
