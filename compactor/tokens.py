@@ -176,6 +176,7 @@ class TiktokenCounter:
         return len(self._encoding.encode_ordinary(text))
 
     def count_texts(self, texts: list[str]) -> int:
+        """The total count of ``texts``, encoded as one batch (faster than one call per text)."""
         return sum(len(t) for t in self._encoding.encode_ordinary_batch(texts)) if texts else 0
 
     def count_message(self, message: Message) -> int:

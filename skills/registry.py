@@ -70,6 +70,7 @@ class SkillRegistry:
         return list(self._skills.values())
 
     def names(self) -> list[str]:
+        """The names in the catalog, in discovery order."""
         return list(self._skills)
 
     def __contains__(self, name: object) -> bool:
