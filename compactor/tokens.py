@@ -233,6 +233,7 @@ class CachedCounter:
     ``count_messages`` also remembers the last sequence it counted: when the
     next call starts with the same messages it only counts what was
     appended, so a conversation growing by one message costs one message.
+    A ``max_entries`` of 0 keeps no counts (every message is counted each time).
     Messages are treated as values: one mutated in place after it was counted
     keeps its old count there (the library never mutates messages; build a
     new one instead).
@@ -259,6 +260,8 @@ class CachedCounter:
             return count
         self.misses += 1
         count = self.inner.count_message(message)
+        if self._max_entries <= 0:
+            return count
         if len(self._counts) >= self._max_entries:
             del self._counts[next(iter(self._counts))]
         self._counts[key] = count

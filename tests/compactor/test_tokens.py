@@ -175,6 +175,14 @@ def test_the_cache_forgets_the_oldest_entries_beyond_its_size() -> None:
     assert inner.counted == ["a", "b", "c", "a"]
 
 
+def test_a_cache_of_size_zero_counts_every_time_instead_of_failing() -> None:
+    inner = CountingCounter()
+    cached = CachedCounter(inner, max_entries=0)
+    assert cached.count_message(user("a")) == cached.count_message(user("a")) == 1
+    assert cached.count_messages([user("a"), user("b")]) == 2
+    assert inner.counted == ["a", "a", "a", "b"]
+
+
 @settings(max_examples=50, deadline=None)
 @given(texts=st.lists(st.text(max_size=60), max_size=20), cut=st.integers(0, 20))
 def test_cached_totals_equal_the_plain_sum(texts: list[str], cut: int) -> None:
