@@ -240,9 +240,12 @@ class _Replay:
                     total_lines=file.get("totalLines") if isinstance(file.get("totalLines"), int) else None,
                 )
             elif isinstance(result.content, str):
-                offset = call.input.get("offset")
+                offset, limit = call.input.get("offset"), call.input.get("limit")
                 self.files.record_read(
-                    path, strip_line_numbers(result.content), offset if isinstance(offset, int) and offset > 1 else None
+                    path,
+                    strip_line_numbers(result.content),
+                    offset if isinstance(offset, int) and offset > 1 else None,
+                    limit=limit if isinstance(limit, int) and limit > 0 else None,
                 )
         elif call.name == "Write" and isinstance(call.input.get("content"), str):
             self.files.record_write(path, call.input["content"])
