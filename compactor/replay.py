@@ -112,7 +112,8 @@ def replay(
         TranscriptNotFound: no such file.
         TranscriptError: unreadable, or bad data with ``strict``.
     """
-    transcript = read_transcript(path, strict=strict, warn=warn)
+    # Only the main chain is replayed; subagent files are not read at all.
+    transcript = read_transcript(path, strict=strict, warn=warn, subagents=False)
     return replay_transcript(
         transcript, settings=settings, store=store, at=at, counter=counter,
         summarizer=summarizer, on_compaction=on_compaction, output=output,
