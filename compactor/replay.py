@@ -72,6 +72,7 @@ class ReplayTotals(BaseModel):
     """Why auto-compaction stopped during the replay (a breaker tripped), if it did."""
     stopped_at_line: int | None = None
     reread_coverage: float | None = None
+    reread_coverage_with_tail: float | None = None
     basis: Literal["inferred"] = "inferred"
 
 
@@ -313,20 +314,24 @@ class _Replay:
         totals.threshold = auto_compact_threshold(self.orch.settings)
         totals.counter = self.orch.counter.name
         # Re-read coverage: reads since the previous compaction vs reads until the next one.
+        # "with tail" also counts the files the preserved tail still shows.
         bounds = [i for i, _ in self.points]
-        restored_hits = 0
-        reread_total = 0
+        hits = hits_with_tail = reread_total = 0
         for n, (point, report) in enumerate(self.points):
             start = bounds[n - 1] if n else -1
             end = bounds[n + 1] if n + 1 < len(bounds) else len(self.transcript.entries)
             before = {p for i, p in self.reads if start < i <= point}
             after = {p for i, p in self.reads if point < i <= end}
             restored = {a.path for a in report.attachments if a.type == "file" and a.path}
+            in_tail = {s.path for s in report.skipped if s.type == "file" and s.path and s.reason.startswith("read_in_tail")}
             report.reread_coverage = reread_coverage(restored, before, after)
+            report.reread_coverage_with_tail = reread_coverage(restored | in_tail, before, after)
             reread = before & after
             reread_total += len(reread)
-            restored_hits += len(reread & restored)
-        totals.reread_coverage = restored_hits / reread_total if reread_total else None
+            hits += len(reread & restored)
+            hits_with_tail += len(reread & (restored | in_tail))
+        totals.reread_coverage = hits / reread_total if reread_total else None
+        totals.reread_coverage_with_tail = hits_with_tail / reread_total if reread_total else None
 
 
 def _trigger(record: dict[str, Any]) -> Trigger:

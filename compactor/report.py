@@ -91,4 +91,7 @@ class CompactionReport(_Model):
     dedup: DedupReport = Field(default_factory=DedupReport)
     at_line: int | None = None
     reread_coverage: float | None = None
+    """Replay only: of the files read before and again after, the share file attachments restored."""
+    reread_coverage_with_tail: float | None = None
+    """The same, also counting files whose reads the preserved tail still shows."""
     basis: Literal["inferred"] = "inferred"

@@ -103,9 +103,13 @@ def _print_failure(result: CompactionResult, line: int) -> None:
         )
 
 
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
 def render_table(report: ReplayReport) -> str:
     """A readable table of the report: one row per compaction, then totals."""
-    header = ("line", "trigger", "pre", "post", "summary", "head", "dropped", "attach", "skipped", "reread")
+    header = ("line", "trigger", "pre", "post", "summary", "head", "dropped", "attach", "skipped", "reread", "+tail")
     rows = [header]
     for c in report.compactions:
         rows.append(
@@ -119,7 +123,8 @@ def render_table(report: ReplayReport) -> str:
                 f"{len(c.dropped)} / {sum(d.bytes for d in c.dropped):,} B",
                 str(len(c.attachments)),
                 str(len(c.skipped)),
-                "-" if c.reread_coverage is None else f"{c.reread_coverage:.0%}",
+                _percent(c.reread_coverage),
+                _percent(c.reread_coverage_with_tail),
             )
         )
     t = report.totals
@@ -139,8 +144,8 @@ def render_table(report: ReplayReport) -> str:
         f"compactions: {t.compactions}   failed: {t.failures}   messages: {t.messages}   tool calls: {t.tool_calls}",
         f"dropped: {t.dropped_spans} spans, {t.dropped_bytes:,} bytes (all in CCR)   "
         f"dedup: {t.dedup_hits} hits, {t.dedup_saved_bytes:,} bytes saved",
-        f"context at the end: {t.final_tokens:,} tokens   re-read coverage: "
-        + ("-" if t.reread_coverage is None else f"{t.reread_coverage:.0%}"),
+        f"context at the end: {t.final_tokens:,} tokens   re-read coverage: {_percent(t.reread_coverage)} "
+        f"(with the preserved tail: {_percent(t.reread_coverage_with_tail)})",
         f"tokens are {t.counter} tokens; savings are inferred",
     ]
     for f in report.failures:

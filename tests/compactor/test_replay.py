@@ -62,7 +62,10 @@ def test_replays_of_the_real_sessions_compact_and_keep_what_matters(shared_trans
         if paths:
             named = {p for p in paths if p in summary}
             assert len(named) >= 0.9 * len(paths), sorted(paths - named)
-        assert result.report.reread_coverage is None or 0.0 <= result.report.reread_coverage <= 1.0
+        coverage, with_tail = result.report.reread_coverage, result.report.reread_coverage_with_tail
+        assert (coverage is None) == (with_tail is None)
+        if coverage is not None and with_tail is not None:
+            assert 0.0 <= coverage <= with_tail <= 1.0
 
 
 def test_recorded_mode_compacts_exactly_where_claude_code_did(shared_transcript: Path, tmp_path: Path) -> None:
