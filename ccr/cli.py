@@ -20,7 +20,7 @@ from compactor._cli import UsageParser, run_command
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 PROG = "ccr"
-COMMANDS: tuple[str, ...] = ("put", "get", "info", "stats", "verify")
+COMMANDS: tuple[str, ...] = ("put", "get", "info", "stats", "verify", "mcp")
 """Subcommand modules under ``ccr.commands``, in help order."""
 
 

@@ -1,0 +1,170 @@
+"""The CCR MCP server, spoken to for real: ``python -m ccr mcp`` over stdio with the SDK's client."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from ccr import marker, open_store
+from ccr.mcp_server import retrieve_text, stats_text
+from compactor.recovery import recover
+
+TIMEOUT_S = 60
+"""Upper bound on one whole conversation with the server (start, calls, shutdown)."""
+
+MESSAGES = b"".join(
+    json.dumps({"role": role, "content": text}).encode() + b"\n"
+    for role, text in [
+        ("user", "please fix the failing test in inventory/pricing.py"),
+        ("assistant", "reading the pricing module first"),
+        ("user", "also rename the helper in reports.py"),
+        ("assistant", "done: the discount rounding was off by one cent"),
+    ]
+)
+
+
+@pytest.fixture
+def store_file(tmp_path: Path) -> Path:
+    return tmp_path / "home" / "ccr.db"
+
+
+@pytest.fixture
+def handle(store_file: Path) -> str:
+    with open_store(store_file) as store:
+        return store.put(MESSAGES, content_type="application/x-ndjson", producer="test")
+
+
+Session = Callable[[ClientSession], Awaitable[Any]]
+
+
+def talk(store_file: Path, tmp_path: Path, conversation: Session) -> Any:
+    """Start ``ccr mcp --store store_file``, run ``conversation`` against it, stop it."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ccr", "mcp", "--store", str(store_file)],
+        env={"COMPACTOR_HOME": str(tmp_path / "unused-home")},
+    )
+
+    async def main() -> Any:
+        with anyio.fail_after(TIMEOUT_S), (tmp_path / "server-stderr.txt").open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                return await conversation(session)
+
+    return anyio.run(main)
+
+
+def text_of(result: Any) -> str:
+    return "".join(part.text for part in result.content)
+
+
+def test_server_offers_ccr_retrieve_and_ccr_stats(store_file: Path, tmp_path: Path) -> None:
+    async def conversation(session: ClientSession) -> Any:
+        return (await session.list_tools()).tools
+
+    tools = {tool.name: tool for tool in talk(store_file, tmp_path, conversation)}
+    assert set(tools) == {"ccr_retrieve", "ccr_stats"}
+    schema = tools["ccr_retrieve"].input_schema
+    assert schema["required"] == ["handle"]
+    assert set(schema["properties"]) == {"handle", "query", "lines", "bytes"}
+
+
+def test_retrieve_gives_back_the_original_whole_by_query_and_by_range(
+    store_file: Path, tmp_path: Path, handle: str
+) -> None:
+    async def conversation(session: ClientSession) -> Any:
+        return [
+            await session.call_tool("ccr_retrieve", {"handle": handle}),
+            await session.call_tool("ccr_retrieve", {"handle": marker(handle)}),
+            await session.call_tool("ccr_retrieve", {"handle": handle, "query": "rename helper"}),
+            await session.call_tool("ccr_retrieve", {"handle": handle, "lines": [2, 3]}),
+            await session.call_tool("ccr_retrieve", {"handle": handle, "bytes": [0, 10]}),
+        ]
+
+    whole, by_marker, by_query, by_lines, by_bytes = talk(store_file, tmp_path, conversation)
+    assert not any(r.is_error for r in (whole, by_marker, by_query, by_lines, by_bytes))
+    assert text_of(whole) == MESSAGES.decode()
+    assert text_of(by_marker) == MESSAGES.decode()
+    assert "rename the helper in reports.py" in text_of(by_query)
+    assert "failing test" not in text_of(by_query)
+    assert text_of(by_lines) == "".join(MESSAGES.decode().splitlines(keepends=True)[1:3])
+    assert text_of(by_bytes) == MESSAGES[:10].decode()
+
+
+def test_bad_calls_are_error_results_and_the_server_keeps_answering(
+    store_file: Path, tmp_path: Path, handle: str
+) -> None:
+    unknown = "ccr_" + "0" * 32
+
+    async def conversation(session: ClientSession) -> Any:
+        return [
+            await session.call_tool("ccr_retrieve", {"handle": "not a handle"}),
+            await session.call_tool("ccr_retrieve", {"handle": unknown}),
+            await session.call_tool("ccr_retrieve", {"handle": handle, "query": "x", "lines": [1, 2]}),
+            await session.call_tool("ccr_retrieve", {"handle": handle, "lines": [1, 2, 3]}),
+            await session.call_tool("ccr_retrieve", {"handle": handle}),
+        ]
+
+    malformed, missing, two_selections, bad_range, afterwards = talk(store_file, tmp_path, conversation)
+    assert malformed.is_error and "ccr_invalid_handle" in text_of(malformed)
+    assert missing.is_error and "ccr_not_found" in text_of(missing)
+    assert two_selections.is_error and "at most one" in text_of(two_selections)
+    assert bad_range.is_error and "lines" in text_of(bad_range)
+    assert not afterwards.is_error and text_of(afterwards) == MESSAGES.decode()
+
+
+def test_stats_reports_the_store_as_json(store_file: Path, tmp_path: Path, handle: str) -> None:
+    async def conversation(session: ClientSession) -> Any:
+        return await session.call_tool("ccr_stats", {})
+
+    result = talk(store_file, tmp_path, conversation)
+    stats = json.loads(text_of(result))
+    assert not result.is_error
+    assert stats["entries"] == 1
+    assert stats["payload_bytes"] == len(MESSAGES)
+    assert stats["full"] is False
+    assert stats["basis"] == "inferred"
+
+
+def test_without_the_mcp_package_the_command_says_what_to_install_and_opens_no_store(tmp_path: Path) -> None:
+    store_file = tmp_path / "never" / "ccr.db"
+    hide_sdk = "import sys; sys.modules['mcp'] = None; from ccr.cli import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run(
+        [sys.executable, "-c", hide_sdk, "mcp", "--store", str(store_file)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={**os.environ, "COMPACTOR_HOME": str(tmp_path / "home")},
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("ccr: config_invalid: ")
+    assert "compactor[mcp]" in done.stderr
+    assert not store_file.parent.exists()
+
+
+def test_retrieve_text_answers_exactly_as_the_agent_loop_recovery_tool() -> None:
+    store = open_store(":memory:")
+    handle = store.put(MESSAGES)
+    assert retrieve_text(store, handle, lines=[1, 1]) == (
+        recover(store, {"handle": handle, "lines": [1, 1]}).content,
+        False,
+    )
+    text, is_error = retrieve_text(store, "nope")
+    assert is_error and text == recover(store, {"handle": "nope"}).content
+
+
+def test_stats_text_is_the_store_stats_json() -> None:
+    store = open_store(":memory:")
+    store.put(b"abc")
+    assert json.loads(stats_text(store)) == store.stats().model_dump(mode="json")
