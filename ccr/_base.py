@@ -320,6 +320,11 @@ class BaseStore(abc.ABC):
                 raise InvalidSelector(
                     f"{ref.handle} is not JSON, so it has no field {'/'.join(ref.path)!r}"
                 ) from exc
+            except RecursionError as exc:
+                raise InvalidSelector(
+                    f"{ref.handle} is JSON nested too deeply to select {'/'.join(ref.path)!r} in; "
+                    "get it whole instead"
+                ) from exc
             return render_selection(select(value, ref.path))
         obj = self._load_object(ref.handle)
         if obj is not None:

@@ -70,7 +70,7 @@ def _jsonl(data: bytes, text: str) -> Segmentation | None:
             return None
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # too deep to parse is "not JSONL" here
             return None
         if not isinstance(value, dict):
             return None
@@ -93,7 +93,7 @@ def _json_array(data: bytes, text: str) -> Segmentation | None:
             break
         try:
             value, end = decoder.raw_decode(text, pos)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         if not isinstance(value, dict):
             return None

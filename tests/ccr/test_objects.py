@@ -141,6 +141,12 @@ def test_pointer_into_a_blob_that_is_not_json_is_a_bad_selector(store: Store) ->
         store.get(f"ccr://{handle}/field")
 
 
+def test_pointer_into_json_nested_too_deeply_to_parse_is_a_bad_selector(store: Store) -> None:
+    handle = store.put(b'{"a":' * 100_000 + b"1" + b"}" * 100_000)
+    with pytest.raises(InvalidSelector, match="nested too deeply"):
+        store.get(f"ccr://{handle}/a")
+
+
 def test_resolution_reports_not_found_after_blobs_and_objects(store: Store) -> None:
     with pytest.raises(HandleNotFound):
         store.get("ccr_obj_" + "1" * 32)

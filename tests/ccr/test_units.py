@@ -61,6 +61,16 @@ def test_a_single_unit_or_binary_data_means_no_units() -> None:
     assert segment(b"") is None
 
 
+def test_json_nested_too_deeply_to_parse_is_split_as_plain_text_instead_of_crashing() -> None:
+    deep = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
+    assert segment(deep + b"\n" + b'{"b": 1}\n') is None
+    seg = segment(deep + b"\n\n" + b'{"b": 1}\n')
+    assert seg is not None and seg.kind == "paragraph"
+    array = b"[" + deep + b', {"b": 1}]'
+    seg = segment(array)
+    assert seg is None or seg.kind != "json_array"
+
+
 @given(st.lists(st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=3), min_size=2, max_size=8))
 def test_every_json_array_unit_parses_back_to_its_object(records: list[dict[str, str]]) -> None:
     data = json.dumps(records, indent=1, ensure_ascii=False).encode()
