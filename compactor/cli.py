@@ -18,7 +18,7 @@ from compactor._cli import UsageParser, run_command
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS: tuple[str, ...] = ("replay", "inspect", "tokens")
+COMMANDS: tuple[str, ...] = ("replay", "inspect", "tokens", "hook")
 """Subcommand modules under ``compactor.commands``, in help order."""
 
 

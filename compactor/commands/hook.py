@@ -1,0 +1,135 @@
+"""``compactor hook pre-compact|session-start``: Claude Code hook commands (JSON on stdin).
+
+``pre-compact`` stores the conversation since the last compaction in CCR
+(``--store`` or ``$COMPACTOR_HOME/ccr.db``) and prints extra instructions for
+Claude Code's summarizer; ``session-start`` prints, after a compaction, the
+``hookSpecificOutput`` JSON that reminds the model where that conversation is
+stored. The logic is in ``compactor.hooks``.
+
+These commands never block Claude Code: when anything fails (bad input, a
+missing transcript, a full store) they print nothing on stdout, one line
+``compactor: error_id: message`` on stderr, and exit 0. Exit code 2 would
+stop the compaction itself, leaving the user at a full context; a
+compaction without a stored copy is the lesser harm, and the stderr line
+says it happened. Usage mistakes on the command line itself still exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from ccr import open_store
+from compactor.config import load_settings
+from compactor.errors import CompactorError, InputInvalid
+from compactor.hooks import (
+    DEFAULT_LISTED_RESULTS,
+    HookInput,
+    forget_latest_head,
+    parse_hook_input,
+    pre_compact,
+    session_start,
+)
+from compactor.tokens import make_counter
+
+__all__ = ["register", "run_pre_compact", "run_session_start"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``hook`` subcommand and its two events."""
+    parser = subparsers.add_parser(
+        "hook",
+        help="Claude Code hook commands (read the hook's JSON on stdin)",
+        description="Commands for Claude Code hooks. Each reads the hook's JSON input on stdin. "
+        "They never block Claude Code: on failure they print the reason on stderr and exit 0.",
+    )
+    events = parser.add_subparsers(dest="event", metavar="EVENT", required=True, parser_class=type(parser))
+    pre = events.add_parser(
+        "pre-compact",
+        help="store the conversation before Claude Code compacts it; print summary instructions",
+        description="PreCompact hook: store the messages since the last compaction in CCR and print "
+        "extra instructions for the summarizer (keep the stored conversation's marker and the "
+        "markers of the largest tool results).",
+    )
+    pre.add_argument("--store", type=Path, help="CCR store file (default: $COMPACTOR_HOME/ccr.db)")
+    pre.add_argument("--config", type=Path, metavar="FILE", help="settings file (TOML or JSON)")
+    pre.add_argument(
+        "--limit",
+        type=_count,
+        default=DEFAULT_LISTED_RESULTS,
+        metavar="N",
+        help=f"name at most N stored tool results (default: {DEFAULT_LISTED_RESULTS})",
+    )
+    pre.set_defaults(func=run_pre_compact)
+    start = events.add_parser(
+        "session-start",
+        help="after a compaction, remind the model where the earlier conversation is stored",
+        description="SessionStart hook: when the source is 'compact', print hookSpecificOutput JSON "
+        "whose additionalContext names the stored conversation and the ccr_retrieve tool; "
+        "print nothing for other sources.",
+    )
+    start.set_defaults(func=run_session_start)
+
+
+def _count(text: str) -> int:
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(text)
+
+
+def _read_input() -> HookInput:
+    """The hook input from stdin.
+
+    Raises:
+        InputInvalid: stdin is closed, or its bytes are not a usable hook input.
+    """
+    if sys.stdin is None:
+        raise InputInvalid("stdin is closed: a hook reads its input there")
+    return parse_hook_input(sys.stdin.buffer.read())
+
+
+def _report(exc: CompactorError, what: str) -> None:
+    print(f"compactor: {exc.error_id}: {exc} ({what})", file=sys.stderr)
+
+
+def run_pre_compact(args: argparse.Namespace) -> int:
+    """Store the conversation and print the summary instructions; always exits 0."""
+    hook: HookInput | None = None
+    try:
+        hook = _read_input()
+        settings = load_settings(args.config)
+        with open_store(args.store) as store:
+            text = pre_compact(
+                hook,
+                store,
+                counter=make_counter(settings.counter),
+                recovery_tools=settings.dedup.recovery_tools,
+                limit=args.limit,
+            )
+    except CompactorError as exc:
+        _report(exc, "the compaction goes on without a stored copy")
+        if hook is not None:
+            _forget(hook)
+        return 0
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return 0
+
+
+def _forget(hook: HookInput) -> None:
+    try:
+        forget_latest_head(hook.session_id)
+    except CompactorError as exc:
+        _report(exc, "the session record may name an older conversation")
+
+
+def run_session_start(args: argparse.Namespace) -> int:
+    """Print the after-compaction reminder when there is one; always exits 0."""
+    try:
+        output = session_start(_read_input())
+    except CompactorError as exc:
+        _report(exc, "no reminder added")
+        return 0
+    if output is not None:
+        print(output)
+    return 0
