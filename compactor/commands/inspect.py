@@ -53,11 +53,21 @@ def run(args: argparse.Namespace) -> int:
     """
     transcript = read_transcript(args.session, strict=args.strict, warn=_print_warning)
     summary = summarize(transcript, counter_name=args.counter)
-    if args.json:
-        print(json.dumps(summary, indent=2, ensure_ascii=False))
-    else:
-        print(_render_text(summary))
+    text = json.dumps(summary, indent=2, ensure_ascii=False) if args.json else _render_text(summary)
+    _write_out(text + "\n")
     return 0
+
+
+def _write_out(text: str) -> None:
+    """Write UTF-8 to stdout, a lone surrogate as its ``\\uXXXX`` escape.
+
+    JSON strings may hold lone surrogates (``"\\ud800"``) and file names may
+    not be UTF-8; printing them would fail. The escape is still valid JSON
+    and reads back as the same string.
+    """
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8", "backslashreplace"))
+    sys.stdout.buffer.flush()
 
 
 def summarize(transcript: Transcript, *, counter_name: str = "tiktoken") -> dict[str, Any]:

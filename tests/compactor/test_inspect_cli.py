@@ -112,6 +112,23 @@ def test_invalid_utf8_under_strict_is_exit_65_without_a_traceback(tmp_path: Path
     assert "not valid UTF-8" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_lone_surrogates_in_the_session_print_as_escapes_instead_of_a_traceback(tmp_path: Path) -> None:
+    path = session(tmp_path / "s\udcff.jsonl")
+    text = path.read_text(encoding="utf-8")
+    text = text.replace('"sess-cli"', '"sess-\\ud800"').replace('"/repo/a.py"', '"/repo/\\udcffa.py"')
+    path.write_text(text, encoding="utf-8")
+    done = inspect(str(path), "--json", "--counter", "rough")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["path"] == str(path)
+    assert summary["session_id"] == "sess-\ud800"
+    assert summary["files_read"] == ["/repo/\udcffa.py"]
+    plain = inspect(str(path), "--counter", "rough")
+    assert plain.returncode == 0, plain.stderr
+    assert "session      sess-\\ud800" in plain.stdout
+    assert "  /repo/\\udcffa.py" in plain.stdout
+
+
 def test_a_missing_session_is_exit_66(tmp_path: Path) -> None:
     done = inspect(str(tmp_path / "absent.jsonl"))
     assert done.returncode == 66
