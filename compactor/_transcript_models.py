@@ -24,6 +24,7 @@ WarningKind = Literal[
     "unknown_type",
     "bad_message",
     "orphan_tool_result",
+    "unreadable_file",
 ]
 """The kinds of bad input the reader reports and carries on after."""
 

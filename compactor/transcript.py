@@ -17,8 +17,8 @@ every record, so nothing is lost on the way back out:
 - records of entry types this version does not know are kept as they are.
 
 Bad input (a malformed, truncated, non-UTF-8 or oversized line, an unknown
-entry type, a tool result without its call) becomes a ``ReadWarning`` naming
-``file:line`` and the reader carries on; ``strict=True`` raises
+entry type, a tool result without its call, a subagent file that cannot be
+opened) becomes a ``ReadWarning`` naming ``file:line`` and the reader carries on; ``strict=True`` raises
 ``TranscriptError`` on the first one instead.
 
 The ``SessionState`` is rebuilt with ``StateBuilder``, which a replay can
@@ -46,7 +46,7 @@ from compactor._transcript_lines import (
 )
 from compactor._transcript_models import ReadWarning, RecordedCompaction, TranscriptEntry, WarningKind
 from compactor._transcript_state import StateBuilder, parse_timestamp, strip_line_numbers
-from compactor.errors import TranscriptWriteError
+from compactor.errors import TranscriptError, TranscriptWriteError
 from compactor.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock, Usage
 from compactor.session import MAIN_AGENT, SessionState
 
@@ -149,23 +149,43 @@ def read_transcript(
     ``warn`` is called with each problem as it is found (they are also
     collected in ``Transcript.warnings``). With ``subagents`` the
     ``agent-*.jsonl`` files in ``<session>/subagents/`` (or a ``subagents``
-    folder beside the file) that belong to the same session are read too.
+    folder beside the file) that belong to the same session are read too;
+    one that cannot be opened is a warning, and the bad lines of a file that
+    belongs to another session are not reported.
 
     Raises:
         TranscriptNotFound: the file does not exist.
         TranscriptError: the file cannot be read, or (strict) it holds bad data.
     """
     transcript = _read_one(Path(path), strict=strict, warn=warn, max_line_bytes=max_line_bytes)
-    if subagents:
-        for agent_id, file in _subagent_files(Path(path)):
-            sub = _read_one(file, strict=strict, warn=warn, max_line_bytes=max_line_bytes, agent_id=agent_id)
-            if transcript.session_id and sub.session_id and sub.session_id != transcript.session_id:
-                continue
-            transcript.subagents[agent_id] = sub
-            transcript.sidechains[agent_id] = sub.messages
-            transcript.warnings.extend(sub.warnings)
-            for owner, skills in sub.state.skills.items():
-                transcript.state.skills.setdefault(owner, []).extend(skills)
+    if not subagents:
+        return transcript
+
+    def pass_on(warning: ReadWarning) -> None:
+        if strict:
+            raise TranscriptError(str(warning))
+        transcript.warnings.append(warning)
+        if warn is not None:
+            warn(warning)
+
+    for agent_id, file in _subagent_files(Path(path)):
+        # Read leniently first: only a file of this session may warn or fail the read.
+        try:
+            sub = _read_one(file, strict=False, warn=None, max_line_bytes=max_line_bytes, agent_id=agent_id)
+        except TranscriptError as exc:
+            cause = exc.__cause__
+            reason = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(exc)
+            message = f"subagent file cannot be read ({reason}); skipped"
+            pass_on(ReadWarning(file=str(file), line=None, kind="unreadable_file", message=message))
+            continue
+        if transcript.session_id and sub.session_id and sub.session_id != transcript.session_id:
+            continue
+        for warning in sub.warnings:
+            pass_on(warning)
+        transcript.subagents[agent_id] = sub
+        transcript.sidechains[agent_id] = sub.messages
+        for owner, skills in sub.state.skills.items():
+            transcript.state.skills.setdefault(owner, []).extend(skills)
     return transcript
 
 

@@ -221,6 +221,42 @@ def test_subagent_files_beside_the_session_are_read_as_sidechains(tmp_path: Path
     assert read_transcript(path, subagents=False).sidechains == {}
 
 
+def test_an_unreadable_subagent_file_is_a_warning_and_the_session_is_still_read(tmp_path: Path) -> None:
+    path = simple_session().write(tmp_path / "sess-1.jsonl")
+    folder = tmp_path / "sess-1" / "subagents"
+    folder.mkdir(parents=True)
+    (folder / "agent-gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    (folder / "agent-dir.jsonl").mkdir()
+    seen: list[ReadWarning] = []
+    t = read_transcript(path, warn=seen.append)
+    assert [m.text() for m in t.messages][0] == "hello"
+    assert t.sidechains == {}
+    assert [(w.file, w.line, w.kind) for w in t.warnings] == [
+        (str(folder / "agent-dir.jsonl"), None, "unreadable_file"),
+        (str(folder / "agent-gone.jsonl"), None, "unreadable_file"),
+    ]
+    assert seen == t.warnings
+    with pytest.raises(TranscriptError) as raised:
+        read_transcript(path, strict=True)
+    assert not isinstance(raised.value, TranscriptNotFound)
+    assert "agent-dir.jsonl" in str(raised.value)
+
+
+def test_bad_lines_in_another_sessions_subagent_file_are_not_reported(tmp_path: Path) -> None:
+    path = simple_session().write(tmp_path / "sess-1.jsonl")
+    folder = tmp_path / "sess-1" / "subagents"
+    folder.mkdir(parents=True)
+    other = Log(session_id="someone-else")
+    other.user("not ours", isSidechain=True)
+    other.write(folder / "agent-zzz.jsonl")
+    with (folder / "agent-zzz.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write('{"type": "user", "mess\n')
+    seen: list[ReadWarning] = []
+    t = read_transcript(path, warn=seen.append)
+    assert t.sidechains == {} and t.warnings == [] and seen == []
+    assert read_transcript(path, strict=True).sidechains == {}
+
+
 def test_an_unknown_entry_type_is_kept_as_is_with_a_warning(tmp_path: Path) -> None:
     log = simple_session()
     odd = {"type": "hologram", "payload": [1, 2, 3]}
