@@ -1,0 +1,358 @@
+"""Claude Code hooks: ``compactor hook pre-compact`` and ``session-start``, run as real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ccr import handle_for, open_store
+from compactor.errors import InputInvalid, NothingToCompact
+from compactor.hooks import (
+    HookInput,
+    SessionRecord,
+    conversation_since_last_compaction,
+    describe_call,
+    load_session_record,
+    parse_hook_input,
+    pre_compact_instructions,
+    session_record_path,
+    session_start_output,
+    store_conversation,
+)
+from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.spans import messages_jsonl
+from compactor.tokens import RoughCounter
+from compactor.transcript import read_transcript
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
+MARKER = re.compile(r"<<ccr:(ccr_[0-9a-f]{32})>>")
+TIMEOUT_S = 120
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    """A copy of the long fixture session (two recorded compactions)."""
+    copy = tmp_path / "project" / "session.jsonl"
+    copy.parent.mkdir()
+    shutil.copyfile(FIXTURES / "long.jsonl", copy)
+    return copy
+
+
+def hook(event: str, payload: Any, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run(
+        [sys.executable, "-m", "compactor", "hook", event, *args],
+        input=data,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def pre_compact_input(session: Path, session_id: str = "0c081f08-c5e9-43d8-a49c-e2fcd96bf7a8") -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "transcript_path": str(session),
+        "cwd": str(session.parent),
+        "hook_event_name": "PreCompact",
+        "trigger": "auto",
+        "custom_instructions": None,
+        "permission_mode": "default",
+    }
+
+
+def ccr_get(store: Path, handle: str) -> bytes:
+    done = subprocess.run(
+        [sys.executable, "-m", "ccr", "--store", str(store), "get", handle],
+        capture_output=True,
+        timeout=TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+# -- pre-compact ------------------------------------------------------------------
+
+
+def test_pre_compact_stores_the_conversation_since_the_last_boundary_byte_exact(
+    session: Path, compactor_home: Path
+) -> None:
+    done = hook("pre-compact", pre_compact_input(session))
+    assert done.returncode == 0 and done.stderr == ""
+    transcript = read_transcript(session)
+    assert transcript.compactions, "the fixture must hold a recorded compaction for this test to mean anything"
+    since = transcript.messages[transcript.compactions[-1].message_index :]
+    assert 0 < len(since) < len(transcript.messages)
+    head = MARKER.search(done.stdout)
+    assert head is not None
+    assert ccr_get(compactor_home / "ccr.db", head.group(1)) == messages_jsonl(since)
+
+
+def test_pre_compact_names_the_largest_stored_results_with_what_they_were(
+    session: Path, compactor_home: Path
+) -> None:
+    done = hook("pre-compact", pre_compact_input(session))
+    listed = [line for line in done.stdout.splitlines() if line.startswith("- <<ccr:")]
+    assert listed, done.stdout
+    assert "Read /home/USER/projects/inventory/data/seed_items.json" in listed[0]
+    assert any("Bash: python -m pytest" in line for line in listed)
+    sizes = [int(re.sub(r"\D", "", line.rsplit("(", 1)[1])) for line in listed]
+    assert sizes == sorted(sizes, reverse=True)
+    with open_store(compactor_home / "ccr.db") as store:
+        assert all(store.contains(h) for h in MARKER.findall(done.stdout))
+    assert "ccr_retrieve" in done.stdout
+
+
+def test_pre_compact_caps_the_list_of_results(tmp_path: Path, compactor_home: Path) -> None:
+    whole = tmp_path / "whole.jsonl"
+    lines = (FIXTURES / "long.jsonl").read_text().splitlines(keepends=True)
+    whole.write_text("".join(line for line in lines if '"compact_boundary"' not in line))
+    done = hook("pre-compact", pre_compact_input(whole), "--limit", "3")
+    listed = [line for line in done.stdout.splitlines() if line.startswith("- <<ccr:")]
+    assert len(listed) == 3
+    assert "smaller stored result(s) not listed" in done.stdout
+
+
+def test_pre_compact_uses_the_store_flag_over_compactor_home(session: Path, tmp_path: Path, compactor_home: Path) -> None:
+    elsewhere = tmp_path / "elsewhere" / "ccr.db"
+    done = hook("pre-compact", pre_compact_input(session), "--store", str(elsewhere))
+    head = MARKER.search(done.stdout)
+    assert head is not None
+    assert ccr_get(elsewhere, head.group(1)).startswith(b'{"content"')
+    assert not (compactor_home / "ccr.db").exists()
+
+
+def test_pre_compact_keeps_a_private_session_record(session: Path, compactor_home: Path) -> None:
+    hook("pre-compact", pre_compact_input(session, "sess-1"))
+    path = compactor_home / "sessions" / "sess-1.json"
+    record = SessionRecord.model_validate_json(path.read_text())
+    assert record.head_handle is not None and record.trigger == "auto"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize(
+    ("payload", "error_id"),
+    [
+        ("this is not json", "input_invalid"),
+        ("[1, 2]", "input_invalid"),
+        ({"transcript_path": "x.jsonl"}, "input_invalid"),
+        ({"session_id": "../../escape", "transcript_path": "x.jsonl"}, "input_invalid"),
+        ({"session_id": "s"}, "input_invalid"),
+        ({"session_id": "s", "transcript_path": "/nonexistent/session.jsonl"}, "transcript_not_found"),
+    ],
+    ids=["not-json", "not-an-object", "no-session-id", "session-id-escapes", "no-transcript", "missing-transcript"],
+)
+def test_pre_compact_never_blocks_on_bad_input_and_says_why(payload: Any, error_id: str, compactor_home: Path) -> None:
+    done = hook("pre-compact", payload)
+    assert done.returncode == 0
+    assert done.stdout == ""
+    assert done.stderr.startswith(f"compactor: {error_id}: ")
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (compactor_home / "sessions").exists()
+    assert not (compactor_home.parent / "escape.json").exists()
+
+
+def test_pre_compact_never_blocks_when_the_store_refuses(session: Path, compactor_home: Path) -> None:
+    done = hook("pre-compact", pre_compact_input(session), env={"COMPACTOR_CCR_MAX_BYTES": "1000"})
+    assert done.returncode == 0
+    assert done.stdout == ""
+    assert done.stderr.startswith("compactor: ccr_budget_exceeded: ")
+    with open_store(compactor_home / "ccr.db") as store:
+        assert store.stats().entries == 0
+
+
+def test_a_failed_pre_compact_leaves_no_reminder_pointing_at_an_older_conversation(
+    session: Path, tmp_path: Path
+) -> None:
+    lines = (FIXTURES / "long.jsonl").read_text().splitlines(keepends=True)
+    last_boundary = max(i for i, line in enumerate(lines) if '"compact_boundary"' in line)
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_text("".join(lines[:last_boundary]))
+    hook("pre-compact", pre_compact_input(earlier, "s2"))
+    first = load_session_record("s2")
+    assert first is not None and first.head_handle is not None
+    failed = hook("pre-compact", pre_compact_input(session, "s2"), env={"COMPACTOR_CCR_MAX_BYTES": "1"})
+    assert failed.stdout == "" and "ccr_budget_exceeded" in failed.stderr
+    after = hook("session-start", {"session_id": "s2", "source": "compact"})
+    assert after.returncode == 0 and after.stdout == ""
+    record = load_session_record("s2")
+    assert record is not None and record.head_handle is None
+    assert record.earlier_heads == [first.head_handle]
+
+
+def test_an_empty_transcript_stores_nothing_and_says_so(tmp_path: Path, compactor_home: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    done = hook("pre-compact", pre_compact_input(empty))
+    assert done.returncode == 0 and done.stdout == ""
+    assert done.stderr.startswith("compactor: nothing_to_compact: ")
+
+
+# -- session-start ------------------------------------------------------------------
+
+
+def test_session_start_after_compaction_adds_a_reminder_naming_the_stored_conversation(
+    session: Path, compactor_home: Path
+) -> None:
+    stored = hook("pre-compact", pre_compact_input(session, "s3"))
+    head = MARKER.search(stored.stdout)
+    assert head is not None
+    done = hook(
+        "session-start",
+        {"session_id": "s3", "transcript_path": str(session), "hook_event_name": "SessionStart", "source": "compact"},
+    )
+    assert done.returncode == 0 and done.stderr == ""
+    output = json.loads(done.stdout)
+    assert set(output) == {"hookSpecificOutput"}
+    assert set(output["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = output["hookSpecificOutput"]["additionalContext"]
+    assert head.group(0) in context
+    assert "ccr_retrieve" in context
+
+
+def test_session_start_names_the_conversations_of_earlier_compactions(session: Path, tmp_path: Path) -> None:
+    lines = (FIXTURES / "long.jsonl").read_text().splitlines(keepends=True)
+    last_boundary = max(i for i, line in enumerate(lines) if '"compact_boundary"' in line)
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_text("".join(lines[:last_boundary]))
+    first = MARKER.search(hook("pre-compact", pre_compact_input(earlier, "s4")).stdout)
+    second = MARKER.search(hook("pre-compact", pre_compact_input(session, "s4")).stdout)
+    assert first is not None and second is not None and first.group(1) != second.group(1)
+    context = json.loads(hook("session-start", {"session_id": "s4", "source": "compact"}).stdout)
+    text = context["hookSpecificOutput"]["additionalContext"]
+    assert text.index(second.group(0)) < text.index(first.group(0))
+
+
+@pytest.mark.parametrize("source", ["startup", "resume", "clear"])
+def test_session_start_for_other_sources_prints_nothing(source: str, session: Path) -> None:
+    hook("pre-compact", pre_compact_input(session, "s5"))
+    done = hook("session-start", {"session_id": "s5", "source": source})
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+
+
+def test_session_start_without_a_stored_conversation_prints_nothing() -> None:
+    done = hook("session-start", {"session_id": "never-stored", "source": "compact"})
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+
+
+def test_session_start_with_bad_input_says_why_and_exits_zero() -> None:
+    done = hook("session-start", "{")
+    assert done.returncode == 0 and done.stdout == ""
+    assert done.stderr.startswith("compactor: input_invalid: ")
+
+
+def test_hook_without_an_event_is_a_usage_error() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "compactor", "hook"], capture_output=True, text=True, timeout=TIMEOUT_S
+    )
+    assert done.returncode == 2
+    assert "compactor_usage" in done.stderr
+
+
+# -- the pieces -------------------------------------------------------------------------
+
+
+def test_hook_input_keeps_fields_it_does_not_know() -> None:
+    parsed = parse_hook_input(b'{"session_id": "a", "source": "compact", "model": "x"}')
+    assert parsed.source == "compact"
+    assert parsed.model_extra == {"model": "x"}
+
+
+def test_hook_input_refuses_oversized_input() -> None:
+    with pytest.raises(InputInvalid, match="more than"):
+        parse_hook_input(b'{"session_id": "a", "pad": "' + b"x" * 2_000_000 + b'"}')
+
+
+def test_session_ids_that_could_leave_the_sessions_folder_are_refused(tmp_path: Path) -> None:
+    for bad in ("..", ".hidden", "a/b", "a\\b", "", "x" * 200):
+        with pytest.raises(InputInvalid):
+            session_record_path(bad, tmp_path)
+    assert session_record_path("0c081f08-c5e9", tmp_path) == tmp_path / "sessions" / "0c081f08-c5e9.json"
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        (ToolUseBlock(id="1", name="Read", input={"file_path": "/p/a.py"}), "Read /p/a.py"),
+        (ToolUseBlock(id="2", name="Bash", input={"command": "pytest -q\n  -x", "description": "run"}), "Bash: pytest -q -x"),
+        (ToolUseBlock(id="3", name="Grep", input={"pattern": "def main", "path": "src"}), "Grep 'def main' in src"),
+        (ToolUseBlock(id="4", name="mcp__srv__thing", input={}), "mcp__srv__thing"),
+        (None, "a tool result"),
+    ],
+)
+def test_describe_call_names_the_tool_and_what_it_touched(call: ToolUseBlock | None, expected: str) -> None:
+    assert describe_call(call) == expected
+
+
+def test_describe_call_keeps_one_short_line() -> None:
+    text = describe_call(ToolUseBlock(id="1", name="Bash", input={"command": "echo " + "word " * 100}))
+    assert "\n" not in text and len(text) <= 120 and text.endswith("...")
+
+
+def _conversation_with_a_recovery_call(handle: str) -> list[Message]:
+    recovered = "recovered text " * 300
+    return [
+        Message(role="user", content="what did the log say?"),
+        Message(
+            role="assistant",
+            content=[ToolUseBlock(id="t1", name="mcp__plugin_compactor_ccr__ccr_retrieve", input={"handle": handle})],
+        ),
+        Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content=recovered)]),
+        Message(role="assistant", content=[TextBlock(text="it said the disk was full")]),
+    ]
+
+
+def test_stored_conversation_does_not_nest_recovered_content() -> None:
+    store = open_store(":memory:")
+    messages = _conversation_with_a_recovery_call("ccr_" + "a" * 32)
+    record = store_conversation(messages, store, counter=RoughCounter(), session_id="s")
+    assert record.head_handle is not None
+    head = store.get(record.head_handle)
+    assert b"recovered text" not in head
+    assert b"ccr_retrieve" in head
+    assert record.results == []
+    assert not store.contains(handle_for(("recovered text " * 300).encode()))
+
+
+def test_store_conversation_refuses_an_empty_conversation() -> None:
+    with pytest.raises(NothingToCompact):
+        store_conversation([], open_store(":memory:"), counter=RoughCounter(), session_id="s")
+
+
+def test_conversation_since_last_compaction_is_everything_without_one() -> None:
+    transcript = read_transcript(FIXTURES / "small.jsonl")
+    assert not transcript.compactions
+    assert conversation_since_last_compaction(transcript) == transcript.messages
+
+
+def test_instructions_render_only_markers_of_stored_results() -> None:
+    store = open_store(":memory:")
+    transcript = read_transcript(FIXTURES / "long.jsonl")
+    record = store_conversation(transcript.messages[:156], store, counter=RoughCounter(), session_id="s", trigger="auto")
+    text = pre_compact_instructions(record, limit=5)
+    handles = MARKER.findall(text)
+    assert handles[0] == record.head_handle
+    assert len(set(handles)) == 6
+    assert all(store.contains(h) for h in handles)
+
+
+def test_session_start_output_needs_source_compact_and_a_stored_head() -> None:
+    record = SessionRecord(session_id="s", head_handle="ccr_" + "b" * 32)
+    assert session_start_output(HookInput(session_id="s", source="startup"), record) is None
+    assert session_start_output(HookInput(session_id="s", source="compact"), None) is None
+    unstored = record.model_copy(update={"head_handle": None})
+    assert session_start_output(HookInput(session_id="s", source="compact"), unstored) is None
+    output = session_start_output(HookInput(session_id="s", source="compact"), record)
+    assert output is not None and "<<ccr:ccr_" + "b" * 32 + ">>" in output
