@@ -118,10 +118,13 @@ class BaseStore(abc.ABC):
         """Store every item in one transaction (all or nothing); return their handles in order.
 
         Raises:
-            InvalidRequest: an item's metadata is not JSON.
+            InvalidRequest: an item is not a ``PutRequest``, or its metadata is not JSON.
             BudgetExceeded: the new bytes do not fit in the budget; nothing was written.
             StoreError: the store could not write.
         """
+        for item in items:
+            if not isinstance(item, PutRequest):
+                raise InvalidRequest(f"put_many takes PutRequest items, not {type(item).__name__}")
         created = now()
         rows: dict[str, BlobRow] = {}
         handles: list[str] = []

@@ -101,8 +101,10 @@ def parse_ref(ref: str) -> Ref:
     """Parse any accepted reference shape (surrounding whitespace is ignored).
 
     Raises:
-        InvalidHandle: the text is none of the accepted shapes.
+        InvalidHandle: the value is not text, or none of the accepted shapes.
     """
+    if not isinstance(ref, str):
+        raise InvalidHandle(f"a CCR reference must be text, not {type(ref).__name__}")
     text = ref.strip()
     path: tuple[str, ...] = ()
     if match := _MARKER_RE.fullmatch(text):

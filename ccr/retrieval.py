@@ -82,17 +82,39 @@ def check_selection(
     """Refuse a malformed selection before anything is read.
 
     Raises:
-        InvalidRequest: more than one selection, an empty query, or a bad range.
+        InvalidRequest: more than one selection, a query that is empty or not
+            text, or a range that is not two integers in order.
     """
     if sum(x is not None for x in (query, lines, byte_range)) > 1:
         raise InvalidRequest("choose one of query, lines or byte_range")
+    if query is not None and not isinstance(query, str):
+        raise InvalidRequest(f"the query must be text, not {type(query).__name__}")
     if query is not None and not query.strip():
         raise InvalidRequest("the query is empty")
-    if lines is not None and (lines[0] < 1 or lines[1] < lines[0]):
-        raise InvalidRequest(f"bad line range {lines[0]}:{lines[1]} (need 1 <= first <= last)")
-    if byte_range is not None and (byte_range[0] < 0 or byte_range[1] < byte_range[0]):
+    if lines is not None:
+        _check_span("line", lines, minimum=1)
+    if byte_range is not None:
+        _check_span("byte", byte_range, minimum=0)
+
+
+def _check_span(unit: str, span: object, *, minimum: int) -> None:
+    """Refuse a range that is not two integers ``minimum <= first <= last``.
+
+    Raises:
+        InvalidRequest: the range has another shape or its ends are out of order.
+    """
+    if not (
+        isinstance(span, tuple | list)
+        and len(span) == 2
+        and all(isinstance(end, int) and not isinstance(end, bool) for end in span)
+    ):
+        raise InvalidRequest(f"a {unit} range is two integers (first, last), not {span!r}")
+    first, last = span
+    if first < minimum or last < first:
+        name = "first" if unit == "line" else "start"
+        other = "last" if unit == "line" else "end"
         raise InvalidRequest(
-            f"bad byte range {byte_range[0]}:{byte_range[1]} (need 0 <= start <= end)"
+            f"bad {unit} range {first}:{last} (need {minimum} <= {name} <= {other})"
         )
 
 
@@ -130,9 +152,8 @@ def select_lines(data: bytes, lines: tuple[int, int]) -> Retrieval:
     Raises:
         InvalidRequest: ``first`` < 1 or ``last`` < ``first``.
     """
+    _check_span("line", lines, minimum=1)
     first, last = lines
-    if first < 1 or last < first:
-        raise InvalidRequest(f"bad line range {first}:{last} (need 1 <= first <= last)")
     spans = data.splitlines(keepends=True)
     if first > len(spans):
         chunk = b""
@@ -153,9 +174,8 @@ def select_bytes(data: bytes, byte_range: tuple[int, int]) -> Retrieval:
     Raises:
         InvalidRequest: ``start`` < 0 or ``end`` < ``start``.
     """
+    _check_span("byte", byte_range, minimum=0)
     start, end = byte_range
-    if start < 0 or end < start:
-        raise InvalidRequest(f"bad byte range {start}:{end} (need 0 <= start <= end)")
     size = len(data)
     start, end = min(start, size), min(end, size)
     if _is_utf8(data):

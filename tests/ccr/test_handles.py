@@ -77,6 +77,12 @@ def test_resolver_rejects_every_other_shape(text: str) -> None:
         parse_ref(text)
 
 
+@pytest.mark.parametrize("value", [None, H.encode(), 42, [H]])
+def test_resolver_rejects_values_that_are_not_text(value: object) -> None:
+    with pytest.raises(InvalidHandle, match="must be text"):
+        parse_ref(value)  # type: ignore[arg-type]
+
+
 def test_find_handles_finds_bare_handles_and_markers_in_order_without_duplicates() -> None:
     other = handle_for(b"other")
     text = f"first <<ccr:{H}>> then ccr:{other}, see ccr://{OBJ}/content and again {H}."

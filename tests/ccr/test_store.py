@@ -198,6 +198,32 @@ def test_malformed_selection_is_refused_before_storage_is_touched(store: Store) 
             store.retrieve(MISSING, **kwargs)
 
 
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"lines": ("1", "2")},
+        {"lines": (1.5, 3)},
+        {"lines": (1,)},
+        {"byte_range": (True, 3)},
+        {"byte_range": 7},
+        {"query": 5},
+        {"query": b"word"},
+    ],
+)
+def test_selections_of_the_wrong_type_are_refused_before_storage_is_touched(
+    store: Store, kwargs: dict[str, object]
+) -> None:
+    store.close()
+    with pytest.raises(InvalidRequest):
+        store.retrieve(MISSING, **kwargs)  # type: ignore[arg-type]
+
+
+def test_put_many_refuses_items_that_are_not_put_requests(store: Store) -> None:
+    with pytest.raises(InvalidRequest, match="PutRequest"):
+        store.put_many([b"raw bytes"])  # type: ignore[list-item]
+    assert store.stats().entries == 0
+
+
 def test_records_persist_across_reopening(db_path: Path) -> None:
     with open_store(db_path) as store:
         handle = store.put(b"kept", tokens_before=10, tokens_after=2)
