@@ -18,9 +18,17 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ccr.errors import StoreError
+from ccr.errors import NotAStore, StoreError
 
-__all__ = ["MIGRATIONS", "MIGRATION_RETRY_SECONDS", "Migration", "apply_migrations", "is_busy", "retry_busy"]
+__all__ = [
+    "MIGRATIONS",
+    "MIGRATION_RETRY_SECONDS",
+    "Migration",
+    "apply_migrations",
+    "check_is_store",
+    "is_busy",
+    "retry_busy",
+]
 
 MIGRATION_RETRY_SECONDS = 5.0
 
@@ -149,6 +157,28 @@ def apply_migrations(conn: sqlite3.Connection) -> int:
     if version > known:
         raise StoreError(f"store schema version {version} is newer than this code knows ({known})")
     return version
+
+
+def check_is_store(conn: sqlite3.Connection, path: object) -> None:
+    """Refuse a database that holds tables but is not a ccr store.
+
+    An empty database becomes a store; one with tables must have the store's
+    own (migrations run in one transaction, so a store has all or none).
+    Checked before anything is written, so another program's database is
+    never given our tables or switched to WAL.
+
+    Raises:
+        NotAStore: the database holds tables and they are not a ccr store's.
+        sqlite3.Error: SQLite failed (busy, not a database, ...).
+    """
+    tables = {
+        name
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    }
+    if tables and not {"schema_migrations", "blobs"} <= tables:
+        raise NotAStore(f"{path} is an SQLite database but not a ccr store; left unchanged")
 
 
 def _current_version(conn: sqlite3.Connection) -> int:

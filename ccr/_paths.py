@@ -4,7 +4,8 @@ The store may hold anything an agent ever saw, so its file and the SQLite
 sidecars (``-wal``, ``-shm``) are private (0600) and a directory we create
 for it is 0700. A symlink or a non-regular file at any of those paths is
 refused rather than followed: a planted link could redirect the writes.
-After SQLite opens the file, ``check_identity`` confirms that it opened the
+A file that is not a ccr store is refused and left as it was. After SQLite
+opens the file, ``check_identity`` confirms that it opened the
 very inode validated here, so a swap between check and use is caught.
 """
 
@@ -14,11 +15,13 @@ import os
 import stat
 from pathlib import Path
 
-from ccr.errors import StoreError, UnsafeStorePath
+from ccr.errors import NotAStore, StoreError, UnsafeStorePath
 
-__all__ = ["FileIdentity", "SIDECARS", "check_identity", "prepare_store_file", "tighten_sidecars"]
+__all__ = ["FileIdentity", "SIDECARS", "SQLITE_HEADER", "check_identity", "prepare_store_file", "tighten_modes"]
 
 SIDECARS = ("-wal", "-shm", "-journal")
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
 
 FileIdentity = tuple[int, int]
 """``(st_dev, st_ino)`` of the validated store file."""
@@ -28,10 +31,13 @@ def prepare_store_file(path: Path) -> FileIdentity:
     """Create (if needed) and validate the store file; return its identity.
 
     Creates a missing parent directory with mode 0700 and a missing file with
-    mode 0600; tightens an existing file of ours to 0600.
+    mode 0600. A non-empty file that is not SQLite is refused before anything
+    about it changes; an existing file is tightened only once it has proved
+    to be a store (``tighten_modes``).
 
     Raises:
         UnsafeStorePath: the path or a sidecar is a symlink or not a regular file.
+        NotAStore: the file is not empty and not an SQLite database.
         StoreError: the directory or file cannot be created or opened.
     """
     parent = path.parent
@@ -56,8 +62,8 @@ def prepare_store_file(path: Path) -> FileIdentity:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise UnsafeStorePath(f"store path is not a regular file: {path}")
-        if st.st_mode & 0o077 and st.st_uid == os.geteuid():
-            os.fchmod(fd, 0o600)
+        if st.st_size and os.pread(fd, len(SQLITE_HEADER), 0) != SQLITE_HEADER:
+            raise NotAStore(f"{path} is not a ccr store (not an SQLite database); left unchanged")
         return (st.st_dev, st.st_ino)
     except OSError as exc:
         raise StoreError(f"cannot secure store file {path}: {exc.strerror or exc}") from exc
@@ -83,13 +89,16 @@ def check_identity(path: Path, expected: FileIdentity) -> None:
             raise UnsafeStorePath(f"store file was replaced while opening: {path}")
 
 
-def tighten_sidecars(path: Path) -> None:
-    """Refuse unsafe sidecars and make existing ones 0600.
+def tighten_modes(path: Path) -> None:
+    """Make the store file and its existing sidecars 0600, refusing unsafe sidecars.
+
+    Called once the file has proved to be a store, so that another program's
+    file is never changed.
 
     Raises:
         UnsafeStorePath: a sidecar is a symlink or not a regular file.
     """
-    for suffix in SIDECARS:
+    for suffix in ("", *SIDECARS):
         sidecar = _sidecar(path, suffix)
         _refuse_unsafe(sidecar)
         try:

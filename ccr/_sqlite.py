@@ -1,7 +1,7 @@
 """The SQLite backend: one WAL-mode file, one connection per store, durable commits.
 
 Opening validates the path (``ccr._paths``), connects, checks that SQLite
-opened the validated file, sets WAL, ``busy_timeout`` 5000 ms and
+opened the validated file and that it is empty or a ccr store, sets WAL, ``busy_timeout`` 5000 ms and
 ``synchronous=FULL`` (a put that returned survives a crash), applies the
 numbered migrations, and caps the file with ``max_page_count`` as a second
 budget guard behind the logical check. SQLite's "full" error is reported as
@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ccr._base import BaseStore, BlobRow, ObjectRow
-from ccr._migrations import apply_migrations, retry_busy
-from ccr._paths import check_identity, prepare_store_file, tighten_sidecars
+from ccr._migrations import apply_migrations, check_is_store, retry_busy
+from ccr._paths import check_identity, prepare_store_file, tighten_modes
 from ccr.errors import BudgetExceeded, CCRError, StoreError
 from ccr.handles import handle_for
 from ccr.objects import Currentness, Lifecycle, StoredObject, content_hash, object_id
@@ -71,12 +71,13 @@ class SQLiteStore(BaseStore):
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             retry_busy(lambda: conn.execute("PRAGMA schema_version").fetchone())
             check_identity(path, identity)
+            retry_busy(lambda: check_is_store(conn, path))
             mode = retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
             if str(mode).lower() != "wal":
                 raise StoreError(f"store {path} could not switch to WAL (got {mode})")
             conn.execute("PRAGMA synchronous = FULL")
             apply_migrations(conn)
-            tighten_sidecars(path)
+            tighten_modes(path)
             page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
             cap = page_cap if page_cap is not None else 2 * max_bytes // page_size + _PAGE_SLACK
             conn.execute(f"PRAGMA max_page_count = {int(cap)}")

@@ -14,6 +14,7 @@
     ├── BudgetExceeded (runtime)     the store is full and refuses the record (exit 73)
     └── StoreError (runtime)         the store could not be opened, read or written (exit 73)
         ├── UnsafeStorePath          the path is a symlink, not a regular file, or was swapped
+        ├── NotAStore                the file is not a ccr store (another file or database)
         └── CorruptRecord            stored bytes no longer hash to their handle (exit 65)
 
 Usage mistakes (the caller asked for something invalid) are also
@@ -36,6 +37,7 @@ __all__ = [
     "InvalidHandle",
     "InvalidRequest",
     "InvalidSelector",
+    "NotAStore",
     "StoreConfigError",
     "StoreError",
     "UnknownObjectType",
@@ -122,6 +124,12 @@ class UnsafeStorePath(StoreError):
     """The store path is a symlink or not a regular file, or changed while opening."""
 
     error_id = "ccr_unsafe_path"
+
+
+class NotAStore(StoreError):
+    """The store path names a file that is not a ccr store; it was left as it was."""
+
+    error_id = "ccr_not_a_store"
 
 
 class CorruptRecord(StoreError):

@@ -177,3 +177,26 @@ def test_main_returns_exit_codes_in_process(store_arg: list[str]) -> None:
 
     assert main([*store_arg, "get", "nonsense"]) == 2
     assert main([*store_arg, "--help"]) == 0
+
+
+def test_a_store_path_naming_a_file_that_is_not_a_store_is_refused_and_left_untouched(
+    tmp_path: Path,
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(b"my notes\n")
+    notes.chmod(0o644)
+    foreign = tmp_path / "places.sqlite"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE bookmarks (url TEXT)")
+    conn.close()
+    foreign.chmod(0o644)
+    before = foreign.read_bytes()
+    for path in (notes, foreign):
+        result = ccr("--store", str(path), "stats")
+        assert result.returncode == 73, result.stderr
+        assert result.stdout == b""
+        assert result.stderr.startswith(b"ccr: ccr_not_a_store: ")
+        assert (path.stat().st_mode & 0o777) == 0o644
+    assert notes.read_bytes() == b"my notes\n"
+    assert foreign.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "places.sqlite"]

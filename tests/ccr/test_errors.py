@@ -19,6 +19,7 @@ from compactor.errors import CompactorError, CompactorRuntimeError, ConfigError,
         (errors.StoreError, "ccr_store_error", 73),
         (errors.CorruptRecord, "ccr_corrupt_record", 65),
         (errors.InputNotFound, "ccr_input_not_found", 66),
+        (errors.NotAStore, "ccr_not_a_store", 73),
     ],
 )
 def test_each_error_has_its_stable_id_and_exit_code(

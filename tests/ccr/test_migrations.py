@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ccr import StoreError, open_store
+from ccr import NotAStore, StoreError, open_store
 from ccr._migrations import MIGRATIONS, apply_migrations, is_busy, retry_busy
 
 
@@ -48,6 +48,26 @@ def test_a_store_from_a_newer_version_is_refused(db_path: Path) -> None:
     raw.close()
     with pytest.raises(StoreError, match="newer"):
         open_store(db_path)
+
+
+def test_another_programs_database_is_refused_without_being_changed(db_path: Path) -> None:
+    db_path.parent.mkdir()
+    with sqlite3.connect(db_path) as conn:
+        conn.execute("CREATE TABLE schema_migrations (version TEXT PRIMARY KEY)")
+        conn.execute("INSERT INTO schema_migrations VALUES ('20240101120000')")
+    conn.close()
+    before = db_path.read_bytes()
+    with pytest.raises(NotAStore):
+        open_store(db_path)
+    assert db_path.read_bytes() == before
+    conn = sqlite3.connect(db_path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == [
+            "schema_migrations", "sqlite_autoindex_schema_migrations_1"
+        ]
+    finally:
+        conn.close()
 
 
 def test_retry_gives_up_on_errors_that_are_not_busy() -> None:

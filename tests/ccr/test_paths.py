@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ccr import UnsafeStorePath, open_store
+from ccr import NotAStore, UnsafeStorePath, open_store
 from ccr._paths import check_identity, prepare_store_file
 
 
@@ -45,6 +45,16 @@ def test_an_existing_world_readable_store_file_is_tightened(db_path: Path) -> No
     db_path.chmod(0o644)
     open_store(db_path).close()
     assert _mode(db_path) == 0o600
+
+
+def test_a_file_that_is_not_sqlite_is_refused_and_keeps_its_bytes_and_mode(db_path: Path) -> None:
+    db_path.parent.mkdir()
+    db_path.write_bytes(b"not a database\n")
+    db_path.chmod(0o644)
+    with pytest.raises(NotAStore):
+        open_store(db_path)
+    assert db_path.read_bytes() == b"not a database\n"
+    assert _mode(db_path) == 0o644
 
 
 def test_symlinked_store_file_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
