@@ -27,6 +27,7 @@ drive itself, entry by entry, to get the state as of any point.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import uuid as uuidlib
@@ -682,12 +683,21 @@ def _encode(record: dict[str, Any]) -> bytes:
 
 
 def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
-    temporary = path.with_name(path.name + ".tmp")
+    """Write through a uniquely named temporary file, so a reader never sees half a file.
+
+    Raises:
+        TranscriptWriteError: the file system refused; no temporary file is left behind.
+    """
+    temporary: Path | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with temporary.open("wb") as handle:
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{uuidlib.uuid4().hex[:12]}.tmp")
+        with temporary.open("xb") as handle:
             for record in records:
                 handle.write(_encode(record))
         os.replace(temporary, path)
     except OSError as exc:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
         raise TranscriptWriteError(f"{path}: cannot write transcript: {exc.strerror or exc}") from exc

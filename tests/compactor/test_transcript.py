@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compactor.errors import TranscriptError, TranscriptNotFound
+from compactor.errors import TranscriptError, TranscriptNotFound, TranscriptWriteError
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from compactor.tokens import RoughCounter, usage_anchored_estimate
 from compactor.transcript import (
@@ -387,6 +387,16 @@ def test_read_write_read_gives_the_same_model_for_a_hand_made_session(tmp_path: 
     original = [json.loads(line) for line in _lines(path)]
     written = [json.loads(line) for line in _lines(tmp_path / "out.jsonl")]
     assert written == original
+
+
+def test_a_failed_write_leaves_no_temporary_file_behind(tmp_path: Path) -> None:
+    source = read_transcript(simple_session().write(tmp_path / "s.jsonl"))
+    target = tmp_path / "out" / "s.jsonl"
+    target.mkdir(parents=True)
+    with pytest.raises(TranscriptWriteError):
+        write_transcript(source, target)
+    assert [p.name for p in target.parent.iterdir()] == ["s.jsonl"]
+    assert target.is_dir() and list(target.iterdir()) == []
 
 
 def test_writing_an_edited_transcript_writes_the_edit(tmp_path: Path) -> None:
