@@ -12,6 +12,7 @@
         ├── InputNotFound           an input file does not exist (exit 66)
         ├── InputInvalid            an input is not what it must be, e.g. not UTF-8 (exit 65)
         ├── DanglingReference       a dedup reference names a result known nowhere
+        ├── HookError               a hook could not keep its session record (exit 73)
         ├── SummarizerError         a summarizer failed (LLM error, malformed answer)
         └── CompactionFailed        compaction failed closed; messages stay unchanged
             ├── NothingToCompact    there is no conversation to compact
@@ -31,6 +32,7 @@ __all__ = [
     "CompactorRuntimeError",
     "ConfigError",
     "DanglingReference",
+    "HookError",
     "InputInvalid",
     "InputNotFound",
     "NothingToCompact",
@@ -130,3 +132,10 @@ class CompactionDisabled(CompactionFailed):
     """Compaction is turned off (``policy.compact`` false, ``COMPACTOR_DISABLE_COMPACT``)."""
 
     error_id = "compaction_disabled"
+
+
+class HookError(CompactorRuntimeError):
+    """A hook could not keep its session record (the file system refused, or the file is damaged)."""
+
+    error_id = "hook_failed"
+    exit_code = 73

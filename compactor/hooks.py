@@ -39,9 +39,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ccr import PutRequest, Store, default_store_path, marker
 from compactor._templates import render
 from compactor.config import DEFAULT_RECOVERY_TOOLS
-from compactor.errors import CompactorRuntimeError, InputInvalid, NothingToCompact
+from compactor.errors import HookError, InputInvalid, NothingToCompact
 from compactor.messages import Message, ToolUseBlock
-from compactor.pipeline import _without_recovered_content
+from compactor.pipeline import without_recovered_content
 from compactor.recovery import RECOVERY_TOOL_NAME
 from compactor.spans import Span, head_spans
 from compactor.tokens import TokenCounter
@@ -50,7 +50,6 @@ from compactor.transcript import Transcript, read_transcript
 __all__ = [
     "DEFAULT_LISTED_RESULTS",
     "HOOK_INPUT_MAX_BYTES",
-    "HookError",
     "HookInput",
     "SessionRecord",
     "StoredResult",
@@ -77,13 +76,6 @@ DEFAULT_LISTED_RESULTS = 15
 
 _WHAT_MAX_CHARS = 120
 _SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
-
-
-class HookError(CompactorRuntimeError):
-    """A hook could not keep its session record (the file system refused, or the file is damaged)."""
-
-    error_id = "hook_failed"
-    exit_code = 73
 
 
 class HookInput(BaseModel):
@@ -230,7 +222,7 @@ def store_conversation(
     """
     if not messages:
         raise NothingToCompact("no messages since the last compaction: nothing to store")
-    head = _without_recovered_content(messages, tuple(recovery_tools))
+    head = without_recovered_content(messages, tuple(recovery_tools))
     spans = head_spans(head)
     head_tokens = sum(counter.count_message(m) for m in head)
     handles = store.put_many(

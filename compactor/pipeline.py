@@ -46,6 +46,7 @@ __all__ = [
     "failed_result",
     "merge_instructions",
     "split_tail",
+    "without_recovered_content",
 ]
 
 class CompactOptions(BaseModel):
@@ -189,7 +190,7 @@ def _span_tokens(span: Span, head_sizes: Sequence[int], head_tokens: int, counte
     return counter.count_text(span.data.decode("utf-8", errors="replace"))
 
 
-def _without_recovered_content(head: Sequence[Message], recovery_tools: Sequence[str]) -> list[Message]:
+def without_recovered_content(head: Sequence[Message], recovery_tools: Sequence[str]) -> list[Message]:
     """The head with each recovery-tool result replaced by a pointer to the call that made it.
 
     The call (handle and selection) stays in the head, and the store never
@@ -244,7 +245,7 @@ def _compact(
 
     # 3. store every dropped span before anything is dropped. Recovered content
     #    is a view of what the store already holds: it is not stored or summarized again.
-    head = _without_recovered_content(head, opts.recovery_tools)
+    head = without_recovered_content(head, opts.recovery_tools)
     spans = summarizer.spans(head) if isinstance(summarizer, CitingSummarizer) else head_spans(head)
     tail = expand_references(tail, new_state.dedup)
     head_sizes = sizes[: len(head)]
