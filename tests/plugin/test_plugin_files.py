@@ -82,5 +82,5 @@ def test_every_command_the_plugin_names_is_a_real_subcommand(words: list[str]) -
 
 def test_readme_says_how_to_install() -> None:
     text = (PLUGIN / "README.md").read_text(encoding="utf-8")
-    assert "pip install 'compactor[mcp]'" in text
+    assert "pip install '/path/to/compactor[mcp]'" in text
     assert "--plugin-dir" in text
