@@ -17,7 +17,7 @@ from typing import NoReturn
 
 from compactor.errors import CompactorError
 
-__all__ = ["UsageParser", "run_command"]
+__all__ = ["UsageParser", "run_command", "write_stdout"]
 
 
 class UsageParser(argparse.ArgumentParser):
@@ -47,3 +47,15 @@ def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> 
         # The reader went away (``| head``): nothing more to say, and no traceback at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def write_stdout(text: str) -> None:
+    """Write UTF-8 to stdout, a lone surrogate as its ``\\uXXXX`` escape.
+
+    JSON strings may hold lone surrogates (``"\\ud800"``) and file names may
+    not be UTF-8; printing them would fail. The escape is still valid JSON
+    and reads back as the same string.
+    """
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8", "backslashreplace"))
+    sys.stdout.buffer.flush()

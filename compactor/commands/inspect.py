@@ -14,6 +14,7 @@ import sys
 from collections import Counter
 from typing import Any
 
+from compactor._cli import write_stdout
 from compactor.tokens import make_counter, usage_anchored_estimate
 from compactor.transcript import ReadWarning, Transcript, read_transcript
 
@@ -54,20 +55,8 @@ def run(args: argparse.Namespace) -> int:
     transcript = read_transcript(args.session, strict=args.strict, warn=_print_warning)
     summary = summarize(transcript, counter_name=args.counter)
     text = json.dumps(summary, indent=2, ensure_ascii=False) if args.json else _render_text(summary)
-    _write_out(text + "\n")
+    write_stdout(text + "\n")
     return 0
-
-
-def _write_out(text: str) -> None:
-    """Write UTF-8 to stdout, a lone surrogate as its ``\\uXXXX`` escape.
-
-    JSON strings may hold lone surrogates (``"\\ud800"``) and file names may
-    not be UTF-8; printing them would fail. The escape is still valid JSON
-    and reads back as the same string.
-    """
-    sys.stdout.flush()
-    sys.stdout.buffer.write(text.encode("utf-8", "backslashreplace"))
-    sys.stdout.buffer.flush()
 
 
 def summarize(transcript: Transcript, *, counter_name: str = "tiktoken") -> dict[str, Any]:

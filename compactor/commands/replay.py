@@ -11,10 +11,12 @@ compaction fails closed, the replay goes on without it, and the exit code is
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from ccr import open_store
+from compactor._cli import write_stdout
 from compactor.config import load_settings
 from compactor.pipeline import CompactionResult
 from compactor.replay import ReplayReport, replay
@@ -81,9 +83,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print(report.model_dump_json(indent=2, exclude={"at"}))
+        write_stdout(json.dumps(report.model_dump(mode="json", exclude={"at"}), indent=2, ensure_ascii=False) + "\n")
     else:
-        print(render_table(report))
+        write_stdout(render_table(report) + "\n")
     if any(f.error_id == "ccr_budget_exceeded" for f in report.failures):
         return _BUDGET_EXIT
     return 1 if report.failures else 0

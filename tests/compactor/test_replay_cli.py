@@ -107,3 +107,11 @@ def test_a_session_that_never_fills_the_context_says_so(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr.decode()
     assert b"no compaction: the context peaked at" in done.stdout
     assert b"167,000-token threshold" in done.stdout
+
+
+def test_a_session_file_whose_name_is_not_utf8_still_prints_valid_json(tmp_path: Path) -> None:
+    odd = Path(os.fsdecode(bytes(tmp_path) + b"/odd\xffname.jsonl"))
+    odd.write_bytes(LONG.with_name("small.jsonl").read_bytes())
+    done = cli("replay", str(odd), "--json", "--store", str(tmp_path / "ccr.db"))
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout)["session"].endswith("odd\udcffname.jsonl")
