@@ -43,6 +43,8 @@ def _read(name: str) -> bytes:
         InputError: it cannot be read.
     """
     if name == "-":
+        if sys.stdin is None:
+            raise InputNotFound("stdin is closed: nothing to store")
         return sys.stdin.buffer.read()
     try:
         return Path(name).read_bytes()

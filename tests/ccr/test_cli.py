@@ -200,3 +200,13 @@ def test_a_store_path_naming_a_file_that_is_not_a_store_is_refused_and_left_unto
     assert notes.read_bytes() == b"my notes\n"
     assert foreign.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "places.sqlite"]
+
+
+def test_put_with_a_closed_stdin_says_so_instead_of_a_traceback(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ccr", "--store", str(tmp_path / "ccr.db"), "put"],
+        stdin=subprocess.DEVNULL, capture_output=True, check=False,
+        preexec_fn=lambda: os.close(0),
+    )
+    assert done.returncode == 66
+    assert b"ccr_input_not_found" in done.stderr and b"Traceback" not in done.stderr
