@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -228,3 +232,21 @@ def test_a_streamed_answer_counts_results_between_its_records() -> None:
 def test_text_with_a_lone_surrogate_still_has_a_cache_key() -> None:
     assert message_key(user("a\ud800b")) != message_key(user("a\ud801b"))
     assert CachedCounter(RoughCounter()).count_message(user("a\ud800b")) == 1
+
+
+def test_tiktoken_loads_offline_from_the_bundled_file_with_an_empty_cache(tmp_path: Path) -> None:
+    code = (
+        "import socket\n"
+        "def refuse(*a, **k):\n"
+        "    raise OSError('network use is not allowed here')\n"
+        "socket.socket.connect = refuse\n"
+        "socket.create_connection = refuse\n"
+        "from compactor.tokens import TiktokenCounter\n"
+        "print(TiktokenCounter().count_text('hello world'))\n"
+    )
+    cache = tmp_path / "empty-cache"
+    cache.mkdir()
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2"
