@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from compactor._transcript_models import TranscriptEntry
+from compactor.file_effects import FileEdit, FileRead, FileWrite, file_effect, strip_line_numbers
 from compactor.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.session import (
     MAIN_AGENT,
@@ -37,8 +38,6 @@ from compactor.session import (
 
 __all__ = ["StateBuilder", "parse_timestamp", "strip_line_numbers"]
 
-_NUMBERED_LINE = re.compile(r"^ *\d+(?:\u2192|\t)")
-_TRAILING_REMINDER = re.compile(r"\n*<system-reminder>(?:(?!<system-reminder>).)*?</system-reminder>\s*\Z", re.S)
 _SKILL_BASE = re.compile(r"^Base directory for this skill:\s*(\S.*?)\s*$", re.M)
 _NOTIFICATION = re.compile(r"<task-notification>(.*?)</task-notification>", re.S)
 _TAG = "<{0}>(.*?)</{0}>"
@@ -58,22 +57,6 @@ def parse_timestamp(value: Any) -> float | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
-
-
-def strip_line_numbers(text: str) -> str:
-    """File content from a Read result's model-visible text.
-
-    Removes the trailing ``<system-reminder>`` blocks Claude Code appends and
-    the line-number prefixes (``     1→text`` or ``     1\\ttext``).
-    """
-    while True:
-        stripped = _TRAILING_REMINDER.sub("", text)
-        if stripped == text:
-            break
-        text = stripped
-    if text.startswith("<system-reminder>"):
-        return ""
-    return "\n".join(_NUMBERED_LINE.sub("", line, count=1) for line in text.split("\n"))
 
 
 def _is_memory_file(path: str) -> bool:
@@ -216,12 +199,13 @@ class StateBuilder:
 
     def _apply_result(self, call: ToolUseBlock, result: ToolResultBlock, structured: Any) -> None:
         name = call.name
-        if name == "Read":
-            self._apply_read(call, result, structured)
-        elif name == "Write":
-            self._apply_write(call)
-        elif name in ("Edit", "MultiEdit"):
-            self._apply_edit(call, structured)
+        effect = file_effect(call, result, structured)
+        if isinstance(effect, FileRead):
+            self._apply_read(effect)
+        elif isinstance(effect, FileWrite):
+            self._apply_write(effect)
+        elif isinstance(effect, FileEdit):
+            self._apply_edit(effect)
         elif name == "Skill":
             self._apply_skill(call, result)
         elif name == "EnterPlanMode":
@@ -241,73 +225,36 @@ class StateBuilder:
 
     # -- files -----------------------------------------------------------
 
-    def _apply_read(self, call: ToolUseBlock, result: ToolResultBlock, structured: Any) -> None:
-        path = _str(call.input.get("file_path"))
-        offset = _int(call.input.get("offset"))
-        limit = _int(call.input.get("limit"))
-        file = structured.get("file") if isinstance(structured, dict) else None
-        kind = structured.get("type") if isinstance(structured, dict) else None
-        if isinstance(file, dict) and isinstance(file.get("content"), str):
-            path = _str(file.get("filePath")) or path
-            content: str = file["content"]
-            start = _int(file.get("startLine")) or 1
-            count = _int(file.get("numLines"))
-            total = _int(file.get("totalLines"))
-            whole = start <= 1 and count is not None and total is not None and count >= total
-            if whole:
-                offset = limit = None
-            elif offset is None and limit is None:
-                offset, limit = start, count
-        elif kind == "file_unchanged" and path in self._state.read_files:
-            entry = self._state.read_files[path]
-            self._state.record_read(entry.model_copy(update={"timestamp": self._now}))
-            return
-        elif kind not in (None, "text"):
-            return  # images, notebooks, PDFs: no text content to remember
-        else:
-            content = strip_line_numbers(result.text())
-        if path is None:
+    def _apply_read(self, read: FileRead) -> None:
+        if read.content is None:  # Claude Code's "file unchanged" stub: the same content, read again now
+            entry = self._state.read_files.get(read.path)
+            if entry is not None:
+                self._state.record_read(entry.model_copy(update={"timestamp": self._now}))
             return
         self._state.record_read(
-            ReadFileEntry(path=path, content=content, timestamp=self._now, offset=offset, limit=limit)
+            ReadFileEntry(
+                path=read.path, content=read.content, timestamp=self._now, offset=read.offset, limit=read.limit
+            )
         )
-        if _is_memory_file(path) and path not in self._state.memory_paths:
-            self._state.memory_paths.append(path)
+        if _is_memory_file(read.path) and read.path not in self._state.memory_paths:
+            self._state.memory_paths.append(read.path)
 
-    def _apply_write(self, call: ToolUseBlock) -> None:
-        path = _str(call.input.get("file_path"))
-        content = _str(call.input.get("content"))
-        if path is None or content is None:
-            return
-        self._state.record_read(ReadFileEntry(path=path, content=content, timestamp=self._now))
-        if _is_plan_file(path):
-            self._state.plan = Plan(path=path, content=content)
+    def _apply_write(self, write: FileWrite) -> None:
+        self._state.record_read(ReadFileEntry(path=write.path, content=write.content, timestamp=self._now))
+        if _is_plan_file(write.path):
+            self._state.plan = Plan(path=write.path, content=write.content)
 
-    def _apply_edit(self, call: ToolUseBlock, structured: Any) -> None:
-        path = _str(call.input.get("file_path"))
-        if path is None:
-            return
-        edits = call.input.get("edits") if call.name == "MultiEdit" else [call.input]
-        if not isinstance(edits, list):
-            return
+    def _apply_edit(self, edit: FileEdit) -> None:
+        path = edit.path
         known = self._state.read_files.get(path)
-        original = None
-        if isinstance(structured, dict):
-            original = _str(structured.get("originalFile")) or _str(structured.get("originalFileContents"))
-        base, partial = (original, False) if original is not None else (
+        base, partial = (edit.original, False) if edit.original is not None else (
             (known.content, known.is_partial) if known is not None else (None, False)
         )
-        content = base
-        for edit in edits:
-            if content is None or not isinstance(edit, dict):
-                content = None
+        content = base if edit.replacements is not None else None
+        for replacement in edit.replacements or ():
+            if content is None:
                 break
-            content = _replace(
-                content,
-                _str(edit.get("old_string")) or "",
-                _str(edit.get("new_string")) or "",
-                bool(edit.get("replace_all")),
-            )
+            content = _replace(content, replacement.old, replacement.new, replacement.replace_all)
         if content is None:
             if known is not None:
                 self._state.record_read(known.model_copy(update={"stale": True, "timestamp": self._now}))

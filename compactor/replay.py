@@ -28,6 +28,7 @@ from attachments import RecordedFiles, reread_coverage
 from ccr import Store
 from compactor.calibration import Calibration, fit_calibration
 from compactor.config import Settings
+from compactor.file_effects import FileEdit, FileRead, FileWrite, file_effect
 from compactor.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.orchestrator import Orchestrator
 from compactor.pipeline import CompactionResult
@@ -42,7 +43,6 @@ from compactor.transcript import (
     TranscriptEntry,
     boundary_entry,
     read_transcript,
-    strip_line_numbers,
     write_transcript,
 )
 
@@ -227,47 +227,27 @@ class _Replay:
             self.usage_pairs.append((self.orch.tokens_of_messages(), kept.usage.total))
 
     def _record_file_effect(self, index: int, call: ToolUseBlock, result: ToolResultBlock, structured: Any) -> None:
-        path = call.input.get("file_path")
-        if not isinstance(path, str):
-            return
-        if call.name == "Read":
-            self.reads.append((index, path))
-            file = structured.get("file") if isinstance(structured, dict) else None
-            if isinstance(file, dict) and isinstance(file.get("content"), str):
-                start = file.get("startLine")
+        """Keep the replay's view of the files in step with what the recording read and wrote."""
+        effect = file_effect(call, result, structured)
+        if isinstance(effect, FileRead):
+            self.reads.append((index, effect.path))
+            if effect.content is not None:
+                offset = effect.offset if effect.offset is not None and effect.offset > 1 else None
                 self.files.record_read(
-                    path,
-                    file["content"],
-                    start if isinstance(start, int) and start > 1 else None,
-                    total_lines=file.get("totalLines") if isinstance(file.get("totalLines"), int) else None,
+                    effect.path, effect.content, offset, total_lines=effect.total_lines, limit=effect.limit
                 )
-            elif isinstance(result.content, str):
-                offset, limit = call.input.get("offset"), call.input.get("limit")
-                self.files.record_read(
-                    path,
-                    strip_line_numbers(result.content),
-                    offset if isinstance(offset, int) and offset > 1 else None,
-                    limit=limit if isinstance(limit, int) and limit > 0 else None,
-                )
-        elif call.name == "Write" and isinstance(call.input.get("content"), str):
-            self.files.record_write(path, call.input["content"])
-        elif call.name == "Edit":
-            old, new = call.input.get("old_string"), call.input.get("new_string")
-            original = structured.get("originalFile") if isinstance(structured, dict) else None
-            if isinstance(old, str) and isinstance(new, str):
+        elif isinstance(effect, FileWrite):
+            self.files.record_write(effect.path, effect.content)
+        elif isinstance(effect, FileEdit):
+            if effect.replacements is None:
+                self.files.forget(effect.path)
+                return
+            original = effect.original
+            for replacement in effect.replacements:
                 self.files.apply_edit(
-                    path,
-                    old,
-                    new,
-                    bool(call.input.get("replace_all")),
-                    original=original if isinstance(original, str) else None,
+                    effect.path, replacement.old, replacement.new, replacement.replace_all, original=original
                 )
-        elif call.name == "MultiEdit" and isinstance(call.input.get("edits"), list):
-            for edit in call.input["edits"]:
-                if isinstance(edit, dict) and isinstance(edit.get("old_string"), str):
-                    self.files.apply_edit(
-                        path, edit["old_string"], str(edit.get("new_string", "")), bool(edit.get("replace_all"))
-                    )
+                original = None
 
     def _calibrate(self) -> None:
         """While recorded usage still describes the context, fit counted tokens to it."""
