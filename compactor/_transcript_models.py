@@ -77,6 +77,29 @@ class TranscriptEntry(_Model):
         value = self.records[0].get("uuid")
         return value if isinstance(value, str) else None
 
+    def structured_results(self) -> dict[str, Any]:
+        """tool_use id -> Claude Code's structured output (``toolUseResult``) of the results this entry carries.
+
+        A record holding several tool results cannot say which one its
+        ``toolUseResult`` belongs to, so it gives none.
+        """
+        if self.message is None:
+            return {}
+        results: dict[str, Any] = {}
+        for record in self.records:
+            if "toolUseResult" not in record:
+                continue
+            message = record.get("message")
+            content = message.get("content") if isinstance(message, dict) else None
+            ids = [
+                b["tool_use_id"]
+                for b in (content if isinstance(content, list) else [])
+                if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str)
+            ]
+            if len(ids) == 1:
+                results[ids[0]] = record["toolUseResult"]
+        return results
+
     @property
     def record(self) -> dict[str, Any]:
         """The entry's first raw record (an empty dict when it has none)."""

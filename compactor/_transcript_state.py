@@ -116,15 +116,10 @@ class StateBuilder:
         ``timestamp``; a user record's ``toolUseResult`` supplies the
         structured output of the tool result it carries.
         """
-        results: dict[str, Any] = {}
         for record in entry.records:
             self._apply_record_metadata(record)
-            if "toolUseResult" in record and entry.message is not None:
-                ids = _tool_result_ids(record)
-                if len(ids) == 1:
-                    results[ids[0]] = record["toolUseResult"]
         if entry.message is not None:
-            self.apply_message(entry.message, tool_use_results=results)
+            self.apply_message(entry.message, tool_use_results=entry.structured_results())
 
     def apply_message(
         self,
@@ -353,16 +348,4 @@ class StateBuilder:
 def _tag(text: str, name: str) -> str | None:
     match = re.search(_TAG.format(re.escape(name)), text, re.S)
     return match.group(1).strip() if match else None
-
-
-def _tool_result_ids(record: Mapping[str, Any]) -> list[str]:
-    message = record.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, list):
-        return []
-    return [
-        b["tool_use_id"]
-        for b in content
-        if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str)
-    ]
 

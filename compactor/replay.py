@@ -205,7 +205,7 @@ class _Replay:
         return self.report
 
     def _feed(self, index: int, entry: TranscriptEntry, message: Message) -> None:
-        structured = _structured_results(entry)
+        structured = entry.structured_results()
         for call in message.tool_uses():
             self.calls[call.id] = call
             self.report.totals.tool_calls += 1
@@ -318,18 +318,3 @@ def _trigger(record: dict[str, Any]) -> Trigger:
     meta = record.get("compactMetadata")
     trigger = meta.get("trigger") if isinstance(meta, dict) else None
     return "manual" if trigger == "manual" else "auto"
-
-
-def _structured_results(entry: TranscriptEntry) -> dict[str, Any]:
-    """tool_use id -> Claude Code's structured ``toolUseResult`` for this entry."""
-    out: dict[str, Any] = {}
-    for record in entry.records:
-        if "toolUseResult" not in record:
-            continue
-        content = record.get("message", {}).get("content")
-        if not isinstance(content, list):
-            continue
-        ids = [b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-        if len(ids) == 1 and isinstance(ids[0], str):
-            out[ids[0]] = record["toolUseResult"]
-    return out
