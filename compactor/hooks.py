@@ -36,14 +36,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ccr import PutRequest, Store, default_store_path, marker
+from ccr import Store, default_store_path, marker
 from compactor._templates import render
 from compactor.config import DEFAULT_RECOVERY_TOOLS
 from compactor.errors import HookError, InputInvalid, NothingToCompact
 from compactor.messages import Message, ToolUseBlock
-from compactor.pipeline import without_recovered_content
+from compactor.pipeline import store_spans, without_recovered_content
 from compactor.recovery import RECOVERY_TOOL_NAME
-from compactor.spans import Span, head_spans
+from compactor.spans import head_spans
 from compactor.tokens import TokenCounter
 from compactor.transcript import Transcript, read_transcript
 
@@ -192,12 +192,6 @@ def describe_call(call: ToolUseBlock | None) -> str:
     return call.name
 
 
-def _tokens(span: Span, head_tokens: int, counter: TokenCounter) -> int:
-    if span.kind == "head":
-        return head_tokens
-    return counter.count_text(span.data.decode("utf-8", errors="replace"))
-
-
 def store_conversation(
     messages: Sequence[Message],
     store: Store,
@@ -224,19 +218,9 @@ def store_conversation(
         raise NothingToCompact("no messages since the last compaction: nothing to store")
     head = without_recovered_content(messages, tuple(recovery_tools))
     spans = head_spans(head)
-    head_tokens = sum(counter.count_message(m) for m in head)
-    handles = store.put_many(
-        [
-            PutRequest(
-                data=span.data,
-                content_type=span.content_type,
-                producer=f"compactor.hooks:{span.kind}",
-                tokens_before=_tokens(span, head_tokens, counter),
-                tokens_after=0,
-                metadata={"kind": span.kind, "ref": span.ref, "trigger": trigger, "session_id": session_id},
-            )
-            for span in spans
-        ]
+    handles, _ = store_spans(
+        spans, store, head_sizes=[counter.count_message(m) for m in head], counter=counter,
+        producer="compactor.hooks", metadata={"trigger": trigger, "session_id": session_id},
     )
     calls = {call.id: call for m in head for call in m.tool_uses()}
     results = [

@@ -19,7 +19,8 @@ that says why: nothing transformed escapes without its handles.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,6 +47,7 @@ __all__ = [
     "failed_result",
     "merge_instructions",
     "split_tail",
+    "store_spans",
     "without_recovered_content",
 ]
 
@@ -181,6 +183,41 @@ def failed_result(
     return CompactionResult(ok=False, boundary=None, messages=list(messages), state=state, report=report)
 
 
+def store_spans(
+    spans: Sequence[Span],
+    store: Store,
+    *,
+    head_sizes: Sequence[int],
+    counter: TokenCounter,
+    producer: str,
+    metadata: Mapping[str, Any] | None = None,
+) -> tuple[list[str], list[int]]:
+    """Store the spans of a head in one transaction; their handles and the tokens each held.
+
+    ``head_sizes`` are the head's per-message counts, so that spans which
+    are whole messages are not tokenized again.
+
+    Raises:
+        ccr.BudgetExceeded, ccr.StoreError: the store refused; nothing was stored.
+    """
+    head_tokens = sum(head_sizes)
+    tokens = [_span_tokens(s, head_sizes, head_tokens, counter) for s in spans]
+    handles = store.put_many(
+        [
+            PutRequest(
+                data=s.data,
+                content_type=s.content_type,
+                producer=f"{producer}:{s.kind}",
+                tokens_before=n,
+                tokens_after=0,
+                metadata={"kind": s.kind, "ref": s.ref, **(metadata or {})},
+            )
+            for s, n in zip(spans, tokens, strict=True)
+        ]
+    )
+    return handles, tokens
+
+
 def _span_tokens(span: Span, head_sizes: Sequence[int], head_tokens: int, counter: TokenCounter) -> int:
     """Tokens a span held in the context, from the counts already made where possible."""
     if span.kind == "head":
@@ -250,19 +287,9 @@ def _compact(
     tail = expand_references(tail, new_state.dedup)
     head_sizes = sizes[: len(head)]
     head_tokens = sum(head_sizes)
-    span_tokens = [_span_tokens(s, head_sizes, head_tokens, counter) for s in spans]
-    stored = store.put_many(
-        [
-            PutRequest(
-                data=s.data,
-                content_type=s.content_type,
-                producer=f"compactor.pipeline:{s.kind}",
-                tokens_before=tokens,
-                tokens_after=0,
-                metadata={"kind": s.kind, "ref": s.ref, "trigger": trigger},
-            )
-            for s, tokens in zip(spans, span_tokens, strict=True)
-        ]
+    stored, span_tokens = store_spans(
+        spans, store, head_sizes=head_sizes, counter=counter, producer="compactor.pipeline",
+        metadata={"trigger": trigger},
     )
     head_handle = stored[0]
 
