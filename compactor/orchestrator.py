@@ -85,10 +85,6 @@ class Orchestrator:
         """The messages to send to the model now (do not mutate; use ``replace_messages``)."""
         return self._messages
 
-    @messages.setter
-    def messages(self, messages: Sequence[Message]) -> None:
-        self.replace_messages(messages)
-
     def replace_messages(self, messages: Sequence[Message]) -> None:
         """Replace the whole history (for example to strip usage that no longer applies)."""
         self._messages = list(messages)
