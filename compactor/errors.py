@@ -16,6 +16,7 @@
         ├── SummarizerError         a summarizer failed (LLM error, malformed answer)
         └── CompactionFailed        compaction failed closed; messages stay unchanged
             ├── NothingToCompact    there is no conversation to compact
+            ├── CompactionDidNotShrink  the compacted context is no smaller than the original
             └── CompactionDisabled  compaction is turned off in the settings
 
 Other packages hang their own trees under ``CompactorError``
@@ -26,6 +27,7 @@ the command line prints to stderr, and an ``exit_code`` it exits with.
 from __future__ import annotations
 
 __all__ = [
+    "CompactionDidNotShrink",
     "CompactionDisabled",
     "CompactionFailed",
     "CompactorError",
@@ -126,6 +128,12 @@ class NothingToCompact(CompactionFailed):
     """There is no conversation to compact."""
 
     error_id = "nothing_to_compact"
+
+
+class CompactionDidNotShrink(CompactionFailed):
+    """The compacted context would be no smaller than the conversation it replaces."""
+
+    error_id = "compaction_did_not_shrink"
 
 
 class CompactionDisabled(CompactionFailed):

@@ -30,13 +30,14 @@ from compactor._templates import render
 from compactor.calibration import Calibration
 from compactor.config import DEFAULT_RECOVERY_TOOLS, DEFAULT_TAIL_TOKENS, is_recovery_tool
 from compactor.dedup import expand_references, reset_after_compaction
-from compactor.errors import CompactionFailed, CompactorError, NothingToCompact
+from compactor.errors import CompactionDidNotShrink, CompactionFailed, CompactorError, NothingToCompact
 from compactor.messages import Message, ToolResultBlock
-from compactor.report import CompactionReport, DedupReport, DroppedSpan, Trigger
+from compactor.readable import readable_text
+from compactor.report import CompactionReport, ContextEntry, DedupReport, DroppedSpan, Trigger
 from compactor.rounds import group_rounds
 from compactor.session import SessionState
 from compactor.spans import Span, head_spans
-from compactor.summarizers.base import CitingSummarizer, Summarizer
+from compactor.summarizers.base import SECTION_TITLES, CitingSummarizer, Summarizer
 from compactor.tokens import TokenCounter
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "CompactOptions",
     "CompactionResult",
     "compact",
+    "context_entries",
     "failed_result",
     "merge_instructions",
     "split_tail",
@@ -227,6 +229,15 @@ def _span_tokens(span: Span, head_sizes: Sequence[int], head_tokens: int, counte
     return counter.count_text(span.data.decode("utf-8", errors="replace"))
 
 
+def context_entries(out: Sequence[Message], sizes: Sequence[int], *, tail_length: int) -> list[ContextEntry]:
+    """The compacted context ``[summary, *tail, *attachments]`` as the report shows it to a person."""
+    parts = ["summary"] + ["tail"] * tail_length + ["attachment"] * (len(out) - 1 - tail_length)
+    return [
+        ContextEntry(part=part, role=m.role, tokens=n, text=readable_text(m))  # type: ignore[arg-type]
+        for part, m, n in zip(parts, out, sizes, strict=True)
+    ]
+
+
 def without_recovered_content(head: Sequence[Message], recovery_tools: Sequence[str]) -> list[Message]:
     """The head with each recovery-tool result replaced by a pointer to the call that made it.
 
@@ -313,6 +324,8 @@ def _compact(
         store=store,
         files=files,
         cwd=new_state.cwd,
+        history=messages,
+        current_work="\n".join(summary.sections.get(t, "") for t in SECTION_TITLES[-2:]).strip() or summary.text,
     )
 
     # 6. render.
@@ -335,7 +348,13 @@ def _compact(
     dedup.saved_bytes_at_last_compaction += saved
     reset_after_compaction(dedup)
     mark_announced(new_state)  # the attachments just announced the full sets again
-    post = opts.calibration.tokens(sum(counter.count_message(m) for m in out))
+    out_sizes = [counter.count_message(m) for m in out]
+    if sum(out_sizes) >= sum(sizes):
+        raise CompactionDidNotShrink(
+            f"the compacted context ({sum(out_sizes):,} tokens) would be no smaller than the "
+            f"conversation ({sum(sizes):,} tokens); it was left as it was"
+        )
+    post = opts.calibration.tokens(sum(out_sizes))
     report = CompactionReport(
         trigger=trigger,
         pre_tokens=pre,
@@ -346,12 +365,17 @@ def _compact(
         summarizer=summarizer.name,
         counter=counter.name,
         dropped=[
-            DroppedSpan(handle=h, kind=s.kind, tokens=tokens, bytes=len(s.data))
+            DroppedSpan(
+                handle=h, kind=s.kind, tokens=tokens, bytes=len(s.data),
+                piece_of=None if h == head_handle else head_handle,
+            )
             for s, h, tokens in zip(spans, stored, span_tokens, strict=True)
         ],
         attachments=attached.entries,
         skipped=attached.skipped,
         dedup=DedupReport(hits=hits, saved_bytes=saved),
+        summary=summary.text.strip(),
+        context=context_entries(out, out_sizes, tail_length=len(tail)),
     )
     boundary = CompactBoundary(
         trigger=trigger, pre_tokens=pre, post_tokens=post, head_handle=head_handle, timestamp=time.time()

@@ -73,6 +73,16 @@ class ReplayTotals(BaseModel):
     stopped_at_line: int | None = None
     reread_coverage: float | None = None
     reread_coverage_with_tail: float | None = None
+    reread_files: int = 0
+    """Files read before a compaction and read again after it (until the next), summed over compactions."""
+    reread_restored: int = 0
+    """Of those, the files the file attachments restored."""
+    reread_in_tail: int = 0
+    """Of those, the files whose reads the preserved tail still shows."""
+    reattached_unused_tokens: int = 0
+    """Tokens of file attachments whose file the recording did not read again before the next compaction."""
+    reread_missed_tokens: int = 0
+    """Tokens of the first re-read after a compaction of each re-read file neither restored nor in the tail."""
     basis: Literal["inferred"] = "inferred"
 
 
@@ -177,6 +187,7 @@ class _Replay:
         self.diverged = False
         self.calls: dict[str, ToolUseBlock] = {}
         self.reads: list[tuple[int, str]] = []  # (entry index, path) of every Read
+        self.read_texts: list[str] = []  # what each of those reads returned (same order)
         self.points: list[tuple[int, CompactionReport]] = []  # (entry index, report) of successes
         self.output: list[Message | TranscriptEntry] = []  # the replayed session, as JSONL can show it
         self.usage_pairs: list[tuple[int, int]] = []  # (counted, recorded usage) before divergence
@@ -231,6 +242,7 @@ class _Replay:
         effect = file_effect(call, result, structured)
         if isinstance(effect, FileRead):
             self.reads.append((index, effect.path))
+            self.read_texts.append(effect.content or "")
             if effect.content is not None:
                 offset = effect.offset if effect.offset is not None and effect.offset > 1 else None
                 self.files.record_read(
@@ -283,7 +295,7 @@ class _Replay:
         totals.compactions = len(self.report.compactions)
         totals.failures = len(self.report.failures)
         for report in self.report.compactions:
-            totals.dropped_bytes += sum(d.bytes for d in report.dropped)
+            totals.dropped_bytes += sum(d.bytes for d in report.dropped if d.piece_of is None)
             totals.dropped_spans += len(report.dropped)
             totals.attachments += len(report.attachments)
         dedup = self.orch.state.dedup
@@ -310,6 +322,16 @@ class _Replay:
             reread_total += len(reread)
             hits += len(reread & restored)
             hits_with_tail += len(reread & (restored | in_tail))
+            totals.reread_in_tail += len((reread & in_tail) - restored)
+            totals.reattached_unused_tokens += sum(
+                a.tokens for a in report.attachments if a.type == "file" and a.path and a.path not in after
+            )
+            missed = reread - restored - in_tail
+            for (i, p), text in zip(self.reads, self.read_texts, strict=True):
+                if point < i <= end and p in missed:
+                    totals.reread_missed_tokens += self.orch.counter.count_text(text)
+                    missed = missed - {p}
+        totals.reread_files, totals.reread_restored = reread_total, hits
         totals.reread_coverage = hits / reread_total if reread_total else None
         totals.reread_coverage_with_tail = hits_with_tail / reread_total if reread_total else None
 

@@ -13,6 +13,7 @@ __all__ = [
     "AttachmentEntry",
     "AttachmentType",
     "CompactionReport",
+    "ContextEntry",
     "DedupReport",
     "DroppedSpan",
     "SkippedEntry",
@@ -44,6 +45,8 @@ class DroppedSpan(_Model):
     kind: str
     tokens: int
     bytes: int
+    piece_of: str | None = None
+    """The handle of the stored head this span is also part of; its bytes are not counted twice."""
 
 
 class AttachmentEntry(_Model):
@@ -64,6 +67,15 @@ class SkippedEntry(_Model):
     path: str | None = None
     name: str | None = None
     reason: str
+
+
+class ContextEntry(_Model):
+    """One message of the compacted context, as a person reads it (``compactor show``)."""
+
+    part: Literal["summary", "tail", "attachment"]
+    role: Literal["user", "assistant"]
+    tokens: int
+    text: str
 
 
 class DedupReport(_Model):
@@ -94,4 +106,8 @@ class CompactionReport(_Model):
     """Replay only: of the files read before and again after, the share file attachments restored."""
     reread_coverage_with_tail: float | None = None
     """The same, also counting files whose reads the preserved tail still shows."""
+    summary: str | None = None
+    """The summary the summarizer wrote (the summary message wraps it)."""
+    context: list[ContextEntry] = Field(default_factory=list)
+    """The compacted context in order: summary message, preserved tail, attachments."""
     basis: Literal["inferred"] = "inferred"

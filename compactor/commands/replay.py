@@ -122,7 +122,7 @@ def render_table(report: ReplayReport) -> str:
                 f"{c.post_tokens:,}",
                 f"{c.summary_tokens:,}",
                 f"{c.head_tokens:,}",
-                f"{len(c.dropped)} / {sum(d.bytes for d in c.dropped):,} B",
+                f"{len(c.dropped)} / {sum(d.bytes for d in c.dropped if d.piece_of is None):,} B",
                 str(len(c.attachments)),
                 str(len(c.skipped)),
                 _percent(c.reread_coverage),

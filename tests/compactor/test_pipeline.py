@@ -148,7 +148,7 @@ def test_nothing_to_compact_is_reported_not_raised() -> None:
 
 
 def test_a_conversation_smaller_than_the_tail_budget_still_compacts_its_older_half() -> None:
-    messages = conversation(rounds=6, size=200)
+    messages = conversation(rounds=6, size=3_000)
     out, _ = run(messages, options=CompactOptions(tail_tokens=100_000))
     assert out.ok
     tail = [m for m in out.messages[1:] if not m.is_meta]
@@ -158,9 +158,32 @@ def test_a_conversation_smaller_than_the_tail_budget_still_compacts_its_older_ha
 
 
 def test_a_single_round_is_summarized_whole() -> None:
-    messages = [user("hi"), say("hello")]
+    messages = [user("Summarize this log:\n" + "line of log output\n" * 4_000), say("It is a log.")]
     out, _ = run(messages, options=CompactOptions(tail_tokens=10_000))
     assert out.ok and [m for m in out.messages[1:] if not m.is_meta] == []
+
+
+def test_a_compaction_that_would_not_shrink_the_context_fails_closed() -> None:
+    messages = [user("hi"), say("hello")]
+    out, store = run(messages, options=CompactOptions(tail_tokens=10_000))
+    assert not out.ok and out.messages == messages
+    assert out.report.error_id == "compaction_did_not_shrink"
+    assert out.report.post_tokens == out.report.pre_tokens
+
+
+def test_the_report_shows_the_summary_and_the_compacted_context_in_order() -> None:
+    messages = conversation()
+    out, _ = run(messages)
+    report = out.report
+    assert report.summary and report.summary in report.context[0].text
+    assert [e.part for e in report.context] == (
+        ["summary"] + ["tail"] * (len(report.context) - 1 - sum(e.part == "attachment" for e in report.context))
+        + ["attachment"] * sum(e.part == "attachment" for e in report.context)
+    )
+    assert len(report.context) == len(out.messages)
+    tail_calls = [e for e in report.context if e.part == "tail" and "[tool call Bash]" in e.text]
+    assert tail_calls, "the preserved tail's tool calls are shown by name"
+    assert sum(e.tokens for e in report.context) == sum(COUNTER.count_message(m) for m in out.messages)
 
 
 class RecordingSummarizer:
