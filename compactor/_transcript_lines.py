@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from compactor._transcript_models import ReadWarning, WarningKind
+from compactor._transcript_models import SHAPE_KINDS, ReadWarning, WarningKind
 from compactor.errors import TranscriptError, TranscriptNotFound
 
 __all__ = ["MAX_LINE_BYTES", "Record", "Reporter", "iter_records", "make_reporter"]
@@ -43,13 +43,16 @@ def make_reporter(
 ) -> Reporter:
     """A ``Reporter`` for ``file``: strict raises, otherwise collect and call ``warn``.
 
+    The shapes Claude Code writes itself (``SHAPE_KINDS``) are collected and
+    passed on even under ``strict``: they are repaired, not bad data.
+
     Raises (from the returned function):
         TranscriptError: in strict mode, on the first problem.
     """
 
     def report(line: int | None, kind: WarningKind, message: str) -> None:
         warning = ReadWarning(file=file, line=line, kind=kind, message=message)
-        if strict:
+        if strict and kind not in SHAPE_KINDS:
             raise TranscriptError(str(warning))
         if sink is not None:
             sink.append(warning)

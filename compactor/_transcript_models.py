@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from compactor.messages import Message
 
-__all__ = ["ReadWarning", "RecordedCompaction", "TranscriptEntry", "WarningKind"]
+__all__ = ["SHAPE_KINDS", "Fragment", "ReadWarning", "RecordedCompaction", "TranscriptEntry", "WarningKind"]
 
 WarningKind = Literal[
     "malformed_json",
@@ -25,8 +25,23 @@ WarningKind = Literal[
     "bad_message",
     "orphan_tool_result",
     "unreadable_file",
+    "duplicate_uuid",
+    "mixed_sessions",
+    "dangling_logical_parent",
+    "dangling_parent",
+    "fragment",
+    "legacy_compaction",
 ]
 """The kinds of bad input the reader reports and carries on after."""
+
+SHAPE_KINDS: frozenset[WarningKind] = frozenset(
+    {"dangling_logical_parent", "dangling_parent", "fragment", "legacy_compaction"}
+)
+"""Shapes Claude Code itself writes, which the reader repairs: reported, but never an error under ``strict``.
+
+A boundary (or another record) whose parent was never written, a file that
+starts mid-session, a 1.0.x compaction without a boundary record.
+"""
 
 
 class _Model(BaseModel):
@@ -106,6 +121,21 @@ class TranscriptEntry(_Model):
         return self.records[0] if self.records else {}
 
 
+class Fragment(_Model):
+    """A transcript that starts mid-session: its first record's parent is in another file.
+
+    ``first_usage_tokens`` is the context the first recorded request carried
+    (``first_usage_line``): it holds the earlier, unseen part of the session
+    as well as the system prompt and tools, so it bounds the unseen context
+    from above. None when no answer recorded usage.
+    """
+
+    line: int
+    parent_uuid: str
+    first_usage_tokens: int | None = None
+    first_usage_line: int | None = None
+
+
 class RecordedCompaction(_Model):
     """A compaction Claude Code recorded in the transcript (a ``compact_boundary``).
 
@@ -113,7 +143,9 @@ class RecordedCompaction(_Model):
     ``message_index`` is the number of main-chain messages before it, so
     ``transcript.messages[:message_index]`` is the conversation it compacted.
     ``summary`` is the text of the compact-summary user message that
-    follows the boundary, when there is one.
+    follows the boundary, when there is one. A 1.0.x session wrote no
+    boundary: its compaction is the summary message itself (``legacy``;
+    ``line`` and ``entry_index`` are the summary's).
     """
 
     trigger: str
@@ -125,3 +157,4 @@ class RecordedCompaction(_Model):
     message_index: int
     summary: str | None = None
     summary_line: int | None = None
+    legacy: bool = False

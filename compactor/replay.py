@@ -26,14 +26,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from attachments import RecordedFiles, reread_coverage
 from ccr import Store
-from compactor.calibration import Calibration, fit_calibration
+from compactor.calibration import MAX_PLAUSIBLE_OVERHEAD, Calibration, fit_calibration
 from compactor.config import Settings
 from compactor.file_effects import FileEdit, FileRead, FileWrite, file_effect
 from compactor.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.orchestrator import Orchestrator
 from compactor.pipeline import CompactionResult
 from compactor.policy import auto_compact_threshold
-from compactor.report import CompactionReport, Trigger
+from compactor.report import CompactionReport, DroppedSpan, Trigger
 from compactor.session import SessionState
 from compactor.summarizers import Summarizer
 from compactor.tokens import TokenCounter
@@ -102,6 +102,8 @@ class ReplayReport(BaseModel):
     totals: ReplayTotals = Field(default_factory=ReplayTotals)
     calibration: Calibration | None = None
     """Counter tokens -> model tokens, fitted to the recorded usage (None if never needed)."""
+    timeline: list[tuple[int, int]] = Field(default_factory=list)
+    """(transcript line, context tokens) before each request and after each compaction: the size over time."""
 
 
 def replay(
@@ -194,10 +196,11 @@ class _Replay:
 
     def run(self) -> ReplayReport:
         entries = self.transcript.entries
+        recorded = {c.entry_index: c for c in self.transcript.compactions}
         for index, entry in enumerate(entries):
-            if entry.kind == "compact_boundary":
+            if index in recorded:
                 if self.at == "recorded":
-                    self._compact(index, entry, _trigger(entry.record))
+                    self._compact(index, entry, "manual" if recorded[index].trigger == "manual" else "auto")
                 self._diverge()
                 continue
             message = entry.message
@@ -208,6 +211,7 @@ class _Replay:
                 decision = self.orch.should_compact()
                 totals = self.report.totals
                 totals.peak_tokens = max(totals.peak_tokens, decision.tokens)
+                self.report.timeline.append((entry.line, decision.tokens))
                 if self.at == "auto" and decision.compact:
                     self._compact(index, entry, "auto")
                 elif decision.reason in ("too_many_failures", "thrashing") and totals.stopped is None:
@@ -264,8 +268,13 @@ class _Replay:
     def _calibrate(self) -> None:
         """While recorded usage still describes the context, fit counted tokens to it."""
         if not self.diverged:
-            self.orch.calibration = fit_calibration(self.usage_pairs)
-            self.report.calibration = self.orch.calibration
+            bound = MAX_PLAUSIBLE_OVERHEAD if self.transcript.fragment is not None else None
+            fitted = fit_calibration(self.usage_pairs, max_overhead=bound)
+            self.report.calibration = fitted
+            self.orch.calibration = fitted
+            if fitted.unseen and not self.report.compactions:
+                # Until a compaction drops it, the unseen earlier context is still in the context.
+                self.orch.calibration = fitted.model_copy(update={"overhead": fitted.overhead + fitted.unseen, "unseen": 0})
 
     def _diverge(self) -> None:
         """From here on, recorded usage no longer describes the replayed context."""
@@ -275,12 +284,26 @@ class _Replay:
 
     def _compact(self, index: int, entry: TranscriptEntry, trigger: Trigger) -> None:
         self._calibrate()
+        fitted, holding = self.report.calibration, self.orch.calibration
+        unseen = fitted.unseen if fitted is not None and not self.report.compactions else 0
+        pre_tokens = self.orch.context_tokens()
+        if fitted is not None:
+            self.orch.calibration = fitted  # what is left after the head (and any unseen context) is gone
         result = self.orch.compact(trigger)
         result.report.at_line = entry.line
+        if result.ok and unseen:
+            # A fragment's earlier context goes with the first head, unstored: it is not in the file.
+            result.report.pre_tokens = max(result.report.pre_tokens, pre_tokens)
+            result.report.dropped.append(
+                DroppedSpan(handle="", kind="unseen", tokens=unseen, bytes=0, recoverable=False)
+            )
+        if not result.ok:
+            self.orch.calibration = holding
         if self.on_compaction is not None:
             self.on_compaction(result, entry.line)
         if result.ok:
             self.report.compactions.append(result.report)
+            self.report.timeline.append((entry.line, result.report.post_tokens))
             self.points.append((index, result.report))
             report = result.report
             self.output.append(boundary_entry(trigger, report.pre_tokens, report.post_tokens))
@@ -336,7 +359,3 @@ class _Replay:
         totals.reread_coverage_with_tail = hits_with_tail / reread_total if reread_total else None
 
 
-def _trigger(record: dict[str, Any]) -> Trigger:
-    meta = record.get("compactMetadata")
-    trigger = meta.get("trigger") if isinstance(meta, dict) else None
-    return "manual" if trigger == "manual" else "auto"

@@ -45,7 +45,14 @@ from compactor._transcript_lines import (
     iter_records,
     make_reporter,
 )
-from compactor._transcript_models import ReadWarning, RecordedCompaction, TranscriptEntry, WarningKind
+from compactor._transcript_models import (
+    SHAPE_KINDS,
+    Fragment,
+    ReadWarning,
+    RecordedCompaction,
+    TranscriptEntry,
+    WarningKind,
+)
 from compactor._transcript_state import StateBuilder, parse_timestamp, strip_line_numbers
 from compactor.errors import TranscriptError, TranscriptWriteError
 from compactor.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock, Usage
@@ -54,6 +61,8 @@ from compactor.session import MAIN_AGENT, SessionState
 __all__ = [
     "KNOWN_ENTRY_TYPES",
     "MAX_LINE_BYTES",
+    "SHAPE_KINDS",
+    "Fragment",
     "ReadWarning",
     "Record",
     "RecordedCompaction",
@@ -121,6 +130,8 @@ class Transcript(BaseModel):
     subagents: dict[str, Transcript] = Field(default_factory=dict)
     warnings: list[ReadWarning] = Field(default_factory=list)
     unknown: list[dict[str, Any]] = Field(default_factory=list)
+    fragment: Fragment | None = None
+    """Set when the file starts mid-session (its first record's parent is elsewhere)."""
 
     def tool_uses(self) -> list[ToolUseBlock]:
         """Every tool call in the main chain, in order, once per tool_use id."""
@@ -163,7 +174,7 @@ def read_transcript(
         return transcript
 
     def pass_on(warning: ReadWarning) -> None:
-        if strict:
+        if strict and warning.kind not in SHAPE_KINDS:
             raise TranscriptError(str(warning))
         transcript.warnings.append(warning)
         if warn is not None:
@@ -228,24 +239,24 @@ def _assemble(path: str, records: list[Record], report: Reporter, agent_id: str)
         if not isinstance(kind, str) or kind not in KNOWN_ENTRY_TYPES:
             report(record.line, "unknown_type", f"unknown entry type {kind!r}; kept as-is")
             unknown.append(record.data)
+    records, set_aside = _first_of_each_uuid(records, report)
+    session_id, records, other_sessions = _one_session(records, report)
+    set_aside.extend(other_sessions)
     by_uuid: dict[str, int] = {}
     for index, record in enumerate(records):
         key = record.data.get("uuid")
-        if isinstance(key, str) and key not in by_uuid:
+        if isinstance(key, str):
             by_uuid[key] = index
-    chain = _main_chain(records, by_uuid)
+    chain, root = _main_chain(records, by_uuid, report)
     entries = _build_entries([records[i] for i in sorted(chain)], report)
     off_chain = [
         TranscriptEntry(line=r.line, kind=_kind(r.data), records=[r.data], lines=[r.line])
-        for i, r in enumerate(records)
-        if i not in chain
+        for r in sorted((*(r for i, r in enumerate(records) if i not in chain), *set_aside), key=lambda r: r.line)
     ]
-    session_id = next(
-        (r.data["sessionId"] for r in records if isinstance(r.data.get("sessionId"), str)), None
-    )
     builder = StateBuilder(agent_id=agent_id)
     _replay_state(entries, builder, report)
     messages = [e.message for e in entries if e.message is not None]
+    fragment = _fragment(records, root, entries, by_uuid, report) if agent_id == MAIN_AGENT else None
     return Transcript(
         path=path,
         session_id=session_id,
@@ -256,7 +267,84 @@ def _assemble(path: str, records: list[Record], report: Reporter, agent_id: str)
         compactions=_compactions(entries),
         sidechains=_inline_sidechains(records, chain, report),
         unknown=unknown,
+        fragment=fragment,
     )
+
+
+def _first_of_each_uuid(records: list[Record], report: Reporter) -> tuple[list[Record], list[Record]]:
+    """Records appended twice (same ``uuid``): keep the first, set the others aside."""
+    first: dict[str, int] = {}
+    kept: list[Record] = []
+    repeats: list[Record] = []
+    for record in records:
+        key = record.data.get("uuid")
+        if not isinstance(key, str):
+            kept.append(record)
+        elif key in first:
+            report(record.line, "duplicate_uuid", f"uuid {key} already read at line {first[key]}; the repeat is ignored")
+            repeats.append(record)
+        else:
+            first[key] = record.line
+            kept.append(record)
+    return kept, repeats
+
+
+def _one_session(records: list[Record], report: Reporter) -> tuple[str | None, list[Record], list[Record]]:
+    """The records of the file's last session, and those of any other (see ``read_sessions``).
+
+    A record without a ``sessionId`` (a ``file-history-snapshot``, say)
+    belongs to the session of the records around it: the last one seen.
+    """
+    ids = _session_of_each(records)
+    sessions = list(dict.fromkeys(i for i in ids if i is not None))
+    if len(sessions) < 2:
+        return (sessions[0] if sessions else None), records, []
+    chosen = sessions[-1]
+    report(
+        None,
+        "mixed_sessions",
+        f"the file holds {len(sessions)} sessions ({', '.join(sessions)}); reading {chosen}, "
+        "the others are set aside (read_sessions reads each on its own)",
+    )
+    mine = [r for r, i in zip(records, ids, strict=True) if i in (chosen, None)]
+    others = [r for r, i in zip(records, ids, strict=True) if i not in (chosen, None)]
+    return chosen, mine, others
+
+
+def _session_of_each(records: list[Record]) -> list[str | None]:
+    ids: list[str | None] = []
+    current: str | None = None
+    for record in records:
+        value = record.data.get("sessionId")
+        if isinstance(value, str):
+            current = value
+        ids.append(current)
+    # Records before the first sessionId belong to the first session.
+    first = next((i for i in ids if i is not None), None)
+    return [first if i is None else i for i in ids]
+
+
+def _fragment(
+    records: list[Record], root: int | None, entries: list[TranscriptEntry], by_uuid: dict[str, int], report: Reporter
+) -> Fragment | None:
+    """The chain starts at a record whose parent is not in the file: the session began elsewhere."""
+    if root is None:
+        return None
+    data = records[root].data
+    parent = data.get("parentUuid")
+    if not isinstance(parent, str) or parent in by_uuid:
+        return None
+    first = next((e for e in entries if e.message is not None and e.message.usage is not None), None)
+    usage = first.message.usage.total if first is not None and first.message and first.message.usage else None
+    found = Fragment(
+        line=records[root].line,
+        parent_uuid=parent,
+        first_usage_tokens=usage,
+        first_usage_line=first.lines[-1] if first is not None else None,
+    )
+    seen = f"; the first recorded request carried {usage:,} tokens" if usage is not None else ""
+    report(found.line, "fragment", f"the session starts mid-way: parent {parent} is not in this file{seen}")
+    return found
 
 
 def _kind(data: dict[str, Any]) -> str:
@@ -292,21 +380,73 @@ def _message_id(data: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _main_chain(records: list[Record], by_uuid: dict[str, int]) -> set[int]:
-    """Indexes of the main chain's records (walked back from the last message)."""
+def _main_chain(records: list[Record], by_uuid: dict[str, int], report: Reporter) -> tuple[set[int], int | None]:
+    """Indexes of the main chain's records (walked back from the last message), and its root.
+
+    A compaction boundary whose logical parent was never written, and a
+    1.0.x compact summary (a root with no boundary before it), link to the
+    last main-chain record before them in file order: that is what Claude
+    Code meant, and following the links alone would lose everything before.
+    """
     leaf = _leaf(records)
     if leaf is None:
-        return set()
+        return set(), None
     sidechain = records[leaf].data.get("isSidechain") is True
     chain: set[int] = set()
     index: int | None = leaf
+    root: int | None = None
     while index is not None and index not in chain:
         chain.add(index)
+        root = index
         data = records[index].data
         parent = data.get("parentUuid") or data.get("logicalParentUuid")
         index = by_uuid.get(parent) if isinstance(parent, str) else None
+        if index is None and not sidechain:
+            index = _implied_parent(records, root, report)
     _recover_parallel_calls(records, chain, sidechain)
-    return chain
+    return chain, root
+
+
+def _implied_parent(records: list[Record], index: int, report: Reporter) -> int | None:
+    """The record that a record whose link is missing follows: the last main-chain record before it.
+
+    That is a boundary whose logical parent was never written, a 1.0.x
+    compact summary (a root), or a record whose parent was never written
+    (seen on progress records around a compaction). A record with no
+    main-chain record before it starts the file: the chain's true root, or
+    a fragment's first record.
+    """
+    data = records[index].data
+    parent = data.get("parentUuid")
+    boundary = data.get("type") == "system" and data.get("subtype") == "compact_boundary"
+    legacy = data.get("type") == "user" and data.get("isCompactSummary") is True and parent is None
+    if not boundary and not legacy and not isinstance(parent, str):
+        return None
+    before = next(
+        (
+            i
+            for i in range(index - 1, -1, -1)
+            if records[i].data.get("isSidechain") is not True
+            and isinstance(records[i].data.get("uuid"), str)
+            and (_is_message_record(records[i].data) or records[i].data.get("type") in ("system", "attachment"))
+        ),
+        None,
+    )
+    if before is None:
+        return None
+    line = records[index].line
+    if boundary:
+        named = data.get("logicalParentUuid")
+        report(
+            line,
+            "dangling_logical_parent",
+            f"compact_boundary's logicalParentUuid {named} is not in the file; linked to line {records[before].line}",
+        )
+    elif legacy:
+        report(line, "legacy_compaction", f"compact summary with no compact_boundary (1.0.x); linked to line {records[before].line}")
+    else:
+        report(line, "dangling_parent", f"parentUuid {parent} is not in the file; linked to line {records[before].line}")
+    return before
 
 
 def _leaf(records: list[Record]) -> int | None:
@@ -433,12 +573,17 @@ def _replay_state(entries: list[TranscriptEntry], builder: StateBuilder, report:
 def _compactions(entries: list[TranscriptEntry]) -> list[RecordedCompaction]:
     found: list[RecordedCompaction] = []
     messages_before = 0
+    after_boundary = False
     for index, entry in enumerate(entries):
         if entry.message is not None:
+            if entry.message.is_compact_summary and not after_boundary:
+                found.append(_legacy_compaction(entry, index, messages_before))
+            after_boundary = False
             messages_before += 1
             continue
         if entry.kind != "compact_boundary":
             continue
+        after_boundary = True
         meta = entry.record.get("compactMetadata")
         meta = meta if isinstance(meta, dict) else {}
         summary = next(
@@ -467,6 +612,21 @@ def _compactions(entries: list[TranscriptEntry]) -> list[RecordedCompaction]:
             )
         )
     return found
+
+
+def _legacy_compaction(entry: TranscriptEntry, index: int, messages_before: int) -> RecordedCompaction:
+    """A 1.0.x compaction: the compact summary is all it wrote (no boundary, no metadata)."""
+    assert entry.message is not None
+    return RecordedCompaction(
+        trigger="auto",
+        line=entry.line,
+        uuid=entry.uuid,
+        entry_index=index,
+        message_index=messages_before,
+        summary=entry.message.text(),
+        summary_line=entry.line,
+        legacy=True,
+    )
 
 
 def _int(value: Any) -> int | None:

@@ -112,7 +112,11 @@ def simple_session() -> Log:
 
 
 def same_model(a: Transcript, b: Transcript) -> bool:
-    return a.model_copy(update={"path": b.path}) == b
+    """Equal but for the file they were read from (which the path and every warning name)."""
+    warnings = [w.model_copy(update={"file": b.path}) for w in a.warnings]
+    return a.model_copy(update={"path": b.path, "warnings": warnings}) == b.model_copy(
+        update={"warnings": [w.model_copy(update={"file": b.path}) for w in b.warnings]}
+    )
 
 
 # -- the main chain ----------------------------------------------------------------
