@@ -39,12 +39,18 @@ class _Model(BaseModel):
 
 
 class DroppedSpan(_Model):
-    """A span the compaction removed from the context, stored in CCR first."""
+    """A span the compaction removed from the context, stored in CCR first.
+
+    ``recoverable`` is false for context the compaction dropped without
+    holding it (a replay of a transcript that starts mid-session: kind
+    ``unseen``, the earlier part is not in the file); its ``handle`` is empty.
+    """
 
     handle: str
     kind: str
     tokens: int
     bytes: int
+    recoverable: bool = True
     piece_of: str | None = None
     """The handle of the stored head this span is also part of; its bytes are not counted twice."""
 
