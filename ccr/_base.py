@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 import json
 from dataclasses import dataclass
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
@@ -22,6 +22,7 @@ from ccr.errors import (
     BudgetExceeded,
     CorruptRecord,
     HandleNotFound,
+    InvalidHandle,
     InvalidRequest,
     InvalidSelector,
 )
@@ -33,10 +34,12 @@ from ccr.objects import (
     TypedObject,
     canonical_json,
     check_state,
+    content_hash,
+    object_id,
     render_selection,
     select,
 )
-from ccr.records import PutRequest, Record, StoreStats
+from ccr.records import PutRequest, Record, RecordFilter, StoreStats
 from ccr.retrieval import Retrieval, check_selection, retrieve
 
 __all__ = ["BaseStore", "BlobRow", "ObjectRow", "now"]
@@ -276,6 +279,114 @@ class BaseStore(abc.ABC):
         check_state(lifecycle=lifecycle)
         return self._set_state(ref, currentness=None, lifecycle=lifecycle)
 
+    def records(self, where: RecordFilter | None = None) -> list[Record]:
+        """The blobs' metadata, oldest first, narrowed by ``where`` (payloads are not read).
+
+        Raises:
+            StoreError: the store could not be read.
+        """
+        return self._list_records(where or RecordFilter())
+
+    def delete(self, refs: Sequence[str]) -> list[str]:
+        """Remove the named blobs and typed objects in one transaction; return their handles.
+
+        All or nothing: when any reference names nothing stored, nothing is
+        removed. Only an explicit call removes anything; the store itself never
+        evicts.
+
+        Raises:
+            InvalidHandle: a reference has no accepted shape, or selects a field.
+            HandleNotFound: a reference names nothing stored; nothing was removed.
+            StoreError: the store could not write.
+        """
+        blobs: list[str] = []
+        objects: list[str] = []
+        for ref in refs:
+            parsed = parse_ref(ref)
+            if parsed.path:
+                raise InvalidHandle(f"{ref!r} selects a field; remove the whole record by its handle")
+            target = blobs if parsed.kind == "blob" else objects
+            if parsed.handle not in target:
+                target.append(parsed.handle)
+        if blobs or objects:
+            self._delete(blobs, objects)
+        return [*blobs, *objects]
+
+    def iter_blobs(self) -> Iterator[tuple[Record, bytes]]:
+        """Every blob with its metadata, oldest first, payload as stored (check it with ``handle_for``).
+
+        Raises:
+            StoreError: the store could not be read.
+        """
+        for record in self._list_records(RecordFilter()):
+            data = self._load_blob(record.handle)
+            if data is not None:
+                yield record, data
+
+    def iter_objects(self) -> Iterator[StoredObject]:
+        """Every typed object with its states, oldest first.
+
+        Raises:
+            StoreError: the store could not be read.
+        """
+        for oid in self._object_ids():
+            found = self._load_object(oid)
+            if found is not None:
+                yield found
+
+    def restore(self, blobs: Sequence[tuple[Record, bytes]], objects: Sequence[StoredObject] = ()) -> None:
+        """Store archived records under their own handles, keeping metadata and ``created_at``.
+
+        Every item is checked before anything is written: a blob whose bytes
+        do not hash to its handle, or an object whose id does not match its
+        content, refuses the whole call. A record already stored keeps its
+        metadata (a corrupt copy is healed).
+
+        Raises:
+            CorruptRecord: an item does not match its handle or id; nothing was written.
+            BudgetExceeded: the records do not fit in the budget; nothing was written.
+            StoreError: the store could not write.
+        """
+        rows: dict[str, BlobRow] = {}
+        for record, data in blobs:
+            if handle_for(data) != record.handle or len(data) != record.size:
+                raise CorruptRecord(f"archived bytes do not match {record.handle}")
+            rows.setdefault(
+                record.handle,
+                BlobRow(
+                    handle=record.handle,
+                    data=data,
+                    content_type=record.content_type,
+                    producer=record.producer,
+                    tokens_before=record.tokens_before,
+                    tokens_after=record.tokens_after,
+                    metadata=None
+                    if record.metadata is None
+                    else canonical_json(record.metadata).decode("utf-8"),
+                    created_at=record.created_at,
+                ),
+            )
+        object_rows: list[ObjectRow] = []
+        for obj in objects:
+            digest = content_hash(obj.content)
+            if digest != obj.content_hash or object_id(
+                obj.type, obj.session_id, obj.source, obj.repo_state, digest
+            ) != obj.id:
+                raise CorruptRecord(f"archived object does not match its id {obj.id}")
+            object_rows.append(ObjectRow(obj=obj, content=canonical_json(obj.content)))
+        if rows:
+            self._insert_blobs(list(rows.values()))
+        for row in object_rows:
+            self._insert_object(row)
+
+    def vacuum(self) -> int:
+        """Give back the space removed records left; return the bytes the store shrank by.
+
+        Raises:
+            StoreError: the store could not be rewritten.
+        """
+        return 0
+
     @abc.abstractmethod
     def stats(self) -> StoreStats:
         """Entries, payload bytes, budget and fullness.
@@ -374,6 +485,16 @@ class BaseStore(abc.ABC):
 
     @abc.abstractmethod
     def _load_object(self, object_id: str) -> StoredObject | None: ...
+
+    @abc.abstractmethod
+    def _list_records(self, where: RecordFilter) -> list[Record]: ...
+
+    @abc.abstractmethod
+    def _object_ids(self) -> list[str]: ...
+
+    @abc.abstractmethod
+    def _delete(self, handles: list[str], object_ids: list[str]) -> None:
+        """Remove the rows in one transaction, or raise ``HandleNotFound`` and remove none."""
 
     @abc.abstractmethod
     def _update_object_state(

@@ -6,15 +6,16 @@ only. Nothing survives ``close`` or the process.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from datetime import datetime
 
 from ccr._base import BaseStore, BlobRow, ObjectRow
-from ccr.errors import StoreError
+from ccr.errors import HandleNotFound, StoreError
 from ccr.handles import handle_for
 from ccr.objects import Currentness, Lifecycle, StoredObject, content_hash, object_id
-from ccr.records import Record, StoreStats
+from ccr.records import Record, RecordFilter, StoreStats
 
 __all__ = ["MemoryStore"]
 
@@ -83,6 +84,11 @@ class MemoryStore(BaseStore):
             for row in new:
                 self._blobs[row.handle] = row
             self._used += adding
+            for row in rows:
+                kept = self._blobs[row.handle]
+                if kept.data != row.data:  # a corrupt copy: the given bytes hash to the handle
+                    self._used += len(row.data) - len(kept.data)
+                    self._blobs[row.handle] = dataclasses.replace(kept, data=row.data)
 
     def _load_blob(self, handle: str) -> bytes | None:
         with self._lock:
@@ -94,18 +100,30 @@ class MemoryStore(BaseStore):
         with self._lock:
             self._check_open()
             row = self._blobs.get(handle)
-            if row is None:
-                return None
-            return Record(
-                handle=row.handle,
-                size=len(row.data),
-                content_type=row.content_type,
-                producer=row.producer,
-                tokens_before=row.tokens_before,
-                tokens_after=row.tokens_after,
-                metadata=None if row.metadata is None else json.loads(row.metadata),
-                created_at=row.created_at,
-            )
+            return None if row is None else _record(row)
+
+    def _list_records(self, where: RecordFilter) -> list[Record]:
+        with self._lock:
+            self._check_open()
+            found = [r for r in map(_record, self._blobs.values()) if where.matches(r)]
+        return sorted(found, key=lambda r: (r.created_at, r.handle))
+
+    def _object_ids(self) -> list[str]:
+        with self._lock:
+            self._check_open()
+            return sorted(self._objects, key=lambda oid: (self._objects[oid].obj.created_at, oid))
+
+    def _delete(self, handles: list[str], object_ids: list[str]) -> None:
+        with self._lock:
+            self._check_open()
+            missing = [h for h in handles if h not in self._blobs]
+            missing += [o for o in object_ids if o not in self._objects]
+            if missing:
+                raise HandleNotFound(f"nothing removed: no record for {', '.join(missing)}")
+            for handle in handles:
+                self._used -= len(self._blobs.pop(handle).data)
+            for oid in object_ids:
+                self._used -= len(self._objects.pop(oid).content)
 
     def _insert_object(self, row: ObjectRow) -> None:
         with self._lock:
@@ -142,3 +160,16 @@ class MemoryStore(BaseStore):
             updated = row.obj.model_copy(update=changes)
             self._objects[object_id] = ObjectRow(obj=updated, content=row.content)
             return updated
+
+
+def _record(row: BlobRow) -> Record:
+    return Record(
+        handle=row.handle,
+        size=len(row.data),
+        content_type=row.content_type,
+        producer=row.producer,
+        tokens_before=row.tokens_before,
+        tokens_after=row.tokens_after,
+        metadata=None if row.metadata is None else json.loads(row.metadata),
+        created_at=row.created_at,
+    )

@@ -26,6 +26,7 @@ __all__ = [
     "Migration",
     "apply_migrations",
     "check_is_store",
+    "current_version",
     "is_busy",
     "retry_busy",
 ]
@@ -102,6 +103,41 @@ MIGRATIONS: tuple[Migration, ...] = (
             END""",
         ),
     ),
+    Migration(
+        version=2,
+        name="session and kind columns for listing; usage follows deletes and heals",
+        statements=(
+            # Virtual columns read what producers already record in the metadata
+            # (the hooks pass session_id, every span its kind): nothing to backfill,
+            # and a record's stored row keeps the shape version 1 gave it.
+            "ALTER TABLE blobs ADD COLUMN session_id TEXT"
+            " GENERATED ALWAYS AS (json_extract(metadata, '$.session_id')) VIRTUAL",
+            "ALTER TABLE blobs ADD COLUMN kind TEXT"
+            " GENERATED ALWAYS AS (json_extract(metadata, '$.kind')) VIRTUAL",
+            "CREATE INDEX blobs_session ON blobs (session_id)",
+            "CREATE INDEX blobs_created ON blobs (created_at)",
+            """CREATE TRIGGER blobs_usage_delete AFTER DELETE ON blobs BEGIN
+                UPDATE usage SET
+                    payload_bytes = payload_bytes - OLD.size,
+                    entries = entries - 1,
+                    tokens_before = tokens_before - coalesce(OLD.tokens_before, 0),
+                    tokens_after = tokens_after - coalesce(OLD.tokens_after, 0),
+                    tokens_saved = tokens_saved - CASE
+                        WHEN OLD.tokens_before IS NULL OR OLD.tokens_after IS NULL THEN 0
+                        ELSE OLD.tokens_before - OLD.tokens_after END
+                WHERE id = 1;
+            END""",
+            """CREATE TRIGGER blobs_usage_heal AFTER UPDATE OF size ON blobs BEGIN
+                UPDATE usage SET payload_bytes = payload_bytes + NEW.size - OLD.size WHERE id = 1;
+            END""",
+            """CREATE TRIGGER objects_usage_delete AFTER DELETE ON objects BEGIN
+                UPDATE usage SET
+                    payload_bytes = payload_bytes - OLD.size,
+                    objects = objects - 1
+                WHERE id = 1;
+            END""",
+        ),
+    ),
 )
 
 _BOOKKEEPING = """CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -149,11 +185,11 @@ def apply_migrations(conn: sqlite3.Connection) -> int:
         sqlite3.Error: SQLite failed (busy beyond the retry budget, I/O, ...).
     """
     known = max(m.version for m in MIGRATIONS)
-    version = retry_busy(lambda: _current_version(conn))
+    version = retry_busy(lambda: current_version(conn))
     if version < known:
         for migration in MIGRATIONS:
             retry_busy(lambda m=migration: _run_in_transaction(conn, lambda: _apply_one(conn, m)))  # type: ignore[misc]
-        version = retry_busy(lambda: _current_version(conn))
+        version = retry_busy(lambda: current_version(conn))
     if version > known:
         raise StoreError(f"store schema version {version} is newer than this code knows ({known})")
     return version
@@ -181,7 +217,8 @@ def check_is_store(conn: sqlite3.Connection, path: object) -> None:
         raise NotAStore(f"{path} is an SQLite database but not a ccr store; left unchanged")
 
 
-def _current_version(conn: sqlite3.Connection) -> int:
+def current_version(conn: sqlite3.Connection) -> int:
+    """The highest migration recorded in the file (0 for a file without the store's tables)."""
     exists = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
     ).fetchone()

@@ -17,7 +17,15 @@ from pathlib import Path
 
 from ccr.errors import NotAStore, StoreError, UnsafeStorePath
 
-__all__ = ["FileIdentity", "SIDECARS", "SQLITE_HEADER", "check_identity", "prepare_store_file", "tighten_modes"]
+__all__ = [
+    "FileIdentity",
+    "SIDECARS",
+    "SQLITE_HEADER",
+    "check_identity",
+    "check_readable_store",
+    "prepare_store_file",
+    "tighten_modes",
+]
 
 SIDECARS = ("-wal", "-shm", "-journal")
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -67,6 +75,36 @@ def prepare_store_file(path: Path) -> FileIdentity:
         return (st.st_dev, st.st_ino)
     except OSError as exc:
         raise StoreError(f"cannot secure store file {path}: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+
+
+def check_readable_store(path: Path) -> FileIdentity:
+    """Validate an existing store file for reading only; nothing is created or changed.
+
+    Raises:
+        UnsafeStorePath: the path or a sidecar is a symlink or not a regular file.
+        NotAStore: the file is not an SQLite database.
+        StoreError: the file does not exist or cannot be read.
+    """
+    for candidate in (path, *(_sidecar(path, s) for s in SIDECARS)):
+        _refuse_unsafe(candidate)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if _is_symlink(path):
+            raise UnsafeStorePath(f"store path is a symlink: {path}") from exc
+        raise StoreError(f"cannot read store file {path}: {exc.strerror or exc}") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeStorePath(f"store path is not a regular file: {path}")
+        if os.pread(fd, len(SQLITE_HEADER), 0) != SQLITE_HEADER:
+            raise NotAStore(f"{path} is not a ccr store (not an SQLite database); left unchanged")
+        return (st.st_dev, st.st_ino)
+    except OSError as exc:
+        raise StoreError(f"cannot read store file {path}: {exc.strerror or exc}") from exc
     finally:
         os.close(fd)
 

@@ -14,25 +14,30 @@ import json
 import os
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ccr._base import BaseStore, BlobRow, ObjectRow
-from ccr._migrations import apply_migrations, check_is_store, retry_busy
-from ccr._paths import check_identity, prepare_store_file, tighten_modes
-from ccr.errors import BudgetExceeded, CCRError, StoreError
+from ccr._migrations import MIGRATIONS, apply_migrations, check_is_store, current_version, retry_busy
+from ccr._paths import check_identity, check_readable_store, prepare_store_file, tighten_modes
+from ccr.errors import BudgetExceeded, CCRError, HandleNotFound, StoreError
 from ccr.handles import handle_for
 from ccr.objects import Currentness, Lifecycle, StoredObject, content_hash, object_id
-from ccr.records import Record, StoreStats
+from ccr.records import Record, RecordFilter, StoreStats
 
 __all__ = ["BUSY_TIMEOUT_MS", "SQLiteStore"]
 
 BUSY_TIMEOUT_MS = 5000
 _PAGE_SLACK = 4096
 """Pages allowed beyond twice the budget, for schema, indexes and overhead."""
+_PUT_PAGES = 8
+"""Pages kept free below the page cap: what one small record with its index entries may need.
+A put is refused (and ``stats`` says full) once fewer remain, so "full" means
+exactly that a one-byte put would be refused."""
 _IN_CHUNK = 500
 
 _RECORD_COLUMNS = (
@@ -51,11 +56,30 @@ class SQLiteStore(BaseStore):
     reach SQLite's own "full" error); by default it allows twice the budget.
     """
 
-    def __init__(self, path: Path, *, max_bytes: int, page_cap: int | None = None) -> None:
+    def __init__(
+        self, path: Path, *, max_bytes: int, page_cap: int | None = None, readonly: bool = False
+    ) -> None:
         super().__init__(max_bytes=max_bytes)
         self.path = path
+        self.readonly = readonly
         self._lock = threading.Lock()
         self._pid = os.getpid()
+        self._page_cap = page_cap
+        self._cap = 0
+        self._session_col = "session_id"
+        self._kind_col = "kind"
+        self._conn: sqlite3.Connection | None = None
+        if readonly:
+            self._conn = _open_readonly(path)
+            try:
+                self._cap = self._compute_cap(self._conn)
+                if current_version(self._conn) < 2:  # an older store, not upgraded on read-only media
+                    self._session_col = "json_extract(metadata, '$.session_id')"
+                    self._kind_col = "json_extract(metadata, '$.kind')"
+            except sqlite3.Error as exc:
+                self.close()
+                raise StoreError(f"cannot read store {path}: {exc}") from exc
+            return
         identity = prepare_store_file(path)
         try:
             conn = sqlite3.connect(
@@ -66,7 +90,7 @@ class SQLiteStore(BaseStore):
             )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open store {path}: {exc}") from exc
-        self._conn: sqlite3.Connection | None = conn
+        self._conn = conn
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             retry_busy(lambda: conn.execute("PRAGMA schema_version").fetchone())
@@ -78,9 +102,11 @@ class SQLiteStore(BaseStore):
             conn.execute("PRAGMA synchronous = FULL")
             apply_migrations(conn)
             tighten_modes(path)
-            page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
-            cap = page_cap if page_cap is not None else 2 * max_bytes // page_size + _PAGE_SLACK
-            conn.execute(f"PRAGMA max_page_count = {int(cap)}")
+            conn.execute("PRAGMA secure_delete = ON")  # a removed record leaves no bytes behind
+            # SQLite never sets the cap below the file's size; keep what it actually set.
+            self._cap = int(
+                conn.execute(f"PRAGMA max_page_count = {self._compute_cap(conn)}").fetchone()[0]
+            )
         except CCRError:
             conn.close()
             self._conn = None
@@ -98,6 +124,7 @@ class SQLiteStore(BaseStore):
                 "SELECT payload_bytes, entries, objects, tokens_before, tokens_after, tokens_saved"
                 " FROM usage WHERE id = 1"
             ).fetchone()
+            pages_left = self._pages_left(conn)
         used, entries, objects, before, after, saved = (int(x) for x in row)
         return StoreStats(
             backend="sqlite",
@@ -106,7 +133,7 @@ class SQLiteStore(BaseStore):
             objects=objects,
             payload_bytes=used,
             max_bytes=self.max_bytes,
-            full=used >= self.max_bytes,
+            full=used >= self.max_bytes or pages_left < _PUT_PAGES,
             tokens_before=before,
             tokens_after=after,
             tokens_saved=saved,
@@ -132,6 +159,18 @@ class SQLiteStore(BaseStore):
                     bad.append(oid)
         return bad
 
+    def vacuum(self) -> int:
+        """Rebuild the file without the space removed records left; return the bytes it shrank by.
+
+        Raises:
+            StoreError: the store is read-only, busy, or SQLite failed.
+        """
+        before = _file_size(self.path)
+        with self._session() as conn:
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return max(0, before - _file_size(self.path))
+
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:
@@ -146,16 +185,27 @@ class SQLiteStore(BaseStore):
         with self._session() as conn, _write(conn):
             used = int(conn.execute("SELECT payload_bytes FROM usage WHERE id = 1").fetchone()[0])
             new = rows
-            if used + sum(len(r.data) for r in rows) > self.max_bytes:
+            if (
+                used + sum(len(r.data) for r in rows) > self.max_bytes
+                or self._pages_left(conn) < _PUT_PAGES
+            ):
                 # Only near the budget is it worth asking which rows are already stored.
                 present = self._existing(conn, [r.handle for r in rows])
                 new = [r for r in rows if r.handle not in present]
                 self._refuse_over_budget(used, sum(len(r.data) for r in new))
-            stamps = {at: at.isoformat() for at in {r.created_at for r in new}}
+                if new and self._pages_left(conn) < _PUT_PAGES:
+                    raise BudgetExceeded(
+                        f"store file {self.path} reached its page cap (nothing is ever evicted)"
+                    )
+            stamps = {at: _stamp(at) for at in {r.created_at for r in new}}
+            # A handle already stored keeps its record; only a copy whose bytes no longer
+            # match (the given bytes hash to the handle, so the stored ones are corrupt) is healed.
             conn.executemany(
-                "INSERT OR IGNORE INTO blobs (handle, content_type, producer, tokens_before,"
+                "INSERT INTO blobs (handle, content_type, producer, tokens_before,"
                 " tokens_after, metadata, created_at, size, data)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (handle) DO UPDATE SET data = excluded.data, size = excluded.size"
+                " WHERE blobs.data IS NOT excluded.data OR blobs.size IS NOT excluded.size",
                 [
                     (
                         r.handle,
@@ -182,19 +232,47 @@ class SQLiteStore(BaseStore):
             row = conn.execute(
                 f"SELECT {_RECORD_COLUMNS} FROM blobs WHERE handle = ?", (handle,)
             ).fetchone()
-        if row is None:
-            return None
-        handle_, content_type, producer, before, after, metadata, created, size = row
-        return Record(
-            handle=handle_,
-            size=size,
-            content_type=content_type,
-            producer=producer,
-            tokens_before=before,
-            tokens_after=after,
-            metadata=None if metadata is None else json.loads(metadata),
-            created_at=datetime.fromisoformat(created),
-        )
+        return None if row is None else _record_from_row(row)
+
+    def _list_records(self, where: RecordFilter) -> list[Record]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if where.session_id is not None:
+            clauses.append(f"{self._session_col} = ?")
+            params.append(where.session_id)
+        if where.kind is not None:
+            clauses.append(f"{self._kind_col} = ?")
+            params.append(where.kind)
+        if where.producer is not None:
+            clauses.append("(producer = ? OR substr(producer, 1, ?) = ?)")
+            params += [where.producer, len(where.producer) + 1, where.producer + ":"]
+        if where.since is not None:
+            clauses.append("created_at >= ?")
+            params.append(_stamp(where.since))
+        if where.before is not None:
+            clauses.append("created_at < ?")
+            params.append(_stamp(where.before))
+        sql = f"SELECT {_RECORD_COLUMNS} FROM blobs"
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        with self._session() as conn:
+            rows = conn.execute(sql + " ORDER BY created_at, handle", params).fetchall()
+        return [_record_from_row(row) for row in rows]
+
+    def _object_ids(self) -> list[str]:
+        with self._session() as conn:
+            return [oid for (oid,) in conn.execute("SELECT id FROM objects ORDER BY created_at, id")]
+
+    def _delete(self, handles: list[str], object_ids: list[str]) -> None:
+        with self._session() as conn, _write(conn):
+            missing = sorted(set(handles) - self._existing(conn, handles))
+            for oid in object_ids:
+                if not conn.execute("SELECT 1 FROM objects WHERE id = ?", (oid,)).fetchone():
+                    missing.append(oid)
+            if missing:
+                raise HandleNotFound(f"nothing removed: no record for {', '.join(missing)}")
+            conn.executemany("DELETE FROM blobs WHERE handle = ?", [(h,) for h in handles])
+            conn.executemany("DELETE FROM objects WHERE id = ?", [(o,) for o in object_ids])
 
     def _insert_object(self, row: ObjectRow) -> None:
         obj = row.obj
@@ -267,6 +345,18 @@ class SQLiteStore(BaseStore):
             except sqlite3.Error as exc:
                 raise _translate(exc, self.path) from exc
 
+    def _compute_cap(self, conn: sqlite3.Connection) -> int:
+        page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        if self._page_cap is not None:
+            return int(self._page_cap)
+        return int(2 * self.max_bytes // page_size + _PAGE_SLACK)
+
+    def _pages_left(self, conn: sqlite3.Connection) -> int:
+        """Pages a write may still take: free pages in the file plus room below the cap."""
+        count = int(conn.execute("PRAGMA page_count").fetchone()[0])
+        free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+        return self._cap - count + free
+
     @staticmethod
     def _existing(conn: sqlite3.Connection, handles: list[str]) -> set[str]:
         found: set[str] = set()
@@ -290,6 +380,97 @@ def _write(conn: sqlite3.Connection) -> Iterator[None]:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+def _open_readonly(path: Path) -> sqlite3.Connection:
+    """A connection that can only read the store, for read-only files and directories.
+
+    SQLite's read-only mode still needs the WAL index (``-shm``); where it
+    cannot be created (a read-only directory) and no WAL content is pending,
+    the file is read as immutable. Pending WAL content that cannot be read
+    is refused rather than ignored.
+
+    Raises:
+        UnsafeStorePath: the path is a symlink or not a regular file.
+        NotAStore: the file is not a ccr store.
+        StoreError: the file cannot be read.
+    """
+    check_readable_store(path)
+    base = "file:" + urllib.parse.quote(str(path.absolute()))
+    conn: sqlite3.Connection | None = None
+    try:
+        conn = sqlite3.connect(
+            base + "?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None, check_same_thread=False,
+        )
+        retry_busy(lambda: check_is_store(conn, path))  # type: ignore[arg-type]
+    except sqlite3.OperationalError as exc:
+        if conn is not None:
+            conn.close()
+            conn = None
+        wal = path.with_name(path.name + "-wal")
+        if _file_size(wal) > 0:
+            raise StoreError(
+                f"cannot read store {path}: its write-ahead log is pending and cannot be opened ({exc})"
+            ) from exc
+        try:
+            conn = sqlite3.connect(
+                base + "?immutable=1", uri=True, isolation_level=None, check_same_thread=False
+            )
+            check_is_store(conn, path)
+        except (sqlite3.Error, CCRError) as exc2:
+            if conn is not None:
+                conn.close()
+            if isinstance(exc2, CCRError):
+                raise
+            raise StoreError(f"cannot read store {path}: {exc2}") from exc2
+    except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
+        raise StoreError(f"cannot read store {path}: {exc}") from exc
+    except CCRError:
+        if conn is not None:
+            conn.close()
+        raise
+    try:
+        version = current_version(conn)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise StoreError(f"cannot read store {path}: {exc}") from exc
+    known = max(m.version for m in MIGRATIONS)
+    if version > known:
+        conn.close()
+        raise StoreError(f"store schema version {version} is newer than this code knows ({known})")
+    if version == 0:
+        conn.close()
+        raise StoreError(f"{path} holds no ccr store yet")
+    return conn
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return os.stat(path, follow_symlinks=False).st_size
+    except OSError:
+        return 0
+
+
+def _stamp(at: datetime) -> str:
+    """A timestamp as stored: ISO 8601 in UTC, so stored stamps sort as text."""
+    return at.astimezone(UTC).isoformat() if at.tzinfo is not None else at.isoformat()
+
+
+def _record_from_row(row: tuple[Any, ...]) -> Record:
+    handle, content_type, producer, before, after, metadata, created, size = row
+    return Record(
+        handle=handle,
+        size=size,
+        content_type=content_type,
+        producer=producer,
+        tokens_before=before,
+        tokens_after=after,
+        metadata=None if metadata is None else json.loads(metadata),
+        created_at=datetime.fromisoformat(created),
+    )
 
 
 def _translate(exc: sqlite3.Error, path: Path) -> CCRError:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["PutRequest", "Record", "StoreStats"]
+__all__ = ["PutRequest", "Record", "RecordFilter", "StoreStats"]
 
 
 class PutRequest(BaseModel):
@@ -41,6 +41,41 @@ class Record(BaseModel):
     tokens_after: int | None = None
     metadata: dict[str, Any] | None = None
     created_at: datetime
+
+
+class RecordFilter(BaseModel):
+    """Which records ``Store.records`` lists; every field given must match.
+
+    ``session_id`` and ``kind`` are read from the metadata producers record
+    (the hooks and the pipeline record ``session_id``; every stored span its
+    ``kind``: ``head``, ``message``, ``tool_result``, ...). ``producer``
+    matches the producer exactly or as a prefix up to a ``:``
+    (``compactor.hooks`` matches ``compactor.hooks:head``). ``since`` keeps
+    records created at or after it, ``before`` those created strictly before.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    session_id: str | None = None
+    kind: str | None = None
+    producer: str | None = None
+    since: datetime | None = None
+    before: datetime | None = None
+
+    def matches(self, record: Record) -> bool:
+        """Whether ``record`` passes every condition given."""
+        meta = record.metadata or {}
+        if self.session_id is not None and meta.get("session_id") != self.session_id:
+            return False
+        if self.kind is not None and meta.get("kind") != self.kind:
+            return False
+        if self.producer is not None and not (
+            record.producer == self.producer or record.producer.startswith(self.producer + ":")
+        ):
+            return False
+        if self.since is not None and record.created_at < self.since:
+            return False
+        return self.before is None or record.created_at < self.before
 
 
 class StoreStats(BaseModel):

@@ -3,7 +3,8 @@
 Backends: SQLite (a file, the default ``$COMPACTOR_HOME/ccr.db``) and
 memory (``":memory:"``). Both refuse a record that would pass the byte
 budget instead of evicting anything, because issued output may still point at
-any handle.
+any handle. Records leave only by an explicit ``delete`` (``ccr rm``,
+``ccr gc``).
 
 Budget precedence: the ``max_bytes`` argument, then ``COMPACTOR_CCR_MAX_BYTES``,
 then ``DEFAULT_MAX_BYTES`` (512 MiB). A value that is not a positive integer
@@ -13,7 +14,7 @@ is an error at open, never a silent fallback.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
@@ -22,7 +23,7 @@ from ccr._memory import MemoryStore
 from ccr._sqlite import SQLiteStore
 from ccr.errors import StoreConfigError
 from ccr.objects import Currentness, Lifecycle, StoredObject, TypedObject
-from ccr.records import PutRequest, Record, StoreStats
+from ccr.records import PutRequest, Record, RecordFilter, StoreStats
 from ccr.retrieval import Retrieval
 
 __all__ = [
@@ -88,6 +89,20 @@ class Store(Protocol):
 
     def set_lifecycle(self, ref: str, lifecycle: Lifecycle) -> StoredObject: ...
 
+    def records(self, where: RecordFilter | None = None) -> list[Record]: ...
+
+    def delete(self, refs: Sequence[str]) -> list[str]: ...
+
+    def iter_blobs(self) -> Iterator[tuple[Record, bytes]]: ...
+
+    def iter_objects(self) -> Iterator[StoredObject]: ...
+
+    def restore(
+        self, blobs: Sequence[tuple[Record, bytes]], objects: Sequence[StoredObject] = ()
+    ) -> None: ...
+
+    def vacuum(self) -> int: ...
+
     def stats(self) -> StoreStats: ...
 
     def verify(self) -> list[str]: ...
@@ -131,10 +146,17 @@ def resolve_max_bytes(max_bytes: int | None = None, environ: Mapping[str, str] |
     return int(text)
 
 
-def open_store(path: str | Path | None = None, *, max_bytes: int | None = None) -> Store:
+def open_store(
+    path: str | Path | None = None, *, max_bytes: int | None = None, readonly: bool = False
+) -> Store:
     """Open (creating if needed) the store at ``path``.
 
     ``None`` opens the default file, ``":memory:"`` an in-memory store.
+    ``readonly`` opens an existing file for reading only: nothing is created,
+    migrated or changed, so a store on read-only media (a 0444 file, a
+    read-only directory) can be read; writes through it fail with
+    ``StoreError``. A file that does not exist yet is opened (and created)
+    as usual.
 
     Raises:
         StoreConfigError: the budget is not a positive integer.
@@ -145,4 +167,5 @@ def open_store(path: str | Path | None = None, *, max_bytes: int | None = None) 
     if isinstance(path, str) and path == MEMORY:
         return MemoryStore(max_bytes=budget)
     target = default_store_path() if path is None else Path(path).expanduser()
-    return SQLiteStore(target, max_bytes=budget)
+    readable = readonly and (os.path.lexists(target) and os.stat(target, follow_symlinks=False).st_size > 0)
+    return SQLiteStore(target, max_bytes=budget, readonly=readable)

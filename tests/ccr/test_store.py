@@ -119,7 +119,10 @@ def test_memory_store_enforces_the_same_budget() -> None:
 
 def test_sqlite_full_error_from_the_page_cap_is_reported_as_budget_exceeded(db_path: Path) -> None:
     open_store(db_path).close()
-    store = SQLiteStore(db_path, max_bytes=10**9, page_cap=1)
+    with sqlite3.connect(db_path) as raw:
+        pages = int(raw.execute("PRAGMA page_count").fetchone()[0])
+    raw.close()
+    store = SQLiteStore(db_path, max_bytes=10**9, page_cap=pages + 10)
     try:
         kept = store.put(b"small")
         with pytest.raises(BudgetExceeded):
