@@ -1,27 +1,36 @@
-"""attachments: what a compaction restores (files, plan, skills, task status, deltas) under budgets."""
+"""attachments: what a compaction restores (files, plan, skills, task status, deltas) under budgets.
+
+Public names are imported on first use (``_EXPORTS``), so that
+``compactor.config`` can import ``attachments.budgets`` without loading the
+builders, their templates (jinja2) and the staleness watcher (watchfiles).
+"""
 
 from __future__ import annotations
 
-from attachments.attachment import Attachment, AttachmentSet
-from attachments.budgets import DEFAULT_BUDGETS, Budgets
-from attachments.builder import build_attachments
-from attachments.coverage import reread_coverage
-from attachments.deltas import Announced, announced_in, full_deltas, mark_announced, pending_deltas
-from attachments.errors import AttachmentsError, TailNotStored, WatchError
-from attachments.exclusions import (
-    MEMORY_FILE_NAMES,
-    is_memory_file,
-    is_plan_file,
-    normalize_path,
-    read_paths,
-)
-from attachments.files import build_file_attachments, content_changed, current_content
-from attachments.invoked_skills import build_skill_attachment
-from attachments.plan import plan_file_attachment, plan_mode_attachment
-from attachments.reasons import SkipReason, reason
-from attachments.sources import DiskFiles, FileOrigin, FileSource, RecordedFiles, slice_lines
-from attachments.staleness import StalenessWatcher, mark_stale
-from attachments.tasks import needs_status, task_status_attachments
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from attachments.attachment import Attachment, AttachmentSet
+    from attachments.budgets import DEFAULT_BUDGETS, Budgets
+    from attachments.builder import build_attachments
+    from attachments.coverage import reread_coverage
+    from attachments.deltas import Announced, announced_in, full_deltas, mark_announced, pending_deltas
+    from attachments.errors import AttachmentsError, TailNotStored, WatchError
+    from attachments.exclusions import (
+        MEMORY_FILE_NAMES,
+        is_memory_file,
+        is_plan_file,
+        normalize_path,
+        read_paths,
+    )
+    from attachments.files import build_file_attachments, content_changed, current_content
+    from attachments.invoked_skills import build_skill_attachment
+    from attachments.plan import plan_file_attachment, plan_mode_attachment
+    from attachments.reasons import SkipReason, reason
+    from attachments.sources import DiskFiles, FileOrigin, FileSource, RecordedFiles, slice_lines
+    from attachments.staleness import StalenessWatcher, mark_stale
+    from attachments.tasks import needs_status, task_status_attachments
 
 __all__ = [
     "Announced",
@@ -61,3 +70,56 @@ __all__ = [
     "slice_lines",
     "task_status_attachments",
 ]
+
+_EXPORTS: dict[str, str] = {
+    "Announced": "attachments.deltas",
+    "Attachment": "attachments.attachment",
+    "AttachmentSet": "attachments.attachment",
+    "AttachmentsError": "attachments.errors",
+    "Budgets": "attachments.budgets",
+    "DEFAULT_BUDGETS": "attachments.budgets",
+    "DiskFiles": "attachments.sources",
+    "FileOrigin": "attachments.sources",
+    "FileSource": "attachments.sources",
+    "MEMORY_FILE_NAMES": "attachments.exclusions",
+    "RecordedFiles": "attachments.sources",
+    "SkipReason": "attachments.reasons",
+    "StalenessWatcher": "attachments.staleness",
+    "TailNotStored": "attachments.errors",
+    "WatchError": "attachments.errors",
+    "announced_in": "attachments.deltas",
+    "build_attachments": "attachments.builder",
+    "build_file_attachments": "attachments.files",
+    "build_skill_attachment": "attachments.invoked_skills",
+    "content_changed": "attachments.files",
+    "current_content": "attachments.files",
+    "full_deltas": "attachments.deltas",
+    "is_memory_file": "attachments.exclusions",
+    "is_plan_file": "attachments.exclusions",
+    "mark_announced": "attachments.deltas",
+    "mark_stale": "attachments.staleness",
+    "needs_status": "attachments.tasks",
+    "normalize_path": "attachments.exclusions",
+    "pending_deltas": "attachments.deltas",
+    "plan_file_attachment": "attachments.plan",
+    "plan_mode_attachment": "attachments.plan",
+    "read_paths": "attachments.exclusions",
+    "reason": "attachments.reasons",
+    "reread_coverage": "attachments.coverage",
+    "slice_lines": "attachments.sources",
+    "task_status_attachments": "attachments.tasks",
+}
+"""Public name -> module defining it (add a line here with each new export)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'attachments' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

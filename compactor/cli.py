@@ -1,41 +1,48 @@
 """The ``compactor`` command line: parse, call the library, print.
 
-Each subcommand lives in ``compactor/commands/<name>.py`` and exposes
-``register(subparsers)`` (adds its parser, sets ``func``) and a ``run(args)``
-returning an exit code. Errors become exit codes here, in one place:
-a ``CompactorError`` prints ``error_id: message`` to stderr and exits with
-its ``exit_code``.
+Each subcommand lives in a module (``compactor/commands/<name>.py``) that
+exposes ``register(subparsers)`` (adds its parser, sets ``func``) and a
+``run(args)`` returning an exit code. ``COMMANDS`` names them; a command's
+module is imported only when that command runs (``compactor._cli.run_lazy``).
+Errors become exit codes in one place: a ``CompactorError`` prints
+``error_id: message`` to stderr and exits with its ``exit_code``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Sequence
 
-from compactor._cli import UsageParser, run_command
+from compactor._cli import Commands, UsageParser, VersionAction, add_commands, run_lazy
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS: tuple[str, ...] = ("replay", "inspect", "tokens", "hook")
-"""Subcommand modules under ``compactor.commands``, in help order."""
+COMMANDS: Commands = {
+    "replay": ("compactor.commands.replay", "replay a recorded Claude Code session and report each compaction"),
+    "inspect": ("compactor.commands.inspect", "summarize a recorded Claude Code session"),
+    "tokens": ("compactor.commands.tokens", "count the tokens of a text file or stdin"),
+    "hook": ("compactor.commands.hook", "Claude Code hook commands (read the hook's JSON on stdin)"),
+    "show": ("compactor.commands.show", "show what a compaction did: summary, context, dropped spans (or an HTML page)"),
+}
+"""Command name -> (module, one-line help), in help order. Adding a command is one line here."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
+    """The ``compactor`` parser with ``chosen``'s real parser and a stand-in for every other command."""
     parser = UsageParser(
         prog="compactor",
         description="Reversible, measurable context compaction for coding agents.",
     )
+    parser.add_argument("--version", action=VersionAction)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=UsageParser)
-    for name in COMMANDS:
-        importlib.import_module(f"compactor.commands.{name}").register(subparsers)
+    add_commands(subparsers, COMMANDS, chosen)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``compactor`` script; returns the exit code."""
-    return run_command(build_parser(), argv)
+    return run_lazy(build_parser, argv)
 
 
 if __name__ == "__main__":

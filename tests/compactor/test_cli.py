@@ -42,3 +42,76 @@ def test_a_bad_setting_is_a_config_error_with_its_id(tmp_path: object) -> None:
     )
     assert done.returncode == 2
     assert "config_invalid" in done.stderr and "COMPACTOR_CONTEXT_WINDOW" in done.stderr
+
+
+PROGRAMS = {"compactor": "compactor.cli", "ccr": "ccr.cli"}
+
+_IMPORTS_OF = """
+import json, sys
+from {module} import main
+code = main({argv!r})
+print(json.dumps({{"code": code, "modules": sorted(sys.modules)}}))
+"""
+
+
+def imports_of(program: str, *argv: str) -> tuple[int, list[str]]:
+    """Run ``program``'s main in a fresh interpreter; its exit code and every module it imported."""
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTS_OF.format(module=PROGRAMS[program], argv=list(argv))],
+        capture_output=True, text=True, check=True,
+    )
+    result = __import__("json").loads(done.stdout.splitlines()[-1])
+    return result["code"], result["modules"]
+
+
+def test_top_level_help_imports_no_command_and_no_heavy_library() -> None:
+    code, modules = imports_of("compactor", "--help")
+    assert code == 0
+    heavy = ("jinja2", "tiktoken", "pydantic", "watchfiles", "sqlite3", "mcp", "attachments", "ccr")
+    assert [m for m in modules if m.split(".")[0] in heavy] == []
+    assert [m for m in modules if ".commands." in m] == []
+
+
+def test_ccr_help_imports_no_command_and_neither_templates_nor_tokenizer() -> None:
+    code, modules = imports_of("ccr", "--help")
+    assert code == 0
+    assert [m for m in modules if m.split(".")[0] in ("jinja2", "tiktoken", "watchfiles", "mcp")] == []
+    assert [m for m in modules if ".commands." in m] == []
+
+
+def test_running_a_command_imports_that_command_only() -> None:
+    code, modules = imports_of("compactor", "tokens", "--help")
+    assert code == 0
+    assert [m for m in modules if m.startswith("compactor.commands.")] == ["compactor.commands.tokens"]
+    assert "jinja2" not in modules and "watchfiles" not in modules
+
+
+@pytest.mark.parametrize("program", sorted(PROGRAMS))
+def test_version_prints_the_installed_packages_version(program: str) -> None:
+    from importlib.metadata import version
+
+    done = subprocess.run([sys.executable, "-m", program, "--version"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{program} {version('compactor')}\n"
+
+
+@pytest.mark.parametrize("program", sorted(PROGRAMS))
+def test_each_commands_one_line_help_is_the_one_its_module_registers(program: str) -> None:
+    import argparse
+    import importlib
+
+    cli_module = importlib.import_module(PROGRAMS[program])
+    for name, (_, summary) in cli_module.COMMANDS.items():
+        parser = cli_module.build_parser(name)
+        [subparsers] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        registered = {action.dest: action.help for action in subparsers._choices_actions}
+        assert registered[name] == summary, name
+
+
+@pytest.mark.parametrize("program", sorted(PROGRAMS))
+def test_options_before_and_after_the_command_still_parse(program: str, tmp_path: object) -> None:
+    args = ["tokens", "-", "--json"] if program == "compactor" else ["--store", f"{tmp_path}/s.db", "stats", "--json"]
+    done = subprocess.run([sys.executable, "-m", program, *args], input="hello", capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("{")
