@@ -11,7 +11,10 @@ counts are cached by a hash of the message's canonical JSON, and counting a
 conversation that grew by a few messages only counts those.
 ``usage_anchored_estimate`` gives the context size the way Claude Code
 estimates it for a transcript: the last recorded ``usage`` total plus the
-count of every newer message.
+count of every newer message. ``MessageTally`` keeps the same figures for a
+conversation that grows one message at a time (running totals and an
+anchor that only moves forward), so asking for them costs nothing per
+message already counted.
 
 Lengths are measured in UTF-16 code units, as JavaScript measures strings,
 so that an emoji counts two characters here as it does in Claude Code.
@@ -48,11 +51,13 @@ __all__ = [
     "DEFAULT_CACHE_ENTRIES",
     "IMAGE_TOKENS",
     "JSON_FILE_SUFFIXES",
+    "MessageTally",
     "OFFLINE_ENCODING",
     "RoughCounter",
     "TiktokenCounter",
     "TokenCounter",
     "anchor_index",
+    "answer_start",
     "block_texts",
     "count_all",
     "is_json_file_read",
@@ -299,25 +304,36 @@ def anchor_index(messages: Sequence[Message]) -> tuple[int, Usage] | None:
     """Where the usage-anchored estimate starts counting, and the usage it adds.
 
     That is the last assistant message carrying ``usage``, moved back to the
-    first record of the same answer (same ``message_id``) when a streamed
-    answer was kept as several records, so that tool results interleaved
-    between those records are counted as newer messages, as Claude Code does.
-    None when no assistant message has usage.
+    first record of the same answer (``answer_start``). None when no
+    assistant message has usage.
     """
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        if message.role != "assistant" or message.usage is None:
-            continue
-        start = index
-        if message.message_id is not None:
-            for earlier in range(index - 1, -1, -1):
-                other = messages[earlier]
-                if other.message_id == message.message_id:
-                    start = earlier
-                elif other.role == "assistant":
-                    break
-        return start, message.usage
+        if message.role == "assistant" and message.usage is not None:
+            return answer_start(messages, index), message.usage
     return None
+
+
+def answer_start(messages: Sequence[Message], index: int) -> int:
+    """The first record of the answer ``messages[index]`` belongs to.
+
+    A streamed answer may be kept as several assistant records sharing one
+    ``message_id``; the usage on its last record covers them all, so tool
+    results interleaved between those records are newer messages, as Claude
+    Code counts them. The walk stops at the previous assistant record of
+    another answer.
+    """
+    start = index
+    message_id = messages[index].message_id
+    if message_id is None:
+        return start
+    for earlier in range(index - 1, -1, -1):
+        other = messages[earlier]
+        if other.message_id == message_id:
+            start = earlier
+        elif other.role == "assistant":
+            break
+    return start
 
 
 def usage_anchored_estimate(messages: Sequence[Message], counter: TokenCounter) -> int:
@@ -332,6 +348,78 @@ def usage_anchored_estimate(messages: Sequence[Message], counter: TokenCounter) 
         return count_all(messages, counter)
     start, usage = anchor
     return usage.total + sum(counter.count_message(m) for m in messages[start + 1 :])
+
+
+class MessageTally:
+    """The counts of one conversation that grows at its end, with every total at hand.
+
+    Each message is counted once, when it is appended. Running totals
+    (``_prefix[i]`` is the count of the first ``i`` messages) make the count
+    of the whole conversation, or of everything after the usage anchor, a
+    subtraction; the anchor (see ``anchor_index``) moves forward when an
+    appended assistant message carries usage, walking back only over its own
+    answer. ``reset`` starts over from a new history (after a compaction).
+    """
+
+    def __init__(self, counter: TokenCounter, messages: Sequence[Message] = ()) -> None:
+        self.counter = counter
+        self._messages: list[Message] = []
+        self._prefix: list[int] = [0]
+        self._anchor: tuple[int, Usage] | None = None
+        self.reset(messages)
+
+    def reset(self, messages: Sequence[Message]) -> None:
+        """Start over from ``messages``, counting each (a cached counter makes repeats cheap)."""
+        self._messages = []
+        self._prefix = [0]
+        self._anchor = None
+        for message in messages:
+            self.append(message)
+
+    def append(self, message: Message) -> int:
+        """Count ``message`` at the end of the conversation; returns its count."""
+        size = self.counter.count_message(message)
+        self._messages.append(message)
+        self._prefix.append(self._prefix[-1] + size)
+        if message.role == "assistant" and message.usage is not None:
+            index = len(self._messages) - 1
+            self._anchor = (answer_start(self._messages, index), message.usage)
+        return size
+
+    def forget_usage(self, messages: Sequence[Message]) -> None:
+        """Take ``messages`` (the same content, usage removed) without counting them again.
+
+        Raises:
+            ValueError: ``messages`` is not as long as the tallied conversation.
+        """
+        if len(messages) != len(self._messages):
+            raise ValueError(f"expected {len(self._messages)} messages, got {len(messages)}")
+        self._messages = list(messages)
+        self._anchor = None
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    @property
+    def total(self) -> int:
+        """The count of every message."""
+        return self._prefix[-1]
+
+    def since(self, start: int) -> int:
+        """The count of the messages from index ``start`` on."""
+        return self._prefix[-1] - self._prefix[start]
+
+    @property
+    def anchor(self) -> tuple[int, Usage] | None:
+        """``anchor_index`` of the conversation, kept as it grew."""
+        return self._anchor
+
+    def anchored_estimate(self) -> int | None:
+        """The last usage total plus the count of every newer message; None with no usage."""
+        if self._anchor is None:
+            return None
+        start, usage = self._anchor
+        return usage.total + self.since(start + 1)
 
 
 def make_counter(name: str) -> TokenCounter:

@@ -16,9 +16,11 @@ from compactor.errors import ConfigError
 from compactor.messages import ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from compactor.tokens import (
     CachedCounter,
+    MessageTally,
     RoughCounter,
     TiktokenCounter,
     TokenCounter,
+    anchor_index,
     count_all,
     is_json_file_read,
     make_counter,
@@ -250,3 +252,65 @@ def test_tiktoken_loads_offline_from_the_bundled_file_with_an_empty_cache(tmp_pa
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "2"
+
+
+_tally_messages = st.builds(
+    lambda role, text, usage, answer: Message(
+        role=role,
+        content=text,
+        usage=Usage(input_tokens=usage) if role == "assistant" and usage is not None else None,
+        message_id=f"msg{answer}" if role == "assistant" and answer is not None else None,
+    ),
+    st.sampled_from(["user", "assistant"]),
+    st.text(max_size=40),
+    st.none() | st.integers(0, 10_000),
+    st.none() | st.integers(0, 2),
+)
+_tally_steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), _tally_messages),
+        st.tuples(st.just("reset"), st.lists(_tally_messages, max_size=6)),
+        st.tuples(st.just("forget_usage"), st.none()),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(steps=_tally_steps)
+def test_a_tally_always_equals_a_full_recount(steps: list[tuple[str, object]]) -> None:
+    counter = RoughCounter()
+    tally = MessageTally(counter)
+    messages: list[Message] = []
+    for action, value in steps:
+        if action == "append":
+            assert isinstance(value, Message)
+            messages.append(value)
+            tally.append(value)
+        elif action == "reset":
+            assert isinstance(value, list)
+            messages = list(value)
+            tally.reset(messages)
+        else:
+            messages = [m.model_copy(update={"usage": None}) for m in messages]
+            tally.forget_usage(messages)
+        assert len(tally) == len(messages)
+        assert tally.total == sum(counter.count_message(m) for m in messages)
+        assert tally.anchor == anchor_index(messages)
+        expected = usage_anchored_estimate(messages, counter) if anchor_index(messages) else None
+        assert tally.anchored_estimate() == expected
+
+
+def test_the_anchor_moves_back_to_the_first_record_of_a_streamed_answer() -> None:
+    tally = MessageTally(RoughCounter())
+    tally.append(Message(role="assistant", content="part one", message_id="m1"))
+    tally.append(Message(role="user", content="x" * 400))
+    tally.append(Message(role="assistant", content="part two", message_id="m1", usage=Usage(input_tokens=1_000)))
+    assert tally.anchor is not None and tally.anchor[0] == 0
+    assert tally.anchored_estimate() == 1_000 + tally.since(1)
+
+
+def test_forgetting_usage_needs_the_same_number_of_messages() -> None:
+    tally = MessageTally(RoughCounter(), [Message(role="user", content="hi")])
+    with pytest.raises(ValueError):
+        tally.forget_usage([])
