@@ -3,7 +3,8 @@
 Every package keeps its templates in ``<package>/templates`` and renders them
 with the same options: missing variables are errors, nothing is escaped (the
 output is plain text for a model, not HTML), and block tags leave no stray
-whitespace behind.
+whitespace behind. HTML pages for people (reports) use ``render_html``,
+which escapes every value.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 import jinja2
 
-__all__ = ["environment", "render"]
+__all__ = ["environment", "html_environment", "render", "render_html"]
 
 
 @functools.cache
@@ -27,6 +28,23 @@ def environment(package: str) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+
+
+@functools.cache
+def html_environment(package: str) -> jinja2.Environment:
+    """Like ``environment``, but every value is HTML-escaped: for pages a person opens."""
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader(package, "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render_html(template: str, package: str = "compactor", **context: Any) -> str:
+    """Render ``<package>/templates/<template>`` as HTML (values escaped)."""
+    return html_environment(package).get_template(template).render(**context)
 
 
 def render(template: str, **context: Any) -> str:

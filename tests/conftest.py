@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -53,3 +55,41 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 "shared_transcript",
                 [pytest.param(None, marks=pytest.mark.skip(reason="../shared/transcripts is not present"))],
             )
+
+
+class Browser:
+    """Headless Chromium (Debian's package) run as a subprocess: the page as rendered, or a picture of it."""
+
+    FLAGS = (
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--hide-scrollbars", "--virtual-time-budget=2000",
+    )
+
+    def __init__(self, binary: str, profile: Path) -> None:
+        self.binary = binary
+        self.profile = profile
+
+    def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [self.binary, *self.FLAGS, f"--user-data-dir={self.profile}", *args],
+            capture_output=True, text=True, timeout=120, check=True,
+        )
+
+    def dom(self, page: Path) -> str:
+        """The DOM after the page's scripts ran, serialized."""
+        return self._run("--dump-dom", page.resolve().as_uri()).stdout
+
+    def screenshot(self, page: Path, out: Path, size: tuple[int, int] = (1200, 1800)) -> Path:
+        """A PNG of the page at ``size`` (width, height)."""
+        self._run(f"--screenshot={out}", f"--window-size={size[0]},{size[1]}", page.resolve().as_uri())
+        return out
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Browser:
+    """Headless Chromium; skips when it is not installed (``.ci/run`` installs it)."""
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    if binary is None:
+        pytest.skip("chromium is not installed")
+    return Browser(binary, tmp_path / "chromium-profile")

@@ -1,0 +1,163 @@
+"""``compactor show REPORT.json``: what a compaction did, for a person to read.
+
+REPORT.json is what ``compactor replay --json`` printed (one replay, many
+compactions) or a single compaction report. By default each compaction is
+listed with its sizes, attachments, skipped candidates and every dropped span
+with the ``ccr get`` line that brings it back; ``--summary`` prints the
+summary, ``--context`` the whole compacted context, and ``--html FILE``
+writes the self-contained page that ``replay --html`` writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from compactor._cli import write_stdout
+from compactor.errors import InputInvalid, InputNotFound, UsageError
+from compactor.report import CompactionReport
+
+__all__ = ["ShownReport", "load_report", "register", "render_overview", "run"]
+
+
+class ShownReport(BaseModel):
+    """The parts of a replay report that ``show`` reads (extra fields are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    session: str = ""
+    compactions: list[CompactionReport] = Field(default_factory=list)
+    failures: list[CompactionReport] = Field(default_factory=list)
+    timeline: list[tuple[int, int]] = Field(default_factory=list)
+    totals: dict[str, Any] = Field(default_factory=dict)
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``show`` subcommand."""
+    parser = subparsers.add_parser(
+        "show",
+        help="show what a compaction did: summary, context, dropped spans (or an HTML page)",
+        description="Read a report printed by 'compactor replay --json' (or one compaction's report) "
+        "and show each compaction: sizes, attachments, skipped candidates and every dropped span "
+        "with the 'ccr get' line that brings it back.",
+    )
+    parser.add_argument("report", metavar="REPORT.json", help="a report from 'compactor replay --json'")
+    parser.add_argument("-n", "--compaction", type=int, metavar="N", help="only compaction N (1 is the first)")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--summary", action="store_true", help="print the summary the compaction wrote")
+    what.add_argument("--context", action="store_true", help="print the compacted context, message by message")
+    what.add_argument("--html", type=Path, metavar="FILE", help="write a self-contained HTML page of the report")
+    parser.set_defaults(func=run)
+
+
+def load_report(path: Path) -> ShownReport:
+    """Read a replay report, or a single compaction report, from ``path``.
+
+    Raises:
+        InputNotFound: no such file.
+        InputInvalid: not JSON, or not a report.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise InputNotFound(f"{path}: no such report") from exc
+    except OSError as exc:
+        raise InputInvalid(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise InputInvalid(f"{path}: not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise InputInvalid(f"{path}: not a report (a JSON object is expected)")
+    try:
+        if "trigger" in data and "compactions" not in data:
+            one = CompactionReport.model_validate(data)
+            return ShownReport(compactions=[one] if one.ok else [], failures=[] if one.ok else [one])
+        return ShownReport.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputInvalid(f"{path}: not a compactor report: {where}: {first['msg']}") from exc
+
+
+def run(args: argparse.Namespace) -> int:
+    """Show the report; returns the exit code."""
+    report = load_report(Path(args.report))
+    chosen = report.compactions
+    if args.compaction is not None:
+        if not 1 <= args.compaction <= len(report.compactions):
+            raise UsageError(
+                f"--compaction {args.compaction}: the report has {len(report.compactions)} compaction(s)"
+            )
+        chosen = [report.compactions[args.compaction - 1]]
+    if args.html is not None:
+        from compactor.html_report import write_report_html
+
+        write_report_html(
+            args.html,
+            session=report.session,
+            compactions=chosen,
+            failures=report.failures if args.compaction is None else [],
+            timeline=report.timeline if args.compaction is None else [],
+            threshold=chosen[0].threshold if chosen else 0,
+            totals=report.totals,
+        )
+        return 0
+    if args.summary:
+        write_stdout("\n\n".join(_titled(n, c, c.summary or "(no summary in this report)") for n, c in _numbered(report, chosen)) + "\n")
+    elif args.context:
+        write_stdout("\n\n".join(_titled(n, c, _context_text(c)) for n, c in _numbered(report, chosen)) + "\n")
+    else:
+        write_stdout(render_overview(report, chosen) + "\n")
+    return 0
+
+
+def _numbered(report: ShownReport, chosen: list[CompactionReport]) -> list[tuple[int, CompactionReport]]:
+    return [(report.compactions.index(c) + 1, c) for c in chosen]
+
+
+def _titled(n: int, c: CompactionReport, body: str) -> str:
+    where = f" at line {c.at_line}" if c.at_line else ""
+    return f"=== compaction {n}{where} ({c.trigger}) ===\n{body}"
+
+
+def _context_text(c: CompactionReport) -> str:
+    if not c.context:
+        return "(no context in this report)"
+    return "\n\n".join(
+        f"--- {e.part}: {e.role}, {e.tokens:,} tokens ---\n{e.text}" for e in c.context
+    )
+
+
+def render_overview(report: ShownReport, chosen: list[CompactionReport]) -> str:
+    """Each chosen compaction: sizes, attachments, skipped candidates, dropped spans with ``ccr get`` lines."""
+    lines = [f"session: {report.session}"] if report.session else []
+    if not chosen:
+        lines.append("no compaction in this report")
+    for n, c in _numbered(report, chosen):
+        where = f" at line {c.at_line}" if c.at_line else ""
+        lines += [
+            "",
+            f"compaction {n}{where} ({c.trigger}): {c.pre_tokens:,} -> {c.post_tokens:,} tokens "
+            f"(threshold {c.threshold:,}); summary {c.summary_tokens:,}, head {c.head_tokens:,} {c.counter} tokens",
+            "  attachments:",
+        ]
+        lines += [
+            f"    {a.type:<22} {a.path or a.name or '':<50} {a.tokens:>7,}"
+            + (f"  cut, rest: {a.handle}" if a.truncated and a.handle else "")
+            for a in c.attachments
+        ] or ["    (none)"]
+        lines.append("  skipped:")
+        lines += [f"    {s.type:<22} {s.path or s.name or ''}: {s.reason}" for s in c.skipped] or ["    (none)"]
+        lines.append("  dropped (bring back with the command shown):")
+        for d in c.dropped:
+            piece = "  (part of the head)" if d.piece_of else ""
+            how = f"ccr get {d.handle}" if d.handle else "not recoverable: not in the transcript"
+            lines.append(f"    {d.kind:<12} {d.tokens:>8,} tokens {d.bytes:>10,} bytes  {how}{piece}")
+    for f in report.failures:
+        lines.append(f"failed at line {f.at_line}: {f.error_id}: {f.error} (messages kept unchanged)")
+    return "\n".join(lines)

@@ -1,0 +1,74 @@
+"""The replay report as a self-contained HTML page (``replay --html``, ``show --html``).
+
+One file, no network: inline CSS, the context-size chart as inline SVG, and
+for each compaction the summary, the preserved tail, every attachment and
+skipped candidate, and every dropped span with a ``ccr get`` line to copy.
+The page is rendered from ``templates/report.html.j2`` with every value
+HTML-escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from compactor._templates import render_html
+from compactor.chart import LineChart, line_chart
+from compactor.errors import InputInvalid
+from compactor.report import CompactionReport
+
+__all__ = ["context_chart", "render_report_html", "write_report_html"]
+
+
+def context_chart(
+    timeline: Sequence[tuple[int, int]], compactions: Sequence[CompactionReport], threshold: int
+) -> LineChart:
+    """The context size over the session (by transcript line), the threshold, and each compaction.
+
+    Without a timeline (a report made elsewhere) the line joins each
+    compaction's size before and after.
+    """
+    points: list[tuple[float, float]] = [(float(line), float(tokens)) for line, tokens in timeline]
+    if not points:
+        for report in compactions:
+            line = float(report.at_line or 0)
+            points += [(line, float(report.pre_tokens)), (line, float(report.post_tokens))]
+    marks = [
+        (float(c.at_line or 0), f"#{n} {c.trigger}") for n, c in enumerate(compactions, start=1)
+    ]
+    horizontal = [(float(threshold), f"threshold {threshold:,}")] if threshold else []
+    return line_chart(points, vertical=marks, horizontal=horizontal)
+
+
+def render_report_html(
+    *,
+    session: str,
+    compactions: Sequence[CompactionReport],
+    failures: Sequence[CompactionReport] = (),
+    timeline: Sequence[tuple[int, int]] = (),
+    threshold: int = 0,
+    totals: dict[str, object] | None = None,
+) -> str:
+    """The whole page for one replayed session (or one compaction: pass it alone)."""
+    return render_html(
+        "report.html.j2",
+        session=session,
+        compactions=list(compactions),
+        failures=list(failures),
+        chart=context_chart(timeline, compactions, threshold),
+        threshold=threshold,
+        totals=totals or {},
+    )
+
+
+def write_report_html(path: Path, **report: object) -> None:
+    """Render the page (``render_report_html``'s arguments) and write it to ``path``.
+
+    Raises:
+        InputInvalid: ``path`` cannot be written.
+    """
+    page = render_report_html(**report)  # type: ignore[arg-type]
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise InputInvalid(f"{path}: cannot write the HTML report: {exc.strerror or exc}") from exc

@@ -1,0 +1,131 @@
+"""`compactor show` and `compactor replay --html` as real subprocesses; the page in a real browser."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LONG = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "long.jsonl"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "compactor", *args], capture_output=True, text=True,
+        env=dict(os.environ), timeout=300, check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path, Path]:  # type: ignore[type-arg]
+    """The long fixture replayed once: its JSON report, the report file and the HTML page."""
+    folder = tmp_path_factory.mktemp("show")
+    report_file, page = folder / "report.json", folder / "report.html"
+    done = cli("replay", str(LONG), "--json", "--store", str(folder / "ccr.db"), "--html", str(page))
+    assert done.returncode == 0, done.stderr
+    report_file.write_text(done.stdout, encoding="utf-8")
+    return json.loads(done.stdout), report_file, page
+
+
+def test_the_json_report_carries_each_summary_and_compacted_context(replayed: tuple[dict, Path, Path]) -> None:  # type: ignore[type-arg]
+    report, _, _ = replayed
+    assert len(report["compactions"]) >= 2
+    for c in report["compactions"]:
+        assert c["summary"] and c["summary"] in c["context"][0]["text"]
+        parts = [e["part"] for e in c["context"]]
+        assert parts[0] == "summary" and "tail" in parts and "attachment" in parts
+    assert len(report["timeline"]) > 10
+
+
+def test_show_lists_every_dropped_span_with_the_command_that_brings_it_back(replayed: tuple[dict, Path, Path]) -> None:  # type: ignore[type-arg]
+    report, report_file, _ = replayed
+    done = cli("show", str(report_file))
+    assert done.returncode == 0, done.stderr
+    for c in report["compactions"]:
+        for d in c["dropped"]:
+            assert f"ccr get {d['handle']}" in done.stdout
+        for a in c["attachments"]:
+            assert (a["path"] or a["name"]) in done.stdout
+    assert done.stdout.count("compaction ") >= len(report["compactions"])
+
+
+def test_show_summary_and_context_print_what_the_model_sees_next(replayed: tuple[dict, Path, Path]) -> None:  # type: ignore[type-arg]
+    report, report_file, _ = replayed
+    summary = cli("show", str(report_file), "--summary", "--compaction", "2")
+    assert summary.returncode == 0, summary.stderr
+    assert report["compactions"][1]["summary"] in summary.stdout
+    assert report["compactions"][0]["summary"] not in summary.stdout
+    context = cli("show", str(report_file), "--context", "-n", "1")
+    assert context.returncode == 0, context.stderr
+    assert "--- summary: user" in context.stdout and "--- tail:" in context.stdout
+    assert "--- attachment:" in context.stdout
+
+
+def test_show_of_a_single_compaction_report_works(replayed: tuple[dict, Path, Path], tmp_path: Path) -> None:  # type: ignore[type-arg]
+    report, _, _ = replayed
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(report["compactions"][0]), encoding="utf-8")
+    done = cli("show", str(one), "--summary")
+    assert done.returncode == 0, done.stderr
+    assert report["compactions"][0]["summary"] in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "code", "error_id"),
+    [
+        (None, 66, "input_not_found"),
+        ("not json", 65, "input_invalid"),
+        ("[1, 2]", 65, "input_invalid"),
+        ('{"compactions": [{"trigger": "sideways"}]}', 65, "input_invalid"),
+    ],
+)
+def test_show_refuses_what_is_not_a_report(tmp_path: Path, content: str | None, code: int, error_id: str) -> None:
+    path = tmp_path / "r.json"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    done = cli("show", str(path))
+    assert done.returncode == code
+    assert done.stderr.startswith(f"compactor: {error_id}: ") and "Traceback" not in done.stderr
+    assert done.stdout == ""
+
+
+def test_show_refuses_a_compaction_number_the_report_does_not_have(replayed: tuple[dict, Path, Path]) -> None:  # type: ignore[type-arg]
+    _, report_file, _ = replayed
+    done = cli("show", str(report_file), "--compaction", "99")
+    assert done.returncode == 2 and "usage_error" in done.stderr
+
+
+def test_show_html_writes_the_same_page_as_replay_html(replayed: tuple[dict, Path, Path], tmp_path: Path) -> None:  # type: ignore[type-arg]
+    _, report_file, page = replayed
+    again = tmp_path / "again.html"
+    done = cli("show", str(report_file), "--html", str(again))
+    assert done.returncode == 0, done.stderr
+    assert again.read_text(encoding="utf-8") == page.read_text(encoding="utf-8")
+
+
+def test_the_page_is_self_contained(replayed: tuple[dict, Path, Path]) -> None:  # type: ignore[type-arg]
+    _, _, page = replayed
+    html = page.read_text(encoding="utf-8")
+    # Text from the session is escaped (a quote becomes &#34;), so these can only be the page's own markup.
+    for remote in ('src="', 'href="', "<link ", "@import", "url("):
+        assert remote not in html
+
+
+def test_the_page_renders_the_chart_every_compaction_and_every_handle(
+    replayed: tuple[dict, Path, Path], browser, tmp_path: Path  # type: ignore[no-untyped-def]
+) -> None:
+    report, _, page = replayed
+    dom = browser.dom(page)
+    assert 'id="context-chart"' in dom
+    polyline = dom.split('<polyline class="line" points="', 1)[1].split('"', 1)[0]
+    assert len(polyline.split()) == len(report["timeline"])
+    assert dom.count('class="compaction"') - dom.count('class="compaction" x1') == len(report["compactions"])
+    for c in report["compactions"]:
+        for d in c["dropped"]:
+            assert d["handle"] in dom
+    shot = browser.screenshot(page, tmp_path / "report.png")
+    assert shot.stat().st_size > 10_000
