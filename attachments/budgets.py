@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, PositiveInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
+
+from attachments.selection import FileSelection
 
 __all__ = ["Budgets", "DEFAULT_BUDGETS"]
 
@@ -23,6 +25,8 @@ class Budgets(BaseModel):
     files_total: PositiveInt = 50_000
     skill_tokens: PositiveInt = 5_000
     skills_total: PositiveInt = 25_000
+    selection: FileSelection = Field(default_factory=FileSelection)
+    """Which files come first (``[attachments.selection]``; see ``attachments.selection``)."""
 
     @field_validator("*", mode="before")
     @classmethod

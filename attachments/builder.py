@@ -37,6 +37,8 @@ def build_attachments(
     store: TailStore,
     files: FileSource,
     cwd: str | None = None,
+    history: Sequence[Message] = (),
+    current_work: str | None = None,
 ) -> AttachmentSet:
     """The attachments that follow the preserved ``tail`` after a compaction.
 
@@ -44,6 +46,8 @@ def build_attachments(
     ``files`` gives the files' current content (``DiskFiles`` live,
     ``RecordedFiles`` in a replay); cut tails go to ``store``. Files and
     skills are held to ``budgets`` as rendered, counted with ``counter``.
+    ``history`` (the conversation being compacted) and ``current_work`` (the
+    summary's account of it) let the file selection strategy rank files.
 
     Raises:
         TailNotStored: a store named a tail with a handle the budget cannot fit.
@@ -51,7 +55,8 @@ def build_attachments(
             ``ccr.BudgetExceeded``): the pipeline then fails closed.
     """
     file_attachments, skipped = build_file_attachments(
-        snapshot, state, tail, budgets=budgets, counter=counter, store=store, files=files, cwd=cwd
+        snapshot, state, tail, budgets=budgets, counter=counter, store=store, files=files, cwd=cwd,
+        history=history, current_work=current_work,
     )
     skill_attachments, skipped_skills = build_skill_attachment(
         state, budgets=budgets, counter=counter, store=store

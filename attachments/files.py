@@ -1,11 +1,13 @@
-"""File attachments: the most recently read files, re-read now and cut to budget.
+"""File attachments: the read files most worth restoring, re-read now and cut to budget.
 
 Pure apart from two seams: the ``FileSource`` that gives the current content
 and the store that keeps cut tails. The order of work follows Claude Code:
 exclude plan files, memory files and paths the preserved tail already read;
-newest read first; take ``max_files``; re-read each (skip the deleted, note
-the changed); cut each to ``file_tokens`` with the tail in CCR; accept in
-order while the running total stays within ``files_total``.
+order the rest by the selection strategy (``attachments.selection``: Claude
+Code's ``recent``, newest read first, or ``activity``); take ``max_files``;
+re-read each (skip the deleted, note the changed); cut each to
+``file_tokens`` with the tail in CCR; accept in order while the running
+total stays within ``files_total``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from attachments.attachment import Attachment
 from attachments.budgets import Budgets
 from attachments.exclusions import is_memory_file, is_plan_file, normalize_path, read_paths
 from attachments.reasons import reason
+from attachments.selection import FileActivity, file_activity, rank_files
 from attachments.sources import FileSource, slice_lines
 from compactor.messages import Message
 from compactor.report import AttachmentEntry, SkippedEntry
@@ -39,10 +42,17 @@ def build_file_attachments(
     store: TailStore,
     files: FileSource,
     cwd: str | None = None,
+    history: Sequence[Message] = (),
+    current_work: str | None = None,
+    activity: Mapping[str, FileActivity] | None = None,
 ) -> tuple[list[Attachment], list[SkippedEntry]]:
     """The file attachments for ``snapshot`` (the read-file state taken before compaction).
 
-    Every candidate that is not attached is in the skipped list with its reason.
+    ``history`` (the conversation being compacted, tail included) and
+    ``current_work`` (the summary's account of the work in progress) feed
+    the ``activity`` strategy; ``activity`` may give the counts directly
+    instead of ``history``. Every candidate that is not attached is in the
+    skipped list with its reason.
 
     Raises:
         Whatever the store raises when it refuses a cut tail (fail closed).
@@ -64,9 +74,14 @@ def build_file_attachments(
             skipped.append(_skip(path, reason("read_in_tail", "the preserved messages already show this read")))
         else:
             candidates.append(entry)
+    selection = budgets.selection
+    if selection.strategy != "recent" and activity is None:
+        activity = file_activity(history, cwd)
+    candidates = rank_files(candidates, selection, activity=activity, current_work=current_work, cwd=cwd)
+    ranked_by = "most recently read" if selection.strategy == "recent" else "most active (reads, edits, recency)"
     for entry in candidates[budgets.max_files :]:
         skipped.append(
-            _skip(entry.path, reason("beyond_max_files", f"only the {budgets.max_files} most recently read files are restored"))
+            _skip(entry.path, reason("beyond_max_files", f"only the {budgets.max_files} {ranked_by} files are restored"))
         )
 
     attachments: list[Attachment] = []

@@ -1,0 +1,154 @@
+"""File selection: which read files a compaction restores first.
+
+A strategy orders the candidate files (plan files, memory files and files
+the preserved tail already read are excluded before, so their slots go to
+the next candidates); the file builder then takes ``max_files`` of them in
+that order and fits them to the token budgets.
+
+- ``recent`` is Claude Code's rule: the most recently read first.
+- ``activity`` scores what the session shows about each file: how often it
+  was read and edited since the last compaction, how recently, and whether
+  the summary's current work names it. Edited files are the ones a session
+  comes back to, and a file read five times is more likely to be read a
+  sixth time than one glanced at once.
+
+The weights are settings (``[attachments.selection]``) so that ``compactor
+tune`` can vary them.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+if TYPE_CHECKING:  # the settings import this module; keep that import light
+    from compactor.messages import Message
+    from compactor.session import ReadFileEntry
+
+__all__ = [
+    "DEFAULT_STRATEGY",
+    "FileActivity",
+    "FileSelection",
+    "STRATEGIES",
+    "StrategyName",
+    "file_activity",
+    "rank_files",
+]
+
+StrategyName = Literal["recent", "activity"]
+STRATEGIES: tuple[StrategyName, ...] = ("recent", "activity")
+DEFAULT_STRATEGY: StrategyName = "activity"
+"""Chosen with ``compactor tune`` on the project's fixtures and real sessions (see the README, "Tuning")."""
+
+_READ_TOOLS = frozenset({"Read"})
+_EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
+
+
+class FileSelection(BaseModel):
+    """How file candidates are ordered (``strategy``) and, for ``activity``, the weight of each signal."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    strategy: StrategyName = DEFAULT_STRATEGY
+    read_weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
+    """Weight of log(1 + reads since the last compaction)."""
+    edit_weight: float = Field(default=2.0, ge=0, allow_inf_nan=False)
+    """Weight of log(1 + edits and writes since the last compaction)."""
+    recency_weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
+    """Weight of recency: 1 for the newest touched file, falling as 1 / (1 + rank)."""
+    summary_weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
+    """Bonus when the summary's current work names the file (its path or its file name)."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_booleans(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"expected a number, not the boolean {str(value).lower()}")
+        return value
+
+
+class FileActivity(BaseModel):
+    """What the history shows about one file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reads: int = 0
+    edits: int = 0
+
+
+def file_activity(history: Iterable[Message], cwd: str | None = None) -> dict[str, FileActivity]:
+    """Reads and edits (Edit, MultiEdit, Write, NotebookEdit) per normalized path in ``history``."""
+    from attachments.exclusions import normalize_path
+
+    found: dict[str, FileActivity] = {}
+    for message in history:
+        for use in message.tool_uses():
+            if use.name not in _READ_TOOLS and use.name not in _EDIT_TOOLS:
+                continue
+            value = use.input.get("file_path", use.input.get("notebook_path", use.input.get("path")))
+            if not isinstance(value, str) or not value:
+                continue
+            activity = found.setdefault(normalize_path(value, cwd), FileActivity())
+            if use.name in _READ_TOOLS:
+                activity.reads += 1
+            else:
+                activity.edits += 1
+    return found
+
+
+def rank_files(
+    candidates: Sequence[ReadFileEntry],
+    selection: FileSelection,
+    *,
+    activity: Mapping[str, FileActivity] | None = None,
+    current_work: str | None = None,
+    cwd: str | None = None,
+) -> list[ReadFileEntry]:
+    """``candidates`` in the order the strategy restores them (best first).
+
+    ``activity`` is ``file_activity`` of the conversation being compacted;
+    ``current_work`` the summary's account of the work in progress. Both
+    are ignored by ``recent``. Ties keep the newest read first.
+    """
+    from attachments.exclusions import normalize_path
+
+    newest = sorted(candidates, key=lambda e: e.timestamp, reverse=True)
+    if selection.strategy == "recent":
+        return newest
+    seen = activity or {}
+    work = current_work or ""
+
+    def score(rank: int, entry: ReadFileEntry) -> float:
+        normal = normalize_path(entry.path, cwd)
+        counts = seen.get(normal, FileActivity())
+        named = bool(work) and (normal in work or entry.path in work or _names_file(work, normal))
+        return (
+            selection.read_weight * math.log1p(counts.reads)
+            + selection.edit_weight * math.log1p(counts.edits)
+            + selection.recency_weight / (1 + rank)
+            + (selection.summary_weight if named else 0.0)
+        )
+
+    scored = [(score(rank, entry), -rank, entry) for rank, entry in enumerate(newest)]
+    scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return [entry for _, _, entry in scored]
+
+
+def _names_file(text: str, path: str) -> bool:
+    """Whether ``text`` names the file by a name specific enough to mean it (``pipeline.py``, not ``a``)."""
+    name = posixpath.basename(path)
+    if "." not in name or len(name) < 5:
+        return False
+    start = text.find(name)
+    while start != -1:
+        before = text[start - 1] if start else " "
+        end = start + len(name)
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before in "_-.") and not (after.isalnum() or after in "_-"):
+            return True
+        start = text.find(name, start + 1)
+    return False

@@ -1,0 +1,122 @@
+"""File selection strategies: recent is Claude Code's order; activity ranks by reads, edits, recency and the summary."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from pydantic import ValidationError
+
+import ccr
+from attachments import Budgets, DiskFiles, build_file_attachments
+from attachments.selection import FileActivity, FileSelection, file_activity, rank_files
+from compactor.config import load_settings
+from compactor.messages import Message, ToolUseBlock
+from compactor.session import ReadFileEntry, SessionState
+from compactor.tokens import TiktokenCounter
+
+WriteFile = Callable[..., ReadFileEntry]
+
+
+def call(name: str, path: str, n: int) -> Message:
+    return Message(role="assistant", content=[ToolUseBlock(id=f"t{n}", name=name, input={"file_path": path})])
+
+
+def entry(path: str, at: float) -> ReadFileEntry:
+    return ReadFileEntry(path=path, content="x\n", timestamp=at)
+
+
+def test_recent_orders_newest_read_first_whatever_the_activity() -> None:
+    entries = [entry("/r/a.py", 1), entry("/r/b.py", 3), entry("/r/c.py", 2)]
+    activity = {"/r/a.py": FileActivity(reads=9, edits=9)}
+    ranked = rank_files(entries, FileSelection(strategy="recent"), activity=activity)
+    assert [e.path for e in ranked] == ["/r/b.py", "/r/c.py", "/r/a.py"]
+
+
+def test_activity_puts_an_often_edited_file_before_a_newer_glance() -> None:
+    entries = [entry("/r/core.py", 1), entry("/r/glance.py", 5)]
+    activity = {"/r/core.py": FileActivity(reads=3, edits=2), "/r/glance.py": FileActivity(reads=1)}
+    ranked = rank_files(entries, FileSelection(strategy="activity"), activity=activity)
+    assert [e.path for e in ranked] == ["/r/core.py", "/r/glance.py"]
+
+
+def test_activity_without_signals_keeps_claude_codes_order() -> None:
+    entries = [entry(f"/r/f{i}.py", float(i)) for i in range(6)]
+    ranked = rank_files(entries, FileSelection(strategy="activity"), activity={})
+    assert [e.path for e in ranked] == [f"/r/f{i}.py" for i in (5, 4, 3, 2, 1, 0)]
+
+
+def test_a_file_the_current_work_names_moves_up() -> None:
+    entries = [entry("/r/old_module.py", 1), entry("/r/new.py", 2)]
+    plain = rank_files(entries, FileSelection(), activity={})
+    named = rank_files(entries, FileSelection(), activity={}, current_work="- fixing old_module.py's parser")
+    assert plain[0].path == "/r/new.py"
+    assert named[0].path == "/r/old_module.py"
+
+
+def test_a_file_name_inside_a_longer_name_does_not_count_as_named() -> None:
+    entries = [entry("/r/util.py", 1), entry("/r/new.py", 2)]
+    ranked = rank_files(entries, FileSelection(), activity={}, current_work="editing myutil.py.bak")
+    assert ranked[0].path == "/r/new.py"
+
+
+def test_file_activity_counts_reads_and_every_kind_of_edit_per_normalized_path() -> None:
+    history = [
+        call("Read", "src/a.py", 1),
+        call("Read", "/repo/src/a.py", 2),
+        call("Edit", "/repo/src/a.py", 3),
+        call("Write", "/repo/src/b.py", 4),
+        call("MultiEdit", "/repo/src/b.py", 5),
+        call("Bash", "/repo/src/a.py", 6),
+    ]
+    found = file_activity(history, cwd="/repo")
+    assert found == {"/repo/src/a.py": FileActivity(reads=2, edits=1), "/repo/src/b.py": FileActivity(reads=0, edits=2)}
+
+
+def test_the_strategy_and_weights_are_settings_and_recent_stays_selectable() -> None:
+    settings = load_settings(None, env={}, overrides={"attachments.selection.strategy": "recent"})
+    assert settings.attachments.selection.strategy == "recent"
+    assert load_settings(None, env={}).attachments.selection.strategy == "activity"
+    with pytest.raises(ValidationError):
+        FileSelection(strategy="random")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        FileSelection(edit_weight=-1)
+
+
+def test_slots_of_files_the_tail_holds_go_to_the_next_candidates(
+    write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store
+) -> None:
+    entries = [write_file(f"f{i}.py", f"x = {i}\n", at=float(i)) for i in range(4)]
+    tail = [call("Read", entries[3].path, 9)]
+    history = [call("Edit", entries[0].path, 1), call("Edit", entries[0].path, 2)]
+    attached, skipped = build_file_attachments(
+        {e.path: e for e in entries},
+        SessionState(),
+        tail,
+        budgets=Budgets(max_files=2),
+        counter=counter,
+        store=store,
+        files=DiskFiles(),
+        history=history,
+    )
+    assert [a.entries[0].path for a in attached] == [entries[0].path, entries[2].path]
+    reasons = {s.path: s.reason.split(":", 1)[0] for s in skipped}
+    assert reasons == {entries[3].path: "read_in_tail", entries[1].path: "beyond_max_files"}
+
+
+def test_recent_ignores_the_history_in_the_file_builder(
+    write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store
+) -> None:
+    entries = [write_file(f"f{i}.py", f"x = {i}\n", at=float(i)) for i in range(3)]
+    history = [call("Edit", entries[0].path, 1)]
+    attached, _ = build_file_attachments(
+        {e.path: e for e in entries},
+        SessionState(),
+        [],
+        budgets=Budgets(max_files=2, selection=FileSelection(strategy="recent")),
+        counter=counter,
+        store=store,
+        files=DiskFiles(),
+        history=history,
+    )
+    assert [a.entries[0].path for a in attached] == [entries[2].path, entries[1].path]
