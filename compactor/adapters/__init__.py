@@ -1,0 +1,22 @@
+"""Adapters: the message histories of agent frameworks in and out of the ``Message`` shape.
+
+One module per format, each with an adapter class (``to_messages`` /
+``from_messages``, lossless both ways) and, where a framework has a place
+for it, the integration that compacts its history:
+
+- ``compactor.adapters.openai_chat``: OpenAI Chat Completions messages;
+- ``compactor.adapters.langchain``: LangChain ``BaseMessage``s (extra ``langchain``);
+- ``compactor.adapters.langgraph``: a ``pre_model_hook`` for LangGraph prebuilt agents (extra ``langgraph``);
+- ``compactor.adapters.pydantic_ai``: pydantic-ai ``ModelMessage``s and a history processor (extra ``pydantic-ai``).
+
+Modules that need a framework import it; this package imports none, so
+import the module of the framework you use.
+"""
+
+from __future__ import annotations
+
+from compactor.adapters._convert import PASSTHROUGH
+from compactor.adapters.history import CompactingHistory, HistoryAdapter
+from compactor.adapters.openai_chat import OpenAIChatAdapter
+
+__all__ = ["PASSTHROUGH", "CompactingHistory", "HistoryAdapter", "OpenAIChatAdapter"]

@@ -1,0 +1,113 @@
+"""A framework's message history kept under compaction, whatever its message type.
+
+``CompactingHistory`` is what each integration wraps: the framework hands it
+its whole history before a model call; the messages it has not seen yet go
+through the adapter into the ``Orchestrator`` (tool results deduplicated as
+they arrive), the policy decides, and the history comes back in the
+framework's own type: unchanged messages as they were, a compaction's
+summary and attachments built from their blocks.
+
+It accepts both ways frameworks keep history: one that stores what the
+processor returned (the next history starts with it) and one that keeps
+its own full list (the next history starts with what was passed in). Any
+other history is a new conversation: the session starts over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, Protocol, TypeVar
+
+from compactor.messages import Message
+from compactor.orchestrator import Orchestrator
+from compactor.recovery import recover
+from compactor.report import CompactionReport
+
+__all__ = ["CompactingHistory", "HistoryAdapter"]
+
+T = TypeVar("T")
+
+
+class HistoryAdapter(Protocol[T]):
+    """What an adapter offers: a framework's messages in and out of the ``Message`` shape."""
+
+    def to_messages(self, items: Sequence[T]) -> list[Message]: ...
+
+    def from_messages(self, messages: Sequence[Message]) -> list[T]: ...
+
+
+class CompactingHistory(Generic[T]):
+    """One conversation of a framework under compaction (see the module docstring).
+
+    ``make_adapter`` makes a fresh adapter for each conversation;
+    ``orchestrator`` is the session (default: settings from the environment,
+    the store at ``$COMPACTOR_HOME/ccr.db``). ``on_compaction`` sees each
+    successful compaction's report; all of them are in ``reports``.
+    """
+
+    def __init__(
+        self,
+        make_adapter: Callable[[], HistoryAdapter[T]],
+        orchestrator: Orchestrator | None = None,
+        *,
+        on_compaction: Callable[[CompactionReport], None] | None = None,
+    ) -> None:
+        self._make_adapter = make_adapter
+        self.adapter = make_adapter()
+        self.orchestrator = orchestrator if orchestrator is not None else Orchestrator()
+        self.on_compaction = on_compaction
+        self.reports: list[CompactionReport] = []
+        self.failures: list[CompactionReport] = []
+        self._read: list[T] = []
+        self._written: list[T] = []
+
+    def process(self, history: Sequence[T]) -> list[T]:
+        """The history to send now: the new messages added, compacted when the policy says so."""
+        items = list(history)
+        if _starts_with(items, self._written):
+            new = items[len(self._written):]
+        elif _starts_with(items, self._read):
+            new = items[len(self._read):]
+        else:
+            self._restart()
+            new = items
+        for message in self.adapter.to_messages(new):
+            self.orchestrator.add_message(message)
+        result = self.orchestrator.maybe_compact()
+        if result is not None and result.ok:
+            self.reports.append(result.report)
+            if self.on_compaction is not None:
+                self.on_compaction(result.report)
+        elif result is not None:
+            self.failures.append(result.report)
+        out = self.adapter.from_messages(self.orchestrator.messages)
+        self._read, self._written = items, out
+        return list(out)
+
+    def retrieve(
+        self,
+        handle: str,
+        query: str | None = None,
+        lines: list[int] | None = None,
+        bytes: list[int] | None = None,  # noqa: A002 - the recovery tool's argument name
+    ) -> str:
+        """Answer a recovery-tool call (``ccr_retrieve``) as text; errors are readable text too."""
+        call: dict[str, Any] = {"handle": handle}
+        for key, value in (("query", query), ("lines", lines), ("bytes", bytes)):
+            if value is not None:
+                call[key] = value
+        answer = recover(self.orchestrator.store, call)
+        return answer.content
+
+    def _restart(self) -> None:
+        old = self.orchestrator
+        self.orchestrator = Orchestrator(
+            settings=old.settings, store=old.store, counter=old.counter, summarizer=old.summarizer,
+            files=old.files, calibration=old.calibration, transcript_path=old.transcript_path,
+        )
+        self.adapter = self._make_adapter()
+        self._read, self._written = [], []
+
+
+def _starts_with(items: Sequence[Any], prefix: Sequence[Any]) -> bool:
+    return len(prefix) <= len(items) and all(a is b or a == b for a, b in zip(items, prefix, strict=False))
