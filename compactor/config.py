@@ -20,6 +20,8 @@ Environment variables (all optional):
 ``COMPACTOR_DISABLE_DEDUP``         true: leave repeated tool results alone
 ``COMPACTOR_COUNTER``               token counter: ``tiktoken`` or ``rough``
 ``COMPACTOR_TAIL_TOKENS``           tokens of recent rounds kept verbatim
+``COMPACTOR_SUMMARY_FACTS_TOKENS``  tokens the extractive summary spends on
+                                    paths and commands before citing a listing
 ``COMPACTOR_SUMMARIZER``            ``extractive``, ``anthropic`` or ``openai``
 ``COMPACTOR_LLM_BASE_URL``          base URL of the LLM summarizer's API
 ``COMPACTOR_LLM_MODEL``             model the LLM summarizer asks
@@ -83,6 +85,7 @@ __all__ = [
     "DEFAULT_MAX_OUTPUT_TOKENS",
     "DEFAULT_RECOVERY_TOOLS",
     "DEFAULT_SUMMARIZER",
+    "DEFAULT_SUMMARY_FACTS_TOKENS",
     "DEFAULT_SUMMARY_RESERVE_CAP",
     "DEFAULT_TAIL_TOKENS",
     "DEFAULT_THRASH_LIMIT",
@@ -126,6 +129,8 @@ DEFAULT_RECOVERY_TOOLS: tuple[str, ...] = ("ccr_get", "ccr_query", "ccr_range", 
 # Counting, pipeline, attachments.
 DEFAULT_COUNTER: CounterName = "tiktoken"
 DEFAULT_TAIL_TOKENS = 12_000
+DEFAULT_SUMMARY_FACTS_TOKENS = 2_400
+"""Tokens the extractive summary may spend listing paths and commands; the rest is stored and cited."""
 
 # Summarizer.
 SummarizerName = Literal["extractive", "anthropic", "openai"]
@@ -235,6 +240,7 @@ class PipelineSettings(_Model):
     """How a compaction cuts the conversation."""
 
     tail_tokens: int = Field(default=DEFAULT_TAIL_TOKENS, ge=0)
+    summary_facts_tokens: int = Field(default=DEFAULT_SUMMARY_FACTS_TOKENS, ge=0)
 
 
 class LLMSettings(_Model):
@@ -285,6 +291,7 @@ ENV_VARS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "COMPACTOR_DISABLE_DEDUP": ("dedup.enabled", _negated_bool),
     "COMPACTOR_COUNTER": ("counter", _as_is),
     "COMPACTOR_TAIL_TOKENS": ("pipeline.tail_tokens", _as_is),
+    "COMPACTOR_SUMMARY_FACTS_TOKENS": ("pipeline.summary_facts_tokens", _as_is),
     "COMPACTOR_SUMMARIZER": ("summarizer", _as_is),
     "COMPACTOR_LLM_BASE_URL": ("llm.base_url", _as_is),
     "COMPACTOR_LLM_MODEL": ("llm.model", _as_is),

@@ -38,6 +38,7 @@ from compactor.rounds import group_rounds
 from compactor.session import SessionState
 from compactor.spans import Span, head_spans
 from compactor.summarizers.base import SECTION_TITLES, CitingSummarizer, Summarizer
+from compactor.survival import fact_survival
 from compactor.tokens import TokenCounter
 
 __all__ = [
@@ -306,7 +307,7 @@ def _compact(
 
     # 4. summarize.
     if isinstance(summarizer, CitingSummarizer):
-        summary = summarizer.summarize(head, instructions, spans=spans)
+        summary = summarizer.summarize(head, instructions, spans=spans, cwd=new_state.cwd)
     else:
         summary = summarizer.summarize(head, instructions)
     # A summary may cite what earlier compactions stored too; it may not cite what was never stored.
@@ -374,6 +375,9 @@ def _compact(
         attachments=attached.entries,
         skipped=attached.skipped,
         dedup=DedupReport(hits=hits, saved_bytes=saved),
+        survival=fact_survival(
+            head, summary.text, cwd=new_state.cwd, stored={s.handle: s.data for s in spans if s.kind != "head"}
+        ),
         summary=summary.text.strip(),
         context=context_entries(out, out_sizes, tail_length=len(tail)),
     )

@@ -9,6 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from compactor.survival import Survival
+
 __all__ = [
     "AttachmentEntry",
     "AttachmentType",
@@ -107,6 +109,9 @@ class CompactionReport(_Model):
     attachments: list[AttachmentEntry] = Field(default_factory=list)
     skipped: list[SkippedEntry] = Field(default_factory=list)
     dedup: DedupReport = Field(default_factory=DedupReport)
+    survival: Survival | None = None
+    """Share of the head's paths, command first lines and typed user messages the summary kept
+    (verbatim or by handle; ``compactor.survival``). None when the compaction failed."""
     at_line: int | None = None
     reread_coverage: float | None = None
     """Replay only: of the files read before and again after, the share file attachments restored."""

@@ -36,7 +36,8 @@ DEFAULT_TOOL_RESULT_MIN_BYTES = 2_000
 DEFAULT_USER_MESSAGE_MAX_BYTES = 600
 """A user message of more UTF-8 bytes than this is cut in the summary and stored on its own."""
 
-SpanKind = Literal["head", "tool_result", "user_message"]
+SpanKind = Literal["head", "tool_result", "user_message", "facts"]
+"""``facts``: a summarizer's full listing of what it could not show whole (paths, commands)."""
 
 
 class Span(BaseModel):

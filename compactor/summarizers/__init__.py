@@ -13,6 +13,7 @@ from compactor.summarizers.anthropic import AnthropicSummarizer
 from compactor.summarizers.base import SECTION_TITLES, Summarizer, Summary
 from compactor.summarizers.extractive import ExtractiveSummarizer
 from compactor.summarizers.openai import OpenAISummarizer
+from compactor.tokens import make_counter
 
 __all__ = [
     "AnthropicSummarizer",
@@ -32,7 +33,9 @@ def make_summarizer(settings: Settings) -> Summarizer:
         ConfigError: an LLM summarizer whose SDK is not installed, or bad LLM settings.
     """
     if settings.summarizer == "extractive":
-        return ExtractiveSummarizer()
+        return ExtractiveSummarizer(
+            facts_tokens=settings.pipeline.summary_facts_tokens, counter=make_counter(settings.counter)
+        )
     llm = settings.llm.model_dump(exclude_none=True)
     if settings.summarizer == "anthropic":
         return AnthropicSummarizer(**llm)

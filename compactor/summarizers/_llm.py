@@ -470,12 +470,18 @@ class LLMClientSummarizer(ABC):
         return head_spans(messages)
 
     def summarize(
-        self, messages: Sequence[Message], instructions: str | None = None, *, spans: Sequence[Span] | None = None
+        self,
+        messages: Sequence[Message],
+        instructions: str | None = None,
+        *,
+        spans: Sequence[Span] | None = None,
+        cwd: str | None = None,
     ) -> Summary:
         """Summarize ``messages``, following ``instructions`` as well when given.
 
         With ``spans`` (what the pipeline stored), tool results stored on
         their own show their handle in the prompt, and the summary may cite it.
+        ``cwd`` is accepted for the protocol; the model sees paths as they are.
 
         Raises:
             SummarizerError: the request failed (HTTP error, timeout, refused

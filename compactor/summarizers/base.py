@@ -62,7 +62,8 @@ class CitingSummarizer(Protocol):
 
     ``spans(messages)`` names every span its summary may cite; the pipeline
     stores exactly those before summarizing and hands them back, so that
-    they are computed once.
+    they are computed once. ``cwd`` is the session's working directory, when
+    known (a summary may show paths relative to it).
     """
 
     name: str
@@ -70,5 +71,10 @@ class CitingSummarizer(Protocol):
     def spans(self, messages: Sequence[Message]) -> list[Span]: ...
 
     def summarize(
-        self, messages: Sequence[Message], instructions: str | None = None, *, spans: Sequence[Span] | None = None
+        self,
+        messages: Sequence[Message],
+        instructions: str | None = None,
+        *,
+        spans: Sequence[Span] | None = None,
+        cwd: str | None = None,
     ) -> Summary: ...

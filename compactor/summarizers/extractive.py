@@ -11,17 +11,22 @@ and cited by the CCR handle of the span it came from (see
 from __future__ import annotations
 
 import re
+import sys
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ccr import marker
+from ccr import handle_for, marker
 from compactor._templates import render
-from compactor.dedup import without_result_id
+from compactor.config import DEFAULT_SUMMARY_FACTS_TOKENS
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.rounds import is_prompt
-from compactor.spans import Span, head_spans, tool_result_bytes
+from compactor.spans import Span, SpanKind, head_spans, tool_result_bytes
+from compactor.summarizers._facts import Facts, command_first_line, layout, relative_path, touched_path
+from compactor.summarizers._prompts import typed
+from compactor.summarizers._thread import Thread
 from compactor.summarizers.base import SECTION_TITLES, Summary
+from compactor.tokens import RoughCounter, TokenCounter
 
 __all__ = ["ExtractiveSummarizer"]
 
@@ -30,17 +35,11 @@ _ERROR_LINE = re.compile(
 )
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,_.]*\d(?![\w])|(?<![\w.])\d(?![\w.])")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_PATH_KEYS = ("file_path", "notebook_path")
-_EDIT_TOOLS = {"Edit": "edited", "MultiEdit": "edited", "NotebookEdit": "edited", "Write": "written"}
 _CONTENT_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Grep", "Glob"})
 """Tools whose results show file content: a line saying "error" there is code, not a failure."""
-
-
-def _cut(text: str, limit: int) -> tuple[str, bool]:
-    text = text.strip()
-    if len(text) <= limit:
-        return text, False
-    return text[:limit].rstrip() + " [...]", True
+_MIN_USER_CHARS = 200
+"""However many user messages there are, each shows at least this many characters."""
+_STATEMENT_CHARS = 700
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -48,33 +47,47 @@ def _one_line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 5].rstrip() + " [...]"
 
 
-@dataclass
-class _FileNote:
-    path: str
-    actions: Counter[str] = field(default_factory=Counter)
-    handles: list[str] = field(default_factory=list)
+def _own_span(kind: SpanKind, text: str, ref: str | None, index: int | None) -> Span:
+    data = text.encode("utf-8")
+    return Span(kind=kind, data=data, handle=handle_for(data), content_type="text/plain", ref=ref, message_index=index)
+
+
+def _full_listing(messages: Sequence[Message]) -> str | None:
+    """Every path and command of ``messages`` in full (absolute paths, whole first lines)."""
+    facts = Facts()
+    calls: dict[str, ToolUseBlock] = {}
+    for index, message in enumerate(messages):
+        for block in message.blocks():
+            if isinstance(block, ToolUseBlock):
+                calls[block.id] = block
+                facts.tool_use(block, index)
+            elif isinstance(block, ToolResultBlock) and block.tool_use_id in calls:
+                text = tool_result_bytes(block).decode("utf-8", errors="replace")
+                facts.tool_result(calls[block.tool_use_id], block, text, None, index)
+    if not facts.files and not facts.commands:
+        return None
+    return layout(facts, cwd=None, budget_tokens=0, count=len).listing
 
 
 @dataclass
 class _Digest:
     """What the extractor found, before rendering."""
 
-    user_messages: list[str] = field(default_factory=list)
+    limit: int
+    user_counts: dict[str, int] = field(default_factory=dict)
+    user_lines: dict[str, str] = field(default_factory=dict)
+    carried: list[str] = field(default_factory=list)
     context_messages: list[str] = field(default_factory=list)
     earlier_summaries: list[str] = field(default_factory=list)
-    files: dict[str, _FileNote] = field(default_factory=dict)
+    facts: Facts = field(default_factory=Facts)
+    file_handles: set[str] = field(default_factory=set)
+    thread: Thread = field(default_factory=Thread)
     searches: list[str] = field(default_factory=list)
-    commands: list[str] = field(default_factory=list)
-    earlier_commands: int = 0
     errors: list[str] = field(default_factory=list)
     numbers: list[str] = field(default_factory=list)
     tools: Counter[str] = field(default_factory=Counter)
     programs: Counter[str] = field(default_factory=Counter)
-    todos: list[str] = field(default_factory=list)
     primary: str = ""
-    latest_request: str = ""
-    current_work: list[str] = field(default_factory=list)
-    next_step: str = ""
     handles: dict[str, list[str]] = field(default_factory=dict)
 
     def cite(self, section: str, handle: str | None) -> str:
@@ -90,10 +103,16 @@ class _Digest:
 class ExtractiveSummarizer:
     """Fills the nine sections from the transcript itself; no model involved.
 
-    Limits keep the summary small: each user message is cut at
-    ``user_message_chars``, and at most ``max_commands``, ``max_errors`` and
-    ``max_numbers`` of the most recent commands, error lines and cited
-    numbers are listed; the rest stays reachable through the head's handle.
+    Paths and commands are budgeted by tokens, not by count: every touched
+    path (relative to ``cwd`` where shorter) and every distinct command's
+    first line are shown while they fit ``facts_tokens`` (measured with
+    ``counter``); the rest, and any first line too long to show whole, is in a
+    full listing stored as its own span and cited with the number left out.
+    Every distinct user message is kept verbatim, or cut with the handle of
+    the whole text when long: at ``user_message_chars``, or shorter when the
+    messages together pass ``user_messages_chars``. At most ``max_errors``
+    error lines and ``max_numbers`` cited numbers are listed (the newest);
+    the rest stays reachable through the head's handle.
     """
 
     name = "extractive"
@@ -101,14 +120,18 @@ class ExtractiveSummarizer:
     def __init__(
         self,
         *,
+        facts_tokens: int = DEFAULT_SUMMARY_FACTS_TOKENS,
+        counter: TokenCounter | None = None,
         user_message_chars: int = 600,
-        max_commands: int = 30,
-        max_errors: int = 20,
-        max_numbers: int = 12,
+        user_messages_chars: int = 5_000,
+        max_errors: int = 12,
+        max_numbers: int = 8,
         tool_result_min_bytes: int | None = None,
     ) -> None:
+        self.facts_tokens = facts_tokens
+        self.counter: TokenCounter = counter if counter is not None else RoughCounter()
         self.user_message_chars = user_message_chars
-        self.max_commands = max_commands
+        self.user_messages_chars = user_messages_chars
         self.max_errors = max_errors
         self.max_numbers = max_numbers
         self._span_options = (
@@ -116,33 +139,70 @@ class ExtractiveSummarizer:
         )
 
     def spans(self, messages: Sequence[Message]) -> list[Span]:
-        """The spans this summary may cite; the pipeline stores exactly these."""
-        return head_spans(
-            messages, user_message_max_bytes=self.user_message_chars, **self._span_options
-        )
+        """The spans this summary may cite; the pipeline stores exactly these.
+
+        The head, large tool results, meta messages and earlier summaries
+        (``compactor.spans.head_spans``), every user message the summary cuts
+        (its typed text whole), and the full listing of paths and commands.
+        """
+        spans = head_spans(messages, user_message_max_bytes=sys.maxsize, **self._span_options)
+        seen = {s.handle for s in spans}
+        limit = self._user_limit(messages)
+        extra: list[Span] = []
+        for index, message in enumerate(messages):
+            said = typed(message)
+            if said is not None and len(said.text) > limit:
+                # The message's own text when it holds the typed text whole, else the typed text.
+                whole = message.text()
+                text = whole if said.text in whole else said.text
+                extra.append(_own_span("user_message", text, str(index), index))
+        listing = _full_listing(messages)
+        if listing:
+            extra.append(_own_span("facts", listing, "facts", None))
+        for span in extra:
+            if span.handle not in seen:
+                seen.add(span.handle)
+                spans.append(span)
+        return spans
 
     def summarize(
-        self, messages: Sequence[Message], instructions: str | None = None, *, spans: Sequence[Span] | None = None
+        self,
+        messages: Sequence[Message],
+        instructions: str | None = None,
+        *,
+        spans: Sequence[Span] | None = None,
+        cwd: str | None = None,
     ) -> Summary:
-        """Summarize ``messages``; ``spans`` are ``self.spans(messages)`` when the caller has them."""
+        """Summarize ``messages``; ``spans`` are ``self.spans(messages)`` when the caller has them;
+        ``cwd`` is the session's working directory (paths under it are shown relative)."""
         if spans is None:
             spans = self.spans(messages)
         head_handle = spans[0].handle
         by_result = {s.ref: s.handle for s in spans if s.kind == "tool_result"}
         by_message = {s.ref: s.handle for s in spans if s.kind == "user_message"}
+        facts_handle = next((s.handle for s in spans if s.kind == "facts"), None)
         digest = self._digest(messages, by_result, by_message)
-        sections = self._sections(digest, head_handle)
+        sections = self._sections(digest, head_handle, facts_handle, cwd)
         text = render(
             "extractive_summary.j2",
             sections=list(sections.items()),
             head=marker(head_handle),
             message_count=len(messages),
             instructions=(instructions or "").strip(),
+            cwd=cwd if digest.facts.files and any(relative_path(p, cwd) != p for p in digest.facts.files) else None,
         )
         cited = [head_handle]
         for handles in digest.handles.values():
             cited.extend(h for h in handles if h not in cited)
         return Summary(text=text, summarizer=self.name, sections=sections, handles=cited)
+
+    def _user_limit(self, messages: Sequence[Message]) -> int:
+        """Characters each user message may show: less when there are many."""
+        texts = {t.text for m in messages if (t := typed(m)) is not None}
+        total = sum(min(len(t), self.user_message_chars) for t in texts)
+        if total <= self.user_messages_chars or not texts:
+            return self.user_message_chars
+        return max(_MIN_USER_CHARS, self.user_messages_chars // len(texts))
 
     # -- extraction -------------------------------------------------------
 
@@ -152,89 +212,71 @@ class ExtractiveSummarizer:
         by_result: dict[str | None, str],
         by_message: dict[str | None, str],
     ) -> _Digest:
-        d = _Digest()
+        d = _Digest(limit=self._user_limit(messages))
         calls: dict[str, ToolUseBlock] = {}
         result_texts: list[str] = []
         assistant_texts: list[str] = []
         for index, message in enumerate(messages):
+            d.thread.add(index, message)
             if is_prompt(message):
-                self._user_message(d, message, by_message.get(str(index)))
+                self._user_message(d, index, message, by_message)
                 continue
             for block in message.blocks():
                 if isinstance(block, ToolUseBlock):
                     calls[block.id] = block
-                    self._tool_use(d, block)
+                    self._tool_use(d, block, index)
                 elif isinstance(block, ToolResultBlock):
                     text = tool_result_bytes(block).decode("utf-8", errors="replace")
                     result_texts.append(text)
-                    self._tool_result(d, block, text, calls.get(block.tool_use_id), by_result)
+                    self._tool_result(d, block, text, calls.get(block.tool_use_id), by_result, index)
                 elif isinstance(block, TextBlock) and message.role == "assistant":
                     if block.text.strip():
                         assistant_texts.append(block.text)
         self._numbers(d, assistant_texts, result_texts)
         d.errors = d.errors[-self.max_errors :]
-        if len(d.commands) > self.max_commands:
-            d.earlier_commands = len(d.commands) - self.max_commands
-            d.commands = d.commands[-self.max_commands :]
-        if assistant_texts:
-            d.current_work.insert(0, _cut(assistant_texts[-1], 800)[0])
-        d.next_step = d.latest_request
-        in_progress = [t for t in d.todos if t.startswith("[in_progress]")]
-        if in_progress:
-            d.next_step += ("\n" if d.next_step else "") + "Task in progress: " + in_progress[0]
         return d
 
-    def _user_message(self, d: _Digest, message: Message, handle: str | None) -> None:
-        text = message.text()
+    def _user_message(self, d: _Digest, index: int, message: Message, by_message: dict[str | None, str]) -> None:
+        handle = by_message.get(str(index))
         if message.is_compact_summary:
             # An earlier compaction's summary: carry its user messages and request forward.
             d.earlier_summaries.append(d.cite("All user messages", handle))
-            d.user_messages.extend(
-                item for item in _section_items(text, "All user messages") if not item.startswith(_OWN_NOTES)
-            )
+            for item in _section_items(message.text(), "All user messages"):
+                if not item.startswith(_OWN_NOTES) and item not in d.carried:
+                    d.carried.append(item)
             if not d.primary:
-                d.primary = "\n".join(_section_lines(text, "Primary request and intent"))
+                d.primary = "\n".join(_section_lines(message.text(), "Primary request and intent"))
             return
-        if message.is_meta:
-            d.context_messages.append(d.cite("All user messages", handle))
+        said = typed(message)
+        if said is None:
+            if message.is_meta:
+                d.context_messages.append(d.cite("All user messages", handle))
             return
-        cut, was_cut = _cut(text, self.user_message_chars)
-        line = cut + (f" {d.cite('All user messages', handle)}" if was_cut else "")
-        d.user_messages.append(line)
-        if not d.primary:
-            d.primary = line
-        d.latest_request = line
+        if said.text in d.user_counts:
+            d.user_counts[said.text] += 1
+            return
+        d.user_counts[said.text] = 1
+        if len(said.text) > d.limit:
+            d.user_lines[said.text] = said.text[: d.limit].rstrip() + f" [...] {d.cite('All user messages', handle)}"
+        else:
+            d.user_lines[said.text] = said.text
+        if said.is_request and not d.primary:
+            d.primary = d.user_lines[said.text]
 
-    def _tool_use(self, d: _Digest, block: ToolUseBlock) -> None:
+    def _tool_use(self, d: _Digest, block: ToolUseBlock, index: int) -> None:
         d.tools[block.name] += 1
-        path = next((block.input[k] for k in _PATH_KEYS if isinstance(block.input.get(k), str)), None)
-        if path:
-            note = d.files.setdefault(path, _FileNote(path))
-            if block.name == "Read":
-                offset, limit = block.input.get("offset"), block.input.get("limit")
-                if offset is not None or limit is not None:
-                    start = int(offset or 1)
-                    end = f"{start + int(limit) - 1}" if limit is not None else "end"
-                    note.actions[f"read lines {start}-{end}"] += 1
-                else:
-                    note.actions["read"] += 1
-            else:
-                note.actions[_EDIT_TOOLS.get(block.name, block.name)] += 1
-        elif block.name in ("Grep", "Glob"):
+        d.facts.tool_use(block, index)
+        if touched_path(block) is None and block.name in ("Grep", "Glob"):
             pattern = block.input.get("pattern", "")
             where = block.input.get("path") or block.input.get("glob") or ""
-            d.searches.append(_one_line(f"{block.name} {pattern!r} {where}".strip(), 160))
-        if block.name == "Bash" and isinstance(block.input.get("command"), str):
-            program = block.input["command"].strip().split(" ", 1)[0]
+            search = _one_line(f"{block.name} {pattern!r} {where}".strip(), 120)
+            if search not in d.searches:
+                d.searches.append(search)
+        first = command_first_line(block)
+        if first:
+            program = first.split(" ", 1)[0]
             if program:
                 d.programs[program] += 1
-        if block.name == "TodoWrite" and isinstance(block.input.get("todos"), list):
-            d.todos = [
-                f"[{t.get('status', 'pending')}] {t.get('content', '')}"
-                for t in block.input["todos"]
-                if isinstance(t, dict)
-            ]
-        d.current_work = [f"{block.name}: {_one_line(_describe(block), 160)}"] + d.current_work[:2]
 
     def _tool_result(
         self,
@@ -243,25 +285,14 @@ class ExtractiveSummarizer:
         text: str,
         call: ToolUseBlock | None,
         by_result: dict[str | None, str],
+        index: int,
     ) -> None:
         handle = by_result.get(block.tool_use_id)
         name = call.name if call else "tool"
         if call is not None:
-            path = next((call.input[k] for k in _PATH_KEYS if isinstance(call.input.get(k), str)), None)
-            if path and handle:
-                note = d.files[path]
-                if handle not in note.handles:
-                    note.handles.append(handle)
-                d.cite("Files and code sections", handle)
-            if call.name == "Bash":
-                outcome = "failed" if block.is_error else "ok"
-                last = next((ln for ln in reversed(without_result_id(text).splitlines()) if ln.strip()), "")
-                line = f"`{_one_line(str(call.input.get('command', '')), 160)}` -> {outcome}"
-                if last:
-                    line += f": {_one_line(last, 140)}"
-                if handle:
-                    line += f" {d.cite('Problem solving', handle)}"
-                d.commands.append(line)
+            d.facts.tool_result(call, block, text, handle, index)
+            if touched_path(call) and handle:
+                d.file_handles.add(handle)
         shows_content = call is not None and call.name in _CONTENT_TOOLS
         error_lines = [] if shows_content and not block.is_error else [
             ln for ln in text.splitlines() if _ERROR_LINE.search(ln)
@@ -269,7 +300,7 @@ class ExtractiveSummarizer:
         if block.is_error and not error_lines and text.strip():
             error_lines = [text.strip().splitlines()[0]]
         if error_lines:
-            line = f"{name}: {_one_line(error_lines[0], 200)}"
+            line = f"{name}: {_one_line(error_lines[0], 180)}"
             if len(error_lines) > 1:
                 line += f" (+{len(error_lines) - 1} more)"
             if handle:
@@ -293,43 +324,51 @@ class ExtractiveSummarizer:
         for text in assistant_texts:
             for sentence in _SENTENCE.split(text):
                 if any(len(n) > 1 and seen(n) for n in _NUMBER.findall(sentence)):
-                    line = _one_line(sentence, 200)
+                    line = _one_line(sentence.strip().lstrip("-*• ").strip(), 180)
                     if line not in found:
                         found.append(line)
         d.numbers = found[-self.max_numbers :]
 
     # -- sections ---------------------------------------------------------
 
-    def _sections(self, d: _Digest, head_handle: str) -> dict[str, str]:
-        head = marker(head_handle)
-        files = [
-            f"- {note.path}: {', '.join(_actions(note.actions))}"
-            + (f" {' '.join(marker(h) for h in note.handles[-2:])}" if note.handles else "")
-            for note in d.files.values()
-        ]
+    def _sections(self, d: _Digest, head_handle: str, facts_handle: str | None, cwd: str | None) -> dict[str, str]:
+        def file_handle(handle: str) -> str:
+            return d.cite("Files and code sections", handle) if handle in d.file_handles else ""
+
+        shown = layout(
+            d.facts, cwd=cwd, budget_tokens=self.facts_tokens, count=self.counter.count_text, file_handle=file_handle
+        )
+        listing = d.cite("Files and code sections", facts_handle) if shown.listing and facts_handle else marker(head_handle)
+        files = list(shown.files)
+        if shown.spilled_files:
+            files.append(f"- ({shown.spilled_files} more files of {len(d.facts.files)} are listed in {listing})")
+        files.extend(f"- searched: {s}" for s in d.searches[-6:])
         concepts = []
         if d.tools:
             concepts.append("Tools used: " + ", ".join(f"{n} x{c}" for n, c in d.tools.most_common()))
         if d.programs:
             concepts.append("Programs run: " + ", ".join(f"{n} x{c}" for n, c in d.programs.most_common(12)))
-        exts = Counter(_extension(p) for p in d.files if _extension(p))
+        exts = Counter(_extension(p) for p in d.facts.files if _extension(p))
         if exts:
             concepts.append("File types: " + ", ".join(f"{e} x{c}" for e, c in exts.most_common(10)))
         solving = [f"- {line}" for line in d.numbers]
-        if d.commands:
-            if d.earlier_commands:
-                solving.append(f"- ({d.earlier_commands} earlier commands are in {head})")
-            solving.extend(f"- {c}" for c in d.commands)
+        if shown.spilled_commands:
+            solving.append(
+                f"- ({shown.spilled_commands} earlier commands of {len(d.facts.commands)} are listed in {listing})"
+            )
+        if shown.cut_commands:
+            solving.append(f"- ({shown.cut_commands} long first lines are cut here; whole in {listing})")
+        solving.extend(shown.commands)
         values = [
             d.primary or "(no user request in this part)",
             "\n".join(f"- {c}" for c in concepts) or "(none recorded)",
-            "\n".join(files + [f"- searched: {s}" for s in d.searches[-10:]]) or "(no files touched)",
+            "\n".join(files) or "(no files touched)",
             "\n".join(f"- {e}" for e in d.errors) or "(no errors seen)",
             "\n".join(solving) or "(nothing recorded)",
             "\n".join(_user_lines(d)) or "(none)",
-            "\n".join(f"- {t}" for t in d.todos if not t.startswith("[completed]")) or "(none recorded)",
-            "\n".join(f"- {w}" for w in d.current_work) or "(nothing recorded)",
-            d.next_step or "(no explicit next step)",
+            "\n".join(f"- {item}" for item in d.thread.open_items()) or "(none recorded)",
+            _current_work(d),
+            _next_step(d),
         ]
         return dict(zip(SECTION_TITLES, values, strict=True))
 
@@ -353,12 +392,57 @@ _OWN_NOTES = (_CONTEXT_NOTE, _EARLIER_NOTE)
 
 
 def _user_lines(d: _Digest) -> list[str]:
-    lines = [f"- {m}" for m in d.user_messages]
+    lines = [f"- {m}" for m in d.carried]
+    for text, line in d.user_lines.items():
+        count = d.user_counts[text]
+        lines.append(f"- {line}" + (f" (sent {count} times)" if count > 1 else ""))
     if d.context_messages:
         lines.append("- " + _CONTEXT_NOTE + " ".join(d.context_messages))
     if d.earlier_summaries:
         lines.append("- " + _EARLIER_NOTE + " ".join(d.earlier_summaries))
     return lines
+
+
+def _request_line(d: _Digest) -> str | None:
+    request = d.thread.last_request
+    return d.user_lines.get(request.text) if request is not None else None
+
+
+def _current_work(d: _Digest) -> str:
+    thread = d.thread
+    lines = []
+    if thread.last_statement:
+        lines.append(f"- The assistant's last statement: {_one_line(thread.last_statement, _STATEMENT_CHARS)}")
+    if thread.actions:
+        lines.append("- Its latest tool calls: " + "; ".join(thread.actions))
+    lines.extend(f"- In progress: {item}" for item in thread.in_progress())
+    request = _request_line(d)
+    if request:
+        lines.append(f"- The user's latest request: {request}")
+    return "\n".join(lines) or "(nothing recorded)"
+
+
+def _next_step(d: _Digest) -> str:
+    """From the latest request, the last statement of intent and what is open; the newest first."""
+    thread = d.thread
+    lines = []
+    request = _request_line(d)
+    answered = thread.last_statement_index > thread.last_request_index
+    if request and not answered:
+        lines.append(f"- Answer the user's latest request: {request}")
+    for item in thread.in_progress()[:3]:
+        lines.append(f"- Finish the item in progress: {item}")
+    if thread.last_statement and answered:
+        lines.append(f"- Carry on from the assistant's last statement: {_one_line(thread.last_statement, 400)}")
+    if request and answered:
+        lines.append(f"- Within the user's latest request: {request}")
+    waiting = [t for t in thread.background.values() if not t.collected]
+    for task in waiting[:3]:
+        if task.status == "running":
+            lines.append(f"- Collect background task {task.id} when it finishes (it is still running)")
+        else:
+            lines.append(f"- Read the output of background task {task.id} ({task.status})")
+    return "\n".join(lines) or "(no explicit next step)"
 
 
 _HEADING = re.compile(r"^\s*\d+\.\s+(?P<title>[^\n:]+):\s*$", re.MULTILINE)
@@ -377,19 +461,6 @@ def _section_lines(summary: str, title: str) -> list[str]:
 def _section_items(summary: str, title: str) -> list[str]:
     """The ``- item`` entries of a summary section, without their bullets."""
     return [line[2:] for line in _section_lines(summary, title) if line.startswith("- ")]
-
-
-def _describe(block: ToolUseBlock) -> str:
-    for key in ("command", "file_path", "notebook_path", "pattern", "description", "skill", "prompt"):
-        value = block.input.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return ""
-
-
-def _actions(actions: Counter[str]) -> Iterable[str]:
-    for action, count in actions.items():
-        yield action if count == 1 else f"{action} x{count}"
 
 
 def _extension(path: str) -> str:

@@ -1,0 +1,101 @@
+"""What a user-role message says the user typed, if anything.
+
+Claude Code writes much more than the user's words into user-role
+messages: tool results, system reminders, background-task notifications,
+the wrappers of slash commands and of ``!`` shell input, their output, and
+the client's own notes. Only some of it is the user speaking. ``typed`` sorts
+one message: the text the user typed (a request, a slash command with its
+arguments, or shell input), or None for everything else. The summarizer and
+the fact-survival measure (``compactor.survival``) both use it, so that they
+agree on what "the user's messages" are.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from compactor.messages import Message
+from compactor.rounds import is_prompt
+
+__all__ = ["CLIENT_COMMANDS", "Typed", "TypedKind", "collapse", "strip_reminders", "typed"]
+
+TypedKind = Literal["request", "command", "client_command", "shell"]
+"""``request``: words; ``command``: a slash command (a skill or a custom command);
+``client_command``: a slash command that drives the client (``/compact``, ``/mcp``);
+``shell``: ``!`` input run by the user."""
+
+CLIENT_COMMANDS = frozenset({
+    "add-dir", "agents", "bashes", "clear", "compact", "config", "context", "cost", "doctor", "exit",
+    "export", "help", "hooks", "ide", "login", "logout", "mcp", "memory", "model", "permissions",
+    "plugin", "release-notes", "resume", "rewind", "status", "statusline", "theme", "todos", "usage", "vim",
+})
+"""Slash commands that operate the client rather than ask for work."""
+
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+_NOT_TYPED = (
+    "<task-notification>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<user-prompt-submit-hook>",
+    "[Request interrupted by user",
+)
+_COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Typed:
+    """What the user typed: the text as they would have written it, and its kind."""
+
+    text: str
+    kind: TypedKind
+
+    @property
+    def is_request(self) -> bool:
+        """True when it asks for work: words or a slash command that is not a client command."""
+        return self.kind in ("request", "command")
+
+
+def strip_reminders(text: str) -> str:
+    """``text`` without its ``<system-reminder>`` blocks, stripped."""
+    return _REMINDER.sub("", text).strip()
+
+
+def collapse(text: str) -> str:
+    """``text`` with every run of whitespace made one space (how facts are compared)."""
+    return _SPACE.sub(" ", text).strip()
+
+
+def typed(message: Message) -> Typed | None:
+    """The text the user typed in ``message``, or None when the user did not type it.
+
+    None for assistant messages, tool results, meta messages (restored
+    files, skills, reminders), compaction summaries, task notifications,
+    command output and the client's notes. A slash command comes back as
+    ``/name args`` and shell input as ``!command``.
+    """
+    if not is_prompt(message) or message.is_meta or message.is_compact_summary:
+        return None
+    text = strip_reminders(message.text())
+    if not text or text.startswith(_NOT_TYPED):
+        return None
+    name = _COMMAND_NAME.search(text)
+    if name is not None and text.lstrip().startswith(("<command-name>", "<command-message>")):
+        command = name.group(1).strip()
+        command = command if command.startswith("/") else "/" + command
+        args = _COMMAND_ARGS.search(text)
+        words = args.group(1).strip() if args else ""
+        full = f"{command} {words}".strip()
+        kind: TypedKind = "client_command" if command[1:] in CLIENT_COMMANDS else "command"
+        return Typed(full, kind)
+    shell = _BASH_INPUT.fullmatch(text)
+    if shell is not None:
+        return Typed("!" + shell.group(1).strip(), "shell")
+    return Typed(text, "request")

@@ -1,0 +1,255 @@
+"""The thread of a head: what the user asked last, what the agent was doing, and what is open.
+
+``Thread`` follows a head message by message and keeps:
+
+- the first and the last request the user typed (``_prompts.typed``:
+  never a tool result, reminder, notification, command wrapper or output);
+- the last thing the assistant said (its latest statement of intent) and
+  its latest tool calls;
+- the open items of the todo list (``TodoWrite``), of the task tools
+  (``TaskCreate``/``TaskUpdate``), and of an issue tracker driven from the
+  shell (``<cli> update ID --status S``, ``<cli> close ID``);
+- background work not yet collected: shell commands and agents started in
+  the background whose output was never read (``TaskOutput``/``BashOutput``,
+  or a read of the output file a notification named).
+
+The summarizer's "Pending tasks", "Current work" and "Next step" come from here.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.summarizers._prompts import Typed, typed
+
+__all__ = ["Background", "Thread", "TrackedItem", "tracker_updates"]
+
+_TODO_OPEN = ("in_progress", "pending")
+_BACKGROUND_AGENTS = frozenset({"Task", "Agent"})
+_OUTPUT_TOOLS = frozenset({"TaskOutput", "BashOutput", "AgentOutputTool"})
+_STOP_TOOLS = frozenset({"TaskStop", "KillShell", "KillBash"})
+_NOTIFICATION = re.compile(r"<task-notification>(.*?)</task-notification>", re.S)
+_BASH_ID = re.compile(r"running in background with ID:\s*([\w-]+)")
+_AGENT_ID = re.compile(r"agentId:\s*([\w-]+)")
+_OUTPUT_PATH = re.compile(r"Output is being written to:\s*(\S+)")
+_TASK_CREATED = re.compile(r"Task #(\w+) created")
+_ID = re.compile(r"^#?[A-Za-z0-9][\w.#-]*$")
+_SEGMENT = re.compile(r"&&|\|\||;|\|")
+_CLOSING = frozenset({"close", "done", "resolve"})
+
+
+@dataclass
+class TrackedItem:
+    """An item of a todo list, the task tools or an issue tracker."""
+
+    key: str
+    text: str
+    status: str
+
+
+@dataclass
+class Background:
+    """Background work (a shell command or an agent) and whether its output was read."""
+
+    id: str
+    description: str
+    status: str = "running"
+    collected: bool = False
+    output_file: str | None = None
+
+
+def _tag(body: str, name: str) -> str | None:
+    match = re.search(rf"<{name}>(.*?)</{name}>", body, re.S)
+    return match.group(1).strip() if match else None
+
+
+def tracker_updates(command: str) -> list[tuple[str, str, str]]:
+    """(id, status, command part) for each issue-tracker update in a shell command.
+
+    Recognized: ``<cli> [issue] update ID... --status S`` and
+    ``<cli> [issue] close|done|resolve ID...`` (status ``closed``), where an
+    ID has a digit, a dash or a dot (``spotter-gqc.6``, ``#12``, ``ABC-7``).
+    """
+    found: list[tuple[str, str, str]] = []
+    for part in _SEGMENT.split(command):
+        part = part.strip()
+        try:
+            tokens = shlex.split(part)
+        except ValueError:
+            tokens = part.split()
+        if tokens[1:2] and tokens[1] in ("issue", "issues"):
+            tokens = [tokens[0], *tokens[2:]]
+        if len(tokens) < 3:
+            continue
+        verb, rest = tokens[1], tokens[2:]
+        ids: list[str] = []
+        for token in rest:
+            if token.startswith("-") or not _ID.match(token) or not re.search(r"[\d.#-]", token):
+                break
+            ids.append(token)
+        if not ids:
+            continue
+        status: str | None = None
+        if verb in _CLOSING:
+            status = "closed"
+        elif verb == "update":
+            for i, token in enumerate(rest):
+                if token.startswith("--status="):
+                    status = token.split("=", 1)[1]
+                elif token == "--status" and i + 1 < len(rest):
+                    status = rest[i + 1]
+        if status:
+            found.extend((item, status, part) for item in ids)
+    return found
+
+
+@dataclass
+class Thread:
+    """The state of the work as of the end of a head (see the module docstring)."""
+
+    first_request: Typed | None = None
+    last_request: Typed | None = None
+    last_request_index: int = -1
+    last_statement: str = ""
+    last_statement_index: int = -1
+    actions: list[str] = field(default_factory=list)
+    todos: list[TrackedItem] = field(default_factory=list)
+    tasks: dict[str, TrackedItem] = field(default_factory=dict)
+    tracker: dict[str, TrackedItem] = field(default_factory=dict)
+    background: dict[str, Background] = field(default_factory=dict)
+    _calls: dict[str, ToolUseBlock] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, messages: list[Message]) -> Thread:
+        thread = cls()
+        for index, message in enumerate(messages):
+            thread.add(index, message)
+        return thread
+
+    def add(self, index: int, message: Message) -> None:
+        said = typed(message)
+        if said is not None:
+            if said.is_request:
+                self.first_request = self.first_request or said
+                self.last_request, self.last_request_index = said, index
+            return
+        if message.role == "user":
+            for body in _NOTIFICATION.findall(message.text()):
+                self._notification(body)
+        for block in message.blocks():
+            if isinstance(block, TextBlock) and message.role == "assistant" and block.text.strip():
+                self.last_statement, self.last_statement_index = block.text.strip(), index
+            elif isinstance(block, ToolUseBlock):
+                self._call(block)
+            elif isinstance(block, ToolResultBlock):
+                call = self._calls.get(block.tool_use_id)
+                if call is not None:
+                    self._result(call, block)
+
+    # -- calls and results -----------------------------------------------
+
+    def _call(self, use: ToolUseBlock) -> None:
+        self._calls[use.id] = use
+        self.actions = [*self.actions[-2:], _action(use)]
+        name, args = use.name, use.input
+        if name == "TodoWrite" and isinstance(args.get("todos"), list):
+            self.todos = [
+                TrackedItem(str(i), str(t.get("content", "")), str(t.get("status", "pending")))
+                for i, t in enumerate(args["todos"])
+                if isinstance(t, dict) and t.get("content")
+            ]
+        elif name == "TaskUpdate":
+            key = str(args.get("taskId", ""))
+            item = self.tasks.setdefault(key, TrackedItem(key, f"task #{key}", "pending"))
+            if isinstance(args.get("subject"), str):
+                item.text = args["subject"]
+            if isinstance(args.get("status"), str):
+                item.status = args["status"]
+        elif name == "Bash" and isinstance(args.get("command"), str):
+            for key, status, part in tracker_updates(args["command"]):
+                self.tracker[key] = TrackedItem(key, part, status)
+            self._read_output(args["command"], whole=False)
+        elif name == "Read" and isinstance(args.get("file_path"), str):
+            self._read_output(args["file_path"], whole=True)
+
+    def _read_output(self, text: str, *, whole: bool) -> None:
+        """A read of a background task's output file collects it (a Read, or a shell command naming it)."""
+        for task in self.background.values():
+            if task.output_file and (text == task.output_file if whole else task.output_file in text):
+                task.collected = True
+
+    def _result(self, call: ToolUseBlock, block: ToolResultBlock) -> None:
+        text = block.text()
+        name, args = call.name, call.input
+        if block.is_error:
+            return
+        if name == "TaskCreate":
+            created = _TASK_CREATED.search(text)
+            key = created.group(1) if created else call.id
+            subject = args.get("subject") or args.get("description") or ""
+            self.tasks[key] = TrackedItem(key, str(subject), "pending")
+        elif args.get("run_in_background") is True and (name == "Bash" or name in _BACKGROUND_AGENTS):
+            found = (_BASH_ID if name == "Bash" else _AGENT_ID).search(text)
+            key = found.group(1) if found else call.id
+            output = _OUTPUT_PATH.search(text)
+            self.background[key] = Background(
+                key,
+                str(args.get("description") or args.get("command") or ""),
+                output_file=output.group(1).rstrip(".") if output else None,
+            )
+        elif name in _OUTPUT_TOOLS or name in _STOP_TOOLS:
+            key = str(args.get("task_id") or args.get("bash_id") or args.get("shell_id") or args.get("agentId") or "")
+            task = self.background.get(key)
+            if task is not None:
+                status = _tag(text, "status")
+                if name in _STOP_TOOLS:
+                    task.status, task.collected = "killed", True
+                elif status in (None, "completed", "failed", "killed"):
+                    task.status, task.collected = status or task.status, status is not None or name == "BashOutput"
+                else:
+                    task.status = status
+
+    def _notification(self, body: str) -> None:
+        key = _tag(body, "task-id") or ""
+        task = self.background.setdefault(key, Background(key, _tag(body, "summary") or ""))
+        task.status = _tag(body, "status") or task.status
+        task.output_file = _tag(body, "output-file") or task.output_file
+        task.collected = False
+
+    # -- what is open ----------------------------------------------------
+
+    def open_items(self) -> list[str]:
+        """Open todo items, tasks and tracker items, in progress first, then background work."""
+        items = [
+            *(f"[{t.status}] {t.text}" for t in self.todos if t.status in _TODO_OPEN),
+            *(f"task #{t.key} [{t.status}] {t.text}" for t in self.tasks.values()
+              if t.status not in ("completed", "deleted")),
+            *(f"{t.key} [{t.status}] (last tracker command: `{t.text}`)" for t in self.tracker.values()
+              if t.status != "closed"),
+        ]
+        items.sort(key=lambda line: "[in_progress]" not in line)
+        for task in self.background.values():
+            if not task.collected:
+                state = "still running" if task.status == "running" else f"{task.status}, output not read yet"
+                where = f" (output: {task.output_file})" if task.output_file else ""
+                items.append(f"background task {task.id} ({state}): {_flat(task.description, 160)}{where}")
+        return items
+
+    def in_progress(self) -> list[str]:
+        return [line for line in self.open_items() if "[in_progress]" in line]
+
+
+def _flat(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 5].rstrip() + " [...]"
+
+
+def _action(use: ToolUseBlock) -> str:
+    for key in ("command", "file_path", "notebook_path", "pattern", "description", "subject", "skill", "prompt"):
+        value = use.input.get(key)
+        if isinstance(value, str) and value:
+            return f"{use.name}: {_flat(value, 160)}"
+    return use.name
