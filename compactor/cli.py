@@ -24,6 +24,7 @@ COMMANDS: Commands = {
     "tokens": ("compactor.commands.tokens", "count the tokens of a text file or stdin"),
     "hook": ("compactor.commands.hook", "Claude Code hook commands (read the hook's JSON on stdin)"),
     "show": ("compactor.commands.show", "show what a compaction did: summary, context, dropped spans (or an HTML page)"),
+    "tune": ("compactor.commands.tune", "search budgets and strategies on recorded sessions"),
 }
 """Command name -> (module, one-line help), in help order. Adding a command is one line here."""
 

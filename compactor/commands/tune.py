@@ -1,0 +1,116 @@
+"""``compactor tune CORPUS... --space SPACE.toml``: search settings on recorded sessions.
+
+Writes ``results.json``, ``report.html`` and ``best.toml`` to ``--out`` and
+prints a table of the trials. A progress bar (trials done, ETA, best so far)
+shows on a terminal only. Ctrl-C keeps what finished: the reports are
+written from the finished trials and the exit code is 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from compactor._cli import write_stdout
+from compactor.tune import (
+    ResultCache,
+    TrialResult,
+    TuneResults,
+    best_toml,
+    default_cache_dir,
+    load_space,
+    make_executor,
+    render_report,
+    render_table,
+    results_json,
+    run_tune,
+)
+from compactor.tune.output import format_figure, write_text
+
+__all__ = ["register", "run"]
+
+_INTERRUPTED_EXIT = 130
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``tune`` subcommand."""
+    parser = subparsers.add_parser(
+        "tune",
+        help="search budgets and strategies on recorded sessions",
+        description="Replay every session of CORPUS under every trial of the search space (at the recorded "
+        "compaction points and where the policy fires), and report which settings restore the most of what "
+        "the sessions read again. Writes results.json, report.html and best.toml.",
+    )
+    parser.add_argument("corpus", nargs="+", type=Path, metavar="CORPUS", help="transcripts or folders of them")
+    parser.add_argument("--space", type=Path, required=True, help="search space (TOML; see examples/tune.toml)")
+    parser.add_argument("--config", type=Path, help="base settings every trial starts from (TOML or JSON)")
+    parser.add_argument("--jobs", type=int, help="parallel replays (default: the CPU count)")
+    parser.add_argument("--executor", choices=("local", "ray"), default="local", help="local process pool or Ray")
+    parser.add_argument("--out", type=Path, default=Path("tune-results"), help="output folder (default: tune-results)")
+    parser.add_argument("--no-cache", action="store_true", help="replay everything; neither read nor write the cache")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the search and write its reports; returns the exit code."""
+    if args.jobs is not None and args.jobs < 1:
+        print("compactor: compactor_usage: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    space = load_space(args.space)
+    cache = None if args.no_cache else ResultCache(default_cache_dir())
+    executor = make_executor(args.executor, args.jobs)
+    with _progress_bar(space.search.objective, space.search.objective_at) as progress:
+        results = run_tune(args.corpus, space, executor=executor, config=args.config, cache=cache, progress=progress)
+    _write(results, args.out)
+    write_stdout(render_table(results) + "\n" + f"wrote {args.out / 'results.json'}, report.html, best.toml\n")
+    return _INTERRUPTED_EXIT if results.interrupted else 0
+
+
+def _write(results: TuneResults, out: Path) -> None:
+    write_text(out / "results.json", results_json(results))
+    write_text(out / "report.html", render_report(results))
+    toml = best_toml(results)
+    if toml is not None:
+        write_text(out / "best.toml", toml)
+
+
+class _progress_bar:
+    """A rich progress bar on stderr when it is a terminal; otherwise nothing."""
+
+    def __init__(self, objective: str, at: str) -> None:
+        self.objective = objective
+        self.at = at
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> Any:
+        if not sys.stderr.isatty():
+            return None
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.bar = Progress(
+            TextColumn("replays"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[best]}"),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self.bar.start()
+        self.task = self.bar.add_task("tune", total=None, best="")
+        return self.update
+
+    def update(self, done: int, total: int, best: TrialResult | None) -> None:
+        label = ""
+        if best is not None and self.at in best.totals:
+            value = best.totals[self.at].figures().get(self.objective)  # type: ignore[index]
+            label = f"best {best.id}: {self.objective} {format_figure(self.objective, value)}"
+        self.bar.update(self.task, completed=done, total=total, best=label)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()

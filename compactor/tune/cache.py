@@ -1,0 +1,81 @@
+"""The tuning cache: one JSON file per (session content, trial settings, project version).
+
+Under ``$COMPACTOR_HOME/tune/`` (``~/.compactor/tune`` by default). A
+rerun, or a space widened with new values, replays only what is not there
+yet. Files are written to a temporary name and renamed, so an interrupted
+run leaves whole results or none; an unreadable entry is treated as absent
+and recomputed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from compactor.tune.jobs import SessionResult
+
+__all__ = ["ResultCache", "cache_key", "default_cache_dir", "project_version"]
+
+
+def project_version() -> str:
+    """The installed project's version (part of every cache key)."""
+    try:
+        return version("compactor")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def default_cache_dir() -> Path:
+    """``$COMPACTOR_HOME/tune`` (``COMPACTOR_HOME`` defaults to ``~/.compactor``)."""
+    home = os.environ.get("COMPACTOR_HOME", "").strip()
+    return (Path(home) if home else Path.home() / ".compactor") / "tune"
+
+
+def cache_key(session_hash: str, settings_json: str, project: str) -> str:
+    """sha256 over the session's content hash, the trial's effective settings and the version."""
+    canonical = json.dumps(
+        {"session": session_hash, "settings": json.loads(settings_json), "version": project},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class ResultCache:
+    """Session results by cache key, as files under ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> SessionResult | None:
+        """The cached result for ``key``, or None (also for a damaged entry)."""
+        try:
+            return SessionResult.model_validate_json(self._path(key).read_bytes())
+        except (OSError, ValidationError):
+            return None
+
+    def put(self, key: str, result: SessionResult) -> None:
+        """Store ``result`` under ``key`` (atomically: whole or not at all).
+
+        Raises:
+            OSError: the cache folder cannot be written.
+        """
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(result.model_copy(update={"cached": False}).model_dump_json())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

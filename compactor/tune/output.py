@@ -1,0 +1,194 @@
+"""What ``compactor tune`` writes: ``results.json``, ``best.toml`` and the terminal table.
+
+``best.toml`` holds every setting of the winning trial that differs from the
+defaults, in the sections ``load_settings`` reads, so that
+``compactor replay --config best.toml`` runs with exactly that trial's settings.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from compactor.config import Settings
+from compactor.tune.metrics import METRIC_NAMES
+from compactor.tune.runner import LOWER_IS_BETTER, TrialResult, TuneResults
+
+__all__ = ["TABLE_METRICS", "best_toml", "format_figure", "render_table", "results_json", "settings_toml", "write_text"]
+
+TABLE_METRICS: tuple[str, ...] = (
+    "reread_coverage",
+    "reread_coverage_with_tail",
+    "reread_coverage_beyond_tail",
+    "attachment_tokens",
+    "post_tokens",
+    "reread_missed_tokens",
+    "compactions",
+)
+"""The figures the terminal table shows (``results.json`` and the report have them all)."""
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder.
+
+    Raises:
+        OSError: the folder cannot be written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def results_json(results: TuneResults) -> str:
+    """``results.json``: the space, every trial with its totals and sessions, and the best trial."""
+    data = results.model_dump(mode="json")
+    for trial, raw in zip(results.trials, data["trials"], strict=True):
+        raw["totals"] = {at: m.as_json() for at, m in trial.totals.items()}
+        for session, raw_session in zip(trial.sessions, raw["sessions"], strict=True):
+            raw_session["metrics"] = {at: m.as_json() for at, m in session.metrics.items()}
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def settings_toml(settings: Mapping[str, Any]) -> str:
+    """The settings that differ from the defaults, as a TOML file ``load_settings`` reads."""
+    changed = _diff(settings, Settings().model_dump(mode="json"))
+    scalars = {k: v for k, v in changed.items() if not isinstance(v, dict)}
+    lines = [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in scalars.items()]
+    for name, table in changed.items():
+        if isinstance(table, dict):
+            lines.extend(_table(name, table))
+    return "\n".join(line for line in lines).lstrip("\n") + "\n"
+
+
+def best_toml(results: TuneResults) -> str | None:
+    """The winning trial's settings file, with a comment naming the trial; None without a winner."""
+    if results.best is None:
+        return None
+    trial = results.trial(results.best)
+    space = results.space.search
+    header = [
+        f"# compactor tune: best trial {trial.id} by {space.objective} at {space.objective_at} points",
+        *(f"#   {name} = {_toml_value(value)}" for name, value in sorted(trial.params.items())),
+        "# Use it with: compactor replay --config best.toml SESSION.jsonl",
+        "",
+    ]
+    return "\n".join(header) + settings_toml(trial.settings)
+
+
+def format_figure(name: str, value: float | int | None) -> str:
+    """A figure as people read it: shares as percentages, tokens with separators."""
+    if value is None:
+        return "-"
+    if name.startswith(("reread_coverage", "survival_", "recoverable")):
+        return f"{value:.0%}"
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:,.0f}"
+    return f"{int(value):,}"
+
+
+def render_table(results: TuneResults, limit: int = 20) -> str:
+    """Trials ranked by the objective (best first), with their parameters and the main figures."""
+    space = results.space.search
+    at = space.objective_at
+    trials = sorted((t for t in results.trials if t.complete), key=lambda t: _rank(t, space.objective, at))
+    names = sorted({n for t in trials for n in t.params})
+    header = ["", "trial", *names, *(_short(m) for m in TABLE_METRICS)]
+    rows = [header]
+    for trial in trials[:limit]:
+        figures = trial.totals[at].figures() if at in trial.totals else {}
+        rows.append(
+            [
+                "*" if trial.id == results.best else "",
+                trial.id,
+                *(str(trial.params.get(n, "")) for n in names),
+                *(format_figure(m, figures.get(m)) for m in TABLE_METRICS),
+            ]
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) if i < 2 + len(names) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip() for r in rows]
+    complete = sum(t.complete for t in results.trials)
+    lines += [
+        "",
+        f"{complete} of {len(results.trials)} trials complete on {len(results.corpus)} sessions "
+        f"({results.jobs_run} replays run, {results.jobs_cached} from the cache) in {results.wall_seconds:.1f} s; "
+        f"figures at {at} points; * best by {space.objective}",
+    ]
+    if len(trials) > limit:
+        lines.append(f"({len(trials) - limit} more trials in results.json)")
+    if results.interrupted:
+        lines.append("interrupted: the trials above are the ones that finished")
+    return "\n".join(lines)
+
+
+def _rank(trial: TrialResult, objective: str, at: str) -> float:
+    metrics = trial.totals.get(at)  # type: ignore[call-overload]
+    value = metrics.figures().get(objective) if metrics is not None else None
+    if value is None:
+        return math.inf
+    return float(value) if objective in LOWER_IS_BETTER else -float(value)
+
+
+def _short(metric: str) -> str:
+    return {
+        "reread_coverage": "reread",
+        "reread_coverage_with_tail": "+tail",
+        "reread_coverage_beyond_tail": "beyond tail",
+        "attachment_tokens": "attach tok",
+        "post_tokens": "post tok",
+        "reread_missed_tokens": "missed tok",
+        "compactions": "compactions",
+    }.get(metric, METRIC_NAMES.get(metric, metric))
+
+
+def _diff(value: Mapping[str, Any], default: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        base = default.get(key)
+        if isinstance(item, dict) and isinstance(base, dict) and key != "thresholds":
+            sub = _diff(item, base)
+            if sub:
+                out[key] = sub
+        elif item != base:
+            out[key] = item
+    return out
+
+
+def _table(name: str, table: Mapping[str, Any]) -> list[str]:
+    scalars = [(k, v) for k, v in table.items() if not isinstance(v, dict)]
+    lines = ["", f"[{name}]", *(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in scalars)] if scalars else []
+    for key, sub in table.items():
+        if isinstance(sub, dict):
+            if not sub:
+                lines += ["", f"[{name}.{_toml_key(key)}]"]
+            else:
+                lines += _table(f"{name}.{_toml_key(key)}", sub)
+    return lines
+
+
+def _toml_key(key: str) -> str:
+    return key if key.replace("_", "").replace("-", "").isalnum() and key.isascii() else json.dumps(key)
+
+
+def _toml_value(value: Any) -> str:
+    if value is None:
+        return '"unbounded"'  # the only settings that take None from a file are the dedup thresholds
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} as TOML")

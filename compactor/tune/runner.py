@@ -1,0 +1,279 @@
+"""``run_tune``: every trial of a search space over every session of a corpus.
+
+A trial's settings are the base settings (a ``--config`` file, the
+environment) with the trial's parameters on top, exactly as ``load_settings``
+builds them for ``compactor replay --config``; that is why the winning
+trial's ``best.toml`` reproduces its figures. Each (trial, session) pair is
+one job, looked up in the cache first; only missing jobs reach the executor.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from compactor.config import load_settings
+from compactor.errors import InputNotFound, UsageError
+from compactor.tune.cache import ResultCache, cache_key, project_version
+from compactor.tune.executors import Executor
+from compactor.tune.jobs import AtKind, Job, SessionResult, session_hash
+from compactor.tune.metrics import Metrics
+from compactor.tune.space import ParamValue, SearchSpace, Trial
+
+__all__ = [
+    "LOWER_IS_BETTER",
+    "TrialResult",
+    "TuneResults",
+    "best_trial",
+    "discover_sessions",
+    "run_tune",
+]
+
+LOWER_IS_BETTER = frozenset(
+    {"reattached_unused_tokens", "reread_missed_tokens", "post_tokens", "attachment_tokens", "compactions"}
+)
+"""Figures where less is better (the best trial minimizes them when they are the objective)."""
+
+Progress = Callable[[int, int, "TrialResult | None"], None]
+"""progress(jobs done, jobs in all, best trial so far)."""
+
+
+class TrialResult(BaseModel):
+    """A trial's parameters, effective settings, pooled totals per point kind, and per-session results."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    params: dict[str, ParamValue]
+    settings: dict[str, Any]
+    totals: dict[AtKind, Metrics] = Field(default_factory=dict)
+    sessions: list[SessionResult] = Field(default_factory=list)
+    complete: bool = False
+    wall_seconds: float = 0.0
+    """Replay time summed over its sessions (cached ones count what they took when they ran)."""
+
+
+class TuneResults(BaseModel):
+    """Everything a tuning run found (``results.json``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: str
+    space: SearchSpace
+    corpus: list[str]
+    executor: str
+    trials: list[TrialResult]
+    best: str | None = None
+    interrupted: bool = False
+    jobs_run: int = 0
+    jobs_cached: int = 0
+    wall_seconds: float = 0.0
+
+    def trial(self, trial_id: str) -> TrialResult:
+        """The trial with id ``trial_id``.
+
+        Raises:
+            KeyError: no such trial.
+        """
+        for trial in self.trials:
+            if trial.id == trial_id:
+                return trial
+        raise KeyError(trial_id)
+
+
+def discover_sessions(corpus: Sequence[Path]) -> list[Path]:
+    """The transcripts in ``corpus``: files as given, folders searched for ``*.jsonl``.
+
+    Subagent transcripts (under a ``subagents`` folder) are not sessions of
+    their own; the replay reads its main chain only.
+
+    Raises:
+        InputNotFound: a path does not exist, or the corpus holds no transcript.
+    """
+    found: list[Path] = []
+    for path in corpus:
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*.jsonl") if "subagents" not in p.relative_to(path).parts))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise InputNotFound(f"{path} does not exist")
+    unique = list(dict.fromkeys(found))
+    if not unique:
+        raise InputNotFound("the corpus holds no .jsonl transcript")
+    return unique
+
+
+def _score(trial: TrialResult, objective: str, at: AtKind) -> tuple[float, float, float]:
+    metrics = trial.totals.get(at)
+    figures = metrics.figures() if metrics is not None else {}
+    value = figures.get(objective)
+    main = float("-inf") if value is None else (-float(value) if objective in LOWER_IS_BETTER else float(value))
+    attachment = figures.get("attachment_tokens")
+    post = figures.get("post_tokens")
+    return main, -float(attachment or 0.0), -float(post or 0.0)
+
+
+def best_trial(trials: Sequence[TrialResult], space: SearchSpace) -> TrialResult | None:
+    """The complete trial with the best objective; ties go to fewer attachment tokens, then a smaller context."""
+    complete = [t for t in trials if t.complete]
+    if not complete:
+        return None
+    objective, at = space.search.objective, space.search.objective_at
+    return max(complete, key=lambda t: _score(t, objective, at))
+
+
+class _Run:
+    def __init__(
+        self,
+        sessions: list[Path],
+        space: SearchSpace,
+        config: Path | None,
+        executor: Executor,
+        cache: ResultCache | None,
+        progress: Progress | None,
+    ) -> None:
+        self.sessions = sessions
+        self.hashes = {s: session_hash(s) for s in sessions}
+        self.space = space
+        self.config = config
+        self.executor = executor
+        self.cache = cache
+        self.progress = progress
+        self.version = project_version()
+        self.trials: dict[str, TrialResult] = {}
+        self.expected: dict[str, int] = {}
+        self.done = 0
+        self.total = 0
+        self.jobs_run = 0
+        self.jobs_cached = 0
+        self.keys: dict[tuple[str, str], str] = {}
+
+    def prepare(self, trial: Trial) -> list[Job]:
+        """Register ``trial``; its jobs not in the cache (cached ones are recorded now)."""
+        settings = load_settings(self.config, overrides=trial.overrides())
+        settings_json = settings.model_dump_json()
+        result = self.trials.setdefault(
+            trial.id, TrialResult(id=trial.id, params=trial.params, settings=settings.model_dump(mode="json"))
+        )
+        if result.complete or trial.id in self.expected:
+            return []
+        self.expected[trial.id] = len(self.sessions)
+        self.total += len(self.sessions)
+        jobs: list[Job] = []
+        for session in self.sessions:
+            digest = self.hashes[session]
+            key = cache_key(digest, settings_json, self.version)
+            cached = self.cache.get(key) if self.cache is not None else None
+            if cached is not None:
+                self.jobs_cached += 1
+                self.record(cached.model_copy(update={"cached": True, "trial_id": trial.id, "session": str(session)}))
+            else:
+                jobs.append(
+                    Job(trial_id=trial.id, session=str(session), session_hash=digest, settings_json=settings_json, key=key)
+                )
+        self.keys.update({(job.trial_id, job.session): job.key for job in jobs})
+        return jobs
+
+    def record(self, result: SessionResult) -> None:
+        trial = self.trials[result.trial_id]
+        trial.sessions.append(result)
+        self.done += 1
+        if len(trial.sessions) == self.expected[trial.id]:
+            order = {str(s): n for n, s in enumerate(self.sessions)}
+            trial.sessions.sort(key=lambda r: order.get(r.session, 0))
+            trial.totals = {
+                at: Metrics.combine(r.metrics[at] for r in trial.sessions) for at in trial.sessions[0].metrics
+            }
+            trial.wall_seconds = sum(r.wall_seconds for r in trial.sessions)
+            trial.complete = True
+        if self.progress is not None:
+            self.progress(self.done, self.total, best_trial(list(self.trials.values()), self.space))
+
+    def finished(self, result: SessionResult) -> None:
+        """A job came back from the executor: cache it, then record it."""
+        self.jobs_run += 1
+        if self.cache is not None:
+            self.cache.put(self.keys[(result.trial_id, result.session)], result)
+        self.record(result)
+
+    def run_jobs(self, jobs: list[Job]) -> None:
+        if self.progress is not None:
+            self.progress(self.done, self.total, best_trial(list(self.trials.values()), self.space))
+        if jobs:
+            self.executor.run(jobs, self.finished)
+
+
+def run_tune(
+    corpus: Sequence[Path],
+    space: SearchSpace,
+    *,
+    executor: Executor,
+    config: Path | None = None,
+    cache: ResultCache | None = None,
+    progress: Progress | None = None,
+) -> TuneResults:
+    """Run every trial of ``space`` on every session of ``corpus``.
+
+    On KeyboardInterrupt the trials that finished are kept (and every
+    finished job is already cached): the results say ``interrupted``.
+
+    Raises:
+        InputNotFound: the corpus is missing or empty.
+        ConfigError: a trial's settings are invalid.
+        UsageError: optuna is asked for but not installed.
+        TranscriptError: a session cannot be read.
+    """
+    started = time.perf_counter()
+    run = _Run(discover_sessions(corpus), space, config, executor, cache, progress)
+    interrupted = False
+    try:
+        if space.search.method == "optuna":
+            _optuna(run, space)
+        else:
+            jobs = [job for trial in space.trials() for job in run.prepare(trial)]
+            run.run_jobs(jobs)
+    except KeyboardInterrupt:
+        interrupted = True
+    trials = list(run.trials.values())
+    best = best_trial(trials, space)
+    return TuneResults(
+        version=run.version,
+        space=space,
+        corpus=[str(s) for s in run.sessions],
+        executor=executor.name,
+        trials=trials,
+        best=best.id if best is not None else None,
+        interrupted=interrupted,
+        jobs_run=run.jobs_run,
+        jobs_cached=run.jobs_cached,
+        wall_seconds=time.perf_counter() - started,
+    )
+
+
+def _optuna(run: _Run, space: SearchSpace) -> None:
+    """Optuna's TPE sampler asks for one trial at a time; its sessions still run in parallel."""
+    try:
+        import optuna
+    except ImportError as exc:
+        raise UsageError("method = \"optuna\" needs Optuna: pip install 'compactor[optuna]'") from exc
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    objective, at = space.search.objective, space.search.objective_at
+    study = optuna.create_study(
+        direction="minimize" if objective in LOWER_IS_BETTER else "maximize",
+        sampler=optuna.samplers.TPESampler(seed=space.search.seed),
+    )
+    for _ in range(space.search.trials):
+        asked = study.ask()
+        params = {name: asked.suggest_categorical(name, values) for name, values in sorted(space.params.items())}
+        trial = Trial(params=params)
+        run.run_jobs(run.prepare(trial))
+        value = run.trials[trial.id].totals[at].figures().get(objective)
+        if value is None:
+            study.tell(asked, state=optuna.trial.TrialState.PRUNED)
+        else:
+            study.tell(asked, float(value))
