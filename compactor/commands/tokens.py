@@ -2,18 +2,26 @@
 
 Prints one integer (or, with ``--json``, ``{"tokens", "counter", "characters"}``)
 to stdout. The counter comes from ``--counter``, else the settings
-(``COMPACTOR_COUNTER``, the settings file), else tiktoken.
+(``COMPACTOR_COUNTER``, the settings file), else tiktoken. Input is read a
+block at a time, so a large file is counted in bounded memory (with a
+progress bar on a terminal).
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
+import os
+import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from compactor.config import load_settings
 from compactor.errors import InputInvalid, InputNotFound
+from compactor.progress import Progress, progress
 from compactor.tokens import make_counter, utf16_length
 
 __all__ = ["register", "run"]
@@ -38,23 +46,72 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run)
 
 
-def _read_input(name: str) -> str:
-    """The text of ``name`` ('-' is stdin).
+_BLOCK = 1 << 20
+"""Bytes read at a time: a 50 MB file is counted in bounded memory, block by block."""
+
+_SAFE_CUT = re.compile(r"\n(?=[A-Za-z])")
+"""Where a text can be cut without changing its tiktoken count: between a newline and a
+letter, no pre-tokenizer piece of cl100k_base spans the cut, so the counts of the parts add up."""
+
+
+def _open(name: str) -> tuple[BinaryIO, int | None]:
+    """The byte stream of ``name`` ('-' is stdin) and its size when known.
 
     Raises:
         InputNotFound: the file cannot be opened, or stdin is closed.
-        InputInvalid: the bytes are not UTF-8.
     """
-    if name == "-" and sys.stdin is None:
-        raise InputNotFound("stdin: closed, nothing to read")
+    if name == "-":
+        if sys.stdin is None:
+            raise InputNotFound("stdin: closed, nothing to read")
+        return sys.stdin.buffer, None
     try:
-        data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+        stream = Path(name).open("rb")
     except OSError as exc:
         raise InputNotFound(f"{name}: {exc.strerror or exc}") from exc
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputInvalid(f"{'stdin' if name == '-' else name}: not UTF-8 text (byte {exc.start})") from exc
+        size = os.fstat(stream.fileno()).st_size
+    except OSError:
+        size = None
+    return stream, size or None
+
+
+def _texts(stream: BinaryIO, label: str, done: Progress) -> Iterator[str]:
+    """The UTF-8 text of ``stream`` in pieces cut only where counts add up (``_SAFE_CUT``).
+
+    Raises:
+        InputNotFound: the stream cannot be read.
+        InputInvalid: the bytes are not UTF-8.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    pending, offset = "", 0
+    while True:
+        try:
+            block = stream.read(_BLOCK)
+        except OSError as exc:
+            raise InputNotFound(f"{label}: {exc.strerror or exc}") from exc
+        carried = len(decoder.getstate()[0])
+        try:
+            pending += decoder.decode(block, final=not block)
+        except UnicodeDecodeError as exc:
+            raise InputInvalid(f"{label}: not UTF-8 text (byte {offset - carried + exc.start})") from exc
+        offset += len(block)
+        done.advance(len(block))
+        if not block:
+            if pending:
+                yield pending
+            return
+        cut = _last_safe_cut(pending)
+        if cut:
+            yield pending[:cut]
+            pending = pending[cut:]
+
+
+def _last_safe_cut(text: str) -> int:
+    """The last index in the second half of ``text`` where it may be cut, or 0."""
+    match = None
+    for match in _SAFE_CUT.finditer(text, len(text) // 2):
+        pass
+    return match.end() if match else 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,10 +124,23 @@ def run(args: argparse.Namespace) -> int:
     """
     settings = load_settings(args.config, overrides={"counter": args.counter})
     counter = make_counter(settings.counter)
-    text = _read_input(args.file)
-    tokens = counter.count_text(text)
+    stream, size = _open(args.file)
+    label = "stdin" if args.file == "-" else args.file
+    tokens = characters = 0
+    try:
+        with progress(f"counting {label}", size) as done:
+            if counter.name == "tiktoken":
+                for text in _texts(stream, label, done):
+                    tokens += counter.count_text(text)
+                    characters += utf16_length(text)
+            else:  # the rough estimate rounds once, over the whole text
+                text = "".join(_texts(stream, label, done))
+                tokens, characters = counter.count_text(text), utf16_length(text)
+    finally:
+        if args.file != "-":
+            stream.close()
     if args.json:
-        print(json.dumps({"tokens": tokens, "counter": counter.name, "characters": utf16_length(text)}))
+        print(json.dumps({"tokens": tokens, "counter": counter.name, "characters": characters}))
     else:
         print(tokens)
     return 0

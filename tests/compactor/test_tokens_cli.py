@@ -81,3 +81,27 @@ def test_a_closed_stdin_exits_66_without_a_traceback() -> None:
     assert done.returncode == 66, done.stderr
     assert done.stderr.decode().startswith("compactor: input_not_found: stdin")
     assert b"Traceback" not in done.stderr and done.stdout == b""
+
+
+def test_a_file_larger_than_one_block_counts_exactly_as_a_whole(tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(7)
+    words = ["def", "x", "  ", "\n", "\n\n", "}", "é", "{", "return", "42", "\t", "word", "日本", "::", "'s"]
+    text = "".join(rng.choice(words) + rng.choice(["", " ", "\n"]) for _ in range(700_000))
+    path = tmp_path / "big.txt"
+    path.write_text(text, encoding="utf-8")
+    assert path.stat().st_size > 2 * (1 << 20)
+    done = run(str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tokens"] == TiktokenCounter().count_text(text)
+
+
+def test_bad_utf8_past_the_first_block_names_its_byte(tmp_path: Path) -> None:
+    data = b"abc\n" * 400_000 + b"\xff" + b"tail\n"
+    path = tmp_path / "bad.txt"
+    path.write_bytes(data)
+    done = run(str(path))
+    assert done.returncode == 65
+    assert f"not UTF-8 text (byte {4 * 400_000})" in done.stderr.decode()
+    assert done.stdout == b""

@@ -1,0 +1,48 @@
+"""Progress bars: drawn on a terminal's stderr, never on a pipe, never on stdout."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from compactor.tokens import TiktokenCounter
+
+
+def _count(path: Path, stderr: int) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "compactor", "tokens", str(path)],
+        stdout=subprocess.PIPE, stderr=stderr, timeout=120, check=False,
+    )
+
+
+def test_a_terminal_gets_a_progress_bar_on_stderr_and_stdout_stays_the_result(tmp_path: Path) -> None:
+    text = "hello world\n" * 300_000
+    path = tmp_path / "big.txt"
+    path.write_text(text, encoding="utf-8")
+    controller, terminal = os.openpty()
+    try:
+        done = _count(path, terminal)
+        os.close(terminal)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the terminal closed: everything has been read
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(controller)
+    assert done.returncode == 0
+    assert done.stdout.decode().strip() == str(TiktokenCounter().count_text(text))
+    assert b"counting" in drawn
+
+
+def test_a_pipe_gets_no_progress_bar(tmp_path: Path) -> None:
+    path = tmp_path / "big.txt"
+    path.write_text("hello world\n" * 300_000, encoding="utf-8")
+    done = _count(path, subprocess.PIPE)
+    assert done.returncode == 0 and done.stderr == b""
