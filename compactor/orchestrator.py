@@ -2,7 +2,10 @@
 
 It holds one session: its messages, its ``SessionState``, a token counter
 with a per-message cache, the dedup table, the CCR store and the policy's
-tracker. The loop adds messages and tool results as they happen (dedup is
+tracker. Adding a message costs the same at any history length: it is
+counted once into a ``MessageTally`` (running totals and a usage anchor that
+moves forward), and tool results go through one ``Deduper`` kept for the
+whole context. The loop adds messages and tool results as they happen (dedup is
 applied to each tool result before anything is counted), asks
 ``should_compact()``, and calls ``compact()``; ``retrieve()`` brings back
 anything a compaction dropped.
@@ -35,7 +38,7 @@ from compactor.recovery import recover
 from compactor.report import Trigger
 from compactor.session import SessionState
 from compactor.summarizers import Summarizer, make_summarizer
-from compactor.tokens import CachedCounter, TokenCounter, anchor_index, make_counter
+from compactor.tokens import CachedCounter, MessageTally, TokenCounter, make_counter
 from compactor.transcript import StateBuilder
 
 __all__ = ["Orchestrator"]
@@ -75,8 +78,9 @@ class Orchestrator:
         self.calibration = calibration if calibration is not None else Calibration(overhead=overhead_tokens)
         self.transcript_path = transcript_path
         self._messages: list[Message] = []
-        self._sizes: list[int] = []  # tokens of each message, counted once when it is added
+        self._tally = MessageTally(self.counter)
         self._builder = StateBuilder(state)
+        self._deduper = Deduper(self._builder.state.dedup, self.settings.dedup)
         self._tool_names: dict[str, str] = {}
         self._watchers: list[StalenessWatcher] = []
 
@@ -88,7 +92,7 @@ class Orchestrator:
     def replace_messages(self, messages: Sequence[Message]) -> None:
         """Replace the whole history (for example to strip usage that no longer applies)."""
         self._messages = list(messages)
-        self._sizes = [self.counter.count_message(m) for m in self._messages]
+        self._tally.reset(self._messages)
 
     def forget_recorded_usage(self) -> None:
         """Drop recorded ``usage`` from every message: it described a context this one no longer is.
@@ -97,6 +101,7 @@ class Orchestrator:
         answer records usage again. Counts are unchanged: usage is not content.
         """
         self._messages = [m.model_copy(update={"usage": None}) if m.usage else m for m in self._messages]
+        self._tally.forget_usage(self._messages)
 
     @property
     def state(self) -> SessionState:
@@ -123,11 +128,17 @@ class Orchestrator:
             for use in message.tool_uses():
                 self._tool_names[use.id] = use.name
         if self.settings.dedup.enabled and message.tool_results():
-            message = Deduper(self.state.dedup, self.settings.dedup).apply_to_message(message, self._tool_names)
+            message = self._context_deduper().apply_to_message(message, self._tool_names)
         self._builder.apply_message(message, tool_use_results=tool_use_results, permission_mode=permission_mode)
         self._messages.append(message)
-        self._sizes.append(self.counter.count_message(message))
+        self._tally.append(message)
         return message
+
+    def _context_deduper(self) -> Deduper:
+        """The one ``Deduper`` of the current context, made anew when the state's dedup table is replaced."""
+        if self._deduper.state is not self.state.dedup:
+            self._deduper = Deduper(self.state.dedup, self.settings.dedup)
+        return self._deduper
 
     def add_tool_result(
         self, tool_use_id: str, content: str, *, is_error: bool = False, structured: Any = None
@@ -145,11 +156,10 @@ class Orchestrator:
     def context_tokens(self) -> int:
         """The context size now: the last recorded usage plus newer messages,
         else the calibrated count of every message."""
-        anchor = anchor_index(self._messages)
-        if anchor is None:
-            return self.calibration.tokens(sum(self._sizes))
-        start, usage = anchor
-        return usage.total + sum(self._sizes[start + 1 :])
+        anchored = self._tally.anchored_estimate()
+        if anchored is None:
+            return self.calibration.tokens(self._tally.total)
+        return anchored
 
     def should_compact(self) -> Decision:
         """Whether the policy says to auto-compact now (reads only)."""
@@ -265,4 +275,4 @@ class Orchestrator:
 
     def tokens_of_messages(self) -> int:
         """The counter's total for the current messages (uncalibrated, no recorded usage)."""
-        return sum(self._sizes)
+        return self._tally.total

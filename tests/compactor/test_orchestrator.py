@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from ccr import HandleNotFound, InvalidHandle, open_store
 from compactor.config import load_settings
 from compactor.messages import Message, TextBlock, ToolUseBlock, Usage
 from compactor.orchestrator import Orchestrator
-from compactor.tokens import RoughCounter
+from compactor.tokens import RoughCounter, anchor_index, count_all, usage_anchored_estimate
 
 
 def make(tmp_path: Path, **overrides: object) -> Orchestrator:
@@ -163,3 +166,74 @@ def test_compaction_turned_off_refuses_even_a_manual_compact(tmp_path: Path) -> 
     result = orch.compact("manual")
     assert not result.ok and result.report.error_id == "compaction_disabled"
     assert orch.messages == messages
+
+
+_steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("user"), st.integers(0, 3_000)),
+        st.tuples(st.just("answer"), st.none() | st.integers(1_000, 50_000)),
+        st.tuples(st.just("tool"), st.integers(0, 3)),
+        st.tuples(st.just("compact"), st.none()),
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+@hypothesis_settings(max_examples=25, deadline=None)
+@given(steps=_steps)
+def test_counts_kept_as_messages_arrive_equal_a_full_recount(steps: list[tuple[str, int | None]]) -> None:
+    settings = load_settings(env={}, overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 500})
+    counter = RoughCounter()
+    orch = Orchestrator(settings=settings, store=open_store(":memory:"), counter=counter, overhead_tokens=100)
+    compacted = 0
+    for number, (action, value) in enumerate(steps):
+        if action == "user":
+            orch.add_message(Message(role="user", content=f"note {number} " + "u" * (value or 0)))
+        elif action == "answer":
+            usage = Usage(input_tokens=value) if value is not None else None
+            orch.add_message(Message(role="assistant", content=[TextBlock(text=f"answer {number}")], usage=usage))
+        elif action == "tool":
+            orch.add_message(Message(role="assistant", content=[ToolUseBlock(id=f"t{number}", name="Bash", input={})]))
+            orch.add_tool_result(f"t{number}", f"output {value}\n" + "o" * 2_000)
+        elif orch.compact("manual").ok:
+            compacted += 1
+        messages = orch.messages
+        assert orch.tokens_of_messages() == sum(counter.count_message(m) for m in messages)
+        anchor = anchor_index(messages)
+        expected = (
+            orch.calibration.tokens(count_all(messages, counter))
+            if anchor is None
+            else usage_anchored_estimate(messages, counter)
+        )
+        assert orch.context_tokens() == expected
+
+
+def test_one_deduper_serves_the_context_and_a_new_one_the_context_after_a_compaction(tmp_path: Path) -> None:
+    orch = make(tmp_path)
+    loop(orch, 3)
+    orch.add_message(Message(role="assistant", content=[ToolUseBlock(id="a", name="Bash", input={})]))
+    first = orch.add_tool_result("a", "z" * 5_000).tool_results()[0].text()
+    tag = first.rsplit("[result-id: ", 1)[1].rstrip("]")
+    orch.add_message(Message(role="assistant", content=[ToolUseBlock(id="b", name="Bash", input={})]))
+    assert f"[result-id: {tag}] above" in orch.add_tool_result("b", "z" * 5_000).tool_results()[0].text()
+    loop(orch, 3, start=3)
+    assert orch.compact("manual").ok
+    orch.add_message(Message(role="assistant", content=[ToolUseBlock(id="c", name="Bash", input={})]))
+    # The compaction forgot what was seen: the same output is a first occurrence again, numbered on.
+    again = orch.add_tool_result("c", "z" * 5_000).tool_results()[0].text()
+    assert again.startswith("zzz")
+    assert int(again.rsplit("[result-id: r", 1)[1].rstrip("]")) > int(tag[1:])
+
+
+def test_counts_after_compactions_and_recorded_usage_equal_a_full_recount(tmp_path: Path) -> None:
+    orch = make(tmp_path)
+    counter = orch.counter
+    for round_ in range(3):
+        loop(orch, 4, start=10 * round_)
+        orch.add_message(Message(role="assistant", content=[TextBlock(text="ok")], usage=Usage(input_tokens=9_000)))
+        loop(orch, 1, start=10 * round_ + 5)
+        assert orch.context_tokens() == usage_anchored_estimate(orch.messages, counter)
+        assert orch.compact("manual").ok
+        assert orch.tokens_of_messages() == sum(counter.count_message(m) for m in orch.messages)
+        assert orch.context_tokens() == orch.calibration.tokens(count_all(orch.messages, counter))
