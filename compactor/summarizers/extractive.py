@@ -37,7 +37,7 @@ _NUMBER = re.compile(r"(?<![\w.])\d[\d,_.]*\d(?![\w])|(?<![\w.])\d(?![\w.])")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _CONTENT_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Grep", "Glob"})
 """Tools whose results show file content: a line saying "error" there is code, not a failure."""
-_MIN_USER_CHARS = 200
+_MIN_USER_CHARS = 120
 """However many user messages there are, each shows at least this many characters."""
 _STATEMENT_CHARS = 700
 

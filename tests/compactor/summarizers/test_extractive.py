@@ -159,3 +159,81 @@ def test_a_second_summary_carries_the_first_ones_user_messages_and_request() -> 
     own = {s.handle for s in summarizer.spans(head)}
     assert set(find_handles(messages)) <= own | set(find_handles(first.text))
     assert set(second.handles) <= own
+
+
+def many_commands(n: int) -> list[Message]:
+    messages = [user("Build everything")]
+    for i in range(n):
+        messages += [call(f"c{i}", "Bash", command=f"make target_{i} --jobs 4"), result(f"c{i}", f"built target_{i}")]
+    return messages
+
+
+def test_every_distinct_command_is_shown_while_the_token_budget_allows() -> None:
+    summary = ExtractiveSummarizer().summarize(many_commands(60))
+    solving = summary.sections["Problem solving"]
+    assert all(f"`make target_{i} --jobs 4` -> ok: built target_{i}" in solving for i in range(60))
+    assert "earlier commands" not in solving
+
+
+def test_past_the_budget_the_oldest_commands_spill_to_a_cited_listing_that_holds_them_all() -> None:
+    summarizer = ExtractiveSummarizer(facts_tokens=150)
+    messages = many_commands(60)
+    summary = summarizer.summarize(messages)
+    solving = summary.sections["Problem solving"]
+    assert "`make target_59 --jobs 4`" in solving and "`make target_0 --jobs 4`" not in solving
+    note = next(line for line in solving.splitlines() if "earlier commands of 60" in line)
+    shown = sum(1 for i in range(60) if f"`make target_{i} --jobs 4`" in solving)
+    assert note.startswith(f"- ({60 - shown} earlier commands of 60 are listed in <<ccr:")
+    listing = {s.handle: s.data.decode() for s in summarizer.spans(messages) if s.kind == "facts"}
+    (handle,) = find_handles(note)
+    assert all(f"`make target_{i} --jobs 4`" in listing[handle] for i in range(60))
+    assert handle in summary.handles
+
+
+def test_a_repeated_command_is_one_line_with_its_count_and_outcomes() -> None:
+    messages = [user("test it")]
+    for i in range(12):
+        messages += [call(f"t{i}", "Bash", command="pytest -q"), result(f"t{i}", "1 failed" if i < 3 else "9 passed",
+                                                                        is_error=i < 3)]
+    solving = ExtractiveSummarizer().summarize(messages).sections["Problem solving"]
+    assert "- `pytest -q` x12 -> ok 9, failed 3: 9 passed" in solving
+    assert solving.count("pytest -q") == 1
+
+
+def test_a_very_long_first_line_is_cut_here_and_whole_in_the_listing() -> None:
+    long_command = "python -c " + repr("print(1); " * 60)
+    messages = [user("run"), call("t1", "Bash", command=long_command), result("t1", "1")]
+    summarizer = ExtractiveSummarizer()
+    summary = summarizer.summarize(messages)
+    assert long_command not in summary.text
+    assert "1 long first lines are cut here" in summary.sections["Problem solving"]
+    listing = next(s for s in summarizer.spans(messages) if s.kind == "facts")
+    assert long_command in listing.data.decode()
+    assert listing.handle in find_handles(summary.sections["Problem solving"])
+
+
+def test_paths_under_the_working_directory_are_shown_relative_and_the_summary_says_so() -> None:
+    summary = ExtractiveSummarizer().summarize(conversation(), cwd="/repo")
+    files = summary.sections["Files and code sections"]
+    assert "- app/api.py: read, edited" in files and "/repo/app/api.py" not in files
+    assert "relative to the working directory /repo" in summary.text
+
+
+def test_a_repeated_user_message_is_listed_once_with_its_count() -> None:
+    messages = [user("continue"), say("ok"), user("continue"), say("ok"), user("continue")]
+    section = ExtractiveSummarizer().summarize(messages).sections["All user messages"]
+    assert section == "- continue (sent 3 times)"
+
+
+def test_many_long_user_messages_are_cut_shorter_each_with_the_handle_of_the_whole() -> None:
+    texts = [f"Request {i}: " + "please look at the parser again " * 30 for i in range(20)]
+    messages = [m for t in texts for m in (user(t), say("done"))]
+    summarizer = ExtractiveSummarizer()
+    summary = summarizer.summarize(messages)
+    section = summary.sections["All user messages"]
+    assert len(section) < 8_000
+    stored = {s.handle: s.data.decode() for s in summarizer.spans(messages)}
+    for line, text in zip(section.splitlines(), texts, strict=True):
+        (handle,) = find_handles(line)
+        assert stored[handle] == text
+        assert line[2:].startswith(text[:150])

@@ -1,0 +1,202 @@
+"""Per session shape, "Pending tasks", "Current work" and "Next step" say what the session shows.
+
+Each test writes a small session of one shape: a todo list, the task tools,
+an issue tracker driven from the shell, a background task whose notification
+arrives last, slash-command wrappers and their output after the real
+request, a request the assistant has not answered yet.
+"""
+
+from __future__ import annotations
+
+from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.summarizers.base import Summary
+from compactor.summarizers.extractive import ExtractiveSummarizer
+
+
+def user(text: str, **kw: object) -> Message:
+    return Message(role="user", content=text, **kw)  # type: ignore[arg-type]
+
+
+def call(tool_id: str, name: str, **inputs: object) -> Message:
+    return Message(role="assistant", content=[ToolUseBlock(id=tool_id, name=name, input=dict(inputs))])
+
+
+def result(tool_id: str, text: str, *, is_error: bool = False) -> Message:
+    return Message(role="user", content=[ToolResultBlock(tool_use_id=tool_id, content=text, is_error=is_error)])
+
+
+def say(text: str) -> Message:
+    return Message(role="assistant", content=[TextBlock(text=text)])
+
+
+def summarize(messages: list[Message]) -> Summary:
+    return ExtractiveSummarizer().summarize(messages)
+
+
+NOTIFICATION = (
+    "<task-notification>\n<task-id>b0be39e</task-id>\n<output-file>/tmp/tasks/b0be39e.output</output-file>\n"
+    "<status>completed</status>\n<summary>Background command \"Run the slow suite\" completed (exit code 0)"
+    "</summary>\n</task-notification>\nRead the output file to retrieve the result: /tmp/tasks/b0be39e.output"
+)
+
+
+def test_todo_list_session_pends_open_items_and_continues_the_one_in_progress() -> None:
+    messages = [
+        user("Add pagination to the items endpoint"),
+        call("t1", "TodoWrite", todos=[
+            {"content": "Write the failing test", "status": "completed", "activeForm": "Writing"},
+            {"content": "Implement limit and offset", "status": "in_progress", "activeForm": "Implementing"},
+            {"content": "Document the parameters", "status": "pending", "activeForm": "Documenting"},
+        ]),
+        result("t1", "Todos have been modified successfully."),
+        say("Now I'll implement limit and offset in the query."),
+    ]
+    sections = summarize(messages).sections
+    pending = sections["Pending tasks"]
+    assert "[in_progress] Implement limit and offset" in pending
+    assert "[pending] Document the parameters" in pending
+    assert "Write the failing test" not in pending
+    step = sections["Next step"]
+    assert step.index("Implement limit and offset") < step.index("Now I'll implement limit and offset")
+    assert "Add pagination to the items endpoint" in step
+
+
+def test_task_tools_session_pends_created_tasks_until_they_are_completed() -> None:
+    messages = [
+        user("Ship the summarise option"),
+        call("c1", "TaskCreate", subject="Add the config option", description="config.go", activeForm="Adding"),
+        result("c1", "Task #1 created successfully: Add the config option"),
+        call("c2", "TaskCreate", subject="Update the README", description="docs", activeForm="Updating"),
+        result("c2", "Task #2 created successfully: Update the README"),
+        call("u1", "TaskUpdate", taskId="1", status="in_progress"),
+        result("u1", "Updated task #1 status"),
+        call("u2", "TaskUpdate", taskId="1", status="completed"),
+        result("u2", "Updated task #1 status"),
+        call("u3", "TaskUpdate", taskId="2", status="in_progress"),
+        result("u3", "Updated task #2 status"),
+        say("Config done; updating the README next."),
+    ]
+    sections = summarize(messages).sections
+    assert "task #2 [in_progress] Update the README" in sections["Pending tasks"]
+    assert "Add the config option" not in sections["Pending tasks"]
+    assert "Update the README" in sections["Next step"]
+
+
+def test_issue_tracker_session_pends_items_updated_but_not_closed() -> None:
+    messages = [
+        user("Implement spotter-gqc"),
+        call("b1", "Bash", command="bd update spotter-gqc.4 --status in_progress 2>&1"),
+        result("b1", "Updated issue: spotter-gqc.4"),
+        call("b2", "Bash", command="bd close spotter-gqc.4 2>&1"),
+        result("b2", "Closed spotter-gqc.4"),
+        call("b3", "Bash", command="bd update spotter-gqc.5 --status=in_progress && mix test"),
+        result("b3", "Updated issue: spotter-gqc.5\n5 tests, 0 failures"),
+        say("The page works; next the close button."),
+    ]
+    sections = summarize(messages).sections
+    assert "spotter-gqc.5 [in_progress]" in sections["Pending tasks"]
+    assert "spotter-gqc.4" not in sections["Pending tasks"]
+    assert "spotter-gqc.5" in sections["Next step"]
+
+
+def test_notification_last_is_never_the_request_and_pends_the_unread_output() -> None:
+    messages = [
+        user("Run the slow suite in the background and fix what fails"),
+        call("b1", "Bash", command="mix test --slow", run_in_background=True),
+        result("b1", "Command running in background with ID: b0be39e. Output is being written to: "
+                     "/tmp/tasks/b0be39e.output"),
+        say("The suite is running in the background; I'll look at the results when it finishes."),
+        user(NOTIFICATION),
+    ]
+    sections = summarize(messages).sections
+    for title in ("Next step", "Current work", "Primary request and intent", "All user messages"):
+        assert "task-notification" not in sections[title], title
+    assert "Run the slow suite in the background and fix what fails" in sections["Next step"]
+    assert "b0be39e (completed, output not read yet)" in sections["Pending tasks"]
+    assert "Read the output of background task b0be39e" in sections["Next step"]
+
+
+def test_background_output_that_was_read_is_not_pending() -> None:
+    messages = [
+        user("Run the slow suite in the background"),
+        call("b1", "Bash", command="mix test --slow", run_in_background=True),
+        result("b1", "Command running in background with ID: b0be39e. Output is being written to: "
+                     "/tmp/tasks/b0be39e.output"),
+        user(NOTIFICATION),
+        call("r1", "Bash", command="tail -20 /tmp/tasks/b0be39e.output"),
+        result("r1", "68 tests, 0 failures"),
+        call("b2", "Bash", command="mix credo", run_in_background=True),
+        result("b2", "Command running in background with ID: c1. Output is being written to: /tmp/tasks/c1.output"),
+        call("o1", "TaskOutput", task_id="c1", block=True),
+        result("o1", "<retrieval_status>success</retrieval_status><task_id>c1</task_id><status>completed</status>"),
+        say("Both are green."),
+    ]
+    sections = summarize(messages).sections
+    assert sections["Pending tasks"] == "(none recorded)"
+    assert "background task" not in sections["Next step"]
+
+
+def test_a_running_background_agent_is_pending_as_still_running() -> None:
+    messages = [
+        user("Have someone review pricing.py while you run the suite"),
+        call("a1", "Task", description="Review pricing.py", prompt="Check rounding", subagent_type="general",
+             run_in_background=True),
+        result("a1", "Async agent launched successfully.\nagentId: a881341 (use it to check on progress)"),
+        say("The reviewer is on it."),
+    ]
+    sections = summarize(messages).sections
+    assert "background task a881341 (still running): Review pricing.py" in sections["Pending tasks"]
+    assert "a881341 when it finishes" in sections["Next step"]
+
+
+def test_command_wrappers_and_their_output_are_not_user_intent() -> None:
+    messages = [
+        user("Fix the flaky checkpoint test"),
+        say("I'll start with the checkpoint store."),
+        user("<local-command-caveat>Caveat: generated by local commands.</local-command-caveat>", is_meta=True),
+        user("<command-name>/mcp</command-name>\n<command-message>mcp</command-message>\n<command-args></command-args>"),
+        user("<local-command-stdout>Reconnected to tidewave.</local-command-stdout>"),
+        user("<bash-input>pwd</bash-input>"),
+        user("<bash-stdout>/home/u/repo</bash-stdout><bash-stderr></bash-stderr>"),
+        user("[Request interrupted by user]"),
+    ]
+    sections = summarize(messages).sections
+    step = sections["Next step"]
+    assert "Fix the flaky checkpoint test" in step
+    for noise in ("mcp", "Reconnected", "pwd", "local-command", "interrupted"):
+        assert noise not in step, noise
+    messages_section = sections["All user messages"]
+    assert "- /mcp" in messages_section and "- !pwd" in messages_section
+    assert "Reconnected" not in messages_section and "bash-stdout" not in messages_section
+    assert "interrupted" not in messages_section
+
+
+def test_a_slash_command_with_arguments_is_the_request() -> None:
+    messages = [
+        user("<command-message>orchestrator is running…</command-message>\n<command-name>/orchestrator</command-name>"
+             "\n<command-args>create TODO app by Next.js</command-args>"),
+        user("Split complex tasks into subtasks.", is_meta=True),
+        say("Planning the subtasks."),
+    ]
+    sections = summarize(messages).sections
+    assert sections["Primary request and intent"] == "/orchestrator create TODO app by Next.js"
+    assert "/orchestrator create TODO app by Next.js" in sections["Next step"]
+
+
+def test_an_unanswered_last_request_comes_first_and_is_not_the_first_request() -> None:
+    messages = [
+        user("Explain how reservations expire"),
+        say("Reservations expire after 15 minutes."),
+        user("Now make the expiry configurable"),
+    ]
+    sections = summarize(messages).sections
+    step = sections["Next step"]
+    assert step.startswith("- Answer the user's latest request: Now make the expiry configurable")
+    assert "Explain how reservations expire" not in step
+    assert sections["Primary request and intent"] == "Explain how reservations expire"
+
+
+def test_a_session_with_nothing_open_says_so() -> None:
+    sections = summarize([user("hi"), say("Hello.")]).sections
+    assert sections["Pending tasks"] == "(none recorded)"
+    assert "Carry on from the assistant's last statement: Hello." in sections["Next step"]
