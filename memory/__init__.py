@@ -1,0 +1,94 @@
+"""memory: what an agent learned, kept across sessions.
+
+::
+
+    from memory import open_memory
+    with open_memory() as mem:                  # $COMPACTOR_HOME/memory.db
+        mem.remember("The payments service retries 3 times, then gives up")
+        hits = mem.recall("payments retries")  # BM25, within 2,000 tokens
+
+Names are exported lazily, so that ``memory --help`` starts without loading
+the store, pydantic or the token counter.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory.errors import (
+        AlreadyStored,
+        BrokenChain,
+        InvalidRequest,
+        InvalidText,
+        MemoriesError,
+        MemoryConflict,
+        MemoryNotFound,
+        NotCurrent,
+        StoreError,
+        SupersededText,
+        TextTooLarge,
+    )
+    from memory.models import Hit, Memory, Remembered
+    from memory.store import (
+        DEFAULT_LIMIT,
+        DEFAULT_THRESHOLD,
+        DEFAULT_TOKEN_BUDGET,
+        MAX_TEXT_BYTES,
+        MemoryDB,
+        default_memory_path,
+        memory_id,
+        open_memory,
+    )
+
+__all__ = [
+    "AlreadyStored",
+    "BrokenChain",
+    "DEFAULT_LIMIT",
+    "DEFAULT_THRESHOLD",
+    "DEFAULT_TOKEN_BUDGET",
+    "Hit",
+    "InvalidRequest",
+    "InvalidText",
+    "MAX_TEXT_BYTES",
+    "MemoriesError",
+    "Memory",
+    "MemoryConflict",
+    "MemoryDB",
+    "MemoryNotFound",
+    "NotCurrent",
+    "Remembered",
+    "StoreError",
+    "SupersededText",
+    "TextTooLarge",
+    "default_memory_path",
+    "memory_id",
+    "open_memory",
+]
+
+_EXPORTS: dict[str, str] = {
+    **{name: "memory.errors" for name in (
+        "AlreadyStored", "BrokenChain", "InvalidRequest", "InvalidText", "MemoriesError", "MemoryConflict",
+        "MemoryNotFound", "NotCurrent", "StoreError", "SupersededText", "TextTooLarge",
+    )},
+    **{name: "memory.models" for name in ("Hit", "Memory", "Remembered")},
+    **{name: "memory.store" for name in (
+        "DEFAULT_LIMIT", "DEFAULT_THRESHOLD", "DEFAULT_TOKEN_BUDGET", "MAX_TEXT_BYTES", "MemoryDB",
+        "default_memory_path", "memory_id", "open_memory",
+    )},
+}
+"""Public name -> module defining it, imported on first use."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memory' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

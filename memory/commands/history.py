@@ -1,0 +1,33 @@
+"""``memory history ID``: every version of a memory, oldest first."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from memory.commands._common import opened_memory, print_json
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "history",
+        help="every version of a memory, oldest first",
+        description="Print {versions: [...]} as JSON: the whole chain of versions that ID belongs "
+        "to (ID may be any of them), oldest first. A broken chain or a cycle is an error "
+        "(memory_broken_chain, exit 65), never a partial answer.",
+    )
+    parser.add_argument("id", metavar="ID", help="any version of the memory (mem_...)")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from memory import answers
+    from memory.store import check_id
+
+    check_id(args.id)
+    with opened_memory(args) as db:
+        print_json(answers.history(db, args.id))
+    return 0

@@ -1,0 +1,39 @@
+"""``memory mcp``: serve the memory tools to a model over MCP (stdio)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from memory.commands._common import opened_memory
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "mcp",
+        help="serve memory_remember/recall/supersede/history/forget over MCP (stdio)",
+        description="Run an MCP server on stdin/stdout with five tools: memory_remember, "
+        "memory_recall, memory_supersede, memory_history and memory_forget. Claude Code starts it "
+        "from the compactor plugin. A closed stdin, or one that ends without a JSON-RPC message, "
+        "exits 66 or 65. Needs: pip install 'compactor[mcp]'.",
+    )
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until the client hangs up; returns the exit code.
+
+    Raises:
+        ConfigError: the mcp package is not installed.
+        InputNotFound, InputError: stdin is closed or carried no MCP message.
+        StoreError: the database cannot be opened.
+    """
+    from memory.mcp_server import require_sdk, serve
+
+    require_sdk()
+    with opened_memory(args) as db:
+        serve(db)
+    return 0
