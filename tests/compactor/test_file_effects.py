@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compactor.file_effects import FileEdit, FileRead, FileWrite, Replacement, file_effect
+from compactor.transcript import FileEdit, FileRead, FileWrite, Replacement, file_effect
 from compactor.messages import ToolResultBlock, ToolUseBlock
 
 

@@ -1,8 +1,8 @@
-"""Values the transcript reader produces: entries, recorded compactions, warnings.
+"""Values the transcript package deals in: a transcript, its entries, recorded compactions, warnings.
 
-Kept apart from ``compactor.transcript`` so that the state builder can take
-entries without importing the reader. The public names are re-exported by
-``compactor.transcript``.
+Kept apart from the reader and the writer so that each (and the state
+builder) can take them without importing the others. The public names are
+re-exported by ``compactor.transcript``.
 """
 
 from __future__ import annotations
@@ -11,9 +11,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compactor.messages import Message
+from compactor.messages import Message, ToolUseBlock
+from compactor.session import SessionState
 
-__all__ = ["SHAPE_KINDS", "Fragment", "ReadWarning", "RecordedCompaction", "TranscriptEntry", "WarningKind"]
+__all__ = [
+    "SHAPE_KINDS",
+    "Fragment",
+    "ReadWarning",
+    "RecordedCompaction",
+    "Transcript",
+    "TranscriptEntry",
+    "WarningKind",
+]
 
 WarningKind = Literal[
     "malformed_json",
@@ -158,3 +167,46 @@ class RecordedCompaction(_Model):
     summary: str | None = None
     summary_line: int | None = None
     legacy: bool = False
+
+
+class Transcript(BaseModel):
+    """One Claude Code session as read from its JSONL file.
+
+    ``entries`` is the main chain in order; ``off_chain`` holds every other
+    record of the file (metadata such as ``file-history-snapshot``,
+    abandoned branches, inline sidechain records, progress records off the
+    chain), so that writing the transcript gives the file back.
+    ``messages`` are the main chain's messages (without boundaries);
+    ``state`` is the rebuilt session state as of the end.
+    ``sidechains`` maps an agent id to its messages (inline sidechains are
+    keyed by their ``agentId``, else by the uuid of their first record);
+    ``subagents`` holds the ``subagents/agent-<id>.jsonl`` files read in full.
+    ``unknown`` keeps the records whose entry type is not known, as they are.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    session_id: str | None = None
+    entries: list[TranscriptEntry] = Field(default_factory=list)
+    off_chain: list[TranscriptEntry] = Field(default_factory=list)
+    messages: list[Message] = Field(default_factory=list)
+    state: SessionState = Field(default_factory=SessionState)
+    compactions: list[RecordedCompaction] = Field(default_factory=list)
+    sidechains: dict[str, list[Message]] = Field(default_factory=dict)
+    subagents: dict[str, Transcript] = Field(default_factory=dict)
+    warnings: list[ReadWarning] = Field(default_factory=list)
+    unknown: list[dict[str, Any]] = Field(default_factory=list)
+    fragment: Fragment | None = None
+    """Set when the file starts mid-session (its first record's parent is elsewhere)."""
+
+    def tool_uses(self) -> list[ToolUseBlock]:
+        """Every tool call in the main chain, in order, once per tool_use id."""
+        seen: set[str] = set()
+        calls: list[ToolUseBlock] = []
+        for message in self.messages:
+            for call in message.tool_uses():
+                if call.id not in seen:
+                    seen.add(call.id)
+                    calls.append(call)
+        return calls

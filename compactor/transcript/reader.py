@@ -1,4 +1,4 @@
-"""Claude Code transcripts (JSONL session files): the reader, the writer, what they hold.
+"""Reading Claude Code transcripts (JSONL session files) into a ``Transcript``.
 
 Reading streams the file line by line (binary, decoded per line) and keeps
 every record, so nothing is lost on the way back out:
@@ -14,12 +14,20 @@ every record, so nothing is lost on the way back out:
   ``Message`` (one entry with several records);
 - sidechains (``isSidechain: true`` records, and the ``subagents/agent-*.jsonl``
   files next to the session) are kept apart, keyed by agent id;
-- records of entry types this version does not know are kept as they are.
+- records of entry types this version does not know are kept as they are;
+- what Claude Code meant is followed where its links fall short: a record
+  (a ``compact_boundary`` above all) whose parent was never written, and a
+  1.0.x compact summary written as a new root, link to the last main-chain
+  record before them in file order; a file that starts mid-session is a
+  ``Fragment``; a record appended twice is read once; a file holding two
+  sessions is read as its last one (``read_sessions`` reads each).
 
 Bad input (a malformed, truncated, non-UTF-8 or oversized line, an unknown
 entry type, a tool result without its call, a subagent file that cannot be
-opened) becomes a ``ReadWarning`` naming ``file:line`` and the reader carries on; ``strict=True`` raises
-``TranscriptError`` on the first one instead.
+opened, a repeated uuid, a second session) becomes a ``ReadWarning`` naming
+``file:line`` and the reader carries on; ``strict=True`` raises
+``TranscriptError`` on the first one instead, except for the shapes Claude
+Code writes itself (``SHAPE_KINDS``), which are repaired and reported.
 
 The ``SessionState`` is rebuilt with ``StateBuilder``, which a replay can
 drive itself, entry by entry, to get the state as of any point.
@@ -27,56 +35,27 @@ drive itself, entry by entry, to get the state as of any point.
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import uuid as uuidlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from compactor._transcript_lines import (
-    MAX_LINE_BYTES,
-    Record,
-    Reporter,
-    _iter_records,
-    iter_records,
-    make_reporter,
-)
-from compactor._transcript_models import (
+from compactor.errors import TranscriptError
+from compactor.messages import Message, Usage
+from compactor.session import MAIN_AGENT
+from compactor.transcript._lines import MAX_LINE_BYTES, Record, Reporter, _iter_records, make_reporter
+from compactor.transcript._models import (
     SHAPE_KINDS,
     Fragment,
     ReadWarning,
     RecordedCompaction,
+    Transcript,
     TranscriptEntry,
-    WarningKind,
 )
-from compactor._transcript_state import StateBuilder, parse_timestamp, strip_line_numbers
-from compactor.errors import TranscriptError, TranscriptWriteError
-from compactor.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock, Usage
-from compactor.session import MAIN_AGENT, SessionState
+from compactor.transcript.state import StateBuilder
 
-__all__ = [
-    "KNOWN_ENTRY_TYPES",
-    "MAX_LINE_BYTES",
-    "SHAPE_KINDS",
-    "Fragment",
-    "ReadWarning",
-    "Record",
-    "RecordedCompaction",
-    "StateBuilder",
-    "Transcript",
-    "TranscriptEntry",
-    "WarningKind",
-    "boundary_entry",
-    "iter_records",
-    "parse_timestamp",
-    "read_transcript",
-    "strip_line_numbers",
-    "write_transcript",
-]
+__all__ = ["KNOWN_ENTRY_TYPES", "read_sessions", "read_transcript"]
 
 KNOWN_ENTRY_TYPES = frozenset(
     {
@@ -98,54 +77,6 @@ KNOWN_ENTRY_TYPES = frozenset(
 """Entry types Claude Code writes that the reader knows; others get a warning."""
 
 _MESSAGE_TYPES = frozenset({"user", "assistant"})
-_CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
-_UUID_NAMESPACE = uuidlib.UUID("6f1c2e0a-53d4-4c59-9a34-0c0b8f1f7a11")
-
-
-class Transcript(BaseModel):
-    """One Claude Code session as read from its JSONL file.
-
-    ``entries`` is the main chain in order; ``off_chain`` holds every other
-    record of the file (metadata such as ``file-history-snapshot``,
-    abandoned branches, inline sidechain records, progress records off the
-    chain), so that writing the transcript gives the file back.
-    ``messages`` are the main chain's messages (without boundaries);
-    ``state`` is the rebuilt session state as of the end.
-    ``sidechains`` maps an agent id to its messages (inline sidechains are
-    keyed by their ``agentId``, else by the uuid of their first record);
-    ``subagents`` holds the ``subagents/agent-<id>.jsonl`` files read in full.
-    ``unknown`` keeps the records whose entry type is not known, as they are.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    path: str
-    session_id: str | None = None
-    entries: list[TranscriptEntry] = Field(default_factory=list)
-    off_chain: list[TranscriptEntry] = Field(default_factory=list)
-    messages: list[Message] = Field(default_factory=list)
-    state: SessionState = Field(default_factory=SessionState)
-    compactions: list[RecordedCompaction] = Field(default_factory=list)
-    sidechains: dict[str, list[Message]] = Field(default_factory=dict)
-    subagents: dict[str, Transcript] = Field(default_factory=dict)
-    warnings: list[ReadWarning] = Field(default_factory=list)
-    unknown: list[dict[str, Any]] = Field(default_factory=list)
-    fragment: Fragment | None = None
-    """Set when the file starts mid-session (its first record's parent is elsewhere)."""
-
-    def tool_uses(self) -> list[ToolUseBlock]:
-        """Every tool call in the main chain, in order, once per tool_use id."""
-        seen: set[str] = set()
-        calls: list[ToolUseBlock] = []
-        for message in self.messages:
-            for call in message.tool_uses():
-                if call.id not in seen:
-                    seen.add(call.id)
-                    calls.append(call)
-        return calls
-
-
-# -- reading ------------------------------------------------------------------
 
 
 def read_transcript(
@@ -214,6 +145,38 @@ def _subagent_files(path: Path) -> list[tuple[str, Path]]:
             seen.add(resolved)
             found.append((file.stem[len("agent-") :], file))
     return found
+
+
+def read_sessions(
+    path: str | Path,
+    *,
+    strict: bool = False,
+    warn: Callable[[ReadWarning], None] | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+) -> list[Transcript]:
+    """Every session a file holds, each read on its own, in the order they first appear.
+
+    A file copied together by some tool can hold two ``sessionId``s;
+    ``read_transcript`` reads its last session only. Bad lines are reported
+    with the first session; subagent files are not read.
+
+    Raises:
+        TranscriptNotFound: the file does not exist.
+        TranscriptError: the file cannot be read, or (strict) it holds bad data.
+    """
+    file = Path(path)
+    lines: list[ReadWarning] = []
+    records = list(_iter_records(file, make_reporter(str(file), strict=strict, warn=warn, sink=lines), max_line_bytes))
+    ids = _session_of_each(records)
+    sessions: list[Transcript] = []
+    for session in dict.fromkeys(ids):
+        warnings = [] if sessions else lines
+        report = make_reporter(str(file), strict=strict, warn=warn, sink=warnings)
+        mine = [r for r, i in zip(records, ids, strict=True) if i == session]
+        transcript = _assemble(str(file), mine, report, MAIN_AGENT)
+        transcript.warnings = warnings
+        sessions.append(transcript)
+    return sessions
 
 
 def _read_one(
@@ -657,207 +620,3 @@ def _inline_sidechains(records: list[Record], chain: set[int], report: Reporter)
     return sidechains
 
 
-# -- writing ------------------------------------------------------------------
-
-
-def boundary_entry(
-    trigger: str,
-    pre_tokens: int,
-    post_tokens: int | None = None,
-    *,
-    content: str = "Conversation compacted",
-    timestamp: str | None = None,
-) -> TranscriptEntry:
-    """A ``compact_boundary`` entry to write between messages (see ``write_transcript``)."""
-    metadata: dict[str, Any] = {"trigger": trigger, "preTokens": pre_tokens}
-    if post_tokens is not None:
-        metadata["postTokens"] = post_tokens
-    record: dict[str, Any] = {
-        "type": "system",
-        "subtype": "compact_boundary",
-        "content": content,
-        "isMeta": False,
-        "level": "info",
-        "compactMetadata": metadata,
-    }
-    if timestamp is not None:
-        record["timestamp"] = timestamp
-    return TranscriptEntry(line=0, kind="compact_boundary", records=[record], lines=[0])
-
-
-def write_transcript(
-    source: Transcript | Sequence[Message | TranscriptEntry],
-    path: str | Path,
-    *,
-    session_id: str | None = None,
-    cwd: str | None = None,
-) -> None:
-    """Write Claude Code-compatible JSONL.
-
-    A ``Transcript`` is written back record for record in its original line
-    order (message records carry their ``Message``'s current content, so an
-    edited transcript writes its edits), with its subagents under
-    ``<path without .jsonl>/subagents/``; reading the result gives the same
-    model again. A sequence of messages and entries is written as a new
-    chain: each record's ``parentUuid`` names the one before (a compaction
-    boundary gets ``parentUuid: null`` and ``logicalParentUuid``), and
-    records without a uuid get a deterministic one.
-
-    Raises:
-        TranscriptWriteError: the file could not be written.
-    """
-    target = Path(path)
-    if isinstance(source, Transcript):
-        lines = _transcript_records(source)
-        subagents = source.subagents
-    else:
-        lines = _chain_records(source, session_id=session_id, cwd=cwd)
-        subagents = {}
-    _write_jsonl(target, lines)
-    for agent_id, sub in subagents.items():
-        write_transcript(sub, target.parent / target.stem / "subagents" / f"agent-{agent_id}.jsonl")
-
-
-def _transcript_records(transcript: Transcript) -> list[dict[str, Any]]:
-    numbered: list[tuple[int, dict[str, Any]]] = []
-    for entry in transcript.entries:
-        numbered.extend(_render(entry))
-    for entry in transcript.off_chain:
-        numbered.extend(zip(entry.lines, entry.records, strict=False))
-    numbered.sort(key=lambda pair: pair[0])
-    return [record for _, record in numbered]
-
-
-def _render(entry: TranscriptEntry) -> list[tuple[int, dict[str, Any]]]:
-    """The entry's records, with message content and usage taken from its ``Message``."""
-    message = entry.message
-    if message is None:
-        return list(zip(entry.lines or [entry.line] * len(entry.records), entry.records, strict=False))
-    if not entry.records:
-        return [(entry.line, _new_record(message))]
-    records = [{**r, "message": dict(r.get("message") or {})} for r in entry.records]
-    lines = list(entry.lines) if len(entry.lines) == len(records) else [entry.line] * len(records)
-    content = _dump_content(message.content)
-    counts = [len(c) if isinstance(c := r["message"].get("content"), list) else None for r in records]
-    if isinstance(content, list) and len(records) > 1 and None not in counts and sum(counts) == len(content):  # type: ignore[arg-type]
-        position = 0
-        for record, count in zip(records, counts, strict=True):
-            assert count is not None
-            record["message"]["content"] = content[position : position + count]
-            position += count
-    else:
-        records, lines = records[:1], lines[:1]
-        records[0]["message"]["content"] = content
-    if message.usage is not None:
-        records[-1]["message"]["usage"] = message.usage.model_dump(mode="json", exclude_unset=True)
-    first = records[0]
-    if (first.get("isMeta") is True) != message.is_meta:
-        first["isMeta"] = message.is_meta
-    if (first.get("isCompactSummary") is True) != message.is_compact_summary:
-        first["isCompactSummary"] = message.is_compact_summary
-    return list(zip(lines, records, strict=True))
-
-
-def _dump_content(content: str | list[ContentBlock]) -> str | list[dict[str, Any]]:
-    if isinstance(content, str):
-        return content
-    return [_dump_block(block) for block in content]
-
-
-def _dump_block(block: ContentBlock) -> dict[str, Any]:
-    """A block as JSON with exactly the fields it was given (plus ``type``)."""
-    data = block.model_dump(mode="json", exclude_unset=True)
-    data = {"type": block.type, **{k: v for k, v in data.items() if k != "type"}}
-    if isinstance(block, ToolUseBlock):
-        data.setdefault("id", block.id)
-        data.setdefault("name", block.name)
-        data.setdefault("input", block.input)
-    if isinstance(block, ToolResultBlock) and isinstance(block.content, list):
-        data["content"] = [_dump_block(b) for b in block.content]
-    return data
-
-
-def _new_record(message: Message) -> dict[str, Any]:
-    body: dict[str, Any]
-    if message.role == "assistant":
-        body = {"type": "message", "role": "assistant"}
-        if message.message_id is not None:
-            body["id"] = message.message_id
-        if message.model is not None:
-            body["model"] = message.model
-        body["content"] = _dump_content(message.content)
-        if message.usage is not None:
-            body["usage"] = message.usage.model_dump(mode="json")
-    else:
-        body = {"role": "user", "content": _dump_content(message.content)}
-    record: dict[str, Any] = {"parentUuid": None, "isSidechain": message.agent_id is not None}
-    if message.agent_id is not None:
-        record["agentId"] = message.agent_id
-    record["type"] = message.role
-    record["message"] = body
-    if message.uuid is not None:
-        record["uuid"] = message.uuid
-    if message.timestamp is not None:
-        record["timestamp"] = message.timestamp
-    if message.is_meta:
-        record["isMeta"] = True
-    if message.is_compact_summary:
-        record["isCompactSummary"] = True
-    return record
-
-
-def _chain_records(
-    items: Sequence[Message | TranscriptEntry], *, session_id: str | None, cwd: str | None
-) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    previous: str | None = None
-    for item in items:
-        rendered = [_new_record(item)] if isinstance(item, Message) else [r for _, r in _render(item)]
-        for raw in rendered:
-            record = dict(raw)
-            if session_id is not None:
-                record["sessionId"] = session_id
-            if cwd is not None:
-                record.setdefault("cwd", cwd)
-            if record.get("type") in _CHAIN_TYPES:
-                key = record.get("uuid")
-                if not isinstance(key, str):
-                    key = str(uuidlib.uuid5(_UUID_NAMESPACE, f"{session_id or ''}/{len(out)}"))
-                if record.get("type") == "system" and record.get("subtype") == "compact_boundary":
-                    record["parentUuid"] = None
-                    record["logicalParentUuid"] = previous
-                else:
-                    record["parentUuid"] = previous
-                record["uuid"] = key
-                previous = key
-            out.append(record)
-    return out
-
-
-def _encode(record: dict[str, Any]) -> bytes:
-    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-    try:
-        return text.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:  # lone surrogates: keep them as JSON escapes
-        return json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
-
-
-def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
-    """Write through a uniquely named temporary file, so a reader never sees half a file.
-
-    Raises:
-        TranscriptWriteError: the file system refused; no temporary file is left behind.
-    """
-    temporary: Path | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.{uuidlib.uuid4().hex[:12]}.tmp")
-        with temporary.open("xb") as handle:
-            for record in records:
-                handle.write(_encode(record))
-        os.replace(temporary, path)
-    except OSError as exc:
-        if temporary is not None:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-        raise TranscriptWriteError(f"{path}: cannot write transcript: {exc.strerror or exc}") from exc

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from compactor._transcript_models import TranscriptEntry
-from compactor.file_effects import FileEdit, FileRead, FileWrite, file_effect, strip_line_numbers
+from compactor.transcript._models import TranscriptEntry
+from compactor.transcript.file_effects import FileEdit, FileRead, FileWrite, file_effect, strip_line_numbers
 from compactor.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.session import (
     MAIN_AGENT,

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from compactor._transcript_models import SHAPE_KINDS, ReadWarning, WarningKind
+from compactor.transcript._models import SHAPE_KINDS, ReadWarning, WarningKind
 from compactor.errors import TranscriptError, TranscriptNotFound
 
 __all__ = ["MAX_LINE_BYTES", "Record", "Reporter", "iter_records", "make_reporter"]
