@@ -28,7 +28,7 @@ from attachments import RecordedFiles, reread_coverage
 from ccr import Store
 from compactor.calibration import MAX_PLAUSIBLE_OVERHEAD, Calibration, fit_calibration
 from compactor.config import Settings
-from compactor.file_effects import FileEdit, FileRead, FileWrite, file_effect
+from compactor.transcript import FileEdit, FileRead, FileWrite, file_effect
 from compactor.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.orchestrator import Orchestrator
 from compactor.pipeline import CompactionResult
