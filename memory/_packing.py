@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 
 from compactor.tokens import TokenCounter
 from memory.models import Hit
-from skills.truncate import fit_head
+from skills.truncate import truncate_head
 
 __all__ = ["Candidate", "pack"]
 
@@ -79,5 +79,5 @@ def _head(text: str, limit: int, counter: TokenCounter) -> str:
     window = max(limit * _CHARS_PER_TOKEN_PROBE, 1_024)
     while window < len(text) and counter.count_text(text[:window]) <= limit:
         window *= 4
-    head, _ = fit_head(text[:window], lambda part: counter.count_text(part) <= limit)
+    head, _ = truncate_head(text[:window], limit, counter)
     return head

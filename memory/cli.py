@@ -39,7 +39,8 @@ class _Version(argparse.Action):
     """``--version``, looked up only when asked for."""
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        parser.exit(0, f"{PROG} {_version()}\n")
+        print(f"{PROG} {_version()}")
+        parser.exit(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
