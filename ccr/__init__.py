@@ -11,6 +11,7 @@ from __future__ import annotations
 from ccr._memory import MemoryStore
 from ccr._sqlite import SQLiteStore
 from ccr.errors import (
+    ArchiveInvalid,
     BudgetExceeded,
     CCRError,
     CorruptRecord,
@@ -19,6 +20,7 @@ from ccr.errors import (
     InvalidRequest,
     InvalidSelector,
     NotAStore,
+    RecordsLost,
     StoreConfigError,
     StoreError,
     UnknownObjectType,
@@ -34,11 +36,12 @@ from ccr.objects import (
     TypedObject,
     make_object,
 )
-from ccr.records import PutRequest, Record, StoreStats
+from ccr.records import PutRequest, Record, RecordFilter, StoreStats
 from ccr.retrieval import Retrieval, RetrievalMode
 from ccr.store import DEFAULT_MAX_BYTES, Store, default_store_path, open_store
 
 __all__ = [
+    "ArchiveInvalid",
     "BudgetExceeded",
     "CCRError",
     "CorruptRecord",
@@ -55,6 +58,8 @@ __all__ = [
     "ObjectType",
     "PutRequest",
     "Record",
+    "RecordFilter",
+    "RecordsLost",
     "Ref",
     "Retrieval",
     "RetrievalMode",

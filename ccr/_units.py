@@ -1,8 +1,9 @@
 """Split an original into whole units for query retrieval.
 
 A unit is a span of the original that makes sense on its own: a JSONL line
-(a transcript message), an object in a JSON array of objects, a CSV row, or a
-blank-line paragraph. Spans are byte offsets into the original, so a unit is
+(a transcript message), an object in a JSON array of objects, a numbered line
+of tool output (a Claude Code Read result: ``     1→text`` or ``     1\ttext``),
+a CSV row, or a blank-line paragraph. Spans are byte offsets into the original, so a unit is
 always returned verbatim. Fewer than two units means "no units": the caller
 returns the whole original instead of a fragment.
 """
@@ -19,10 +20,12 @@ from pydantic import BaseModel, ConfigDict
 
 __all__ = ["Segmentation", "UnitKind", "segment"]
 
-UnitKind = Literal["jsonl", "json_array", "csv", "paragraph"]
+UnitKind = Literal["jsonl", "json_array", "numbered_lines", "csv", "paragraph"]
 
 _BLANK_LINE = re.compile(rb"^[ \t\r\f\v]*$")
 _LONE_CR = re.compile("\r(?!\n)")
+_NUMBERED = re.compile(rb" *(\d+)(?:\xe2\x86\x92|\t)")
+"""A line as Claude Code's Read tool numbers it: the line number, then an arrow or a tab."""
 
 
 class Segmentation(BaseModel):
@@ -41,7 +44,7 @@ def segment(data: bytes) -> Segmentation | None:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    for splitter in (_json_array, _jsonl, _csv, _paragraphs):
+    for splitter in (_json_array, _jsonl, _numbered_lines, _csv, _paragraphs):
         seg = splitter(data, text)
         if seg is not None and len(seg.units) >= 2:
             return seg
@@ -76,6 +79,36 @@ def _jsonl(data: bytes, text: str) -> Segmentation | None:
             return None
         units.append((start, end))
     return Segmentation(kind="jsonl", units=tuple(units))
+
+
+def _numbered_lines(data: bytes, text: str) -> Segmentation | None:
+    """One unit per numbered line, from the first numbered line on.
+
+    What comes before it is the header; a line without a number (a wrapped
+    line, or a note the tool appended after the file) stays with the
+    numbered line before it, so every byte after the header is in a unit.
+    The numbers must count up by one, or this is not a numbered listing.
+    """
+    units: list[tuple[int, int]] = []
+    header: tuple[int, int] | None = None
+    expected: int | None = None
+    for start, end in _lines(data):
+        found = _NUMBERED.match(data, start, end)
+        if found is not None:
+            number = int(found.group(1))
+            if expected is not None and number != expected:
+                return None
+            expected = number + 1
+            units.append((start, end))
+        elif units:
+            units[-1] = (units[-1][0], end)
+        elif header is None:
+            header = (start, end)
+        else:
+            header = (header[0], end)
+    if len(units) < 2:
+        return None
+    return Segmentation(kind="numbered_lines", header=header, units=tuple(units))
 
 
 def _json_array(data: bytes, text: str) -> Segmentation | None:

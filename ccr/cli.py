@@ -27,6 +27,12 @@ COMMANDS: Commands = {
     "info": ("ccr.commands.info", "print a record's metadata as JSON"),
     "stats": ("ccr.commands.stats", "print entries, payload bytes, budget and fullness"),
     "verify": ("ccr.commands.verify", "re-hash every record and name the corrupt ones"),
+    "list": ("ccr.commands.list", "list stored records (handle, size, kind, session, created)"),
+    "rm": ("ccr.commands.rm", "remove records by handle"),
+    "gc": ("ccr.commands.gc", "remove records older than DAYS or of one session (explicit)"),
+    "export": ("ccr.commands.export", "write the whole store to a portable archive file"),
+    "import": ("ccr.commands.import_", "store the records of an archive written by 'ccr export'"),
+    "repair": ("ccr.commands.repair", "salvage every readable record of a damaged store"),
     "mcp": ("ccr.commands.mcp", "serve ccr_retrieve and ccr_stats to a model over MCP (stdio)"),
 }
 """Command name -> (module, one-line help), in help order. Adding a command is one line here."""

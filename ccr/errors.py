@@ -9,13 +9,15 @@
     │   └── UnknownObjectType        a typed object's type is not in the closed set
     ├── StoreConfigError (ConfigError)  bad budget value, e.g. COMPACTOR_CCR_MAX_BYTES (exit 2)
     ├── InputError                   the command line's input cannot be read (exit 65)
-    │   └── InputNotFound            the input file does not exist (exit 66)
+    │   ├── InputNotFound            the input file does not exist (exit 66)
+    │   └── ArchiveInvalid           an archive to import is not a ccr archive or is cut short
     ├── HandleNotFound (runtime)     a well-formed handle the store does not hold (exit 66)
     ├── BudgetExceeded (runtime)     the store is full and refuses the record (exit 73)
     └── StoreError (runtime)         the store could not be opened, read or written (exit 73)
         ├── UnsafeStorePath          the path is a symlink, not a regular file, or was swapped
         ├── NotAStore                the file is not a ccr store (another file or database)
         └── CorruptRecord            stored bytes no longer hash to their handle (exit 65)
+            └── RecordsLost          ``ccr repair`` could not salvage some records (exit 65)
 
 Usage mistakes (the caller asked for something invalid) are also
 ``UsageError``; everything that failed while running is also a
@@ -28,6 +30,7 @@ from __future__ import annotations
 from compactor.errors import CompactorError, CompactorRuntimeError, ConfigError, UsageError
 
 __all__ = [
+    "ArchiveInvalid",
     "BudgetExceeded",
     "CCRError",
     "CorruptRecord",
@@ -38,6 +41,7 @@ __all__ = [
     "InvalidRequest",
     "InvalidSelector",
     "NotAStore",
+    "RecordsLost",
     "StoreConfigError",
     "StoreError",
     "UnknownObjectType",
@@ -99,6 +103,12 @@ class InputNotFound(InputError):
     exit_code = 66
 
 
+class ArchiveInvalid(InputError):
+    """An archive given to ``ccr import`` is not a ccr archive, or is damaged or cut short."""
+
+    error_id = "ccr_archive_invalid"
+
+
 class HandleNotFound(CCRError, CompactorRuntimeError):
     """The handle is well formed but nothing is stored under it."""
 
@@ -137,3 +147,9 @@ class CorruptRecord(StoreError):
 
     error_id = "ccr_corrupt_record"
     exit_code = 65
+
+
+class RecordsLost(CorruptRecord):
+    """A repair salvaged what it could, but some records were damaged beyond recovery."""
+
+    error_id = "ccr_records_lost"

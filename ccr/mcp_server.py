@@ -21,6 +21,10 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import io
+import json
+import os
+import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -34,6 +38,7 @@ __all__ = [
     "SERVER_INSTRUCTIONS",
     "SERVER_NAME",
     "STATS_TOOL_NAME",
+    "StdinWatch",
     "build_server",
     "require_sdk",
     "retrieve_text",
@@ -145,10 +150,73 @@ def build_server(store: Store) -> Any:
     return server
 
 
+class StdinWatch(io.RawIOBase):
+    """stdin as the server reads it, noting whether a client said hello and what was not JSON-RPC.
+
+    The SDK skips a line it cannot parse and ends quietly at end of input,
+    so without this a server fed garbage, or nothing, would exit 0 as if a
+    client had been served.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+        self._partial = b""
+        self.initialized = False
+        self.bad_lines = 0
+        self.first_bad: bytes | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        chunk = os.read(self._fd, len(buffer))
+        self._watch(chunk)
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+    def _watch(self, chunk: bytes) -> None:
+        lines = (self._partial + chunk).split(b"\n")
+        self._partial = lines.pop() if chunk else b""
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except (ValueError, RecursionError):
+                message = None
+            if not isinstance(message, dict | list) or (isinstance(message, dict) and message.get("jsonrpc") != "2.0"):
+                self.bad_lines += 1
+                self.first_bad = self.first_bad or line[:80]
+            elif isinstance(message, dict) and message.get("method") == "initialize":
+                self.initialized = True
+
+
 def serve(store: Store) -> None:
     """Run the server on stdin/stdout until the client closes the connection.
 
     Raises:
         ConfigError: the ``mcp`` package is not installed.
+        InputNotFound: stdin is closed: there is no client.
+        InputError: stdin ended without an ``initialize`` request, or held
+            lines that are not JSON-RPC messages.
     """
-    build_server(store).run("stdio")
+    from ccr.errors import InputError, InputNotFound
+
+    if sys.stdin is None:
+        raise InputNotFound("stdin is closed: no MCP client to serve")
+    server = build_server(store)
+    watch = StdinWatch(sys.stdin.fileno())
+    real_stdin = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(watch), encoding="utf-8", errors="replace")
+    try:
+        server.run("stdio")
+    finally:
+        sys.stdin = real_stdin
+    if watch.bad_lines:
+        raise InputError(
+            f"{watch.bad_lines} line(s) on stdin were not JSON-RPC messages "
+            f"(first: {watch.first_bad!r}); is this an MCP client?"
+        )
+    if not watch.initialized:
+        raise InputError("stdin ended before any MCP client sent 'initialize'")

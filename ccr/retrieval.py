@@ -25,8 +25,10 @@ __all__ = [
     "QUERY_UNITS",
     "Retrieval",
     "RetrievalMode",
+    "RetrievalNotice",
     "check_selection",
     "gap_marker",
+    "notice_text",
     "retrieve",
     "select_bytes",
     "select_lines",
@@ -38,13 +40,21 @@ QUERY_UNITS = 20
 
 RetrievalMode = Literal["exact", "query", "lines", "bytes"]
 
+RetrievalNotice = Literal["query_no_units", "query_no_match", "past_end"]
+"""What the caller should be told besides the data: the original has no units
+to select from, or no unit matched (so the whole original came back), or the
+range starts past the end (so nothing came back)."""
+
 
 class Retrieval(BaseModel):
     """What a recovery call returns. ``recovered`` marks it as never to be compacted again.
 
     ``start``/``end`` are the clamped span actually returned: byte offsets
     (half-open) for ``bytes``, 1-based line numbers (inclusive) for ``lines``.
-    ``whole`` is true when the complete original was returned.
+    ``whole`` is true when the complete original was returned. ``notice``
+    says when the answer is not what the selection asked for (see
+    ``RetrievalNotice``); ``lines_total`` counts the original's lines for a
+    line range.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -60,6 +70,8 @@ class Retrieval(BaseModel):
     end: int | None = None
     units_total: int | None = None
     units_returned: int | None = None
+    notice: RetrievalNotice | None = None
+    lines_total: int | None = None
 
     @property
     def text(self) -> str:
@@ -67,9 +79,31 @@ class Retrieval(BaseModel):
         return self.data.decode("utf-8", errors="replace")
 
 
-def gap_marker(count: int) -> str:
-    """The visible line that stands for ``count`` omitted units."""
-    noun = "unit" if count == 1 else "units"
+def notice_text(result: Retrieval, *, query: str | None = None) -> str | None:
+    """One line saying what ``result.notice`` means, or None when there is nothing to say.
+
+    The same words go to a person (the command line's stderr) and to a model
+    (before the recovered text), rendered from ``ccr/templates/retrieval_notice.j2``.
+    """
+    if result.notice is None:
+        return None
+    from compactor._templates import environment  # jinja2 only when there is something to say
+
+    template = environment("ccr").get_template("retrieval_notice.j2")
+    return template.render(
+        notice=result.notice,
+        mode=result.mode,
+        handle=result.ref or result.handle,
+        query=query,
+        size=result.original_size,
+        start=result.start,
+        lines_total=result.lines_total,
+    ).strip()
+
+
+def gap_marker(count: int, unit: str = "unit") -> str:
+    """The visible line that stands for ``count`` omitted units (``unit`` names what they are)."""
+    noun = unit if count == 1 else f"{unit}s"
     return f"[... {count} {noun} omitted ...]"
 
 
@@ -161,7 +195,9 @@ def select_lines(data: bytes, lines: tuple[int, int]) -> Retrieval:
     else:
         last = min(last, len(spans))
         chunk = b"".join(spans[first - 1 : last])
-    return _partial("lines", data, chunk, first, last)
+    result = _partial("lines", data, chunk, first, last)
+    notice: RetrievalNotice | None = "past_end" if first > len(spans) else None
+    return result.model_copy(update={"notice": notice, "lines_total": len(spans)})
 
 
 def select_bytes(data: bytes, byte_range: tuple[int, int]) -> Retrieval:
@@ -177,12 +213,14 @@ def select_bytes(data: bytes, byte_range: tuple[int, int]) -> Retrieval:
     _check_span("byte", byte_range, minimum=0)
     start, end = byte_range
     size = len(data)
+    past_end = start > 0 and start >= size  # nothing at or after start
     start, end = min(start, size), min(end, size)
     if _is_utf8(data):
         empty = end <= start
         start = _char_start(data, start)
         end = start if empty else _char_end(data, end)
-    return _partial("bytes", data, data[start:end], start, end)
+    result = _partial("bytes", data, data[start:end], start, end)
+    return result.model_copy(update={"notice": "past_end"}) if past_end else result
 
 
 def select_query(data: bytes, query: str) -> Retrieval:
@@ -195,12 +233,12 @@ def select_query(data: bytes, query: str) -> Retrieval:
         raise InvalidRequest("the query is empty")
     seg = segment(data)
     if seg is None:
-        return _whole_query(data, None)
+        return _whole_query(data, None, "query_no_units")
     texts = [data[a:b].decode("utf-8") for a, b in seg.units]
     scores = rank(query, texts)
     hits = [i for i, s in enumerate(scores) if s > 0]
     if not hits:
-        return _whole_query(data, len(seg.units))
+        return _whole_query(data, len(seg.units), "query_no_match")
     best = sorted(sorted(hits, key=lambda i: -scores[i])[:QUERY_UNITS])
     return Retrieval(
         handle="",
@@ -216,23 +254,25 @@ def select_query(data: bytes, query: str) -> Retrieval:
 
 def _assemble(data: bytes, seg: Segmentation, chosen: list[int]) -> bytes:
     sep = b"\n\n" if seg.kind == "paragraph" else b"\n"
+    unit = "line" if seg.kind == "numbered_lines" else "unit"
     pieces: list[bytes] = []
     if seg.header is not None:
         pieces.append(data[seg.header[0] : seg.header[1]].rstrip(b"\r\n"))
     previous = -1
     for index in chosen:
         if index > previous + 1:
-            pieces.append(gap_marker(index - previous - 1).encode())
+            pieces.append(gap_marker(index - previous - 1, unit).encode())
         a, b = seg.units[index]
         pieces.append(data[a:b].rstrip(b"\r\n"))
         previous = index
     if previous < len(seg.units) - 1:
-        pieces.append(gap_marker(len(seg.units) - 1 - previous).encode())
+        pieces.append(gap_marker(len(seg.units) - 1 - previous, unit).encode())
     return sep.join(pieces) + b"\n"
 
 
-def _whole_query(data: bytes, units_total: int | None) -> Retrieval:
+def _whole_query(data: bytes, units_total: int | None, notice: RetrievalNotice) -> Retrieval:
     return Retrieval(
+        notice=notice,
         handle="",
         ref="",
         mode="query",

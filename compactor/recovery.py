@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ccr import CCRError, Store
+from ccr.retrieval import notice_text
 
 __all__ = ["RECOVERY_TOOL", "RECOVERY_TOOL_NAME", "RecoveryAnswer", "RecoveryRequest", "recover"]
 
@@ -83,4 +84,5 @@ def recover(store: Store, tool_input: dict[str, Any]) -> RecoveryAnswer:
         found = store.retrieve(request.handle, query=request.query, lines=request.lines, byte_range=request.bytes_)
     except CCRError as exc:
         return RecoveryAnswer(content=f"{exc.error_id}: {exc}", is_error=True)
-    return RecoveryAnswer(content=found.text)
+    notice = notice_text(found, query=request.query)  # no match, no units, or past the end
+    return RecoveryAnswer(content=found.text if notice is None else f"{notice}\n{found.text}")

@@ -3,25 +3,34 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 
 from ccr.errors import InvalidRequest
+from ccr.records import RecordFilter
 from ccr.store import Store, open_store
 
-__all__ = ["opened_store", "parse_span", "write_stdout"]
+__all__ = ["opened_store", "parse_span", "parse_time", "record_filter", "shrink", "write_stdout"]
+
+_AGE = re.compile(r"(\d+)([dhm])")
+_AGE_UNITS = {"d": "days", "h": "hours", "m": "minutes"}
 
 
 @contextmanager
-def opened_store(args: argparse.Namespace) -> Iterator[Store]:
+def opened_store(args: argparse.Namespace, *, readonly: bool = False) -> Iterator[Store]:
     """The store named by ``--store``, else the default (``$COMPACTOR_HOME/ccr.db``); closed after.
+
+    Reading commands pass ``readonly``: an existing store is then only read,
+    so one on read-only media works.
 
     Raises:
         StoreConfigError: the budget setting is invalid.
         StoreError: the store cannot be opened.
     """
-    store = open_store(getattr(args, "store", None))
+    store = open_store(getattr(args, "store", None), readonly=readonly)
     try:
         yield store
     finally:
@@ -47,3 +56,47 @@ def write_stdout(data: bytes) -> None:
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
+
+
+def parse_time(text: str) -> datetime:
+    """A point in time: ISO 8601 (UTC when no offset is given) or an age back from now (``7d``, ``12h``, ``30m``).
+
+    Raises:
+        argparse.ArgumentTypeError: neither form.
+    """
+    age = _AGE.fullmatch(text.strip())
+    if age:
+        return datetime.now(UTC) - timedelta(**{_AGE_UNITS[age.group(2)]: int(age.group(1))})
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is neither an ISO date or time nor an age such as 7d, 12h or 30m"
+        ) from exc
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def record_filter(args: argparse.Namespace) -> RecordFilter:
+    """The ``RecordFilter`` the ``--session``, ``--kind``, ``--producer`` and ``--since`` options ask for."""
+    return RecordFilter(
+        session_id=getattr(args, "session", None),
+        kind=getattr(args, "kind", None),
+        producer=getattr(args, "producer", None),
+        since=getattr(args, "since", None),
+    )
+
+
+def shrink(store: Store) -> None:
+    """Rebuild the store file after removals and say on stderr how much it shrank.
+
+    A store busy with another process is left as it is (the removal already
+    happened); the next ``ccr gc`` or ``ccr rm --vacuum`` shrinks it.
+    """
+    from ccr.errors import StoreError
+
+    try:
+        saved = store.vacuum()
+    except StoreError as exc:
+        print(f"ccr: warning: the file was not shrunk: {exc}", file=sys.stderr)
+        return
+    print(f"ccr: the store file shrank by {saved} bytes", file=sys.stderr)

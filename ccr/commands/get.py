@@ -8,7 +8,7 @@ from typing import Any
 
 from ccr.commands._common import opened_store, parse_span, write_stdout
 from ccr.handles import parse_ref
-from ccr.retrieval import check_selection
+from ccr.retrieval import check_selection, notice_text
 
 __all__ = ["register", "run"]
 
@@ -23,10 +23,14 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("handle", metavar="HANDLE", help="handle, marker or ccr:// pointer")
     choice = parser.add_mutually_exclusive_group()
     choice.add_argument(
-        "--query", metavar="Q", help="only the best-matching whole units, with gap markers"
+        "--query",
+        metavar="Q",
+        help="only the best-matching whole units, with gap markers "
+        "(no match: says so on stderr and writes the whole original)",
     )
     choice.add_argument(
-        "--lines", metavar="A:B", help="lines A to B, 1-based and inclusive (A: or :B allowed)"
+        "--lines", metavar="A:B", help="lines A to B, 1-based and inclusive (A: or :B allowed); "
+        "past the end: says so on stderr"
     )
     choice.add_argument(
         "--bytes",
@@ -52,7 +56,10 @@ def run(args: argparse.Namespace) -> int:
         else None
     )
     check_selection(query=args.query, lines=lines, byte_range=byte_range)
-    with opened_store(args) as store:
+    with opened_store(args, readonly=True) as store:
         result = store.retrieve(ref, query=args.query, lines=lines, byte_range=byte_range)
+    notice = notice_text(result, query=args.query)
+    if notice is not None:  # before the data, so a reader of both streams sees it first
+        print(notice, file=sys.stderr, flush=True)
     write_stdout(result.data)
     return 0

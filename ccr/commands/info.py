@@ -25,7 +25,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     ref = parse_ref(args.handle)
-    with opened_store(args) as store:
+    with opened_store(args, readonly=True) as store:
         if ref.kind == "object":
             print(store.get_object(ref.handle).model_dump_json(indent=2))
         else:

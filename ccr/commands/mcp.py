@@ -23,7 +23,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="serve ccr_retrieve and ccr_stats to a model over MCP (stdio)",
         description="Run an MCP server on stdin/stdout with two tools: ccr_retrieve (bring back "
         "what a handle names, whole, by query, or by line or byte range) and ccr_stats. "
-        "Claude Code starts it from the compactor plugin. Needs: pip install 'compactor[mcp]'.",
+        "Claude Code starts it from the compactor plugin. Needs: pip install 'compactor[mcp]'. "
+        "Exits 0 when the client that initialized it hangs up; non-zero when stdin is closed, "
+        "ends before 'initialize', or holds lines that are not JSON-RPC.",
     )
     parser.set_defaults(func=run)
     return parser
@@ -38,6 +40,6 @@ def run(args: argparse.Namespace) -> int:
         StoreError: the store cannot be opened.
     """
     require_sdk()
-    with opened_store(args) as store:
+    with opened_store(args, readonly=True) as store:
         serve(store)
     return 0

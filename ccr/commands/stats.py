@@ -24,7 +24,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    with opened_store(args) as store:
+    with opened_store(args, readonly=True) as store:
         stats = store.stats()
     if args.json:
         print(stats.model_dump_json())

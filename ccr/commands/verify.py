@@ -17,7 +17,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "verify",
         help="re-hash every record and name the corrupt ones",
         description="Re-hash every stored record and typed object. Prints the handle of each "
-        "one whose bytes no longer match, one per line, and exits 65 if there is any.",
+        "one whose bytes no longer match, one per line, and exits 65 if there is any; "
+        "otherwise prints one line saying how many were checked.",
     )
     parser.add_argument("--json", action="store_true", help='print {"corrupt": [...]} as JSON')
     parser.set_defaults(func=run)
@@ -25,13 +26,19 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    with opened_store(args) as store:
+    with opened_store(args, readonly=True) as store:
         corrupt = store.verify()
+        stats = store.stats()
     if args.json:
-        print(json.dumps({"corrupt": corrupt}))
+        print(json.dumps({"corrupt": corrupt, "records": stats.entries, "objects": stats.objects}))
     else:
         for handle in corrupt:
             print(handle)
+        if not corrupt:
+            print(
+                f"verified {stats.entries} record(s) and {stats.objects} typed object(s): "
+                "every one matches its handle"
+            )
     if corrupt:
         raise CorruptRecord(f"{len(corrupt)} record(s) no longer match their handle: {', '.join(corrupt)}")
     return 0

@@ -160,7 +160,10 @@ def test_info_prints_record_metadata(store_arg: list[str]) -> None:
 def test_verify_passes_clean_and_names_corrupt_records(tmp_path: Path, store_arg: list[str]) -> None:
     handle = ccr(*store_arg, "put", input=b"original").stdout.decode().strip()
     clean = ccr(*store_arg, "verify")
-    assert (clean.returncode, clean.stdout) == (0, b"")
+    assert (clean.returncode, clean.stdout) == (
+        0,
+        b"verified 1 record(s) and 0 typed object(s): every one matches its handle\n",
+    )
     raw = sqlite3.connect(tmp_path / "store" / "ccr.db")
     with raw:
         raw.execute("UPDATE blobs SET data = ? WHERE handle = ?", (b"altered", handle))
