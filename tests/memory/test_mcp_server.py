@@ -1,0 +1,170 @@
+"""The memory MCP server, spoken to for real: ``python -m memory mcp`` over stdio with the SDK's client."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from memory import memory_id, open_memory
+
+TIMEOUT_S = 60
+TOOLS = {"memory_remember", "memory_recall", "memory_supersede", "memory_history", "memory_forget"}
+
+Session = Callable[[ClientSession], Awaitable[Any]]
+
+
+def talk(db_path: Path, tmp_path: Path, conversation: Session) -> Any:
+    """Start ``memory mcp --db db_path``, run ``conversation`` against it, stop it."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memory", "--db", str(db_path), "--ccr-store", str(tmp_path / "ccr.db"), "mcp"],
+        env={"COMPACTOR_HOME": str(tmp_path / "unused-home")},
+    )
+
+    async def main() -> Any:
+        with anyio.fail_after(TIMEOUT_S), (tmp_path / "server-stderr.txt").open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                return await conversation(session)
+
+    return anyio.run(main)
+
+
+def text_of(result: Any) -> str:
+    return "".join(part.text for part in result.content)
+
+
+def answer(result: Any) -> Any:
+    assert not result.is_error, text_of(result)
+    return json.loads(text_of(result))
+
+
+def test_server_offers_the_five_memory_tools(tmp_path: Path) -> None:
+    async def conversation(session: ClientSession) -> Any:
+        return (await session.list_tools()).tools
+
+    tools = {tool.name: tool for tool in talk(tmp_path / "memory.db", tmp_path, conversation)}
+    assert set(tools) == TOOLS
+    assert tools["memory_recall"].input_schema["required"] == ["query"]
+    assert set(tools["memory_recall"].input_schema["properties"]) == {"query", "limit", "token_budget"}
+    assert set(tools["memory_supersede"].input_schema["required"]) == {"id", "text"}
+
+
+def test_remember_recall_supersede_history_and_forget_through_the_client(tmp_path: Path) -> None:
+    fact = "The nightly job exports invoices to the finance bucket at 03:00"
+
+    async def conversation(session: ClientSession) -> Any:
+        remembered = answer(await session.call_tool("memory_remember", {"text": fact}))
+        recalled = answer(await session.call_tool("memory_recall", {"query": "invoices export job"}))
+        off_topic = answer(await session.call_tool("memory_recall", {"query": "gpu drivers"}))
+        new = answer(
+            await session.call_tool("memory_supersede", {"id": remembered["id"], "text": fact + " and 15:00"})
+        )
+        chain = answer(await session.call_tool("memory_history", {"id": new["id"]}))
+        forgotten = answer(await session.call_tool("memory_forget", {"id": remembered["id"]}))
+        unknown = answer(await session.call_tool("memory_forget", {"id": "mem_" + "0" * 16}))
+        after = answer(await session.call_tool("memory_history", {"id": new["id"]}))
+        return remembered, recalled, off_topic, new, chain, forgotten, unknown, after
+
+    remembered, recalled, off_topic, new, chain, forgotten, unknown, after = talk(
+        tmp_path / "memory.db", tmp_path, conversation
+    )
+    assert remembered["id"] == memory_id(fact) and remembered["created"] is True
+    assert [h["id"] for h in recalled["hits"]] == [memory_id(fact)]
+    assert recalled["hits"][0]["basis"] == "inferred"
+    assert off_topic == {"hits": []}
+    assert new["supersedes"] == remembered["id"]
+    assert [v["id"] for v in chain["versions"]] == [remembered["id"], new["id"]]
+    assert forgotten == {"forgotten": True} and unknown == {"forgotten": False}
+    assert [v["id"] for v in after["versions"]] == [new["id"]]
+
+
+def test_budget_zero_is_unlimited_and_negative_is_an_error_result(tmp_path: Path) -> None:
+    big = "ledger " + " ".join(f"row{i}" for i in range(6_000))
+    with open_memory(tmp_path / "memory.db", recovery=tmp_path / "ccr.db") as db:
+        db.remember(big)
+
+    async def conversation(session: ClientSession) -> Any:
+        return [
+            await session.call_tool("memory_recall", {"query": "ledger", "token_budget": 0}),
+            await session.call_tool("memory_recall", {"query": "ledger"}),
+            await session.call_tool("memory_recall", {"query": "ledger", "token_budget": -5}),
+            await session.call_tool("memory_recall", {"query": "ledger", "token_budget": 100}),
+        ]
+
+    unlimited, default, negative, small = talk(tmp_path / "memory.db", tmp_path, conversation)
+    (whole,) = answer(unlimited)["hits"]
+    assert whole["text"] == big and "recovery_handle" not in whole
+    (head,) = answer(default)["hits"]
+    assert head["tokens_added"] <= 2000 and head["recovery_handle"].startswith("ccr_")
+    assert negative.is_error and "memory_invalid_request" in text_of(negative)
+    (cut,) = answer(small)["hits"]
+    assert cut["tokens_added"] <= 100
+    with open_memory(tmp_path / "memory.db", recovery=tmp_path / "ccr.db") as db:
+        assert db.recover(cut["recovery_handle"]) == big.encode()
+
+
+def test_refused_calls_are_error_results_and_the_server_keeps_answering(tmp_path: Path) -> None:
+    async def conversation(session: ClientSession) -> Any:
+        return [
+            await session.call_tool("memory_remember", {"text": "   "}),
+            await session.call_tool("memory_remember", {"text": "x" * (256 * 1024 + 1)}),
+            await session.call_tool("memory_history", {"id": "not-an-id"}),
+            await session.call_tool("memory_supersede", {"id": "mem_" + "1" * 16, "text": "y"}),
+            await session.call_tool("memory_remember", {"text": "still here"}),
+        ]
+
+    empty, too_large, bad_id, unknown, afterwards = talk(tmp_path / "memory.db", tmp_path, conversation)
+    assert empty.is_error and "memory_invalid_text" in text_of(empty)
+    assert too_large.is_error and "memory_too_large" in text_of(too_large)
+    assert bad_id.is_error and "memory_invalid_request" in text_of(bad_id)
+    assert unknown.is_error and "memory_not_found" in text_of(unknown)
+    assert answer(afterwards)["created"] is True
+
+
+def _serve_raw(tmp_path: Path, **stdin: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memory", "--db", str(tmp_path / "memory.db"), "mcp"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={**os.environ, "COMPACTOR_HOME": str(tmp_path / "home")},
+        **stdin,
+    )
+
+
+def test_garbage_on_stdin_exits_65_with_a_message(tmp_path: Path) -> None:
+    done = _serve_raw(tmp_path, input="hello\nthis is not json-rpc\n")
+    assert done.returncode == 65
+    assert "memory: memory_input_unreadable: " in done.stderr and "JSON-RPC" in done.stderr
+
+
+def test_an_empty_or_closed_stdin_exits_66_with_a_message(tmp_path: Path) -> None:
+    empty = _serve_raw(tmp_path, stdin=subprocess.DEVNULL)
+    assert empty.returncode == 66 and "memory: memory_input_not_found: " in empty.stderr
+    closed = _serve_raw(tmp_path, stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(0))
+    assert closed.returncode == 66 and "stdin is closed" in closed.stderr
+
+
+def test_without_the_mcp_package_the_command_says_what_to_install_and_opens_nothing(tmp_path: Path) -> None:
+    db_path = tmp_path / "never" / "memory.db"
+    hide_sdk = "import sys; sys.modules['mcp'] = None; from memory.cli import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run(
+        [sys.executable, "-c", hide_sdk, "--db", str(db_path), "mcp"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={**os.environ, "COMPACTOR_HOME": str(tmp_path / "home")},
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("memory: config_invalid: ") and "compactor[mcp]" in done.stderr
+    assert not db_path.parent.exists()
