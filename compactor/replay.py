@@ -18,6 +18,7 @@ seen so far). The recording's own compaction summaries are never fed in.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -28,7 +29,7 @@ from attachments import RecordedFiles, reread_coverage
 from ccr import Store
 from compactor.calibration import MAX_PLAUSIBLE_OVERHEAD, Calibration, fit_calibration
 from compactor.config import Settings
-from compactor.transcript import FileEdit, FileRead, FileWrite, file_effect
+from compactor.errors import UsageError
 from compactor.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.orchestrator import Orchestrator
 from compactor.pipeline import CompactionResult
@@ -38,10 +39,14 @@ from compactor.session import SessionState
 from compactor.summarizers import Summarizer
 from compactor.tokens import TokenCounter
 from compactor.transcript import (
+    FileEdit,
+    FileRead,
+    FileWrite,
     ReadWarning,
     Transcript,
     TranscriptEntry,
-    boundary_entry,
+    compaction_entries,
+    file_effect,
     read_transcript,
     write_transcript,
 )
@@ -122,9 +127,12 @@ def replay(
     """Read the transcript at ``path`` and replay it (see ``replay_transcript``).
 
     Raises:
+        UsageError: ``output`` is the transcript itself (nothing is written).
         TranscriptNotFound: no such file.
         TranscriptError: unreadable, or bad data with ``strict``.
     """
+    if output is not None:
+        _refuse_overwriting(path, output)
     # Only the main chain is replayed; subagent files are not read at all.
     transcript = read_transcript(path, strict=strict, warn=warn, subagents=False)
     return replay_transcript(
@@ -147,12 +155,19 @@ def replay_transcript(
     """Replay ``transcript``; ``on_compaction(result, line)`` sees every attempt.
 
     With ``output``, the replayed session is written there as Claude Code
-    JSONL: the messages as fed (deduplicated), and at each compaction a
-    ``compact_boundary`` (trigger, preTokens, postTokens) and the summary.
+    would have written it: the messages as fed (deduplicated), and at each
+    compaction the records it writes (``compaction_entries``): a
+    ``compact_boundary`` (trigger, preTokens, postTokens), the summary, the
+    preserved tail and the attachments, with the session's metadata.
+    Reading the file back gives the compacted context as the session went
+    on. The file is written through a temporary file and a rename.
 
     Raises:
+        UsageError: ``output`` is the transcript itself (nothing is written).
         TranscriptWriteError: ``output`` could not be written.
     """
+    if output is not None:
+        _refuse_overwriting(transcript.path, output)
     run = _Replay(transcript, settings, store, at, counter, summarizer, on_compaction)
     report = run.run()
     if output is not None:
@@ -191,7 +206,7 @@ class _Replay:
         self.reads: list[tuple[int, str]] = []  # (entry index, path) of every Read
         self.read_texts: list[str] = []  # what each of those reads returned (same order)
         self.points: list[tuple[int, CompactionReport]] = []  # (entry index, report) of successes
-        self.output: list[Message | TranscriptEntry] = []  # the replayed session, as JSONL can show it
+        self.output: list[TranscriptEntry] = []  # the replayed session, as Claude Code would write it
         self.usage_pairs: list[tuple[int, int]] = []  # (counted, recorded usage) before divergence
 
     def run(self) -> ReplayReport:
@@ -236,7 +251,10 @@ class _Replay:
             tool_use_results=structured or None,
             permission_mode=mode if isinstance(mode, str) else None,
         )
-        self.output.append(kept)
+        records = entry.records
+        if self.diverged:  # recorded usage described a context the replay no longer has
+            records = [{**r, "message": {k: v for k, v in r["message"].items() if k != "usage"}} for r in records]
+        self.output.append(entry.model_copy(update={"message": kept, "records": records}))
         self.report.totals.messages += 1
         if kept.usage is not None and kept.role == "assistant":
             self.usage_pairs.append((self.orch.tokens_of_messages(), kept.usage.total))
@@ -306,9 +324,9 @@ class _Replay:
             self.report.timeline.append((entry.line, result.report.post_tokens))
             self.points.append((index, result.report))
             report = result.report
-            self.output.append(boundary_entry(trigger, report.pre_tokens, report.post_tokens))
-            if result.summary_message is not None:
-                self.output.append(result.summary_message)
+            self.output.extend(
+                compaction_entries(trigger, report.pre_tokens, report.post_tokens, result.messages, like=entry.record)
+            )
         else:
             self.report.failures.append(result.report)
         self._diverge()
@@ -359,3 +377,17 @@ class _Replay:
         totals.reread_coverage_with_tail = hits_with_tail / reread_total if reread_total else None
 
 
+def _refuse_overwriting(source: str | Path, output: str | Path) -> None:
+    """The output must never replace the transcript it is made from.
+
+    Raises:
+        UsageError: ``output`` names the same file as ``source`` (also through a link).
+    """
+    same = Path(source).resolve() == Path(output).resolve()
+    if not same:
+        try:
+            same = os.path.samefile(source, output)
+        except OSError:
+            same = False
+    if same:
+        raise UsageError(f"{output}: the output would overwrite the transcript being replayed; choose another path")

@@ -5,9 +5,9 @@ One public entry point per job:
 - reading: ``read_transcript`` (one session, with its state rebuilt) and
   ``read_sessions`` (every session a file holds), in ``reader.py``;
   ``iter_records`` streams the raw JSON objects (``_lines.py``);
-- writing: ``write_transcript`` (a transcript back as read, or a new chain)
-  and ``write_compacted`` (a compacted session as Claude Code writes it), in
-  ``writer.py``;
+- writing: ``write_transcript`` (a transcript back as read, or a new chain
+  of entries; ``compaction_entries`` are the records of one compaction as
+  Claude Code writes them), in ``writer.py``;
 - state rebuilding: ``StateBuilder`` (``state.py``), which a replay drives
   entry by entry;
 - file effects: ``file_effect`` (``file_effects.py``), what one Read, Write
@@ -41,7 +41,7 @@ from compactor.transcript.file_effects import (
 )
 from compactor.transcript.reader import KNOWN_ENTRY_TYPES, read_sessions, read_transcript
 from compactor.transcript.state import StateBuilder, parse_timestamp
-from compactor.transcript.writer import boundary_entry, write_transcript
+from compactor.transcript.writer import boundary_entry, compaction_entries, write_transcript
 
 __all__ = [
     "KNOWN_ENTRY_TYPES",
@@ -61,6 +61,7 @@ __all__ = [
     "TranscriptEntry",
     "WarningKind",
     "boundary_entry",
+    "compaction_entries",
     "file_effect",
     "iter_records",
     "parse_timestamp",

@@ -10,7 +10,7 @@ import contextlib
 import json
 import os
 import uuid as uuidlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,10 @@ from compactor.errors import TranscriptWriteError
 from compactor.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from compactor.transcript._models import Transcript, TranscriptEntry
 
-__all__ = ["boundary_entry", "write_transcript"]
+__all__ = ["boundary_entry", "compaction_entries", "write_transcript"]
+
+_SESSION_FIELDS = ("userType", "cwd", "sessionId", "version", "gitBranch", "timestamp")
+"""The fields Claude Code puts on every record of a session."""
 
 _CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
 _UUID_NAMESPACE = uuidlib.UUID("6f1c2e0a-53d4-4c59-9a34-0c0b8f1f7a11")
@@ -47,6 +50,38 @@ def boundary_entry(
     if timestamp is not None:
         record["timestamp"] = timestamp
     return TranscriptEntry(line=0, kind="compact_boundary", records=[record], lines=[0])
+
+
+def compaction_entries(
+    trigger: str,
+    pre_tokens: int,
+    post_tokens: int,
+    messages: Sequence[Message],
+    *,
+    like: Mapping[str, Any] | None = None,
+) -> list[TranscriptEntry]:
+    """The entries Claude Code writes for one compaction, to write in a chain (see ``write_transcript``).
+
+    ``messages`` is the compacted context: the summary, the preserved tail,
+    then the attachments (meta user messages). They become a
+    ``compact_boundary``, the compact-summary user record, the tail
+    re-written after it, and one meta user record per attachment, in that
+    order. Each record takes the session fields (``sessionId``, ``cwd``,
+    ``version``, ``gitBranch``, ``userType``, ``timestamp``) of ``like``, the
+    record the compaction happened at. The tail's copies get new uuids (its
+    originals stay before the boundary) and lose the usage that described
+    the context before it.
+    """
+    fields = {k: like[k] for k in _SESSION_FIELDS if like is not None and k in like}
+    boundary = boundary_entry(trigger, pre_tokens, post_tokens, timestamp=fields.get("timestamp"))
+    entries = [boundary]
+    for message in messages:
+        copy = message.model_copy(update={"uuid": None, "usage": None, "timestamp": fields.get("timestamp")})
+        entries.append(TranscriptEntry(line=0, kind="message", message=copy))
+    for entry in entries:
+        entry.records = [{**fields, **r} for _, r in _render(entry)]
+        entry.lines = [0] * len(entry.records)
+    return entries
 
 
 def write_transcript(

@@ -74,6 +74,64 @@ def test_recorded_mode_compacts_exactly_where_claude_code_did(shared_transcript:
     assert [c.at_line for c in report.compactions] == [c.line for c in transcript.compactions]  # type: ignore[attr-defined]
 
 
+def test_recorded_mode_on_every_real_session_compacts_where_it_did_without_a_failure(
+    shared_transcript: Path, tmp_path: Path
+) -> None:
+    transcript = read_transcript(shared_transcript)
+    report, _, _ = _replay_collecting(shared_transcript, tmp_path, at="recorded")
+    assert not report.failures  # type: ignore[attr-defined]
+    assert [c.at_line for c in report.compactions] == [c.line for c in transcript.compactions]  # type: ignore[attr-defined]
+    threshold = auto_compact_threshold(load_settings(env={}))
+    assert all(c.post_tokens < 0.6 * threshold for c in report.compactions)  # type: ignore[attr-defined]
+
+
+def test_auto_mode_compacts_every_real_session_whose_recorded_context_passed_the_threshold(
+    shared_transcript: Path, tmp_path: Path
+) -> None:
+    transcript = read_transcript(shared_transcript)
+    threshold = auto_compact_threshold(load_settings(env={}))
+    recorded = [m.usage.total for m in transcript.messages if m.usage is not None]
+    recorded += [c.pre_tokens for c in transcript.compactions if c.pre_tokens is not None]
+    report, _, _ = _replay_collecting(shared_transcript, tmp_path, at="auto")
+    assert not report.failures  # type: ignore[attr-defined]
+    if max(recorded, default=0) >= threshold:
+        assert report.compactions, f"the recording reached {max(recorded):,} tokens but the replay never compacted"  # type: ignore[attr-defined]
+    assert all(c.post_tokens < 0.6 * threshold for c in report.compactions)  # type: ignore[attr-defined]
+
+
+def test_a_fragment_drops_its_unseen_context_with_the_first_head_and_never_calibrates_it_in(
+    shared_transcripts: Path, tmp_path: Path
+) -> None:
+    path = shared_transcripts / "entire-2.1.14-0cf3db51.jsonl"
+    transcript = read_transcript(path)
+    assert transcript.fragment is not None and transcript.fragment.first_usage_tokens == 114_895
+    report, _, _ = _replay_collecting(path, tmp_path, at="recorded")
+    calibration = report.calibration  # type: ignore[attr-defined]
+    assert calibration.overhead <= 45_000 and calibration.unseen > 50_000
+    first, *rest = report.compactions  # type: ignore[attr-defined]
+    unseen = [d for d in first.dropped if not d.recoverable]
+    assert [(d.kind, d.handle, d.tokens) for d in unseen] == [("unseen", "", calibration.unseen)]
+    assert all(d.recoverable for c in rest for d in c.dropped)
+
+
+def test_the_output_is_the_compacted_session_and_reads_back_as_the_context_the_report_describes(
+    shared_transcript: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out.jsonl"
+    report, results, _ = _replay_collecting(shared_transcript, tmp_path, output=out)
+    written = read_transcript(out, strict=True)
+    assert written.warnings == []
+    done = [r for r in results if r.ok]
+    assert len(written.compactions) == len(done)
+    for recorded, result in zip(written.compactions, done, strict=True):
+        boundary = written.entries[recorded.entry_index].record
+        assert {"timestamp", "version", "cwd", "sessionId", "gitBranch"} <= set(boundary)
+        context = written.messages[recorded.message_index : recorded.message_index + len(result.messages)]
+        assert [m.content for m in context] == [m.content for m in result.messages]
+        assert [m.is_meta for m in context] == [m.is_meta for m in result.messages]
+        assert context[0].is_compact_summary and recorded.summary == result.messages[0].text()
+
+
 def test_a_replay_that_thrashes_says_when_and_why_auto_compaction_stopped(tmp_path: Path) -> None:
     long = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "long.jsonl"
     settings = load_settings(env={}, overrides={"policy.context_window": 45_000, "pipeline.tail_tokens": 2_000})

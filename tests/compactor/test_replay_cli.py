@@ -90,6 +90,42 @@ def test_output_writes_claude_code_jsonl_with_boundaries(tmp_path: Path) -> None
     assert all(c.summary and "continues from an earlier conversation" in c.summary for c in written.compactions)
 
 
+def test_the_output_holds_the_tail_and_the_attachments_after_each_boundary(tmp_path: Path) -> None:
+    out = tmp_path / "compacted.jsonl"
+    done = cli("replay", str(LONG), "--json", "--store", str(tmp_path / "ccr.db"), "--output", str(out))
+    assert done.returncode == 0, done.stderr.decode()
+    report = json.loads(done.stdout)
+    written = read_transcript(out, strict=True)
+    assert written.warnings == []
+    for recorded, c in zip(written.compactions, report["compactions"], strict=True):
+        parts = [e["part"] for e in c["context"]]
+        assert "tail" in parts and "attachment" in parts
+        context = written.messages[recorded.message_index : recorded.message_index + len(parts)]
+        assert [m.is_compact_summary for m in context] == [p == "summary" for p in parts]
+        assert [m.is_meta for m in context] == [p == "attachment" for p in parts]
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len({r["uuid"] for r in records if "uuid" in r}) == sum("uuid" in r for r in records)
+
+
+@pytest.mark.parametrize("link", [False, True])
+def test_an_output_that_is_the_input_exits_2_and_leaves_the_input_byte_identical(tmp_path: Path, link: bool) -> None:
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(LONG.read_bytes())
+    output = session
+    if link:
+        output = tmp_path / "link.jsonl"
+        output.symlink_to(session)
+    before = session.read_bytes()
+    done = cli("replay", str(session), "--store", str(tmp_path / "ccr.db"), "--output", str(output))
+    assert done.returncode == 2
+    assert b"usage_error" in done.stderr and b"overwrite" in done.stderr
+    assert done.stdout == b""
+    assert session.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".jsonl" or p.name.endswith(".tmp")) == sorted(
+        ["s.jsonl"] + (["link.jsonl"] if link else [])
+    )
+
+
 def test_bad_input_is_an_error_not_a_traceback(tmp_path: Path) -> None:
     missing = cli("replay", str(tmp_path / "nope.jsonl"))
     assert missing.returncode == 66 and b"Traceback" not in missing.stderr
