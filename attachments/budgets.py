@@ -25,6 +25,8 @@ class Budgets(BaseModel):
     files_total: PositiveInt = 50_000
     skill_tokens: PositiveInt = 5_000
     skills_total: PositiveInt = 25_000
+    memory_tokens: PositiveInt = 2_000
+    """Recalled memories (when a memory store is configured), as one rendered attachment."""
     selection: FileSelection = Field(default_factory=FileSelection)
     """Which files come first (``[attachments.selection]``; see ``attachments.selection``)."""
 

@@ -20,6 +20,7 @@ Environment variables (all optional):
 ``COMPACTOR_DISABLE_DEDUP``         true: leave repeated tool results alone
 ``COMPACTOR_COUNTER``               token counter: ``tiktoken`` or ``rough``
 ``COMPACTOR_TAIL_TOKENS``           tokens of recent rounds kept verbatim
+``COMPACTOR_MEMORY_DB``             memory store to recall from after a compaction
 ``COMPACTOR_SUMMARY_FACTS_TOKENS``  tokens the extractive summary spends on
                                     paths and commands before citing a listing
 ``COMPACTOR_SUMMARIZER``            ``extractive``, ``anthropic`` or ``openai``
@@ -240,6 +241,8 @@ class PipelineSettings(_Model):
     """How a compaction cuts the conversation."""
 
     tail_tokens: int = Field(default=DEFAULT_TAIL_TOKENS, ge=0)
+    memory_db: str | None = None
+    """A memory store (``memory`` package) to recall from after each compaction; None: no memories."""
     summary_facts_tokens: int = Field(default=DEFAULT_SUMMARY_FACTS_TOKENS, ge=0)
 
 
@@ -291,6 +294,7 @@ ENV_VARS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "COMPACTOR_DISABLE_DEDUP": ("dedup.enabled", _negated_bool),
     "COMPACTOR_COUNTER": ("counter", _as_is),
     "COMPACTOR_TAIL_TOKENS": ("pipeline.tail_tokens", _as_is),
+    "COMPACTOR_MEMORY_DB": ("pipeline.memory_db", _as_is),
     "COMPACTOR_SUMMARY_FACTS_TOKENS": ("pipeline.summary_facts_tokens", _as_is),
     "COMPACTOR_SUMMARIZER": ("summarizer", _as_is),
     "COMPACTOR_LLM_BASE_URL": ("llm.base_url", _as_is),

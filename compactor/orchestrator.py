@@ -193,6 +193,7 @@ class Orchestrator:
             budgets=self.settings.attachments,
             transcript_path=self.transcript_path,
             recovery_tools=tuple(self.settings.dedup.recovery_tools),
+            memory_db=self.settings.pipeline.memory_db,
         )
         result = compact(
             self.messages,

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from attachments import AttachmentSet, Budgets, FileSource, build_attachments, mark_announced
+from attachments.memory import build_memory_attachment
 from ccr import PutRequest, Store, marker
 from compactor._templates import render
 from compactor.calibration import Calibration
@@ -67,6 +68,8 @@ class CompactOptions(BaseModel):
     transcript_path: str | None = None
     recovery_tools: tuple[str, ...] = DEFAULT_RECOVERY_TOOLS
     """Tools whose results are recovered content: dropped, never stored or summarized again."""
+    memory_db: str | None = None
+    """A memory store to recall from for the work in progress (``attachments.memory``); None: none."""
 
 
 class CompactBoundary(BaseModel):
@@ -316,6 +319,7 @@ def _compact(
         raise CompactionFailed(f"summary cites handles that were not stored: {', '.join(missing)}")
 
     # 5. attachments.
+    current_work = "\n".join(summary.sections.get(t, "") for t in SECTION_TITLES[-2:]).strip() or summary.text
     attached: AttachmentSet = build_attachments(
         snapshot,
         new_state,
@@ -326,8 +330,16 @@ def _compact(
         files=files,
         cwd=new_state.cwd,
         history=messages,
-        current_work="\n".join(summary.sections.get(t, "") for t in SECTION_TITLES[-2:]).strip() or summary.text,
+        current_work=current_work,
     )
+
+    if opts.memory_db is not None:
+        recalled = build_memory_attachment(
+            opts.memory_db, history=messages, current_work=current_work, budget=opts.budgets.memory_tokens,
+            counter=counter, store=store,
+        )
+        attached.attachments.extend(recalled.attachments)
+        attached.skipped.extend(recalled.skipped)
 
     # 6. render.
     summary_text = render(

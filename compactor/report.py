@@ -33,6 +33,7 @@ AttachmentType = Literal[
     "deferred_tools_delta",
     "agent_listing_delta",
     "mcp_instructions_delta",
+    "memory",
 ]
 
 
