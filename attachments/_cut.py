@@ -7,10 +7,17 @@ tail is stored only once the cut is chosen, and the attachment names the
 handle the store gave back (``plan_cut`` chooses, ``commit_cut`` stores, so a
 candidate that the running total then rejects leaves nothing behind). If the
 store refuses, its error propagates: a tail is never dropped without a handle.
+
+Each line of the content is tokenized once (``skills.LineCounts``): the
+whole is rendered and counted only when those counts say it may fit, the
+cut is chosen from them, and only the heads they point at are rendered and
+counted (usually one). The stored tail's token figure is inferred from the
+counted lines' rate rather than counted.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -19,21 +26,13 @@ from pydantic import BaseModel, ConfigDict
 from attachments.errors import TailNotStored
 from ccr.handles import handle_for, marker
 from compactor.tokens import TokenCounter
-from skills.truncate import fit_head
+from skills.truncate import LineCounts, fit_head
 
 __all__ = ["Cut", "CutInfo", "Render", "TailStore", "commit_cut", "plan_cut"]
 
-_CHARS_PER_TOKEN_PROBE = 8
-"""First window, in characters per budget token, searched for the cut (grows x4 if it fits)."""
-
-
-_EXACT_TAIL_CHARS = 400_000
-"""Tails up to this many characters are counted exactly for the store's record."""
-
-_TAIL_SAMPLES = 8
-
-_STAND_IN = handle_for(b"")
-"""A handle of the right shape, named while searching for the cut."""
+_WHOLE_SLACK = 0.02
+"""The whole text is rendered and counted when its lines' counts are within this share over
+the limit: the pieces' counts may overstate the whole (the rough counter rounds each piece up)."""
 
 
 class TailStore(Protocol):
@@ -75,6 +74,8 @@ class Cut(BaseModel):
     text: str
     tokens: int
     first_line: int = 1
+    tail_tokens: int | None = None
+    """The tail's size for the store's record, inferred from the counted lines (None: count it)."""
 
     @property
     def truncated(self) -> bool:
@@ -99,7 +100,9 @@ def plan_cut(
     tail it leaves, fits. Returns ``None`` when not even an empty head fits
     (the budget is smaller than the wrapper and notes).
     """
-    if not _prefix_overflows(content, render, counter, limit):
+    lines = LineCounts(content, counter)
+    whole_overhead = counter.count_text(render("", None))
+    if lines.all_within(limit - whole_overhead + math.ceil(limit * _WHOLE_SLACK)):
         whole = render(content, None)
         tokens = counter.count_text(whole)
         if tokens <= limit:
@@ -119,29 +122,25 @@ def plan_cut(
             mid_line=bool(head) and not head.endswith("\n"),
         )
 
-    def search(handle_of: Callable[[str], str]) -> Cut | None:
-        def fits(head: str) -> bool:
-            if len(head) >= len(content):
-                return False
-            return counter.count_text(render(head, info(head, handle_of(head)))) <= limit
+    # Sizes measured during the search, by head length, so that the chosen
+    # head's rendering is not counted a second time.
+    measured: dict[int, int] = {}
 
-        head, _ = fit_head(_search_region(content, fits, limit), fits)
-        if not head and not fits(""):
-            return None
-        tail = content[len(head) :]
-        handle = handle_for(tail.encode("utf-8"))
-        text = render(head, info(head, handle))
-        return Cut(
-            head=head, tail=tail, handle=handle, text=text, tokens=counter.count_text(text), first_line=first_line
-        )
+    def size(head: str) -> int:
+        tokens = counter.count_text(render(head, info(head, _tail_handle(content, len(head)))))
+        measured[len(head)] = tokens
+        return tokens
 
-    # Hashing a long tail at every probe is the slow part, so search with a
-    # stand-in handle of the same shape first; only if the real handle happens
-    # to tokenize longer and overshoots, search again naming the real one.
-    cut = search(lambda head: _STAND_IN)
-    if cut is not None and cut.tokens <= limit:
-        return cut
-    return search(lambda head: handle_for(content[len(head) :].encode("utf-8")))
+    head, tail = fit_head(content, limit, counter, measure=size, whole=False, lines=lines)
+    if not head and measured.get(0, limit + 1) > limit:
+        return None
+    handle = _tail_handle(content, len(head))
+    text = render(head, info(head, handle))
+    tokens = measured[len(head)] if len(head) in measured else counter.count_text(text)
+    return Cut(
+        head=head, tail=tail, handle=handle, text=text, tokens=tokens, first_line=first_line,
+        tail_tokens=_inferred_tokens(lines, len(tail)),
+    )
 
 
 def commit_cut(
@@ -170,7 +169,7 @@ def commit_cut(
         data,
         content_type="text/plain",
         producer=producer,
-        tokens_before=_tail_tokens(cut.tail, counter),
+        tokens_before=cut.tail_tokens if cut.tail_tokens is not None else counter.count_text(cut.tail),
         tokens_after=counter.count_text(marker(cut.handle)),
         metadata={**(metadata or {}), "from_line": from_line},
     )
@@ -197,39 +196,12 @@ def _info(head: str, tail: str, handle: str, first_line: int) -> CutInfo:
     )
 
 
-def _prefix_overflows(content: str, render: Render, counter: TokenCounter, limit: int) -> bool:
-    """Whether a prefix of a long ``content`` already renders over ``limit`` (so the whole cannot fit).
-
-    Saves counting a huge text whole only to learn that it must be cut.
-    """
-    window = max(limit * _CHARS_PER_TOKEN_PROBE, 1_024)
-    if len(content) <= 2 * window:
-        return False
-    return counter.count_text(render(content[:window], None)) > limit
+def _tail_handle(content: str, at: int) -> str:
+    """The content handle of ``content[at:]``, the tail a cut at ``at`` leaves."""
+    return handle_for(content[at:].encode("utf-8"))
 
 
-def _tail_tokens(tail: str, counter: TokenCounter) -> int:
-    """The tail's token count for the store's record: exact up to a size, else scaled from samples.
-
-    The figure only feeds the store's statistics (whose basis is "inferred");
-    counting tens of megabytes exactly would cost seconds for nothing.
-    """
-    if len(tail) <= _EXACT_TAIL_CHARS:
-        return counter.count_text(tail)
-    step = len(tail) // _TAIL_SAMPLES
-    size = _EXACT_TAIL_CHARS // _TAIL_SAMPLES
-    sampled = sum(counter.count_text(tail[i * step : i * step + size]) for i in range(_TAIL_SAMPLES))
-    return round(sampled * len(tail) / (size * _TAIL_SAMPLES))
-
-
-def _search_region(content: str, fits: Callable[[str], bool], limit: int) -> str:
-    """A prefix of ``content`` that holds the cut, so a huge text is not re-rendered whole each probe."""
-    window = max(limit * _CHARS_PER_TOKEN_PROBE, 1_024)
-    while window < len(content):
-        end = content.find("\n", window)
-        if end < 0 or end + 1 >= len(content):
-            break
-        if not fits(content[: end + 1]):
-            return content[: end + 1]
-        window *= 4
-    return content
+def _inferred_tokens(lines: LineCounts, characters: int) -> int:
+    """``characters`` of the text at the rate of the lines counted so far (at least one is)."""
+    counted = max(lines.counted, 1)
+    return round(characters * lines.total(counted) / max(lines.end(counted), 1))

@@ -361,7 +361,8 @@ def _compact(
     dedup.saved_bytes_at_last_compaction += saved
     reset_after_compaction(dedup)
     mark_announced(new_state)  # the attachments just announced the full sets again
-    out_sizes = [counter.count_message(m) for m in out]
+    # Attachments were counted as rendered (their budgets apply to exactly that text): not again.
+    out_sizes = [counter.count_message(m) for m in (summary_message, *tail)] + [a.tokens for a in attached.attachments]
     if sum(out_sizes) >= sum(sizes):
         raise CompactionDidNotShrink(
             f"the compacted context ({sum(out_sizes):,} tokens) would be no smaller than the "

@@ -7,10 +7,11 @@ from skills.errors import SkillFileError, SkillNotFound, SkillsError
 from skills.info import SkillInfo, SkillRoot, SkillSource
 from skills.invocations import invoked_skills, record_invocation
 from skills.registry import SkillRegistry
-from skills.truncate import fit_head, truncate_head
+from skills.truncate import LineCounts, fit_head, truncate_head
 from skills.watcher import SkillWatcher
 
 __all__ = [
+    "LineCounts",
     "SKILL_FILE",
     "SkillFileError",
     "SkillInfo",
