@@ -36,6 +36,7 @@ _BASH_ID = re.compile(r"running in background with ID:\s*([\w-]+)")
 _AGENT_ID = re.compile(r"agentId:\s*([\w-]+)")
 _OUTPUT_PATH = re.compile(r"Output is being written to:\s*(\S+)")
 _TASK_CREATED = re.compile(r"Task #(\w+) created")
+_TASK_LISTED = re.compile(r"^#(\w+) \[(\w+)\] (.+)$", re.M)
 _ID = re.compile(r"^#?[A-Za-z0-9][\w.#-]*$")
 _SEGMENT = re.compile(r"&&|\|\||;|\|")
 _CLOSING = frozenset({"close", "done", "resolve"})
@@ -191,6 +192,10 @@ class Thread:
             key = created.group(1) if created else call.id
             subject = args.get("subject") or args.get("description") or ""
             self.tasks[key] = TrackedItem(key, str(subject), "pending")
+        elif name == "TaskList":
+            # The list is the tracker's own word: it also shows updates made by subagents.
+            for key, status, subject in _TASK_LISTED.findall(text):
+                self.tasks[key] = TrackedItem(key, subject.strip(), status)
         elif args.get("run_in_background") is True and (name == "Bash" or name in _BACKGROUND_AGENTS):
             found = (_BASH_ID if name == "Bash" else _AGENT_ID).search(text)
             key = found.group(1) if found else call.id

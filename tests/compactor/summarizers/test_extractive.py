@@ -237,3 +237,12 @@ def test_many_long_user_messages_are_cut_shorter_each_with_the_handle_of_the_who
         (handle,) = find_handles(line)
         assert stored[handle] == text
         assert line[2:].startswith(text[:150])
+
+
+def test_a_multi_line_user_message_is_carried_whole_into_the_next_summary() -> None:
+    summarizer = ExtractiveSummarizer()
+    text = "can a checkpoint exist with no prompt context?\n\nI'd imagine the log has _some_ additions"
+    first = summarizer.summarize([user(text), say("Let me check.")])
+    earlier = Message(role="user", content=first.text, is_compact_summary=True)
+    second = summarizer.summarize([earlier, user("go on"), say("ok")])
+    assert text in second.sections["All user messages"]

@@ -200,3 +200,21 @@ def test_a_session_with_nothing_open_says_so() -> None:
     sections = summarize([user("hi"), say("Hello.")]).sections
     assert sections["Pending tasks"] == "(none recorded)"
     assert "Carry on from the assistant's last statement: Hello." in sections["Next step"]
+
+
+def test_a_task_list_result_corrects_statuses_changed_where_the_session_could_not_see() -> None:
+    messages = [
+        user("Ship it"),
+        call("c1", "TaskCreate", subject="Add the config option", description="config.go"),
+        result("c1", "Task #1 created successfully: Add the config option"),
+        call("c2", "TaskCreate", subject="Update the README", description="docs"),
+        result("c2", "Task #2 created successfully: Update the README"),
+        call("u1", "TaskUpdate", taskId="1", status="in_progress"),
+        result("u1", "Updated task #1 status"),
+        # A subagent completed task 1; only the list shows it.
+        call("l1", "TaskList"),
+        result("l1", "#1 [completed] Add the config option\n#2 [pending] Update the README"),
+        say("Task 1 is done; on to the README."),
+    ]
+    pending = summarize(messages).sections["Pending tasks"]
+    assert pending == "- task #2 [pending] Update the README"
