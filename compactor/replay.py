@@ -43,6 +43,7 @@ from compactor.transcript import (
     FileRead,
     FileWrite,
     ReadWarning,
+    StateBuilder,
     Transcript,
     TranscriptEntry,
     compaction_entries,
@@ -219,6 +220,8 @@ class _Replay:
                 self._diverge()
                 continue
             message = entry.message
+            if entry.kind == "attachment":  # what Claude Code announced (tools, agent types, MCP) is state
+                StateBuilder(self.orch.state).apply(entry)
             if message is None or message.is_compact_summary:
                 continue
             self._feed(index, entry, message)

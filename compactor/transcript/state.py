@@ -13,7 +13,9 @@ rejected Edit changed nothing). What is rebuilt: files read (from the
 structured ``toolUseResult.file`` or the model-visible text with its line
 numbers removed), written and edited; memory files read; skills invoked;
 plan mode and plan files; the todo list; background agents and whether
-their results were collected; the session id, cwd and permission mode.
+their results were collected; the deferred tools, agent types and MCP
+server instructions announced in ``attachment`` records (Claude Code's
+``*_delta`` attachments); the session id, cwd and permission mode.
 """
 
 from __future__ import annotations
@@ -70,6 +72,15 @@ def _is_plan_file(path: str) -> bool:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _updated(current: list[str], added: Any, removed: Any) -> list[str]:
+    gone = set(_strings(removed))
+    return [n for n in dict.fromkeys([*current, *_strings(added)]) if n not in gone]
 
 
 def _int(value: Any) -> int | None:
@@ -169,6 +180,29 @@ class StateBuilder:
         when = parse_timestamp(record.get("timestamp"))
         if when is not None:
             self._now = when
+        attachment = record.get("attachment")
+        if record.get("type") == "attachment" and isinstance(attachment, Mapping):
+            self._apply_announcement(attachment)
+
+    def _apply_announcement(self, attachment: Mapping[str, Any]) -> None:
+        """A delta Claude Code told the model: deferred tools, agent types or MCP server instructions."""
+        state = self._state
+        kind = attachment.get("type")
+        if kind == "deferred_tools_delta":
+            state.deferred_tools = _updated(state.deferred_tools, attachment.get("addedNames"), attachment.get("removedNames"))
+            state.announced_tools = list(state.deferred_tools)
+        elif kind == "agent_listing_delta":
+            state.agent_types = _updated(state.agent_types, attachment.get("addedTypes"), attachment.get("removedTypes"))
+            state.announced_agent_types = list(state.agent_types)
+        elif kind == "mcp_instructions_delta":
+            names, blocks = attachment.get("addedNames"), attachment.get("addedBlocks")
+            if isinstance(names, list) and isinstance(blocks, list):
+                for name, block in zip(names, blocks, strict=False):
+                    if isinstance(name, str) and isinstance(block, str):
+                        state.mcp_instructions[name] = block
+            for name in _strings(attachment.get("removedNames")):
+                state.mcp_instructions.pop(name, None)
+            state.announced_mcp = list(state.mcp_instructions)
 
     def _apply_user_text(self, message: Message) -> None:
         text = message.text()
