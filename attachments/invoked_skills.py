@@ -60,8 +60,9 @@ def build_skill_attachment(
                 )
             )
             continue
-        sections = [c.text for _, c, _ in accepted] + [plan.text]
-        if counter.count_text(_message_text(sections)) > budgets.skills_total:
+        if not _surely_fits(accepted, plan, budgets.skills_total) and counter.count_text(
+            _message_text([c.text for _, c, _ in accepted] + [plan.text])
+        ) > budgets.skills_total:
             skipped.append(_over_total(skill, budgets))
             full = True
             continue
@@ -98,6 +99,21 @@ def _renderer(skill: InvokedSkill) -> Render:
         return render_body("skill.j2", name=skill.name, path=skill.path, head=head, cut=cut)
 
     return render
+
+
+_SURE_SHARE = 0.9
+"""Sections whose counts sum to at most this share of the total fit without counting the message:
+the wrapper and separators joining them cost far less than the rest."""
+
+
+def _surely_fits(accepted: list[tuple[InvokedSkill, Cut, Render]], plan: Cut, total: int) -> bool:
+    """Whether the skills message with ``plan`` added fits ``total`` for sure, by the sections' counts.
+
+    Counting the whole message again for every skill added would tokenize
+    the first skills once per later skill; the exact count is taken only
+    near the total (and once at the end, for the attachment).
+    """
+    return sum(cut.tokens for _, cut, _ in accepted) + plan.tokens <= total * _SURE_SHARE
 
 
 def _message_text(sections: list[str]) -> str:

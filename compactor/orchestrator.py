@@ -207,12 +207,15 @@ class Orchestrator:
             hook_instructions=hook_instructions,
             options=options,
             pre_tokens=self.context_tokens(),
+            sizes=self._tally.sizes,
         )
         if not result.ok:
             self.tracker.record_failure(self.settings)
             return result
         self.tracker.record_success(self.settings, trigger)
-        self.replace_messages(result.messages)
+        self._messages = list(result.messages)
+        counted = [entry.tokens for entry in result.report.context]  # as the pipeline counted them
+        self._tally.reset(self._messages, counted if len(counted) == len(self._messages) else None)
         self.forget_recorded_usage()
         self._builder = StateBuilder(result.state)
         for watcher in self._watchers:

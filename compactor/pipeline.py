@@ -146,16 +146,19 @@ def compact(
     hook_instructions: str | None = None,
     options: CompactOptions | None = None,
     pre_tokens: int | None = None,
+    sizes: Sequence[int] | None = None,
 ) -> CompactionResult:
     """Compact ``messages``; see the module docstring for the steps.
 
     ``pre_tokens`` is the context size that triggered the compaction when the
     caller knows it better (for example from recorded usage); by default the
-    messages are counted. Never raises for a failure while compacting: the
+    messages are counted. ``sizes`` are the messages' counts when the caller
+    keeps them (the Orchestrator does), so that nothing is counted twice. Never raises for a failure while compacting: the
     result's ``ok`` is false and its report carries ``error`` and ``error_id``.
     """
     opts = options or CompactOptions()
-    sizes = [counter.count_message(m) for m in messages]
+    if sizes is None or len(sizes) != len(messages):
+        sizes = [counter.count_message(m) for m in messages]
     pre = opts.calibration.tokens(sum(sizes)) if pre_tokens is None else pre_tokens
     try:
         return _compact(messages, sizes, state, store, counter, summarizer, files, trigger,

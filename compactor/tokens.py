@@ -368,17 +368,27 @@ class MessageTally:
         self._anchor: tuple[int, Usage] | None = None
         self.reset(messages)
 
-    def reset(self, messages: Sequence[Message]) -> None:
-        """Start over from ``messages``, counting each (a cached counter makes repeats cheap)."""
+    def reset(self, messages: Sequence[Message], sizes: Sequence[int] | None = None) -> None:
+        """Start over from ``messages``, counting each unless ``sizes`` gives their counts.
+
+        Raises:
+            ValueError: ``sizes`` is not one count per message.
+        """
+        if sizes is not None and len(sizes) != len(messages):
+            raise ValueError(f"expected {len(messages)} counts, got {len(sizes)}")
         self._messages = []
         self._prefix = [0]
         self._anchor = None
-        for message in messages:
-            self.append(message)
+        for index, message in enumerate(messages):
+            self.append(message, None if sizes is None else sizes[index])
 
-    def append(self, message: Message) -> int:
-        """Count ``message`` at the end of the conversation; returns its count."""
-        size = self.counter.count_message(message)
+    def append(self, message: Message, size: int | None = None) -> int:
+        """Add ``message`` at the end of the conversation, counting it unless ``size`` is its count.
+
+        Returns its count.
+        """
+        if size is None:
+            size = self.counter.count_message(message)
         self._messages.append(message)
         self._prefix.append(self._prefix[-1] + size)
         if message.role == "assistant" and message.usage is not None:
@@ -399,6 +409,12 @@ class MessageTally:
 
     def __len__(self) -> int:
         return len(self._messages)
+
+    @property
+    def sizes(self) -> list[int]:
+        """Each message's count, in order."""
+        prefix = self._prefix
+        return [prefix[i + 1] - prefix[i] for i in range(len(prefix) - 1)]
 
     @property
     def total(self) -> int:
