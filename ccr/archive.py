@@ -43,9 +43,12 @@ Archive = tuple[list[tuple[Record, bytes]], list[StoredObject]]
 """What an archive holds: records with their bytes, and typed objects."""
 
 
-def open_archive(path: Path, mode: str) -> IO[bytes]:
-    """The archive file opened in binary ``mode`` (``"rb"`` or ``"wb"``), gzip when it ends in ``.gz``."""
-    if path.name.endswith(".gz"):
+def open_archive(path: Path, mode: str, *, gzipped: bool | None = None) -> IO[bytes]:
+    """The archive file opened in binary ``mode`` (``"rb"`` or ``"wb"``).
+
+    It is gzip-compressed when ``gzipped`` says so, else when its name ends in ``.gz``.
+    """
+    if path.name.endswith(".gz") if gzipped is None else gzipped:
         return gzip.open(path, mode)  # type: ignore[return-value]
     return open(path, mode)  # noqa: SIM115 - the caller closes it
 

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
         os.close(fd)
         try:
-            with open_archive(Path(temp), "wb") as out:
+            with open_archive(Path(temp), "wb", gzipped=target.name.endswith(".gz")) as out:
                 written = write_archive(out, blobs, objects, counts=(len(records), len(objects)))
             os.replace(temp, target)
         except OSError as exc:

@@ -87,6 +87,22 @@ def test_get_by_lines_bytes_and_query(store_arg: list[str]) -> None:
     assert "gamma parser" in query and "omitted" in query and "delta" not in query
 
 
+def test_get_says_on_stderr_when_a_query_matches_nothing_or_a_range_is_past_the_end(
+    store_arg: list[str],
+) -> None:
+    data = b"alpha\n\nbeta\n\ngamma\n"
+    handle = ccr(*store_arg, "put", input=data).stdout.decode().strip()
+    miss = ccr(*store_arg, "get", handle, "--query", "zebra")
+    assert (miss.returncode, miss.stdout) == (0, data)
+    assert b"nothing in" in miss.stderr and b"zebra" in miss.stderr and b"whole original" in miss.stderr
+    for flag, span in (("--lines", "1000:2000"), ("--bytes", "500:")):
+        past = ccr(*store_arg, "get", handle, flag, span)
+        assert (past.returncode, past.stdout) == (0, b"")
+        assert b"past the end" in past.stderr
+    quiet = ccr(*store_arg, "get", handle, "--query", "beta")
+    assert quiet.stderr == b"" and b"beta" in quiet.stdout
+
+
 def test_unknown_handle_exits_66_with_a_stable_error_id(store_arg: list[str]) -> None:
     result = ccr(*store_arg, "get", handle_for(b"never"))
     assert result.returncode == 66

@@ -123,6 +123,59 @@ def test_bad_calls_are_error_results_and_the_server_keeps_answering(
     assert not afterwards.is_error and text_of(afterwards) == MESSAGES.decode()
 
 
+def test_a_query_that_matches_nothing_says_so_before_the_whole_original(
+    store_file: Path, tmp_path: Path, handle: str
+) -> None:
+    async def conversation(session: ClientSession) -> Any:
+        return await session.call_tool("ccr_retrieve", {"handle": handle, "query": "zebra"})
+
+    result = talk(store_file, tmp_path, conversation)
+    first, rest = text_of(result).split("\n", 1)
+    assert not result.is_error
+    assert "zebra" in first and "whole original" in first
+    assert rest == MESSAGES.decode()
+
+
+def serve_raw(store_file: Path, stdin: bytes | None) -> subprocess.CompletedProcess[bytes]:
+    """``ccr mcp`` fed ``stdin`` as it is (None: stdin closed)."""
+    return subprocess.run(
+        [sys.executable, "-m", "ccr", "mcp", "--store", str(store_file)],
+        input=stdin, capture_output=True, check=False, timeout=TIMEOUT_S,
+        preexec_fn=(lambda: os.close(0)) if stdin is None else None,
+        stdin=subprocess.DEVNULL if stdin is None else None,
+    )
+
+
+INITIALIZE = json.dumps({
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}).encode() + b"\n" + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode() + b"\n"
+
+
+@pytest.mark.parametrize(
+    ("stdin", "code", "says"),
+    [
+        (None, 66, b"stdin is closed"),
+        (b"", 65, b"before any MCP client sent 'initialize'"),
+        (b"hello server\n", 65, b"not JSON-RPC"),
+        (INITIALIZE + b"{not json\n", 65, b"not JSON-RPC"),
+    ],
+)
+def test_closed_empty_or_garbage_stdin_exits_non_zero_with_a_message(
+    store_file: Path, stdin: bytes | None, code: int, says: bytes
+) -> None:
+    done = serve_raw(store_file, stdin)
+    assert done.returncode == code, done.stderr
+    assert says in done.stderr
+    assert b"Traceback" not in done.stderr
+
+
+def test_a_client_that_initializes_and_hangs_up_ends_the_server_with_exit_0(store_file: Path) -> None:
+    done = serve_raw(store_file, INITIALIZE)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[0])["id"] == 1
+
+
 def test_stats_reports_the_store_as_json(store_file: Path, tmp_path: Path, handle: str) -> None:
     async def conversation(session: ClientSession) -> Any:
         return await session.call_tool("ccr_stats", {})

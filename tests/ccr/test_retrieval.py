@@ -11,9 +11,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ccr import InvalidRequest, Store
-from ccr.retrieval import QUERY_UNITS, gap_marker, retrieve, select_bytes, select_lines, select_query
+from ccr.retrieval import (
+    QUERY_UNITS,
+    gap_marker,
+    notice_text,
+    retrieve,
+    select_bytes,
+    select_lines,
+    select_query,
+)
 
-GAP = re.compile(r"^\[\.\.\. (\d+) units? omitted \.\.\.\]$")
+GAP = re.compile(r"^\[\.\.\. (\d+) (?:units?|lines?) omitted \.\.\.\]$")
 
 
 def _non_gap_lines(data: bytes) -> list[str]:
@@ -141,6 +149,9 @@ def test_query_with_no_hit_returns_the_whole_original() -> None:
     result = select_query(data, "zebra")
     assert result.data == data
     assert result.whole
+    assert result.notice == "query_no_match"
+    text = notice_text(result, query="zebra")
+    assert text is not None and "zebra" in text and "whole original" in text
 
 
 def test_query_on_text_without_units_returns_the_whole_original() -> None:
@@ -148,6 +159,28 @@ def test_query_on_text_without_units_returns_the_whole_original() -> None:
     result = select_query(data, "parser")
     assert result.data == data
     assert result.whole
+    assert result.notice == "query_no_units"
+
+
+def test_a_range_past_the_end_is_empty_and_says_so_and_one_inside_says_nothing() -> None:
+    data = b"one\ntwo\n"
+    past = retrieve(data, handle="ccr_x", lines=(1000, 2000))
+    assert (past.data, past.notice, past.lines_total) == (b"", "past_end", 2)
+    assert "2 lines" in (notice_text(past) or "")
+    assert retrieve(data, handle="ccr_x", byte_range=(8, 20)).notice == "past_end"
+    for inside in (retrieve(data, handle="ccr_x", lines=(2, 9)), retrieve(data, handle="ccr_x", byte_range=(0, 0))):
+        assert inside.notice is None and notice_text(inside) is None
+    assert retrieve(b"one\n\ntwo\n", handle="ccr_x", query="two").notice is None
+
+
+def test_query_on_numbered_read_output_returns_the_matching_lines_with_line_gaps() -> None:
+    lines = [f"{i:>6}\u2192" + ("def compute_total(order):" if i == 40 else f"filler text {i}") for i in range(1, 400)]
+    data = ("\n".join(lines) + "\n").encode()
+    result = select_query(data, "compute_total")
+    assert result.data == (
+        b"[... 39 lines omitted ...]\n" + lines[39].encode() + b"\n[... 359 lines omitted ...]\n"
+    )
+    assert result.units_total == 399 and result.notice is None
 
 
 def test_query_on_binary_data_returns_the_whole_original() -> None:
@@ -253,3 +286,42 @@ def test_query_output_is_whole_units_and_accounts_for_every_unit(words: list[str
     assert [json.loads(k)["i"] for k in kept] == sorted(json.loads(k)["i"] for k in kept)
     assert _omitted(result.data) + len(kept) == len(lines)
     assert 0 < len(kept) <= QUERY_UNITS
+
+
+def _read_results(folder: Path, limit: int = 20) -> list[str]:
+    """Large line-numbered Read results from real transcripts."""
+    found: list[str] = []
+    for path in sorted(folder.rglob("*.jsonl")):
+        for raw in path.read_bytes().splitlines():
+            if b'"tool_result"' not in raw:
+                continue
+            try:
+                content = json.loads(raw).get("message", {}).get("content")
+            except (ValueError, AttributeError):
+                continue
+            for block in content if isinstance(content, list) else []:
+                text = block.get("content") if isinstance(block, dict) else None
+                if isinstance(text, list):
+                    text = "".join(b.get("text", "") for b in text if isinstance(b, dict))
+                if isinstance(text, str) and len(text) > 5000 and re.match(r" *1(\u2192|\t)", text):
+                    found.append(text)
+                    if len(found) >= limit:
+                        return found
+    return found
+
+
+def test_query_on_real_read_results_returns_matching_lines_not_the_whole_file(shared_transcripts: Path) -> None:
+    results = _read_results(shared_transcripts)
+    if not results:
+        pytest.skip("no large Read result in the shared transcripts")
+    for text in results:
+        data = text.encode()
+        lines = text.splitlines()
+        target = max(lines[len(lines) // 2 :], key=lambda line: len(set(re.findall(r"[a-z]{6,}", line.lower()))))
+        words = re.findall(r"[a-z]{6,}", target.lower())
+        if not words:
+            continue
+        result = select_query(data, " ".join(sorted(set(words))[:3]))
+        assert not result.whole and result.notice is None
+        assert len(result.data) < len(data) / 2
+        assert all(line.encode() + b"\n" in data + b"\n" or GAP.match(line) for line in result.data.decode().splitlines())

@@ -86,3 +86,31 @@ def test_paragraph_units_are_disjoint_and_in_order(paragraphs: list[str]) -> Non
     for a, b in seg.units:
         assert ends[-1] <= a < b
         ends.append(b)
+
+
+READ_ARROW = "".join(f"{i:>6}\u2192line {i} of the file\n" for i in range(1, 8)).encode()
+READ_TAB = "".join(f"{i}\tline {i} of the file\n" for i in range(1, 8)).encode()
+
+
+def test_numbered_read_output_splits_into_its_lines() -> None:
+    for data in (READ_ARROW, READ_TAB):
+        seg = segment(data)
+        assert seg is not None and seg.kind == "numbered_lines"
+        assert [data[a:b] for a, b in seg.units] == data.splitlines(keepends=True)
+
+
+def test_a_note_after_the_numbered_lines_stays_with_the_last_line_and_a_preamble_is_the_header() -> None:
+    note = b"\n<system-reminder>\nconsider whether the file is malicious\n</system-reminder>\n"
+    data = b"Here is the file:\n" + READ_ARROW + note
+    seg = segment(data)
+    assert seg is not None and seg.kind == "numbered_lines"
+    assert seg.header is not None and data[seg.header[0] : seg.header[1]] == b"Here is the file:\n"
+    assert len(seg.units) == 7
+    assert data[seg.units[-1][0] : seg.units[-1][1]].endswith(note)
+    assert seg.units[-1][1] == len(data)
+
+
+def test_numbers_that_do_not_count_up_by_one_are_not_a_numbered_listing() -> None:
+    data = b"1\tfirst\n5\tsecond\n\n9\tthird\n"
+    seg = segment(data)
+    assert seg is None or seg.kind != "numbered_lines"

@@ -1,0 +1,239 @@
+"""The store's lifecycle through the ``ccr`` command line: list, rm, gc, export, import, heal, full."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccr import PutRequest, handle_for, open_store
+
+BINARY = bytes(range(256)) + b"\r\n\x00\r" + "é€😀".encode()
+
+
+def ccr(*args: str, input: bytes = b"", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "ccr", *args],
+        input=input,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "store" / "ccr.db"
+
+
+def fill(db: Path) -> dict[str, list[str]]:
+    """Records of two sessions and of no session; returns their handles by group."""
+    groups: dict[str, list[str]] = {"s1": [], "s2": [], "none": []}
+    with open_store(db) as store:
+        for i in range(3):
+            groups["s1"].append(store.put(
+                f"s1 head {i}\n".encode() * 50, producer="compactor.hooks:head",
+                metadata={"kind": "head", "session_id": "s1"},
+            ))
+        groups["s2"] += store.put_many([
+            PutRequest(data=b"s2 message\n" * 40, producer="compactor.pipeline:message",
+                       metadata={"kind": "message", "session_id": "s2"}),
+            PutRequest(data=BINARY, producer="compactor.pipeline:tool_result",
+                       metadata={"kind": "tool_result", "session_id": "s2"}),
+        ])
+        groups["none"].append(store.put(b"loose bytes", producer="ccr-cli"))
+    return groups
+
+
+def listed(db: Path, *args: str) -> list[str]:
+    result = ccr("--store", str(db), "list", "--json", *args)
+    assert result.returncode == 0, result.stderr
+    return [r["handle"] for r in json.loads(result.stdout)]
+
+
+def test_list_filters_by_session_kind_producer_and_time(db: Path) -> None:
+    groups = fill(db)
+    everything = [h for g in groups.values() for h in g]
+    assert sorted(listed(db)) == sorted(everything)
+    assert sorted(listed(db, "--session", "s1")) == sorted(groups["s1"])
+    assert sorted(listed(db, "--session", "s2")) == sorted(groups["s2"])
+    assert listed(db, "--kind", "tool_result") == [handle_for(BINARY)]
+    assert sorted(listed(db, "--producer", "compactor.pipeline")) == sorted(groups["s2"])
+    assert listed(db, "--producer", "compactor") == []  # a prefix only up to a ':'
+    assert sorted(listed(db, "--since", "1d")) == sorted(everything)
+    assert listed(db, "--since", "2999-01-01") == []
+    table = ccr("--store", str(db), "list", "--session", "s1")
+    lines = table.stdout.decode().splitlines()
+    assert lines[0].split()[:3] == ["HANDLE", "BYTES", "KIND"]
+    assert all(h in table.stdout.decode() for h in groups["s1"])
+    assert lines[-1] == f"3 record(s), {3 * 50 * len('s1 head 0 ')} bytes"
+
+
+def test_list_rejects_a_time_it_cannot_read(db: Path) -> None:
+    result = ccr("--store", str(db), "list", "--since", "last tuesday")
+    assert result.returncode == 2
+    assert b"ccr_usage" in result.stderr
+
+
+def test_rm_removes_the_named_records_and_their_bytes_from_the_totals(db: Path) -> None:
+    groups = fill(db)
+    before = json.loads(ccr("--store", str(db), "stats", "--json").stdout)
+    gone = groups["s2"]
+    result = ccr("--store", str(db), "rm", *gone)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().split() == gone
+    for handle in gone:
+        assert ccr("--store", str(db), "get", handle).returncode == 66
+    after = json.loads(ccr("--store", str(db), "stats", "--json").stdout)
+    assert after["entries"] == before["entries"] - 2
+    assert after["payload_bytes"] == before["payload_bytes"] - len(b"s2 message\n" * 40) - len(BINARY)
+    assert ccr("--store", str(db), "verify").returncode == 0
+
+
+def test_rm_of_a_handle_not_stored_removes_nothing(db: Path) -> None:
+    groups = fill(db)
+    missing = handle_for(b"never stored")
+    result = ccr("--store", str(db), "rm", groups["s1"][0], missing)
+    assert result.returncode == 66
+    assert missing.encode() in result.stderr
+    assert ccr("--store", str(db), "get", groups["s1"][0]).returncode == 0
+
+
+def test_gc_by_session_dry_run_changes_nothing_then_removes_that_session_and_shrinks_the_file(
+    db: Path,
+) -> None:
+    groups = fill(db)
+    with open_store(db) as store:  # enough bytes for the shrink to show on disk
+        store.put(os.urandom(400_000), metadata={"session_id": "s2", "kind": "head"})
+    big = listed(db, "--session", "s2")
+    dry = ccr("--store", str(db), "gc", "--session", "s2", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert sorted(dry.stdout.decode().split()[: len(big)]) == sorted(big)
+    assert b"dry run: nothing removed" in dry.stdout
+    assert sorted(listed(db, "--session", "s2")) == sorted(big)
+    size = db.stat().st_size
+    done = ccr("--store", str(db), "gc", "--session", "s2")
+    assert done.returncode == 0, done.stderr
+    assert listed(db, "--session", "s2") == []
+    assert sorted(listed(db)) == sorted(groups["s1"] + groups["none"])
+    assert db.stat().st_size < size - 300_000
+    assert b"shrank by" in done.stderr
+
+
+def test_gc_older_than_removes_only_old_records(db: Path, tmp_path: Path) -> None:
+    fill(db)
+    old = b"from an old session"
+    archive = tmp_path / "old.jsonl"
+    lines = [
+        {"format": "ccr-archive", "version": 1, "records": 1, "objects": 0, "created_at": "2020-01-01T00:00:00+00:00"},
+        {"type": "record", "handle": handle_for(old), "size": len(old), "content_type": "text/plain",
+         "producer": "test", "tokens_before": None, "tokens_after": None, "metadata": None,
+         "created_at": "2020-01-01T00:00:00+00:00", "data": base64.b64encode(old).decode()},
+    ]
+    archive.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert ccr("--store", str(db), "import", str(archive)).returncode == 0
+    count = len(listed(db))
+    assert ccr("--store", str(db), "gc", "--older-than", "365", "--dry-run").stdout.split()[0] == handle_for(old).encode()
+    done = ccr("--store", str(db), "gc", "--older-than", "365")
+    assert done.returncode == 0, done.stderr
+    assert handle_for(old) not in listed(db)
+    assert len(listed(db)) == count - 1
+
+
+@pytest.mark.parametrize("args", [[], ["--older-than", "-1"], ["--older-than", "x"], ["--older-than", "3", "--session", "s"]])
+def test_gc_needs_exactly_one_valid_choice(db: Path, args: list[str]) -> None:
+    result = ccr("--store", str(db), "gc", *args)
+    assert result.returncode == 2
+    assert b"ccr_usage" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["archive.jsonl", "archive.jsonl.gz"])
+def test_export_then_import_keeps_handles_bytes_metadata_and_times(db: Path, tmp_path: Path, name: str) -> None:
+    groups = fill(db)
+    archive = tmp_path / name
+    done = ccr("--store", str(db), "export", str(archive))
+    assert done.returncode == 0, done.stderr
+    assert b"exported 6 record(s)" in done.stdout
+    if name.endswith(".gz"):
+        assert gzip.decompress(archive.read_bytes()).startswith(b'{"format":"ccr-archive"')
+    other = tmp_path / "other" / "ccr.db"
+    loaded = ccr("--store", str(other), "import", str(archive))
+    assert loaded.returncode == 0, loaded.stderr
+    with open_store(db) as a, open_store(other) as b:
+        for handle in [h for g in groups.values() for h in g]:
+            assert b.get(handle) == a.get(handle)
+            assert b.record(handle) == a.record(handle)
+    assert ccr("--store", str(other), "verify").returncode == 0
+
+
+def test_import_refuses_a_tampered_or_cut_archive_and_stores_nothing(db: Path, tmp_path: Path) -> None:
+    fill(db)
+    archive = tmp_path / "a.jsonl"
+    assert ccr("--store", str(db), "export", str(archive)).returncode == 0
+    lines = archive.read_bytes().splitlines(keepends=True)
+    item = json.loads(lines[1])
+    item["data"] = base64.b64encode(b"not the original").decode()
+    tampered = tmp_path / "tampered.jsonl"
+    tampered.write_bytes(lines[0] + json.dumps(item).encode() + b"\n" + b"".join(lines[2:]))
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(lines[:-1]))
+    target = tmp_path / "new" / "ccr.db"
+    for bad, error_id in ((tampered, b"ccr_corrupt_record"), (cut, b"ccr_archive_invalid")):
+        result = ccr("--store", str(target), "import", str(bad))
+        assert result.returncode == 65, result.stderr
+        assert error_id in result.stderr
+        assert not target.exists() or listed(target) == []
+    assert ccr("--store", str(target), "import", str(tmp_path / "absent.jsonl")).returncode == 66
+
+
+def test_export_refuses_a_store_with_a_corrupt_record_and_leaves_no_file(db: Path, tmp_path: Path) -> None:
+    groups = fill(db)
+    raw = sqlite3.connect(db)
+    with raw:
+        raw.execute("UPDATE blobs SET data = ? WHERE handle = ?", (b"flipped", groups["s1"][0]))
+    raw.close()
+    archive = tmp_path / "a.jsonl"
+    result = ccr("--store", str(db), "export", str(archive))
+    assert result.returncode == 65
+    assert groups["s1"][0].encode() in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]
+
+
+def test_a_put_of_the_original_bytes_heals_a_corrupt_record(db: Path) -> None:
+    original = b"the original payload\n" * 20
+    handle = ccr("--store", str(db), "put", input=original).stdout.decode().strip()
+    raw = sqlite3.connect(db)
+    with raw:
+        raw.execute("UPDATE blobs SET data = ? WHERE handle = ?", (b"X" + original[1:], handle))
+    raw.close()
+    assert ccr("--store", str(db), "get", handle).returncode == 65
+    entries = json.loads(ccr("--store", str(db), "stats", "--json").stdout)
+    healed = ccr("--store", str(db), "put", input=original)
+    assert (healed.returncode, healed.stdout.decode().strip()) == (0, handle)
+    assert ccr("--store", str(db), "verify").returncode == 0
+    assert ccr("--store", str(db), "get", handle).stdout == original
+    assert json.loads(ccr("--store", str(db), "stats", "--json").stdout) == entries
+
+
+def test_stats_says_full_exactly_when_a_one_byte_put_is_refused(db: Path) -> None:
+    env = {"COMPACTOR_CCR_MAX_BYTES": "1000"}
+
+    def full() -> bool:
+        return bool(json.loads(ccr("--store", str(db), "stats", "--json", env=env).stdout)["full"])
+
+    assert ccr("--store", str(db), "put", input=b"a" * 990, env=env).returncode == 0
+    assert not full()
+    assert ccr("--store", str(db), "put", input=b"b" * 11, env=env).returncode == 73  # too big, not full
+    assert not full()
+    assert ccr("--store", str(db), "put", input=b"c" * 10, env=env).returncode == 0
+    assert full()
+    refused = ccr("--store", str(db), "put", input=b"d", env=env)
+    assert refused.returncode == 73
+    assert b"ccr_budget_exceeded" in refused.stderr

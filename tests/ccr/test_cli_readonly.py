@@ -1,0 +1,119 @@
+"""Reading commands read a store on read-only media, and change nothing in it.
+
+The store is made read-only for the reading process: a 0444 file, or a 0555
+directory. Permissions do not bind root, so as root the file or directory
+is made immutable instead (``chattr +i``), which refuses root's writes too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ccr import PutRequest, open_store
+
+MESSAGES = b"".join(
+    json.dumps({"role": "user", "content": text}).encode() + b"\n"
+    for text in ["rotate the deploy key", "fix the pricing test", "rename the helper"]
+)
+
+
+def ccr(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "ccr", *args], capture_output=True, check=False,
+        env={**os.environ, "COMPACTOR_HOME": "/nonexistent-home"},
+    )
+
+
+@pytest.fixture
+def frozen() -> Iterator[list[Path]]:
+    """Paths to make read-only for the test; their modes and attributes come back afterwards."""
+    paths: list[Path] = []
+    yield paths
+    for path in reversed(paths):
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(path)], check=False, capture_output=True)
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+def freeze(path: Path, frozen: list[Path]) -> None:
+    frozen.append(path)
+    if os.geteuid() != 0:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+        return
+    path.chmod(0o555 if path.is_dir() else 0o444)
+    if shutil.which("chattr") is None:
+        pytest.skip("running as root and chattr is missing: cannot make the store read-only for root")
+    done = subprocess.run(["chattr", "+i", str(path)], check=False, capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"running as root on a file system without immutable files: {done.stderr!r}")
+
+
+def make_store(folder: Path) -> tuple[Path, list[str]]:
+    folder.mkdir(mode=0o755)
+    db = folder / "ccr.db"
+    with open_store(db) as store:
+        handles = store.put_many([
+            PutRequest(data=MESSAGES, content_type="application/x-ndjson",
+                       metadata={"kind": "head", "session_id": "s1"}),
+            PutRequest(data=b"second record\n", metadata={"kind": "message", "session_id": "s1"}),
+        ])
+    return db, handles
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """The folder's files, leaving out an empty WAL and the WAL index a reader may set up."""
+    return {
+        p.name: p.read_bytes()
+        for p in sorted(folder.iterdir())
+        if not p.name.endswith("-shm") and not (p.name.endswith("-wal") and p.stat().st_size == 0)
+    }
+
+
+@pytest.mark.parametrize("how", ["file", "directory"])
+def test_every_reading_command_works_on_a_read_only_store_and_changes_nothing(
+    tmp_path: Path, frozen: list[Path], how: str
+) -> None:
+    folder = tmp_path / "media"
+    db, (head, second) = make_store(folder)
+    freeze(db if how == "file" else folder, frozen)
+    before = snapshot(folder)
+    store = ["--store", str(db)]
+    got = ccr(*store, "get", head)
+    assert (got.returncode, got.stdout) == (0, MESSAGES), got.stderr
+    query = ccr(*store, "get", head, "--query", "pricing")
+    assert query.returncode == 0, query.stderr
+    assert b"pricing" in query.stdout and b"deploy" not in query.stdout
+    assert json.loads(ccr(*store, "info", head).stdout)["size"] == len(MESSAGES)
+    listed = ccr(*store, "list", "--json", "--session", "s1")
+    assert sorted(r["handle"] for r in json.loads(listed.stdout)) == sorted([head, second]), listed.stderr
+    stats = ccr(*store, "stats", "--json")
+    assert json.loads(stats.stdout)["entries"] == 2, stats.stderr
+    verify = ccr(*store, "verify")
+    assert verify.returncode == 0, verify.stderr
+    assert verify.stdout.startswith(b"verified 2 record(s)")
+    exported = ccr(*store, "export", str(tmp_path / "a.jsonl"))
+    assert exported.returncode == 0, exported.stderr
+    written = ccr(*store, "put", "-")
+    assert written.returncode == 73
+    assert b"Traceback" not in written.stderr
+    assert snapshot(folder) == before
+
+
+def test_a_read_only_store_with_a_pending_log_it_cannot_read_is_refused_not_half_read(
+    tmp_path: Path, frozen: list[Path]
+) -> None:
+    folder = tmp_path / "media"
+    db, _ = make_store(folder)
+    (folder / "ccr.db-wal").write_bytes(b"\x00" * 64)  # a log SQLite would need to index first
+    freeze(folder, frozen)
+    result = ccr("--store", str(db), "stats")
+    assert result.returncode == 73
+    assert b"write-ahead log" in result.stderr
