@@ -23,8 +23,8 @@ from compactor.dedup import without_result_id
 from compactor.messages import ToolResultBlock, ToolUseBlock
 
 __all__ = [
-    "DEFAULT_COMMAND_LINE_CHARS",
     "CommandNote",
+    "DEFAULT_COMMAND_LINE_CHARS",
     "FactLayout",
     "Facts",
     "FileNote",
@@ -34,9 +34,9 @@ __all__ = [
     "touched_path",
 ]
 
-PATH_KEYS = ("file_path", "notebook_path")
+_PATH_KEYS = ("file_path", "notebook_path")
 _EDIT_ACTIONS = {"Edit": "edited", "MultiEdit": "edited", "NotebookEdit": "edited", "Write": "written"}
-SHELL_TOOLS = frozenset({"Bash"})
+_SHELL_TOOLS = frozenset({"Bash"})
 
 DEFAULT_COMMAND_LINE_CHARS = 240
 """A command whose first line is longer is shown cut; the listing keeps it whole."""
@@ -45,7 +45,7 @@ _OUTPUT_CHARS = 100
 
 def touched_path(use: ToolUseBlock) -> str | None:
     """The file a tool call read, wrote or edited (its ``file_path``/``notebook_path``), if any."""
-    for key in PATH_KEYS:
+    for key in _PATH_KEYS:
         value = use.input.get(key)
         if isinstance(value, str) and value.strip():
             return value.strip()
@@ -54,7 +54,7 @@ def touched_path(use: ToolUseBlock) -> str | None:
 
 def command_first_line(use: ToolUseBlock) -> str | None:
     """The first non-blank line of a shell tool call's command, stripped; None for other calls."""
-    if use.name not in SHELL_TOOLS:
+    if use.name not in _SHELL_TOOLS:
         return None
     command = use.input.get("command")
     if not isinstance(command, str):

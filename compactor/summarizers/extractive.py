@@ -1,10 +1,13 @@
 """The extractive summarizer: deterministic, offline, cites CCR handles.
 
 It reads the head of a conversation and fills the nine summary sections
-with material taken verbatim from it: user messages, file paths and what was
-done to them, commands and their outcomes, error lines, numbers the assistant
-cited, the todo list, the latest work and request. Everything long is cut
-and cited by the CCR handle of the span it came from (see
+with material taken verbatim from it: every message the user typed, every
+touched path and what was done to it, every distinct command and its
+outcome (``_facts``: under a token budget, the rest in a cited listing),
+error lines, numbers the assistant cited, and the thread of the work
+(``_thread``: the last request, the last statement, open todo items, tasks
+and tracker items, background work not yet collected). Everything long is
+cut and cited by the CCR handle of the span it came from (see
 ``compactor.spans``), so the exact text is one retrieval away.
 """
 
@@ -106,7 +109,8 @@ class ExtractiveSummarizer:
     Paths and commands are budgeted by tokens, not by count: every touched
     path (relative to ``cwd`` where shorter) and every distinct command's
     first line are shown while they fit ``facts_tokens`` (measured with
-    ``counter``); the rest, and any first line too long to show whole, is in a
+    ``counter``: ``make_summarizer`` passes the configured one; by default
+    Claude Code's rough characters/4); the rest, and any first line too long to show whole, is in a
     full listing stored as its own span and cited with the number left out.
     Every distinct user message is kept verbatim, or cut with the handle of
     the whole text when long: at ``user_message_chars``, or shorter when the
