@@ -100,6 +100,8 @@ class LineCounts:
 
     def exists(self, k: int) -> bool:
         """Whether the text has a ``k``-th piece (1-based)."""
+        if k <= len(self._ends):
+            return True
         while len(self._ends) < k and self._more is not None:
             match = next(self._more, None)
             if match is None:
@@ -125,12 +127,16 @@ class LineCounts:
         return len(self._totals) - 1
 
     def total(self, k: int) -> int:
-        """The summed counts of the first ``k`` pieces."""
-        totals = self._totals
-        while len(totals) <= k:
-            start = self.end(len(totals) - 1) if len(totals) > 1 else 0
-            totals.append(totals[-1] + self._counter.count_text(self.text[start : self.end(len(totals))]))
-        return totals[k]
+        """The summed counts of the first ``k`` pieces.
+
+        Raises:
+            IndexError: the text has fewer pieces.
+        """
+        if k:
+            self.end(k)
+        while len(self._totals) <= k:
+            self._count_next()
+        return self._totals[k]
 
     def last_within(self, budget: int, lo: int = 0, hi: int | None = None, *, proper: bool = False) -> int:
         """The largest ``k`` in ``[lo, hi)`` with ``total(k) <= budget`` (``lo`` when none is).
@@ -139,18 +145,24 @@ class LineCounts:
         """
         totals = self._totals
         while totals[-1] <= budget and (hi is None or len(totals) < hi) and self._candidate(len(totals), proper):
-            self.total(len(totals))
+            self._count_next()
         top = len(totals) if hi is None else min(hi, len(totals))
         while top > lo + 1 and not self._candidate(top - 1, proper):
             top -= 1
         return max(bisect.bisect_right(totals, budget, lo, top) - 1, lo)
+
+    def _count_next(self) -> None:
+        """Count the next piece (whose end is already found)."""
+        totals, ends = self._totals, self._ends
+        start = ends[len(totals) - 2] if len(totals) > 1 else 0
+        totals.append(totals[-1] + self._counter.count_text(self.text[start : ends[len(totals) - 1]]))
 
     def all_within(self, budget: int) -> bool:
         """Whether every piece together counts at most ``budget``."""
         return not self.exists(self.last_within(budget) + 1)
 
     def _candidate(self, k: int, proper: bool) -> bool:
-        return self.exists(k) and not (proper and self.end(k) == len(self.text))
+        return self.exists(k) and not (proper and self._ends[k - 1] == len(self.text))
 
 
 def _longest(lines: LineCounts, limit: int, size: Callable[[str], int], *, proper: bool) -> int:
