@@ -1,0 +1,186 @@
+"""``ccr repair``: a store damaged at page level gives back every record outside the damage.
+
+Which records a damaged page held is found independently of the salvage
+code: records here are small enough to sit whole inside one page, so the
+original file shows where each one's bytes are.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccr import PutRequest, open_store
+
+PAGE = 4096
+
+
+def ccr(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "ccr", *args], capture_output=True, check=False)
+
+
+def payloads(count: int, seed: int) -> list[bytes]:
+    rng = random.Random(seed)
+    return [
+        f"record {i}: ".encode() + rng.randbytes(rng.choice([40, 300, 900, 1500]))
+        for i in range(count)
+    ]
+
+
+def build(db: Path, datas: list[bytes], *, extra_big: bool = True) -> dict[str, bytes]:
+    stored: dict[str, bytes] = {}
+    with open_store(db) as store:
+        for i, data in enumerate(datas):
+            handle = store.put(data, producer="test", metadata={"session_id": f"s{i % 3}", "kind": "message"})
+            stored[handle] = data
+        if extra_big:  # overflow pages too
+            for data in (random.Random(7).randbytes(30_000), random.Random(8).randbytes(70_000)):
+                stored[store.put(data, producer="test")] = data
+    return stored
+
+
+def damage(db: Path, offset: int, length: int = PAGE) -> None:
+    with db.open("r+b") as f:
+        f.seek(offset)
+        f.write(b"\xa5" * length)
+
+
+def on_page(original: bytes, data: bytes, offset: int) -> bool:
+    """Whether ``data`` sits (whole) in the page at ``offset`` of the original file."""
+    at = original.find(data)
+    return at >= 0 and offset <= at < offset + PAGE
+
+
+def repaired(path: Path) -> dict[str, bytes]:
+    with open_store(path) as store:
+        return {r.handle: store.get(r.handle) for r in store.records()}
+
+
+def test_damage_at_offset_4096_loses_nothing_and_the_store_works_again(tmp_path: Path) -> None:
+    db = tmp_path / "ccr.db"
+    stored = build(db, payloads(300, seed=1))
+    damage(db, 4096)
+    broken = ccr("--store", str(db), "verify")
+    assert broken.returncode == 73 and b"malformed" in broken.stderr
+    done = ccr("--store", str(db), "repair")
+    assert done.returncode == 0, done.stderr
+    assert f"salvaged {len(stored)} record(s)".encode() in done.stdout
+    assert b"lost:" not in done.stdout
+    assert repaired(db) == stored
+    assert ccr("--store", str(db), "verify").returncode == 0
+    kept = [p.name for p in tmp_path.iterdir() if ".damaged-" in p.name]
+    assert kept and all(name.startswith("ccr.db.damaged-") for name in kept)
+    with open_store(db) as store:
+        record = store.record(next(iter(stored)))
+    assert record.metadata is not None and record.metadata["kind"] == "message"
+
+
+def test_every_record_outside_a_damaged_data_page_comes_back_byte_exact_and_the_lost_are_named(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "ccr.db"
+    stored = build(db, payloads(300, seed=2))
+    original = db.read_bytes()
+    small = [h for h, d in stored.items() if len(d) < 2000]
+    # A page in the middle of the file that holds some small records whole.
+    offsets = sorted({original.find(stored[h]) // PAGE * PAGE for h in small if original.find(stored[h]) >= 0})
+    offset = offsets[len(offsets) // 2]
+    inside = {h for h in small if on_page(original, stored[h], offset)}
+    assert inside, "the chosen page holds records"
+    damage(db, offset)
+    out = tmp_path / "salvaged.db"
+    done = ccr("--store", str(db), "repair", "--output", str(out))
+    assert done.returncode == 65, done.stderr
+    assert b"ccr_records_lost" in done.stderr
+    back = repaired(out)
+    assert all(back[h] == stored[h] for h in back)
+    assert set(back) == set(stored) - inside
+    named = {line.split()[1] for line in done.stdout.decode().splitlines() if line.startswith("lost: ccr_")}
+    assert named == inside
+    assert db.read_bytes()[:offset] == original[:offset]  # --output leaves the damaged store as it was
+
+
+def test_records_only_in_the_write_ahead_log_are_salvaged(tmp_path: Path) -> None:
+    db = tmp_path / "live" / "ccr.db"
+    stored = build(db, payloads(50, seed=3), extra_big=False)
+    store = open_store(db)
+    try:
+        late = {store.put(data, producer="late"): data for data in payloads(20, seed=4)}
+        late[store.put(b"x")] = b"x"
+        copy = tmp_path / "copy"
+        copy.mkdir()
+        for suffix in ("", "-wal"):
+            shutil.copyfile(db.with_name("ccr.db" + suffix), copy / ("ccr.db" + suffix))
+    finally:
+        store.close()
+    assert (copy / "ccr.db-wal").stat().st_size > 0
+    damage(copy / "ccr.db", 4096)
+    done = ccr("--store", str(copy / "ccr.db"), "repair", "--output", str(tmp_path / "out.db"))
+    assert done.returncode == 0, done.stderr
+    assert repaired(tmp_path / "out.db") == {**stored, **late}
+
+
+def test_a_removed_record_is_not_brought_back_by_repair(tmp_path: Path) -> None:
+    db = tmp_path / "ccr.db"
+    stored = build(db, payloads(40, seed=5), extra_big=False)
+    gone = sorted(stored)[:5]
+    assert ccr("--store", str(db), "rm", *gone).returncode == 0
+    damage(db, 4096)
+    done = ccr("--store", str(db), "repair")
+    assert done.returncode == 0, done.stderr
+    assert set(repaired(db)) == set(stored) - set(gone)
+
+
+def test_a_flipped_payload_byte_is_named_lost_by_repair_and_healed_by_put(tmp_path: Path) -> None:
+    db = tmp_path / "ccr.db"
+    stored = build(db, payloads(10, seed=6), extra_big=False)
+    victim = sorted(stored)[0]
+    raw = sqlite3.connect(db)
+    with raw:
+        raw.execute("UPDATE blobs SET data = ? WHERE handle = ?", (b"!" + stored[victim][1:], victim))
+    raw.close()
+    out = tmp_path / "out.db"
+    done = ccr("--store", str(db), "repair", "--output", str(out))
+    assert done.returncode == 65
+    assert f"lost: {victim}".encode() in done.stdout
+    assert set(repaired(out)) == set(stored) - {victim}
+    source = tmp_path / "victim.bin"
+    source.write_bytes(stored[victim])
+    assert ccr("--store", str(db), "put", str(source)).returncode == 0
+    assert ccr("--store", str(db), "verify").returncode == 0
+
+
+def test_repair_of_a_missing_store_exits_66(tmp_path: Path) -> None:
+    done = ccr("--store", str(tmp_path / "absent.db"), "repair")
+    assert done.returncode == 66
+    assert not (tmp_path / "absent.db").exists()
+
+
+@pytest.mark.parametrize("objects", [3])
+def test_typed_objects_are_salvaged_too(tmp_path: Path, objects: int) -> None:
+    from ccr import OBJECT_TYPES, make_object
+
+    KIND = sorted(OBJECT_TYPES)[0]
+
+    db = tmp_path / "ccr.db"
+    build(db, payloads(20, seed=9), extra_big=False)
+    with open_store(db) as store:
+        ids = [
+            store.put_object(
+                make_object(KIND, session_id="s", source="t", content={"text": f"use sqlite {i}"}, repo_state="r")
+            )
+            for i in range(objects)
+        ]
+    damage(db, 4096)
+    out = tmp_path / "out.db"
+    assert ccr("--store", str(db), "repair", "--output", str(out)).returncode == 0
+    with open_store(out) as store:
+        assert [store.get_object(i).content["text"] for i in ids] == [f"use sqlite {i}" for i in range(objects)]
+    assert os.path.exists(out)
