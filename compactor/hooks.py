@@ -15,7 +15,19 @@ matter here:
 - **SessionStart** with source ``compact`` (``compactor hook session-start``):
   after the compaction, a short reminder (``hookSpecificOutput.additionalContext``)
   tells the model where the conversation before it is stored and that the
-  ``ccr_retrieve`` tool brings any part of it back.
+  tool ``mcp__plugin_compactor_ccr__ccr_retrieve`` (deferred: loaded with
+  ToolSearch) brings any part of it back.
+
+Claude Code keeps the last few messages verbatim across a compaction (the
+boundary's ``compactMetadata.preservedMessages``), and which ones is only
+known once the boundary is in the transcript, after both hooks have run.
+So the pre-compact hook stores everything the compaction summarizes (the
+messages the previous compaction kept, then the messages after it), and the
+next hook that finds the boundary written (the next pre-compact hook, or a
+session-start hook of a client that writes the boundary first) settles the
+record: it stores exactly what was dropped (that conversation without the
+kept messages) as the head and counts the kept messages. Once settled, each
+message of the session is in exactly one head.
 
 The functions here are values in, text out, with the store, the transcript
 file and the session record at the edges; ``compactor.commands.hook`` is the
@@ -39,7 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ccr import Store, default_store_path, marker
 from compactor._templates import render
 from compactor.config import DEFAULT_RECOVERY_TOOLS
-from compactor.errors import HookError, InputInvalid, NothingToCompact
+from compactor.errors import CompactorError, HookError, InputInvalid, NothingToCompact
 from compactor.messages import Message, ToolUseBlock
 from compactor.pipeline import store_spans, without_recovered_content
 from compactor.recovery import RECOVERY_TOOL_NAME
@@ -48,6 +60,7 @@ from compactor.tokens import TokenCounter
 from compactor.transcript import Transcript, read_transcript
 
 __all__ = [
+    "CLIENT_RETRIEVE_TOOL",
     "DEFAULT_LISTED_RESULTS",
     "HOOK_INPUT_MAX_BYTES",
     "HookInput",
@@ -55,6 +68,7 @@ __all__ = [
     "StoredResult",
     "conversation_since_last_compaction",
     "describe_call",
+    "kept_uuids",
     "forget_latest_head",
     "load_session_record",
     "parse_hook_input",
@@ -65,11 +79,18 @@ __all__ = [
     "session_start",
     "session_start_output",
     "sessions_dir",
+    "settle_kept_messages",
     "store_conversation",
 ]
 
 HOOK_INPUT_MAX_BYTES = 1024 * 1024
 """Hook input larger than this is refused: Claude Code sends a few hundred bytes."""
+
+CLIENT_RETRIEVE_TOOL = f"mcp__plugin_compactor_ccr__{RECOVERY_TOOL_NAME}"
+"""The retrieve tool as Claude Code names it: plugin ``compactor``, MCP server ``ccr``.
+
+Claude Code defers MCP tools: the model loads one with ToolSearch
+(``select:<name>``) before it can call it, so the texts say so."""
 
 DEFAULT_LISTED_RESULTS = 15
 """How many stored tool results the summary instructions name, largest first."""
@@ -123,6 +144,14 @@ class SessionRecord(BaseModel):
 
     session_id: str = Field(pattern=_SESSION_ID_PATTERN)
     head_handle: str | None
+    summarized_handle: str | None = None
+    """What the pre-compact hook stored: everything the summarizer saw (the summary names it).
+
+    It equals ``head_handle`` until the session-start hook has read which
+    messages Claude Code kept verbatim; then ``head_handle`` is exactly what
+    the compaction dropped."""
+    kept_messages: int = 0
+    """How many of the summarized messages Claude Code kept verbatim (in no head yet)."""
     earlier_heads: list[str] = Field(default_factory=list)
     """Conversations stored by this session's earlier compactions, oldest first."""
     transcript_path: str | None = None
@@ -163,10 +192,50 @@ def parse_hook_input(data: bytes) -> HookInput:
 # -- pre-compact -----------------------------------------------------------------
 
 
+def kept_uuids(transcript: Transcript, compaction: int) -> set[str]:
+    """The uuids of the messages Claude Code kept verbatim across compaction number ``compaction``.
+
+    Read from the boundary's ``compactMetadata.preservedMessages`` (``uuids``
+    and ``allUuids``); empty for clients that keep nothing or do not say.
+    """
+    entry = transcript.entries[transcript.compactions[compaction].entry_index]
+    meta = entry.records[0].get("compactMetadata") if entry.records else None
+    preserved = meta.get("preservedMessages") if isinstance(meta, dict) else None
+    if not isinstance(preserved, dict):
+        return set()
+    found: set[str] = set()
+    for key in ("uuids", "allUuids"):
+        values = preserved.get(key)
+        if isinstance(values, list):
+            found.update(v for v in values if isinstance(v, str))
+    return found
+
+
+def _conversation_before(transcript: Transcript, count: int) -> list[Message]:
+    """What a compaction after the first ``count`` recorded ones summarizes, up to the next one.
+
+    The messages the previous compaction kept verbatim come first (after its
+    summary, where Claude Code puts them), then everything after it.
+    """
+    compactions = transcript.compactions
+    end = compactions[count].message_index if count < len(compactions) else len(transcript.messages)
+    if count == 0:
+        return transcript.messages[:end]
+    previous = compactions[count - 1]
+    kept = kept_uuids(transcript, count - 1)
+    carried = [m for m in transcript.messages[: previous.message_index] if m.uuid in kept]
+    after = transcript.messages[previous.message_index : end]
+    if after and after[0].is_compact_summary:
+        return [after[0], *carried, *after[1:]]
+    return [*carried, *after]
+
+
 def conversation_since_last_compaction(transcript: Transcript) -> list[Message]:
-    """The main-chain messages after the last recorded compaction (all of them when there is none)."""
-    since = transcript.compactions[-1].message_index if transcript.compactions else 0
-    return transcript.messages[since:]
+    """What the next compaction summarizes: the messages the last one kept, then everything after it.
+
+    All main-chain messages when there was no compaction.
+    """
+    return _conversation_before(transcript, len(transcript.compactions))
 
 
 def _one_line(text: str, limit: int = _WHAT_MAX_CHARS) -> str:
@@ -237,6 +306,7 @@ def store_conversation(
     return SessionRecord(
         session_id=session_id,
         head_handle=handles[0],
+        summarized_handle=handles[0],
         transcript_path=transcript_path,
         trigger=trigger,
         messages=len(head),
@@ -262,7 +332,7 @@ def pre_compact_instructions(record: SessionRecord, *, limit: int = DEFAULT_LIST
         size=record.bytes,
         results=[{"marker": marker(r.handle), "what": r.what, "size": r.bytes} for r in listed],
         unlisted=len(record.results) - len(listed),
-        tool=RECOVERY_TOOL_NAME,
+        tool=CLIENT_RETRIEVE_TOOL,
     )
 
 
@@ -289,7 +359,9 @@ def pre_compact(
     if not hook.transcript_path:
         raise InputInvalid("hook input has no transcript_path")
     path = Path(hook.transcript_path).expanduser()
-    messages = conversation_since_last_compaction(read_transcript(path))
+    transcript = read_transcript(path)
+    _settle_previous(hook.session_id, transcript, store, counter=counter, home=home, recovery_tools=recovery_tools)
+    messages = conversation_since_last_compaction(transcript)
     record = store_conversation(
         messages,
         store,
@@ -317,9 +389,11 @@ def session_start_output(hook: HookInput, record: SessionRecord | None) -> str |
     context = render(
         "hook_session_start.j2",
         head=marker(record.head_handle),
+        summarized=marker(record.summarized_handle or record.head_handle),
+        kept=record.kept_messages,
         earlier=[marker(h) for h in record.earlier_heads],
         results=len(record.results),
-        tool=RECOVERY_TOOL_NAME,
+        tool=CLIENT_RETRIEVE_TOOL,
     ).strip()
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}},
@@ -327,15 +401,106 @@ def session_start_output(hook: HookInput, record: SessionRecord | None) -> str |
     )
 
 
-def session_start(hook: HookInput, *, home: Path | None = None) -> str | None:
-    """Handle a SessionStart event: the reminder for a session that was just compacted, or None.
+def settle_kept_messages(
+    record: SessionRecord,
+    transcript: Transcript,
+    store: Store,
+    *,
+    counter: TokenCounter,
+    recovery_tools: Sequence[str] = DEFAULT_RECOVERY_TOOLS,
+) -> SessionRecord:
+    """After a compaction: make the record's head exactly what it dropped, and count what it kept.
+
+    ``record`` is what the pre-compact hook stored (everything summarized);
+    ``transcript`` now ends with the compaction's boundary. When the boundary
+    names messages Claude Code kept verbatim and they end the summarized
+    conversation, the conversation without them is stored and becomes the
+    head. Otherwise (nothing kept, a record from an older hook, a transcript
+    that does not match what was stored) the record comes back unchanged.
 
     Raises:
-        HookError: the session record exists but cannot be read.
+        BudgetExceeded: the store is full; nothing was stored.
+        StoreError: the store could not be written.
+    """
+    if not transcript.compactions or record.head_handle is None or record.kept_messages:
+        return record
+    if record.summarized_handle not in (None, record.head_handle):
+        return record
+    count = len(transcript.compactions) - 1
+    summarized = _conversation_before(transcript, count)
+    kept = kept_uuids(transcript, count)
+    if not summarized or not kept:
+        return record
+    dropped = summarized
+    while dropped and dropped[-1].uuid in kept:
+        dropped = dropped[:-1]
+    tail = len(summarized) - len(dropped)
+    head = without_recovered_content(summarized, tuple(recovery_tools))
+    if not tail or not dropped or head_spans(head)[0].handle != record.head_handle:
+        return record
+    exact = store_conversation(
+        dropped, store, counter=counter, session_id=record.session_id, trigger=record.trigger,
+        transcript_path=record.transcript_path, recovery_tools=recovery_tools, now=record.stored_at,
+    )
+    return exact.model_copy(update={"summarized_handle": record.head_handle, "kept_messages": tail})
+
+
+def _settle_previous(
+    session_id: str,
+    transcript: Transcript,
+    store: Store,
+    *,
+    counter: TokenCounter,
+    home: Path | None,
+    recovery_tools: Sequence[str],
+) -> SessionRecord | None:
+    """Settle the session's record against ``transcript`` when it can be; the record as it now stands.
+
+    A record that cannot be read or settled is left as it is: settling is
+    an improvement, never a reason to fail a hook.
+    """
+    try:
+        record = load_session_record(session_id, home)
+        if record is None:
+            return None
+        settled = settle_kept_messages(record, transcript, store, counter=counter, recovery_tools=recovery_tools)
+        if settled is not record:
+            save_session_record(settled, home)
+        return settled
+    except CompactorError:
+        return None
+
+
+def session_start(
+    hook: HookInput,
+    store: Store | None = None,
+    *,
+    counter: TokenCounter | None = None,
+    home: Path | None = None,
+    recovery_tools: Sequence[str] = DEFAULT_RECOVERY_TOOLS,
+) -> str | None:
+    """Handle a SessionStart event: the reminder for a session that was just compacted, or None.
+
+    With a ``store`` and a ``counter``, the record is first settled
+    (``settle_kept_messages``) against the transcript the input names; when
+    that fails the reminder names what the pre-compact hook stored.
+
+    Raises:
+        HookError: the session record exists but cannot be read, or cannot be written after settling.
     """
     if hook.source != "compact":
         return None
-    return session_start_output(hook, load_session_record(hook.session_id, home))
+    record = load_session_record(hook.session_id, home)
+    if record is not None and store is not None and counter is not None and hook.transcript_path:
+        try:
+            transcript = read_transcript(Path(hook.transcript_path).expanduser())
+        except CompactorError:
+            transcript = None
+        if transcript is not None:
+            record = _settle_previous(
+                hook.session_id, transcript, store, counter=counter, home=home, recovery_tools=recovery_tools
+            ) or record
+    return session_start_output(hook, record)
 
 
 # -- session records -------------------------------------------------------------------
@@ -394,7 +559,8 @@ def save_session_record(record: SessionRecord, home: Path | None = None) -> Path
     except HookError:
         previous = None  # a damaged record is replaced, not merged
     earlier = list(previous.earlier_heads) if previous else []
-    if previous and previous.head_handle and previous.head_handle != record.head_handle:
+    same_compaction = (record.head_handle, record.summarized_handle)
+    if previous and previous.head_handle and previous.head_handle not in same_compaction:
         earlier.append(previous.head_handle)
     record = record.model_copy(update={"earlier_heads": [h for h in earlier if h != record.head_handle]})
     try:
@@ -423,5 +589,9 @@ def forget_latest_head(session_id: str, home: Path | None = None) -> None:
     if previous is None or previous.head_handle is None:
         return
     save_session_record(
-        previous.model_copy(update={"head_handle": None, "results": [], "stored_at": time.time()}), home
+        previous.model_copy(
+            update={"head_handle": None, "summarized_handle": None, "kept_messages": 0, "results": [],
+                    "stored_at": time.time()}
+        ),
+        home,
     )

@@ -7,21 +7,28 @@ Claude Code's summarizer; ``session-start`` prints, after a compaction, the
 stored. The logic is in ``compactor.hooks``.
 
 These commands never block Claude Code: when anything fails (bad input, a
-missing transcript, a full store) they print nothing on stdout, one line
-``compactor: error_id: message`` on stderr, and exit 0. Exit code 2 would
-stop the compaction itself, leaving the user at a full context; a
-compaction without a stored copy is the lesser harm, and the stderr line
-says it happened. Usage mistakes on the command line itself still exit 2.
+missing transcript, a full store, a bad flag in the hook's command line)
+they print nothing on stdout, one line ``compactor: error_id: message`` on
+stderr, and exit 0. Exit code 2 would stop the compaction itself, leaving
+the user at a full context; a compaction without a stored copy is the
+lesser harm, and the stderr line says it happened. Only ``compactor hook``
+without an event is a usage error (exit 2): no hook runs that.
+
+``record-python`` writes the running interpreter to ``$COMPACTOR_HOME/python``,
+where the plugin's launcher (``plugin/scripts/launch``) looks for it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
-from ccr import open_store
+from typing import NoReturn
+
+from ccr import default_store_path, open_store
 from compactor.config import load_settings
-from compactor.errors import CompactorError, InputInvalid
+from compactor.errors import CompactorError, HookError, InputInvalid
 from compactor.hooks import (
     DEFAULT_LISTED_RESULTS,
     HookInput,
@@ -32,7 +39,14 @@ from compactor.hooks import (
 )
 from compactor.tokens import make_counter
 
-__all__ = ["register", "run_pre_compact", "run_session_start"]
+__all__ = ["HookParser", "register", "run_pre_compact", "run_record_python", "run_session_start"]
+
+
+class HookParser(argparse.ArgumentParser):
+    """The parser of one hook event: a bad flag is reported and exits 0, never blocking Claude Code."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(0, f"compactor: compactor_usage: {message} (the hook did nothing; the compaction goes on)\n")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Commands for Claude Code hooks. Each reads the hook's JSON input on stdin. "
         "They never block Claude Code: on failure they print the reason on stderr and exit 0.",
     )
-    events = parser.add_subparsers(dest="event", metavar="EVENT", required=True, parser_class=type(parser))
+    events = parser.add_subparsers(dest="event", metavar="EVENT", required=True, parser_class=HookParser)
     pre = events.add_parser(
         "pre-compact",
         help="store the conversation before Claude Code compacts it; print summary instructions",
@@ -64,11 +78,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     start = events.add_parser(
         "session-start",
         help="after a compaction, remind the model where the earlier conversation is stored",
-        description="SessionStart hook: when the source is 'compact', print hookSpecificOutput JSON "
-        "whose additionalContext names the stored conversation and the ccr_retrieve tool; "
-        "print nothing for other sources.",
+        description="SessionStart hook: when the source is 'compact', store exactly what the compaction "
+        "dropped (Claude Code keeps its last few messages) and print hookSpecificOutput JSON whose "
+        "additionalContext names the stored conversation and the ccr_retrieve tool; print nothing for "
+        "other sources.",
     )
+    start.add_argument("--store", type=Path, help="CCR store file (default: $COMPACTOR_HOME/ccr.db)")
+    start.add_argument("--config", type=Path, metavar="FILE", help="settings file (TOML or JSON)")
     start.set_defaults(func=run_session_start)
+    record = events.add_parser(
+        "record-python",
+        help="record this Python for the plugin's launcher ($COMPACTOR_HOME/python)",
+        description="Write the path of the Python running this command to $COMPACTOR_HOME/python, where "
+        "the Claude Code plugin's launcher finds it whatever PATH Claude Code runs with.",
+    )
+    record.set_defaults(func=run_record_python)
 
 
 def _count(text: str) -> int:
@@ -126,10 +150,33 @@ def _forget(hook: HookInput) -> None:
 def run_session_start(args: argparse.Namespace) -> int:
     """Print the after-compaction reminder when there is one; always exits 0."""
     try:
-        output = session_start(_read_input())
+        hook = _read_input()
+        if hook.source != "compact":
+            return 0
+        settings = load_settings(args.config)
+        with open_store(args.store) as store:
+            output = session_start(
+                hook, store, counter=make_counter(settings.counter), recovery_tools=settings.dedup.recovery_tools
+            )
     except CompactorError as exc:
         _report(exc, "no reminder added")
         return 0
     if output is not None:
         print(output)
+    return 0
+
+
+def run_record_python(args: argparse.Namespace) -> int:
+    """Write ``sys.executable`` to ``$COMPACTOR_HOME/python`` and say where.
+
+    Raises:
+        HookError: the file could not be written.
+    """
+    path = default_store_path().parent / "python"
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.write_text(os.path.abspath(sys.executable) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise HookError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    print(f"compactor: the plugin will run {sys.executable} (recorded in {path})")
     return 0

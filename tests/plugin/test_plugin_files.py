@@ -1,4 +1,8 @@
-"""The Claude Code plugin folder: its JSON files parse, carry the documented keys, and name real commands."""
+"""The Claude Code plugin folder: its JSON files parse, carry the documented keys, and run real commands.
+
+The plugin runs every command through ``scripts/launch``, which finds the
+Python compactor is installed in without the shell's PATH.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +19,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "plugin"
+LAUNCH = PLUGIN / "scripts" / "launch"
+LAUNCH_PREFIX = '"${CLAUDE_PLUGIN_ROOT}/scripts/launch" '
 TIMEOUT_S = 60
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 def load(relative: str) -> Any:
@@ -35,13 +42,21 @@ def mcp_commands() -> list[list[str]]:
     return [[server["command"], *server.get("args", [])] for server in load(".mcp.json")["mcpServers"].values()]
 
 
-def executable(name: str) -> str:
-    """The console script installed next to this interpreter (what ``pip install`` puts on PATH)."""
-    beside = Path(sys.executable).parent / name
-    found = str(beside) if beside.exists() else shutil.which(name)
-    if found is None:
-        pytest.fail(f"{name} is not installed: pip install -e '.[mcp]'")
-    return found
+def launch(*args: str, env: dict[str, str], plugin: Path = PLUGIN, cwd: Path | None = None,
+           stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """Run the plugin's launcher as Claude Code does: a bare environment, no virtual environment on PATH."""
+    return subprocess.run(
+        [str(plugin / "scripts" / "launch"), *args], input=stdin, capture_output=True, text=True,
+        timeout=TIMEOUT_S, env={"PATH": SYSTEM_PATH, **env}, cwd=cwd,
+    )
+
+
+@pytest.fixture
+def plugin_copy(tmp_path: Path) -> Path:
+    """The plugin folder copied out of the checkout, so the checkout's .venv is not beside it."""
+    copy = tmp_path / "elsewhere" / "plugin"
+    shutil.copytree(PLUGIN, copy)
+    return copy
 
 
 def test_manifest_names_the_plugin_with_the_package_version() -> None:
@@ -59,8 +74,8 @@ def test_hooks_run_pre_compact_and_session_start_after_compaction() -> None:
     (pre,) = hooks["PreCompact"]
     (start,) = hooks["SessionStart"]
     assert start["matcher"] == "compact"
-    assert [h["command"] for h in pre["hooks"]] == ["compactor hook pre-compact"]
-    assert [h["command"] for h in start["hooks"]] == ["compactor hook session-start"]
+    assert [h["command"] for h in pre["hooks"]] == [LAUNCH_PREFIX + "compactor hook pre-compact"]
+    assert [h["command"] for h in start["hooks"]] == [LAUNCH_PREFIX + "compactor hook session-start"]
     for hook in pre["hooks"] + start["hooks"]:
         assert hook["type"] == "command"
         assert isinstance(hook.get("timeout", 60), int)
@@ -68,16 +83,71 @@ def test_hooks_run_pre_compact_and_session_start_after_compaction() -> None:
 
 def test_mcp_config_starts_the_ccr_server() -> None:
     servers = load(".mcp.json")["mcpServers"]
-    assert servers == {"ccr": {"command": "ccr", "args": ["mcp"]}}
+    assert servers == {"ccr": {"command": "${CLAUDE_PLUGIN_ROOT}/scripts/launch", "args": ["ccr", "mcp"]}}
 
 
-@pytest.mark.parametrize("words", [shlex.split(c) for c in hook_commands()] + mcp_commands(), ids=" ".join)
+@pytest.mark.parametrize(
+    "words", [shlex.split(c.removeprefix(LAUNCH_PREFIX)) for c in hook_commands()] + [m[1:] for m in mcp_commands()],
+    ids=" ".join,
+)
 def test_every_command_the_plugin_names_is_a_real_subcommand(words: list[str]) -> None:
-    done = subprocess.run(
-        [executable(words[0]), *words[1:], "--help"], capture_output=True, text=True, timeout=TIMEOUT_S
-    )
+    done = launch(*words, "--help", env={"COMPACTOR_PYTHON": sys.executable})
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"usage: {' '.join(words)}")
+
+
+def test_launch_uses_compactor_python_without_anything_on_path(plugin_copy: Path, tmp_path: Path) -> None:
+    done = launch("compactor", "hook", "--help", plugin=plugin_copy,
+                  env={"HOME": str(tmp_path), "COMPACTOR_PYTHON": sys.executable})
+    assert done.returncode == 0 and done.stdout.startswith("usage: compactor hook"), done.stderr
+
+
+def test_launch_uses_the_python_recorded_by_record_python(plugin_copy: Path, tmp_path: Path) -> None:
+    home = tmp_path / "compactor-home"
+    recorded = subprocess.run(
+        [sys.executable, "-m", "compactor", "hook", "record-python"], capture_output=True, text=True,
+        timeout=TIMEOUT_S, env={"PATH": SYSTEM_PATH, "COMPACTOR_HOME": str(home)},
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    assert (home / "python").read_text().strip() == sys.executable
+    done = launch("ccr", "--help", plugin=plugin_copy, env={"HOME": str(tmp_path), "COMPACTOR_HOME": str(home)})
+    assert done.returncode == 0 and done.stdout.startswith("usage: ccr"), done.stderr
+
+
+def test_launch_finds_the_virtual_environment_of_the_checkout_it_is_in(tmp_path: Path) -> None:
+    if not (ROOT / ".venv" / "bin" / "python").exists():
+        pytest.skip("this checkout has no .venv")
+    done = launch("compactor", "hook", "--help", env={"HOME": str(tmp_path)})
+    assert done.returncode == 0 and done.stdout.startswith("usage: compactor hook"), done.stderr
+
+
+def test_launch_without_compactor_says_how_to_install_and_never_blocks_a_hook(plugin_copy: Path, tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "COMPACTOR_PYTHON": "/nonexistent/python3"}
+    hook = launch("compactor", "hook", "pre-compact", plugin=plugin_copy, env=env, stdin="{}")
+    assert hook.returncode == 0 and hook.stdout == ""
+    assert "compactor is not installed" in hook.stderr and "pip install" in hook.stderr
+    server = launch("ccr", "mcp", plugin=plugin_copy, env=env)
+    assert server.returncode == 1 and "pip install" in server.stderr
+
+
+def test_launch_never_imports_a_compactor_folder_of_the_project_it_runs_in(plugin_copy: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "compactor").mkdir(parents=True)
+    (project / "compactor" / "__init__.py").write_text("raise SystemExit('imported the project folder')\n")
+    (project / "compactor" / "__main__.py").write_text("raise SystemExit('imported the project folder')\n")
+    done = launch("compactor", "hook", "--help", plugin=plugin_copy, cwd=project,
+                  env={"HOME": str(tmp_path), "COMPACTOR_PYTHON": sys.executable})
+    assert done.returncode == 0 and done.stdout.startswith("usage: compactor hook"), done.stderr
+
+
+def test_plugin_declares_an_icon_and_its_network_hosts() -> None:
+    manifest = load(".claude-plugin/plugin.json")
+    icon = PLUGIN / manifest["icon"]
+    data = icon.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert width == height and 512 <= width <= 2048
+    assert manifest["network"] == {"hosts": []}
 
 
 def test_readme_says_how_to_install() -> None:
