@@ -307,7 +307,7 @@ def _compact(
     head_tokens = sum(head_sizes)
     stored, span_tokens = store_spans(
         spans, store, head_sizes=head_sizes, counter=counter, producer="compactor.pipeline",
-        metadata={"trigger": trigger},
+        metadata={"trigger": trigger, **({"session_id": state.session_id} if state.session_id else {})},
     )
     head_handle = stored[0]
 

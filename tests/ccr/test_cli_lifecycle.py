@@ -237,3 +237,24 @@ def test_stats_says_full_exactly_when_a_one_byte_put_is_refused(db: Path) -> Non
     refused = ccr("--store", str(db), "put", input=b"d", env=env)
     assert refused.returncode == 73
     assert b"ccr_budget_exceeded" in refused.stderr
+
+
+def test_a_compaction_records_its_session_so_list_and_gc_find_its_spans(db: Path) -> None:
+    from attachments import DiskFiles
+    from compactor.messages import Message
+    from compactor.pipeline import CompactOptions, compact
+    from compactor.session import SessionState
+    from compactor.summarizers import ExtractiveSummarizer
+    from compactor.tokens import RoughCounter
+
+    messages = [Message(role="user" if i % 2 == 0 else "assistant", content=f"turn {i} " + "x" * 3000) for i in range(12)]
+    with open_store(db) as store:
+        out = compact(
+            messages, SessionState(session_id="sess-42"), store=store, counter=RoughCounter(),
+            summarizer=ExtractiveSummarizer(), files=DiskFiles(), options=CompactOptions(tail_tokens=2_000),
+        )
+    assert out.ok, out.report
+    dropped = {d.handle for d in out.report.dropped}
+    assert dropped and set(listed(db, "--session", "sess-42")) == dropped
+    assert ccr("--store", str(db), "gc", "--session", "sess-42").returncode == 0
+    assert listed(db) == []
