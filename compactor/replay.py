@@ -135,7 +135,7 @@ def replay(
     if output is not None:
         _refuse_overwriting(path, output)
     # Only the main chain is replayed; subagent files are not read at all.
-    transcript = read_transcript(path, strict=strict, warn=warn, subagents=False)
+    transcript = read_transcript(path, strict=strict, warn=warn, subagents=False, state=False)
     return replay_transcript(
         transcript, settings=settings, store=store, at=at, counter=counter,
         summarizer=summarizer, on_compaction=on_compaction, output=output,

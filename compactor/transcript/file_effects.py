@@ -89,7 +89,31 @@ def file_effect(call: ToolUseBlock, result: ToolResultBlock, structured: Any = N
 
     None for other tools, for reads without text (images, notebooks, PDFs)
     and for calls that name no file.
+
+    Read once per tool result: a replay asks for the effect of a result to
+    update its file view, then the session state's builder asks again for
+    the very same objects. The last answers are kept and given again when
+    the call, the result and the structured output are the same objects
+    (identity, not equality), so a read of a large file is parsed once.
     """
+    if call.name not in _FILE_TOOLS:
+        return None
+    kept = _recent.get(result.tool_use_id)
+    if kept is not None and kept[0] is call and kept[1] is result and kept[2] is structured:
+        return kept[3]
+    effect = _effect(call, result, structured)
+    if len(_recent) >= _RECENT:
+        del _recent[next(iter(_recent))]
+    _recent[result.tool_use_id] = (call, result, structured, effect)
+    return effect
+
+
+_FILE_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit"})
+_RECENT = 64
+_recent: dict[str, tuple[ToolUseBlock, ToolResultBlock, Any, FileEffect | None]] = {}
+
+
+def _effect(call: ToolUseBlock, result: ToolResultBlock, structured: Any) -> FileEffect | None:
     if call.name == "Read":
         return _read(call, result, structured)
     path = _str(call.input.get("file_path"))

@@ -86,8 +86,13 @@ def read_transcript(
     warn: Callable[[ReadWarning], None] | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
     subagents: bool = True,
+    state: bool = True,
 ) -> Transcript:
     """Read a Claude Code session file into a ``Transcript``.
+
+    With ``state=False`` the session state is not rebuilt (``Transcript.state``
+    stays empty): a replay rebuilds it itself, message by message, and would
+    only throw this one away.
 
     ``warn`` is called with each problem as it is found (they are also
     collected in ``Transcript.warnings``). With ``subagents`` the
@@ -100,7 +105,7 @@ def read_transcript(
         TranscriptNotFound: the file does not exist.
         TranscriptError: the file cannot be read, or (strict) it holds bad data.
     """
-    transcript = _read_one(Path(path), strict=strict, warn=warn, max_line_bytes=max_line_bytes)
+    transcript = _read_one(Path(path), strict=strict, warn=warn, max_line_bytes=max_line_bytes, state=state)
     if not subagents:
         return transcript
 
@@ -186,16 +191,17 @@ def _read_one(
     warn: Callable[[ReadWarning], None] | None,
     max_line_bytes: int,
     agent_id: str = MAIN_AGENT,
+    state: bool = True,
 ) -> Transcript:
     warnings: list[ReadWarning] = []
     report = make_reporter(str(path), strict=strict, warn=warn, sink=warnings)
     records = list(_iter_records(path, report, max_line_bytes))
-    transcript = _assemble(str(path), records, report, agent_id)
+    transcript = _assemble(str(path), records, report, agent_id, state=state)
     transcript.warnings = warnings
     return transcript
 
 
-def _assemble(path: str, records: list[Record], report: Reporter, agent_id: str) -> Transcript:
+def _assemble(path: str, records: list[Record], report: Reporter, agent_id: str, *, state: bool = True) -> Transcript:
     unknown: list[dict[str, Any]] = []
     for record in records:
         kind = record.data.get("type")
@@ -213,11 +219,11 @@ def _assemble(path: str, records: list[Record], report: Reporter, agent_id: str)
     chain, root = _main_chain(records, by_uuid, report)
     entries = _build_entries([records[i] for i in sorted(chain)], report)
     off_chain = [
-        TranscriptEntry(line=r.line, kind=_kind(r.data), records=[r.data], lines=[r.line])
+        _event(r)
         for r in sorted((*(r for i, r in enumerate(records) if i not in chain), *set_aside), key=lambda r: r.line)
     ]
     builder = StateBuilder(agent_id=agent_id)
-    _replay_state(entries, builder, report)
+    _replay_state(entries, builder if state else None, report)
     messages = [e.message for e in entries if e.message is not None]
     fragment = _fragment(records, root, entries, by_uuid, report) if agent_id == MAIN_AGENT else None
     return Transcript(
@@ -308,6 +314,19 @@ def _fragment(
     seen = f"; the first recorded request carried {usage:,} tokens" if usage is not None else ""
     report(found.line, "fragment", f"the session starts mid-way: parent {parent} is not in this file{seen}")
     return found
+
+
+def _event(record: Record) -> TranscriptEntry:
+    """A record that is not a message, as an entry; most lines of newer files are such records.
+
+    Built without validation: its fields are a line number, a kind string and
+    the parsed record itself, right by construction, and validating each of
+    them (progress and snapshot records are up to 75% of a file) was a
+    measurable share of reading.
+    """
+    return TranscriptEntry.model_construct(
+        line=record.line, kind=_kind(record.data), message=None, records=[record.data], lines=[record.line]
+    )
 
 
 def _kind(data: dict[str, Any]) -> str:
@@ -456,7 +475,7 @@ def _build_entries(chain: list[Record], report: Reporter) -> list[TranscriptEntr
     for record in chain:
         data = record.data
         if not _is_message_record(data):
-            entries.append(TranscriptEntry(line=record.line, kind=_kind(data), records=[data], lines=[record.line]))
+            entries.append(_event(record))
             continue
         if data["type"] == "assistant":
             mid = _message_id(data)
@@ -519,7 +538,7 @@ def _to_message(entry: TranscriptEntry, report: Reporter) -> Message | None:
         return None
 
 
-def _replay_state(entries: list[TranscriptEntry], builder: StateBuilder, report: Reporter) -> None:
+def _replay_state(entries: list[TranscriptEntry], builder: StateBuilder | None, report: Reporter) -> None:
     calls: set[str] = set()
     for entry in entries:
         message = entry.message
@@ -530,7 +549,8 @@ def _replay_state(entries: list[TranscriptEntry], builder: StateBuilder, report:
                 for result in message.tool_results():
                     if result.tool_use_id not in calls:
                         report(entry.line, "orphan_tool_result", f"tool_result for unknown tool_use {result.tool_use_id!r}")
-        builder.apply(entry)
+        if builder is not None:
+            builder.apply(entry)
 
 
 def _compactions(entries: list[TranscriptEntry]) -> list[RecordedCompaction]:
