@@ -40,7 +40,7 @@ _SHELL_TOOLS = frozenset({"Bash"})
 
 DEFAULT_COMMAND_LINE_CHARS = 240
 """A command whose first line is longer is shown cut; the listing keeps it whole."""
-_OUTPUT_CHARS = 100
+_OUTPUT_CHARS = 72
 
 
 def touched_path(use: ToolUseBlock) -> str | None:

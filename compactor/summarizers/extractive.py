@@ -43,6 +43,9 @@ _CONTENT_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit"
 _MIN_USER_CHARS = 120
 """However many user messages there are, each shows at least this many characters."""
 _STATEMENT_CHARS = 700
+DEFAULT_MAX_CHARS = 14_500
+"""Summary text past this many characters lists fewer facts: with the message around it, the
+summary stays within Claude Code's own 12-16K characters."""
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -116,7 +119,9 @@ class ExtractiveSummarizer:
     the whole text when long: at ``user_message_chars``, or shorter when the
     messages together pass ``user_messages_chars``. At most ``max_errors``
     error lines and ``max_numbers`` cited numbers are listed (the newest);
-    the rest stays reachable through the head's handle.
+    the rest stays reachable through the head's handle. A summary longer
+    than ``max_chars`` lists fewer paths and commands (down to none: the
+    cited listing keeps them all); user messages are never dropped for it.
     """
 
     name = "extractive"
@@ -128,11 +133,13 @@ class ExtractiveSummarizer:
         counter: TokenCounter | None = None,
         user_message_chars: int = 600,
         user_messages_chars: int = 5_000,
-        max_errors: int = 12,
-        max_numbers: int = 8,
+        max_errors: int = 10,
+        max_numbers: int = 6,
+        max_chars: int = DEFAULT_MAX_CHARS,
         tool_result_min_bytes: int | None = None,
     ) -> None:
         self.facts_tokens = facts_tokens
+        self.max_chars = max_chars
         self.counter: TokenCounter = counter if counter is not None else RoughCounter()
         self.user_message_chars = user_message_chars
         self.user_messages_chars = user_messages_chars
@@ -186,15 +193,34 @@ class ExtractiveSummarizer:
         by_message = {s.ref: s.handle for s in spans if s.kind == "user_message"}
         facts_handle = next((s.handle for s in spans if s.kind == "facts"), None)
         digest = self._digest(messages, by_result, by_message)
-        sections = self._sections(digest, head_handle, facts_handle, cwd)
-        text = render(
-            "extractive_summary.j2",
-            sections=list(sections.items()),
-            head=marker(head_handle),
-            message_count=len(messages),
-            instructions=(instructions or "").strip(),
-            cwd=cwd if digest.facts.files and any(relative_path(p, cwd) != p for p in digest.facts.files) else None,
-        )
+        cited_before = {section: list(handles) for section, handles in digest.handles.items()}
+        shows_relative = any(relative_path(p, cwd) != p for p in digest.facts.files)
+
+        def attempt(budget: int) -> tuple[dict[str, str], str]:
+            digest.handles = {section: list(handles) for section, handles in cited_before.items()}
+            sections = self._sections(digest, head_handle, facts_handle, cwd, budget)
+            text = render(
+                "extractive_summary.j2",
+                sections=list(sections.items()),
+                head=marker(head_handle),
+                message_count=len(messages),
+                instructions=(instructions or "").strip(),
+                cwd=cwd if shows_relative else None,
+            )
+            return sections, text
+
+        sections, text = attempt(self.facts_tokens)
+        if len(text) > self.max_chars:
+            # Too long: list fewer facts (the listing keeps them all), never fewer user messages.
+            # The largest facts budget that fits, by bisection (or none at all).
+            low, high = 0, self.facts_tokens
+            while low < high:
+                middle = (low + high + 1) // 2
+                if len(attempt(middle)[1]) <= self.max_chars:
+                    low = middle
+                else:
+                    high = middle - 1
+            sections, text = attempt(low)
         cited = [head_handle]
         for handles in digest.handles.values():
             cited.extend(h for h in handles if h not in cited)
@@ -335,12 +361,14 @@ class ExtractiveSummarizer:
 
     # -- sections ---------------------------------------------------------
 
-    def _sections(self, d: _Digest, head_handle: str, facts_handle: str | None, cwd: str | None) -> dict[str, str]:
+    def _sections(
+        self, d: _Digest, head_handle: str, facts_handle: str | None, cwd: str | None, budget: int
+    ) -> dict[str, str]:
         def file_handle(handle: str) -> str:
             return d.cite("Files and code sections", handle) if handle in d.file_handles else ""
 
         shown = layout(
-            d.facts, cwd=cwd, budget_tokens=self.facts_tokens, count=self.counter.count_text, file_handle=file_handle
+            d.facts, cwd=cwd, budget_tokens=budget, count=self.counter.count_text, file_handle=file_handle
         )
         listing = d.cite("Files and code sections", facts_handle) if shown.listing and facts_handle else marker(head_handle)
         files = list(shown.files)

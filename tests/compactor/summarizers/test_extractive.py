@@ -246,3 +246,16 @@ def test_a_multi_line_user_message_is_carried_whole_into_the_next_summary() -> N
     earlier = Message(role="user", content=first.text, is_compact_summary=True)
     second = summarizer.summarize([earlier, user("go on"), say("ok")])
     assert text in second.sections["All user messages"]
+
+
+def test_a_summary_over_its_character_cap_lists_fewer_commands_but_every_user_message() -> None:
+    messages = many_commands(60) + [user("and then deploy it")]
+    roomy = ExtractiveSummarizer().summarize(messages)
+    capped = ExtractiveSummarizer(max_chars=len(roomy.text) - 1_000).summarize(messages)
+    assert len(capped.text) <= len(roomy.text) - 1_000
+    solving = capped.sections["Problem solving"]
+    assert "earlier commands of 60 are listed in <<ccr:" in solving
+    assert "`make target_59 --jobs 4`" in solving
+    assert "- Build everything" in capped.sections["All user messages"]
+    assert "- and then deploy it" in capped.sections["All user messages"]
+    assert set(find_handles(capped.text)) <= set(capped.handles)
