@@ -64,7 +64,8 @@ def summarize(transcript: Transcript, *, counter_name: str = "tiktoken") -> dict
 
     ``tokens.messages`` counts every main-chain message; ``tokens.context``
     estimates the context as of the end (last assistant usage plus newer
-    messages, from the last compaction on).
+    messages, from the last compaction on). ``fragment`` is set when the
+    file starts mid-session (see ``compactor.transcript.Fragment``).
 
     Raises:
         ConfigError: ``counter_name`` is not a known counter.
@@ -105,6 +106,7 @@ def summarize(transcript: Transcript, *, counter_name: str = "tiktoken") -> dict
             "context": usage_anchored_estimate(messages[since:], counter),
         },
         "sidechains": {agent: len(msgs) for agent, msgs in transcript.sidechains.items()},
+        "fragment": transcript.fragment.model_dump(mode="json") if transcript.fragment is not None else None,
         "warnings": len(transcript.warnings),
     }
 
@@ -133,5 +135,10 @@ def _render_text(summary: dict[str, Any]) -> str:
     )
     if summary["sidechains"]:
         lines.append("sidechains   " + ", ".join(f"{a} ({n} messages)" for a, n in summary["sidechains"].items()))
+    fragment = summary["fragment"]
+    if fragment is not None:
+        carried = fragment["first_usage_tokens"]
+        seen = f"; its first request already carried {carried:,} tokens" if carried is not None else ""
+        lines.append(f"fragment     starts mid-session at line {fragment['line']} (its parent is not in the file){seen}")
     lines.append(f"warnings     {summary['warnings']}")
     return "\n".join(lines)

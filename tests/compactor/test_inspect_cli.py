@@ -151,3 +151,25 @@ def test_inspect_on_the_real_spotter_session_matches_its_recorded_facts(shared_t
     assert summary["tool_calls"]["by_tool"]["Bash"] == 79
     assert [c["pre_tokens"] for c in summary["compactions"]] == [167_094]
     assert set(summary["sidechains"]) == {"a881341", "acompact-fffbd0"}
+
+
+SHAPES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "shapes"
+
+
+def test_inspect_reports_a_fragment_with_the_context_its_first_request_carried() -> None:
+    done = inspect(str(SHAPES / "fragment.jsonl"), "--json")
+    assert done.returncode == 0, done.stderr
+    fragment = json.loads(done.stdout)["fragment"]
+    assert fragment["line"] == 1 and fragment["first_usage_tokens"] > 50_000
+    assert "the session starts mid-way" in done.stderr
+    text = inspect(str(SHAPES / "fragment.jsonl"), "--strict")
+    assert text.returncode == 0
+    assert f"fragment     starts mid-session at line 1 (its parent is not in the file); its first request already carried {fragment['first_usage_tokens']:,} tokens" in text.stdout
+
+
+def test_inspect_strict_refuses_records_appended_twice_with_exit_65() -> None:
+    done = inspect(str(SHAPES / "duplicated.jsonl"), "--strict")
+    assert done.returncode == 65
+    assert "already read at line" in done.stderr and done.stdout == ""
+    lenient = inspect(str(SHAPES / "duplicated.jsonl"), "--json")
+    assert lenient.returncode == 0 and json.loads(lenient.stdout)["warnings"] == 3
