@@ -52,7 +52,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--counter", choices=("tiktoken", "rough"), help="token counter (default: tiktoken)")
     parser.add_argument("--no-dedup", action="store_true", help="leave repeated tool results alone")
-    parser.add_argument("--output", type=Path, help="also write the replayed session as Claude Code JSONL")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        help="also write the compacted session as Claude Code JSONL (boundary, summary, tail, attachments); "
+        "never the input file (exit 2)",
+    )
+    parser.add_argument("--html", type=Path, metavar="FILE", help="also write the report as a self-contained HTML page")
     parser.add_argument("--strict", action="store_true", help="treat the first bad line as an error (exit 65)")
     parser.set_defaults(func=run)
 
