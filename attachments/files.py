@@ -23,6 +23,7 @@ from attachments.reasons import reason
 from attachments.selection import FileActivity, file_activity, rank_files
 from attachments.sources import FileSource, slice_lines
 from compactor.messages import Message
+from compactor.readable import readable_text
 from compactor.report import AttachmentEntry, SkippedEntry
 from compactor.session import ReadFileEntry, SessionState
 from compactor.tokens import TokenCounter
@@ -77,18 +78,24 @@ def build_file_attachments(
     selection = budgets.selection
     if selection.strategy != "recent" and activity is None:
         activity = file_activity(history, cwd)
-    candidates = rank_files(candidates, selection, activity=activity, current_work=current_work, cwd=cwd)
-    ranked_by = "most recently read" if selection.strategy == "recent" else "most active (reads, edits, recency)"
-    for entry in candidates[budgets.max_files :]:
-        skipped.append(
-            _skip(entry.path, reason("beyond_max_files", f"only the {budgets.max_files} {ranked_by} files are restored"))
-        )
+    tail_text = "\n".join(readable_text(m) for m in tail) if selection.strategy != "recent" else None
+    candidates = rank_files(
+        candidates, selection, activity=activity, current_work=current_work, tail_text=tail_text, cwd=cwd
+    )
+    if selection.strategy == "recent":
+        max_files, file_tokens, ranked_by = budgets.max_files, budgets.file_tokens, "most recently read"
+    else:
+        # activity restores its own number of files, each cut to its own size or the budget's, whichever is smaller.
+        max_files, ranked_by = selection.max_files, "most active"
+        file_tokens = min(selection.file_tokens, budgets.file_tokens)
+    for entry in candidates[max_files:]:
+        skipped.append(_skip(entry.path, reason("beyond_max_files", f"only the {max_files} {ranked_by} files are restored")))
 
     attachments: list[Attachment] = []
     total = 0
     full = False
     origin = getattr(files, "origin", "disk")
-    for entry in candidates[: budgets.max_files]:
+    for entry in candidates[:max_files]:
         content = current_content(files, entry)
         if content is None:
             where = "in the recorded session" if origin == "recorded" else "on disk"
@@ -101,10 +108,10 @@ def build_file_attachments(
             entry, origin, changed=entry.stale or content_changed(entry, content), lines=_line_count(content)
         )
         first_line = max(entry.offset or 1, 1)
-        plan = plan_cut(content, render, limit=budgets.file_tokens, counter=counter, first_line=first_line)
+        plan = plan_cut(content, render, limit=file_tokens, counter=counter, first_line=first_line)
         if plan is None:
             skipped.append(
-                _skip(entry.path, reason("over_item_budget", f"the notes alone exceed {budgets.file_tokens:,} tokens"))
+                _skip(entry.path, reason("over_item_budget", f"the notes alone exceed {file_tokens:,} tokens"))
             )
             continue
         if total + plan.tokens > budgets.files_total:
@@ -114,7 +121,7 @@ def build_file_attachments(
         cut = commit_cut(
             plan,
             render,
-            limit=min(budgets.file_tokens, budgets.files_total - total),
+            limit=min(file_tokens, budgets.files_total - total),
             counter=counter,
             store=store,
             producer=PRODUCER,

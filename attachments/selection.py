@@ -6,14 +6,20 @@ the next candidates); the file builder then takes ``max_files`` of them in
 that order and fits them to the token budgets.
 
 - ``recent`` is Claude Code's rule: the most recently read first.
-- ``activity`` scores what the session shows about each file: how often it
-  was read and edited since the last compaction, how recently, and whether
-  the summary's current work names it. Edited files are the ones a session
-  comes back to, and a file read five times is more likely to be read a
-  sixth time than one glanced at once.
+- ``activity`` scores what the session shows about each file: whether the
+  preserved tail talks about it (names it without reading it: in a grep
+  result, an error, the assistant's plan), how often it was read and edited
+  since the last compaction, how recently, and whether the summary's current
+  work names it. A file the kept conversation is still talking about is the
+  one the model reaches for next.
 
 The weights are settings (``[attachments.selection]``) so that ``compactor
-tune`` can vary them.
+tune`` can vary them. ``recent`` keeps Claude Code's budgets (``[attachments]
+max_files`` and ``file_tokens``: 5 files of 5,000 tokens); ``activity`` has
+its own count and cut (``[attachments.selection] max_files``, ``file_tokens``:
+7 files of at most 2,000 tokens, or ``[attachments] file_tokens`` if smaller), chosen by ``compactor tune`` so that it restores
+more of what is read again with no more tokens on average. Both stay within
+``[attachments] files_total``.
 """
 
 from __future__ import annotations
@@ -23,13 +29,15 @@ import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
 if TYPE_CHECKING:  # the settings import this module; keep that import light
     from compactor.messages import Message
     from compactor.session import ReadFileEntry
 
 __all__ = [
+    "DEFAULT_ACTIVITY_FILES",
+    "DEFAULT_ACTIVITY_FILE_TOKENS",
     "DEFAULT_STRATEGY",
     "FileActivity",
     "FileSelection",
@@ -43,6 +51,10 @@ StrategyName = Literal["recent", "activity"]
 STRATEGIES: tuple[StrategyName, ...] = ("recent", "activity")
 DEFAULT_STRATEGY: StrategyName = "activity"
 """Chosen with ``compactor tune`` on the project's fixtures and real sessions (see the README, "Tuning")."""
+DEFAULT_ACTIVITY_FILES = 7
+"""``activity`` restores more files than Claude Code's 5 ..."""
+DEFAULT_ACTIVITY_FILE_TOKENS = 2_000
+"""... each cut shorter (the rest in CCR), so that on average it spends no more tokens than ``recent``."""
 
 _READ_TOOLS = frozenset({"Read"})
 _EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
@@ -54,6 +66,10 @@ class FileSelection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     strategy: StrategyName = DEFAULT_STRATEGY
+    max_files: PositiveInt = DEFAULT_ACTIVITY_FILES
+    """``activity`` only: how many files it restores (``recent`` takes ``[attachments] max_files``)."""
+    file_tokens: PositiveInt = DEFAULT_ACTIVITY_FILE_TOKENS
+    """``activity`` only: the cut of each file, or ``[attachments] file_tokens`` when that is smaller."""
     read_weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
     """Weight of log(1 + reads since the last compaction)."""
     edit_weight: float = Field(default=2.0, ge=0, allow_inf_nan=False)
@@ -62,6 +78,8 @@ class FileSelection(BaseModel):
     """Weight of recency: 1 for the newest touched file, falling as 1 / (1 + rank)."""
     summary_weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
     """Bonus when the summary's current work names the file (its path or its file name)."""
+    tail_weight: float = Field(default=2.0, ge=0, allow_inf_nan=False)
+    """Bonus when the preserved tail names the file (its path or its file name) without reading it."""
 
     @field_validator("*", mode="before")
     @classmethod
@@ -106,13 +124,15 @@ def rank_files(
     *,
     activity: Mapping[str, FileActivity] | None = None,
     current_work: str | None = None,
+    tail_text: str | None = None,
     cwd: str | None = None,
 ) -> list[ReadFileEntry]:
     """``candidates`` in the order the strategy restores them (best first).
 
     ``activity`` is ``file_activity`` of the conversation being compacted;
-    ``current_work`` the summary's account of the work in progress. Both
-    are ignored by ``recent``. Ties keep the newest read first.
+    ``current_work`` the summary's account of the work in progress;
+    ``tail_text`` the preserved tail as text. All are ignored by ``recent``.
+    Ties keep the newest read first.
     """
     from attachments.exclusions import normalize_path
 
@@ -121,21 +141,28 @@ def rank_files(
         return newest
     seen = activity or {}
     work = current_work or ""
+    tail = tail_text or ""
 
     def score(rank: int, entry: ReadFileEntry) -> float:
         normal = normalize_path(entry.path, cwd)
         counts = seen.get(normal, FileActivity())
-        named = bool(work) and (normal in work or entry.path in work or _names_file(work, normal))
+        named = _mentions(work, entry.path, normal)
+        talked_about = _mentions(tail, entry.path, normal)
         return (
             selection.read_weight * math.log1p(counts.reads)
             + selection.edit_weight * math.log1p(counts.edits)
             + selection.recency_weight / (1 + rank)
             + (selection.summary_weight if named else 0.0)
+            + (selection.tail_weight if talked_about else 0.0)
         )
 
     scored = [(score(rank, entry), -rank, entry) for rank, entry in enumerate(newest)]
     scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
     return [entry for _, _, entry in scored]
+
+
+def _mentions(text: str, path: str, normal: str) -> bool:
+    return bool(text) and (normal in text or path in text or _names_file(text, normal))
 
 
 def _names_file(text: str, path: str) -> bool:

@@ -19,6 +19,7 @@ from attachments import (
     TailNotStored,
     build_file_attachments,
 )
+from attachments.selection import FileSelection
 from compactor.messages import Message, ToolUseBlock
 from compactor.report import SkippedEntry
 from compactor.session import Plan, ReadFileEntry, SessionState
@@ -59,12 +60,19 @@ def build(
         snapshot,
         state or SessionState(),
         tail or [],
-        budgets=budgets or Budgets(),
+        budgets=_claude_codes_rule(budgets or Budgets()),
         counter=counter,
         store=store,
         files=files or DiskFiles(),
         cwd=cwd,
     )
+
+
+def _claude_codes_rule(budgets: Budgets) -> Budgets:
+    """These tests pin Claude Code's rule (recent, 5 files of 5,000 tokens) unless they choose a strategy."""
+    if "selection" in budgets.model_fields_set:
+        return budgets
+    return budgets.model_copy(update={"selection": FileSelection(strategy="recent")})
 
 
 def reasons(skipped: list[SkippedEntry]) -> dict[str | None, str]:

@@ -93,7 +93,7 @@ def test_slots_of_files_the_tail_holds_go_to_the_next_candidates(
         {e.path: e for e in entries},
         SessionState(),
         tail,
-        budgets=Budgets(max_files=2),
+        budgets=Budgets(selection=FileSelection(max_files=2)),
         counter=counter,
         store=store,
         files=DiskFiles(),
@@ -120,3 +120,23 @@ def test_recent_ignores_the_history_in_the_file_builder(
         history=history,
     )
     assert [a.entries[0].path for a in attached] == [entries[2].path, entries[1].path]
+
+
+def test_activity_restores_its_own_count_each_cut_to_its_own_size_or_the_budgets_if_smaller(
+    write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store
+) -> None:
+    big = "".join(f"line {i} = value({i})\n" for i in range(3_000))
+    entries = [write_file(f"f{i}.py", big, at=float(i)) for i in range(9)]
+    snapshot = {e.path: e for e in entries}
+
+    def attach(budgets: Budgets) -> list[int]:
+        attached, _ = build_file_attachments(
+            snapshot, SessionState(), [], budgets=budgets, counter=counter, store=store, files=DiskFiles()
+        )
+        return [a.tokens for a in attached]
+
+    own = attach(Budgets())
+    assert len(own) == 7 and max(own) <= 2_000
+    assert max(attach(Budgets(file_tokens=800))) <= 800
+    claude = attach(Budgets(selection=FileSelection(strategy="recent")))
+    assert len(claude) == 5 and 2_000 < max(claude) <= 5_000
