@@ -159,10 +159,10 @@ def replay_metrics(report: ReplayReport, store: Store | None = None) -> Metrics:
             found[kind] = found.get(kind, 0) + hit
             total[kind] = total.get(kind, 0) + of
         for span in compaction.dropped:
-            if getattr(span, "piece_of", None) is not None:
+            if span.piece_of is not None:
                 continue  # a piece of a span counted whole
             metrics.dropped_bytes += span.bytes
-            if store is not None and store.contains(span.handle):
+            if span.recoverable and span.handle and store is not None and store.contains(span.handle):
                 metrics.recoverable_bytes += span.bytes
     metrics.survival_found, metrics.survival_total = found, total
     return metrics
