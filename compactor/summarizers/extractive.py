@@ -36,6 +36,13 @@ __all__ = ["ExtractiveSummarizer"]
 _ERROR_LINE = re.compile(
     r"\b(error|errors|exception|traceback|failed|failure|fatal|panic|cannot|denied)\b", re.IGNORECASE
 )
+_REPORTED_ERROR = re.compile(
+    r"^\s*(error|fatal|panic|traceback|exception|failed|fail\b|FAILED|E\s{2,}|\*\* \()"
+    r"|\b\w*(Error|Exception)\b:|\b(error|fatal)(\[\w+\])?:|\b[1-9]\d* (failed|failures?|errors?)\b",
+    re.IGNORECASE,
+)
+"""A line of a result that did not fail but reports an error: ``error: ...``, ``ValueError: ...``,
+``FAILED tests/...``, ``5 tests, 2 failures``."""
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,_.]*\d(?![\w])|(?<![\w.])\d(?![\w.])")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _CONTENT_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Grep", "Glob"})
@@ -324,8 +331,11 @@ class ExtractiveSummarizer:
             if touched_path(call) and handle:
                 d.file_handles.add(handle)
         shows_content = call is not None and call.name in _CONTENT_TOOLS
+        # A result that did not fail names an error only in a line shaped like one (a git log
+        # subject or a docstring that says "error" is not a failure).
+        pattern = _ERROR_LINE if block.is_error else _REPORTED_ERROR
         error_lines = [] if shows_content and not block.is_error else [
-            ln for ln in text.splitlines() if _ERROR_LINE.search(ln)
+            ln for ln in text.splitlines() if pattern.search(ln)
         ]
         if block.is_error and not error_lines and text.strip():
             error_lines = [text.strip().splitlines()[0]]

@@ -259,3 +259,19 @@ def test_a_summary_over_its_character_cap_lists_fewer_commands_but_every_user_me
     assert "- Build everything" in capped.sections["All user messages"]
     assert "- and then deploy it" in capped.sections["All user messages"]
     assert set(find_handles(capped.text)) <= set(capped.handles)
+
+
+def test_an_error_word_in_a_successful_result_is_not_an_error_but_a_reported_failure_is() -> None:
+    messages = [
+        user("check"),
+        call("t1", "Bash", command="git log --oneline -3"),
+        result("t1", "67dc57b Fix endpoint error rendering\n29d0b84 fix: handle failure of the cache"),
+        call("t2", "Bash", command="mix test"),
+        result("t2", "Compiling 3 files\n5 tests, 2 failures"),
+        call("t3", "Bash", command="make"),
+        result("t3", "src/a.c:3: error: expected ';'"),
+    ]
+    errors = ExtractiveSummarizer().summarize(messages).sections["Errors and fixes"]
+    assert "67dc57b" not in errors and "29d0b84" not in errors
+    assert "5 tests, 2 failures" in errors
+    assert "src/a.c:3: error: expected ';'" in errors
