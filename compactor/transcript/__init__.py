@@ -44,18 +44,18 @@ from compactor.transcript.state import StateBuilder, parse_timestamp
 from compactor.transcript.writer import boundary_entry, compaction_entries, write_transcript
 
 __all__ = [
-    "KNOWN_ENTRY_TYPES",
-    "MAX_LINE_BYTES",
-    "SHAPE_KINDS",
     "FileEdit",
     "FileEffect",
     "FileRead",
     "FileWrite",
     "Fragment",
+    "KNOWN_ENTRY_TYPES",
+    "MAX_LINE_BYTES",
     "ReadWarning",
     "Record",
     "RecordedCompaction",
     "Replacement",
+    "SHAPE_KINDS",
     "StateBuilder",
     "Transcript",
     "TranscriptEntry",

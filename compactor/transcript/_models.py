@@ -15,10 +15,10 @@ from compactor.messages import Message, ToolUseBlock
 from compactor.session import SessionState
 
 __all__ = [
-    "SHAPE_KINDS",
     "Fragment",
     "ReadWarning",
     "RecordedCompaction",
+    "SHAPE_KINDS",
     "Transcript",
     "TranscriptEntry",
     "WarningKind",

@@ -72,6 +72,14 @@ KNOWN_ENTRY_TYPES = frozenset(
         "agent-name",
         "last-prompt",
         "pr-link",
+        # metadata records of 2.1.3xx clients (request shapes, cost, mode); no conversation in them
+        "api-request",
+        "api-request-blob",
+        "api-request-shape",
+        "atis-latch",
+        "cost-state",
+        "mode",
+        "tools-used",
     }
 )
 """Entry types Claude Code writes that the reader knows; others get a warning."""
