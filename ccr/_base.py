@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 import json
 from dataclasses import dataclass
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
@@ -396,8 +396,10 @@ class BaseStore(abc.ABC):
         """
 
     @abc.abstractmethod
-    def verify(self) -> list[str]:
+    def verify(self, progress: Callable[[int], object] | None = None) -> list[str]:
         """Re-hash every blob and object; return the handles and ids that no longer match.
+
+        ``progress`` is called with each record's size as it is checked.
 
         Raises:
             StoreError: the store could not be read.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
+from collections.abc import Callable
 from datetime import datetime
 
 from ccr._base import BaseStore, BlobRow, ObjectRow
@@ -53,10 +54,12 @@ class MemoryStore(BaseStore):
                 tokens_saved=saved,
             )
 
-    def verify(self) -> list[str]:
+    def verify(self, progress: Callable[[int], object] | None = None) -> list[str]:
         with self._lock:
             self._check_open()
             bad = [h for h, row in self._blobs.items() if handle_for(row.data) != h]
+            if progress is not None:
+                progress(self._used)
             for oid, orow in self._objects.items():
                 obj = orow.obj
                 digest = content_hash(json.loads(orow.content))

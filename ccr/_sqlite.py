@@ -15,7 +15,7 @@ import os
 import sqlite3
 import threading
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -139,17 +139,21 @@ class SQLiteStore(BaseStore):
             tokens_saved=saved,
         )
 
-    def verify(self) -> list[str]:
+    def verify(self, progress: Callable[[int], object] | None = None) -> list[str]:
         bad: list[str] = []
         with self._session() as conn:
             for handle, data in conn.execute("SELECT handle, data FROM blobs ORDER BY rowid"):
                 if handle_for(bytes(data)) != handle:
                     bad.append(handle)
+                if progress is not None:
+                    progress(len(data))
             rows = conn.execute(
                 "SELECT id, type, session_id, source, repo_state, content_hash, content"
                 " FROM objects ORDER BY rowid"
             )
             for oid, kind, session, source, repo, digest, content in rows:
+                if progress is not None:
+                    progress(len(content))
                 try:
                     actual = content_hash(json.loads(bytes(content)))
                 except ValueError:
@@ -197,9 +201,10 @@ class SQLiteStore(BaseStore):
                     raise BudgetExceeded(
                         f"store file {self.path} reached its page cap (nothing is ever evicted)"
                     )
-            stamps = {at: _stamp(at) for at in {r.created_at for r in new}}
+            stamps = {at: _stamp(at) for at in {r.created_at for r in rows}}
             # A handle already stored keeps its record; only a copy whose bytes no longer
-            # match (the given bytes hash to the handle, so the stored ones are corrupt) is healed.
+            # match (the given bytes hash to the handle, so the stored ones are corrupt) is
+            # healed, even in a full store: healing adds no bytes.
             conn.executemany(
                 "INSERT INTO blobs (handle, content_type, producer, tokens_before,"
                 " tokens_after, metadata, created_at, size, data)"
@@ -218,7 +223,7 @@ class SQLiteStore(BaseStore):
                         len(r.data),
                         r.data,
                     )
-                    for r in new
+                    for r in rows
                 ],
             )
 

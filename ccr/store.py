@@ -14,7 +14,7 @@ is an error at open, never a silent fallback.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
@@ -105,7 +105,7 @@ class Store(Protocol):
 
     def stats(self) -> StoreStats: ...
 
-    def verify(self) -> list[str]: ...
+    def verify(self, progress: Callable[[int], object] | None = None) -> list[str]: ...
 
     def close(self) -> None: ...
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from ccr.commands._common import opened_store
 from ccr.errors import CorruptRecord
+from compactor.progress import progress
 
 __all__ = ["register", "run"]
 
@@ -27,8 +28,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     with opened_store(args, readonly=True) as store:
-        corrupt = store.verify()
         stats = store.stats()
+        # A bar on a terminal only (compactor.progress): piped, the output is exactly the same.
+        with progress("verifying", stats.payload_bytes, unit="bytes") as bar:
+            corrupt = store.verify(progress=bar.advance)
     if args.json:
         print(json.dumps({"corrupt": corrupt, "records": stats.entries, "objects": stats.objects}))
     else:

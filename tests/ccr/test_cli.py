@@ -191,6 +191,35 @@ def test_verify_passes_clean_and_names_corrupt_records(tmp_path: Path, store_arg
     assert ccr(*store_arg, "get", handle).returncode == 65
 
 
+def test_verify_draws_a_progress_bar_on_a_terminal_only_and_stdout_stays_the_same(store_arg: list[str]) -> None:
+    import pty
+    import select
+
+    ccr(*store_arg, "put", input=b"x" * 100_000)
+    piped = ccr(*store_arg, "verify")
+    assert piped.stderr == b""
+    master, slave = pty.openpty()
+    try:
+        on_terminal = subprocess.run(
+            [sys.executable, "-m", "ccr", *store_arg, "verify"],
+            stdout=subprocess.PIPE, stderr=slave, check=False,
+        )
+        os.close(slave)
+        drawn = b""
+        while select.select([master], [], [], 0)[0]:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(master)
+    assert (on_terminal.returncode, on_terminal.stdout) == (0, piped.stdout)
+    assert b"verifying" in drawn
+
+
 def test_main_returns_exit_codes_in_process(store_arg: list[str]) -> None:
     from ccr.cli import main
 

@@ -258,3 +258,17 @@ def test_a_compaction_records_its_session_so_list_and_gc_find_its_spans(db: Path
     assert dropped and set(listed(db, "--session", "sess-42")) == dropped
     assert ccr("--store", str(db), "gc", "--session", "sess-42").returncode == 0
     assert listed(db) == []
+
+
+def test_a_full_store_still_heals_a_corrupt_record(db: Path) -> None:
+    env = {"COMPACTOR_CCR_MAX_BYTES": "1000"}
+    original = b"o" * 1000
+    handle = ccr("--store", str(db), "put", input=original, env=env).stdout.decode().strip()
+    raw = sqlite3.connect(db)
+    with raw:
+        raw.execute("UPDATE blobs SET data = ? WHERE handle = ?", (b"X" + original[1:], handle))
+    raw.close()
+    assert json.loads(ccr("--store", str(db), "stats", "--json", env=env).stdout)["full"]
+    healed = ccr("--store", str(db), "put", input=original, env=env)
+    assert healed.returncode == 0, healed.stderr
+    assert ccr("--store", str(db), "get", handle, env=env).stdout == original
