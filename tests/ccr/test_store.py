@@ -306,3 +306,24 @@ def test_threads_sharing_one_store_all_land(store: Store) -> None:
         handles = list(pool.map(store.put, payloads))
     assert [store.get(h) for h in handles] == payloads
     assert store.stats().entries == 64
+
+
+def test_full_is_reported_exactly_when_the_page_cap_refuses_a_one_byte_put(db_path: Path) -> None:
+    open_store(db_path).close()
+    with sqlite3.connect(db_path) as raw:
+        pages = int(raw.execute("PRAGMA page_count").fetchone()[0])
+    raw.close()
+    roomy = SQLiteStore(db_path, max_bytes=10**9, page_cap=pages + 8)
+    try:
+        assert not roomy.stats().full
+        roomy.put(b"a")
+    finally:
+        roomy.close()
+    tight = SQLiteStore(db_path, max_bytes=10**9, page_cap=pages + 7)
+    try:
+        assert tight.stats().full
+        with pytest.raises(BudgetExceeded):
+            tight.put(b"b")
+        assert tight.get(handle_for(b"a")) == b"a"
+    finally:
+        tight.close()
