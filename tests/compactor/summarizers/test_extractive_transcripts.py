@@ -9,6 +9,7 @@ first lines at least 90%, typed user messages 100% (verbatim or by handle,
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,11 +18,13 @@ import pytest
 from attachments import RecordedFiles
 from ccr import open_store
 from compactor.config import Settings
+from compactor.messages import Message
 from compactor.orchestrator import Orchestrator
 from compactor.pipeline import CompactionResult, split_tail
 from compactor.replay import replay
 from compactor.session import SessionState
 from compactor.summarizers import ExtractiveSummarizer
+from compactor.summarizers._prompts import typed
 from compactor.survival import Survival, fact_survival
 from compactor.transcript import read_transcript
 
@@ -36,6 +39,8 @@ class Point:
     line: int | None
     survival: Survival
     summary_chars: int
+    summary: str
+    head: list[Message]
 
 
 def compaction_points(path: Path, tmp_path: Path) -> list[Point]:
@@ -51,11 +56,17 @@ def compaction_points(path: Path, tmp_path: Path) -> list[Point]:
     report = replay(path, settings=Settings(), store=store, at="recorded",
                     on_compaction=lambda result, line: results.append(result))
     assert not report.failures, [f.error for f in report.failures]
+    # The stored head is the API shape only; the transcript's messages carry the flags (meta, ...).
+    recorded = {m.canonical_json(): m for m in read_transcript(path, subagents=False).messages}
     points = []
     for result in results:
         summary = result.summary_message
         assert result.report.survival is not None and summary is not None and isinstance(summary.content, str)
-        points.append(Point(result.report.at_line, result.report.survival, len(summary.content)))
+        stored = store.get(result.report.dropped[0].handle)
+        head = [
+            recorded.get(line, Message.model_validate(json.loads(line))) for line in stored.decode().split("\n")[:-1]
+        ]
+        points.append(Point(result.report.at_line, result.report.survival, len(summary.content), summary.content, head))
     if points:
         return points
     transcript = read_transcript(path, subagents=False)
@@ -71,7 +82,7 @@ def compaction_points(path: Path, tmp_path: Path) -> list[Point]:
     spans = summarizer.spans(head)
     text = summarizer.summarize(head, spans=spans, cwd=cwd).text
     stored = {s.handle: s.data for s in spans if s.kind != "head"}
-    return [Point(None, fact_survival(head, text, cwd=cwd, stored=stored), len(text))]
+    return [Point(None, fact_survival(head, text, cwd=cwd, stored=stored), len(text), text, head)]
 
 
 def check(points: list[Point]) -> None:
@@ -83,6 +94,27 @@ def check(points: list[Point]) -> None:
         assert survival.commands is None or survival.commands >= 0.90, (where, survival)
         assert survival.user_messages is None or survival.user_messages == 1.0, (where, survival)
         assert point.summary_chars <= MAX_SUMMARY_CHARS, (where, point.summary_chars)
+
+
+_WRAPPERS = ("<task-notification>", "<command-name>", "<local-command-stdout>", "<system-reminder>", "<bash-stdout>")
+
+
+def section(summary: str, number: int) -> str:
+    start = summary.index(f"\n{number}. ")
+    end = summary.find(f"\n{number + 1}. ", start)
+    return summary[start : end if end != -1 else len(summary)]
+
+
+def test_real_sessions_next_step_follows_the_last_typed_request_never_a_wrapper(
+    shared_transcript: Path, tmp_path: Path
+) -> None:
+    for point in compaction_points(shared_transcript, tmp_path):
+        step, pending, work = section(point.summary, 9), section(point.summary, 7), section(point.summary, 8)
+        for text in (step, pending, work):
+            assert not any(w in text for w in _WRAPPERS), text
+        requests = [t for m in point.head if (t := typed(m)) is not None and t.is_request]
+        if requests:
+            assert " ".join(requests[-1].text.split())[:100] in " ".join(step.split()), (point.line, step)
 
 
 def test_real_sessions_keep_paths_commands_and_user_messages_in_a_short_summary(
