@@ -1,0 +1,117 @@
+"""Shared pieces of the adapter tests: generated Anthropic-shaped histories and a compacting session."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+from ccr import MemoryStore
+from compactor.config import load_settings
+from compactor.messages import (
+    ContentBlock,
+    ImageBlock,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from compactor.orchestrator import Orchestrator
+
+# Generated histories per property test; COMPACTOR_ADAPTER_EXAMPLES=3000 for a thorough run.
+settings.register_profile(
+    "adapters",
+    max_examples=int(os.environ.get("COMPACTOR_ADAPTER_EXAMPLES", "250")),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    deadline=None,
+)
+
+_words = st.text(max_size=12)
+_json_scalar = st.none() | st.booleans() | st.integers(-10**6, 10**6) | _words
+_json = st.recursive(
+    _json_scalar,
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=4), inner, max_size=2),
+    max_leaves=3,
+)
+_inputs = st.dictionaries(st.text(min_size=1, max_size=6), _json, max_size=3)
+_image = st.builds(
+    lambda data: ImageBlock(source={"type": "base64", "media_type": "image/png", "data": data}),
+    st.sampled_from(["aGVsbG8=", "iVBORw0KGgo=", ""]),
+)
+
+
+@st.composite
+def anthropic_history(draw: st.DrawFn) -> list[Message]:
+    """A valid Anthropic-shaped history in the order frameworks keep it.
+
+    Rounds of: a user prompt (a string or text/image blocks), then assistant
+    answers (thinking, text, tool calls, some parallel) each followed by one
+    user message carrying a result for every call (a string or text blocks,
+    some errors); a round may end with a plain answer.
+    """
+    messages: list[Message] = []
+    counter = iter(range(10**6))
+    for _ in range(draw(st.integers(1, 4))):
+        if draw(st.booleans()):
+            messages.append(Message(role="user", content=draw(_words)))
+        else:
+            prompt: list[ContentBlock] = draw(st.lists(st.builds(TextBlock, text=_words) | _image, min_size=1, max_size=3))
+            messages.append(Message(role="user", content=prompt))
+        for _ in range(draw(st.integers(0, 3))):
+            blocks: list[ContentBlock] = []
+            if draw(st.booleans()):
+                blocks.append(ThinkingBlock(thinking=draw(_words), signature=draw(st.none() | st.just("sig=="))))
+            blocks.extend(TextBlock(text=t) for t in draw(st.lists(_words, max_size=2)))
+            uses = []
+            for _ in range(draw(st.integers(1, 3))):
+                extra = {"caller": {"type": "direct"}} if draw(st.booleans()) else {}
+                uses.append(ToolUseBlock(id=f"toolu_{next(counter)}", name=draw(st.sampled_from(["Read", "Bash", "Grep"])),
+                                         input=draw(_inputs), **extra))
+            messages.append(Message(role="assistant", content=[*blocks, *uses]))
+            results: list[ContentBlock] = []
+            for use in uses:
+                content: Any = draw(_words | st.lists(st.builds(TextBlock, text=_words), min_size=1, max_size=2))
+                results.append(ToolResultBlock(tool_use_id=use.id, content=content, is_error=draw(st.booleans())))
+            messages.append(Message(role="user", content=results))
+        if draw(st.booleans()):
+            messages.append(Message(role="assistant", content=[TextBlock(text=draw(_words))]))
+    return messages
+
+
+class NoFiles:
+    """A file source where no file exists (the generated histories name none)."""
+
+    def read(self, path: str) -> str | None:
+        return None
+
+
+def compacting_session() -> Orchestrator:
+    """An Orchestrator that keeps a short tail, counts roughly and stores in memory."""
+    config = load_settings(overrides={"pipeline.tail_tokens": 50, "counter": "rough"})
+    return Orchestrator(settings=config, store=MemoryStore(max_bytes=1 << 26), files=NoFiles())
+
+
+def compact_once(messages: Sequence[Message]) -> tuple[list[Message], bool]:
+    """The messages after one manual compaction (and whether it happened)."""
+    orch = compacting_session()
+    for message in messages:
+        orch.add_message(message)
+    result = orch.compact("manual")
+    return orch.messages, result.ok
+
+
+@pytest.fixture(scope="session")
+def strategies() -> SimpleNamespace:
+    """The shared strategies (use with ``st.data()``)."""
+    return SimpleNamespace(anthropic_history=anthropic_history, json=_json, words=_words, inputs=_inputs)
+
+
+@pytest.fixture(scope="session")
+def compactor_run() -> Callable[[Sequence[Message]], tuple[list[Message], bool]]:
+    return compact_once

@@ -1,0 +1,155 @@
+"""pydantic-ai message histories in and out of the Message shape."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("pydantic_ai")
+
+from pydantic_ai.messages import (  # noqa: E402
+    BinaryContent,
+    ImageUrl,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.usage import RequestUsage  # noqa: E402
+
+from compactor.adapters.pydantic_ai import PydanticAIAdapter  # noqa: E402
+from compactor.messages import Message  # noqa: E402
+
+ROUND_TRIPS = settings.get_profile("adapters")
+COMPACTIONS = settings(ROUND_TRIPS, max_examples=max(20, ROUND_TRIPS.max_examples // 5))
+
+_text = st.text(max_size=20)
+_user_content = _text | st.sampled_from([
+    ImageUrl(url="https://example.com/a.png"),
+    BinaryContent(data=b"\x89PNG", media_type="image/png"),
+    BinaryContent(data=b"%PDF-1.4", media_type="application/pdf"),
+])
+
+
+@st.composite
+def pydantic_ai_history(draw: st.DrawFn, inputs: st.SearchStrategy[dict[str, Any]]) -> list[ModelMessage]:
+    """A valid pydantic-ai history: a system prompt, then requests and responses with (parallel) tool calls."""
+    items: list[ModelMessage] = []
+    ids = iter(range(10**6))
+    instructions = draw(st.none() | st.just("Be brief."))
+    for round_index in range(draw(st.integers(1, 4))):
+        parts: list[Any] = []
+        if round_index == 0 and draw(st.booleans()):
+            parts.append(SystemPromptPart(content=draw(_text)))
+        prompt = draw(_text | st.lists(_user_content, min_size=1, max_size=3))
+        parts.append(UserPromptPart(content=prompt))
+        items.append(ModelRequest(parts=parts, instructions=instructions))
+        for _ in range(draw(st.integers(0, 3))):
+            answer: list[Any] = []
+            if draw(st.booleans()):
+                answer.append(ThinkingPart(content=draw(_text), signature=draw(st.none() | st.just("sig=="))))
+            answer.extend(TextPart(content=t) for t in draw(st.lists(_text, max_size=2)))
+            calls = []
+            for _ in range(draw(st.integers(1, 3))):
+                args = draw(inputs)
+                calls.append(ToolCallPart(
+                    tool_name=draw(st.sampled_from(["read", "bash"])),
+                    args=json.dumps(args) if draw(st.booleans()) else args,
+                    tool_call_id=f"call_{next(ids)}",
+                ))
+            items.append(ModelResponse(parts=[*answer, *calls], usage=RequestUsage(input_tokens=10, output_tokens=3),
+                                       model_name="test"))
+            returns = [
+                ToolReturnPart(tool_name=c.tool_name, tool_call_id=c.tool_call_id,
+                               content=draw(_text | st.just({"rows": [1, 2]}) | st.just([{"type": "text", "text": "x"}])),
+                               outcome=draw(st.sampled_from(["success", "failed"])))
+                for c in calls
+            ]
+            items.append(ModelRequest(parts=returns, instructions=instructions))
+        if draw(st.booleans()):
+            items.append(ModelResponse(parts=[TextPart(content=draw(_text))]))
+    return items
+
+
+def problems(history: Sequence[ModelMessage], system: Sequence[SystemPromptPart]) -> list[str]:
+    """What makes ``history`` invalid for a model request (empty when valid)."""
+    found: list[str] = []
+    if not history or not isinstance(history[0], ModelRequest):
+        return ["the history does not start with a request"]
+    kept = [p for m in history if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, SystemPromptPart)]
+    if kept != list(system):
+        found.append("the system prompt was not kept")
+    open_calls: set[str] = set()
+    for index, message in enumerate(history):
+        returns = [p.tool_call_id for p in message.parts if isinstance(p, ToolReturnPart)]
+        for call_id in returns:
+            if call_id not in open_calls:
+                found.append(f"message {index} returns {call_id}, which no answer just called")
+        if open_calls - set(returns) and index < len(history):
+            found.append(f"calls {sorted(open_calls - set(returns))} have no return in message {index}")
+        open_calls = {p.tool_call_id for p in message.parts if isinstance(p, ToolCallPart)}
+    return found
+
+
+@given(data=st.data())
+@ROUND_TRIPS
+def test_any_history_reads_and_writes_back_unchanged_and_its_messages_write_anew_the_same(
+    data: st.DataObject, strategies: SimpleNamespace
+) -> None:
+    history = data.draw(pydantic_ai_history(strategies.inputs))
+    adapter = PydanticAIAdapter()
+    messages = adapter.to_messages(history)
+    assert adapter.from_messages(messages) == history
+    written = PydanticAIAdapter().from_messages(messages)
+    assert PydanticAIAdapter().to_messages(written) == messages
+
+
+@given(data=st.data())
+@ROUND_TRIPS
+def test_an_anthropic_history_goes_to_pydantic_ai_and_comes_back_the_same(
+    data: st.DataObject, strategies: SimpleNamespace
+) -> None:
+    messages = data.draw(strategies.anthropic_history())
+    written = PydanticAIAdapter().from_messages(messages)
+    assert not problems(written, [])
+    assert PydanticAIAdapter().to_messages(written) == messages
+
+
+@given(data=st.data())
+@COMPACTIONS
+def test_a_compacted_history_is_valid_for_a_model_request(
+    data: st.DataObject, strategies: SimpleNamespace,
+    compactor_run: Callable[[Sequence[Message]], tuple[list[Message], bool]],
+) -> None:
+    history = data.draw(pydantic_ai_history(strategies.inputs))
+    adapter = PydanticAIAdapter()
+    compacted, ok = compactor_run(adapter.to_messages(history))
+    out = adapter.from_messages(compacted)
+    assert not problems(out, adapter.system_parts), out
+    if ok:
+        first = out[0]
+        assert isinstance(first, ModelRequest)
+        assert "compacted" in str([p.content for p in first.parts if isinstance(p, UserPromptPart)])
+        assert all(m.instructions == adapter.instructions for m in out if isinstance(m, ModelRequest))
+
+
+def test_the_system_prompt_is_kept_at_the_front_when_its_request_is_compacted_away() -> None:
+    adapter = PydanticAIAdapter()
+    system = SystemPromptPart(content="You fix builds.")
+    messages = adapter.to_messages([ModelRequest(parts=[system, UserPromptPart(content="fix it")], instructions="Be brief.")])
+    assert messages == [Message(role="user", content="fix it")]
+    (written,) = adapter.from_messages([Message(role="user", content="summary of the work")])
+    assert isinstance(written, ModelRequest) and written.instructions == "Be brief."
+    assert written.parts[0] == system
+    assert isinstance(written.parts[1], UserPromptPart) and written.parts[1].content == "summary of the work"
