@@ -62,10 +62,8 @@ def compaction_points(path: Path, tmp_path: Path) -> list[Point]:
     for result in results:
         summary = result.summary_message
         assert result.report.survival is not None and summary is not None and isinstance(summary.content, str)
-        stored = store.get(result.report.dropped[0].handle)
-        head = [
-            recorded.get(line, Message.model_validate(json.loads(line))) for line in stored.decode().split("\n")[:-1]
-        ]
+        jsonl = store.get(result.report.dropped[0].handle).decode()
+        head = [recorded.get(line, Message.model_validate(json.loads(line))) for line in jsonl.split("\n")[:-1]]
         points.append(Point(result.report.at_line, result.report.survival, len(summary.content), summary.content, head))
     if points:
         return points
