@@ -1,0 +1,121 @@
+"""run_tune: trials over a corpus, cached per job, resumable after Ctrl-C, the same through any executor."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from compactor.errors import InputNotFound
+from compactor.tune import (
+    Job,
+    LocalExecutor,
+    RayExecutor,
+    ResultCache,
+    SearchSpace,
+    SessionResult,
+    TuneResults,
+    discover_sessions,
+    run_job,
+    run_tune,
+)
+
+SESSIONS = Path(__file__).resolve().parents[3] / "fixtures" / "sessions"
+SMALL = SESSIONS / "small.jsonl"
+LONG = SESSIONS / "long.jsonl"
+
+
+def space(**params: list[object]) -> SearchSpace:
+    return SearchSpace.model_validate({"params": params})
+
+
+class InterruptAfter:
+    """An executor that runs jobs in this process and is interrupted (Ctrl-C) after ``n`` results."""
+
+    name = "interrupting"
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def run(self, jobs: Sequence[Job], on_result: Callable[[SessionResult], None]) -> None:
+        for count, job in enumerate(jobs):
+            if count == self.n:
+                raise KeyboardInterrupt
+            on_result(run_job(job))
+
+
+def figures(results: TuneResults) -> dict[tuple[str, str, str], dict[str, object]]:
+    return {
+        (t.id, s.session, at): m.model_dump()
+        for t in results.trials
+        for s in t.sessions
+        for at, m in s.metrics.items()
+    }
+
+
+def test_a_corpus_folder_yields_its_sessions_but_not_subagent_files(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_text("", encoding="utf-8")
+    (tmp_path / "s" / "subagents").mkdir(parents=True)
+    (tmp_path / "s" / "session.jsonl").write_text("", encoding="utf-8")
+    (tmp_path / "s" / "subagents" / "agent-1.jsonl").write_text("", encoding="utf-8")
+    assert discover_sessions([tmp_path]) == [tmp_path / "a.jsonl", tmp_path / "s" / "session.jsonl"]
+    with pytest.raises(InputNotFound):
+        discover_sessions([tmp_path / "missing"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputNotFound):
+        discover_sessions([tmp_path / "empty"])
+
+
+def test_every_trial_replays_every_session_at_both_point_kinds(tmp_path: Path) -> None:
+    results = run_tune(
+        [LONG], space(**{"attachments.selection.strategy": ["recent", "activity"]}),
+        executor=LocalExecutor(1), cache=ResultCache(tmp_path),
+    )
+    assert len(results.trials) == 2 and all(t.complete for t in results.trials)
+    for trial in results.trials:
+        assert set(trial.totals) == {"recorded", "auto"}
+        assert trial.totals["recorded"].compactions >= 2  # the interesting branch ran
+    assert results.best in {t.id for t in results.trials}
+    assert results.jobs_run == 2 and results.jobs_cached == 0
+
+
+def test_a_second_run_takes_everything_from_the_cache_and_a_widened_space_runs_only_the_new(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path)
+    first = run_tune([SMALL], space(**{"attachments.max_files": [3, 5]}), executor=LocalExecutor(1), cache=cache)
+    again = run_tune([SMALL], space(**{"attachments.max_files": [3, 5]}), executor=LocalExecutor(1), cache=cache)
+    wider = run_tune([SMALL], space(**{"attachments.max_files": [3, 5, 8]}), executor=LocalExecutor(1), cache=cache)
+    assert (first.jobs_run, first.jobs_cached) == (2, 0)
+    assert (again.jobs_run, again.jobs_cached) == (0, 2)
+    assert (wider.jobs_run, wider.jobs_cached) == (1, 2)
+    assert figures(again) == figures(first)
+
+
+def test_ctrl_c_keeps_the_finished_trials_and_the_rerun_resumes(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path)
+    searched = space(**{"attachments.max_files": [3, 5, 8]})
+    stopped = run_tune([SMALL], searched, executor=InterruptAfter(2), cache=cache)
+    assert stopped.interrupted
+    assert sum(t.complete for t in stopped.trials) == 2
+    resumed = run_tune([SMALL], searched, executor=LocalExecutor(1), cache=cache)
+    assert not resumed.interrupted and (resumed.jobs_run, resumed.jobs_cached) == (1, 2)
+
+
+def test_a_process_pool_gives_the_same_figures_as_one_process(tmp_path: Path) -> None:
+    searched = space(**{"attachments.max_files": [3, 5]})
+    one = run_tune([SMALL, LONG], searched, executor=LocalExecutor(1))
+    pool = run_tune([SMALL, LONG], searched, executor=LocalExecutor(2))
+    assert figures(pool) == figures(one)
+    assert pool.best == one.best
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (pip install '.[ray]')")
+@pytest.mark.filterwarnings("ignore")
+def test_ray_gives_the_same_figures_as_the_local_executor() -> None:
+    searched = space(**{"attachments.selection.strategy": ["recent", "activity"]})
+    local = run_tune([SMALL, LONG], searched, executor=LocalExecutor(1))
+    through_ray = run_tune([SMALL, LONG], searched, executor=RayExecutor(2))
+    assert through_ray.executor == "ray"
+    assert figures(through_ray) == figures(local)
+    assert any(m["compactions"] for m in figures(local).values())
