@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -47,6 +48,15 @@ class HookParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(0, f"compactor: compactor_usage: {message} (the hook did nothing; the compaction goes on)\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """As argparse's, but a word this event does not know is a bad flag here, not for the root parser."""
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -26,6 +26,7 @@ from compactor.hooks import (
     pre_compact_instructions,
     session_record_path,
     session_start_output,
+    settle_kept_messages,
     store_conversation,
 )
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -356,3 +357,138 @@ def test_session_start_output_needs_source_compact_and_a_stored_head() -> None:
     assert session_start_output(HookInput(session_id="s", source="compact"), unstored) is None
     output = session_start_output(HookInput(session_id="s", source="compact"), record)
     assert output is not None and "<<ccr:ccr_" + "b" * 32 + ">>" in output
+
+
+# -- what the real client needs (found by running it: tests/e2e) ------------------------------
+
+RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "recorded"
+CLIENT_TOOL = "mcp__plugin_compactor_ccr__ccr_retrieve"
+
+
+def recorded_session(tmp_path: Path) -> tuple[Path, Path]:
+    """A recorded current-format session (one manual compaction) and a copy cut just before its boundary."""
+    (source,) = sorted(RECORDED.glob("scripted-*.jsonl"))
+    whole = tmp_path / "recorded" / "session.jsonl"
+    whole.parent.mkdir()
+    shutil.copyfile(source, whole)
+    lines = whole.read_text().splitlines(keepends=True)
+    boundary = next(i for i, line in enumerate(lines) if '"compact_boundary"' in line)
+    before = tmp_path / "recorded" / "before.jsonl"
+    before.write_text("".join(lines[:boundary]))
+    return whole, before
+
+
+def preserved(path: Path) -> list[str]:
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        if record.get("subtype") == "compact_boundary":
+            return list(record["compactMetadata"]["preservedMessages"]["uuids"])
+    raise AssertionError("no boundary")
+
+
+def test_pre_compact_names_the_tool_as_the_client_does_and_how_to_load_it(session: Path) -> None:
+    done = hook("pre-compact", pre_compact_input(session))
+    assert f"`{CLIENT_TOOL}`" in done.stdout
+    assert f'ToolSearch with the query "select:{CLIENT_TOOL}"' in done.stdout
+    assert "`ccr_retrieve`" not in done.stdout
+
+
+def test_pre_compact_text_reads_right_to_the_main_model_too(session: Path) -> None:
+    done = hook("pre-compact", pre_compact_input(session))
+    assert "When you write the summary" not in done.stdout
+    assert "For whoever writes the summary of this conversation:" in done.stdout
+
+
+def test_session_start_names_the_tool_as_the_client_does_and_how_to_load_it(session: Path) -> None:
+    hook("pre-compact", pre_compact_input(session, "s6"))
+    context = json.loads(hook("session-start", {"session_id": "s6", "source": "compact"}).stdout)
+    text = context["hookSpecificOutput"]["additionalContext"]
+    assert f"`{CLIENT_TOOL}`" in text and f'"select:{CLIENT_TOOL}"' in text
+
+
+@pytest.mark.parametrize(
+    ("event", "flags"),
+    [("pre-compact", ["--limit", "-1"]), ("pre-compact", ["--limit=x"]), ("pre-compact", ["--no-such-flag"]),
+     ("session-start", ["--no-such-flag"]), ("session-start", ["extra"])],
+    ids=["negative-limit", "limit-not-a-number", "unknown-flag", "session-start-unknown-flag", "stray-argument"],
+)
+def test_a_bad_flag_never_blocks_the_compaction(event: str, flags: list[str], session: Path, compactor_home: Path) -> None:
+    done = hook(event, pre_compact_input(session), *flags)
+    assert done.returncode == 0
+    assert done.stdout == ""
+    assert done.stderr.startswith("compactor: compactor_usage: ")
+    assert not (compactor_home / "sessions").exists()
+
+
+def test_record_python_records_the_running_interpreter(compactor_home: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "compactor", "hook", "record-python"], capture_output=True, text=True, timeout=TIMEOUT_S
+    )
+    assert done.returncode == 0, done.stderr
+    assert (compactor_home / "python").read_text() == sys.executable + "\n"
+
+
+def test_the_next_compaction_summarizes_the_messages_the_last_one_kept(tmp_path: Path) -> None:
+    whole, before = recorded_session(tmp_path)
+    kept = preserved(whole)
+    assert kept, "the recorded client keeps messages verbatim; without that this test means nothing"
+    transcript = read_transcript(whole)
+    since = conversation_since_last_compaction(transcript)
+    assert since[0].is_compact_summary
+    assert [m.uuid for m in since[1 : 1 + len(kept)]] == kept
+    assert since[1 + len(kept) :] == transcript.messages[transcript.compactions[-1].message_index + 1 :]
+    assert conversation_since_last_compaction(read_transcript(before)) == transcript.messages[
+        : transcript.compactions[-1].message_index
+    ]
+
+
+def test_pre_compact_stores_what_is_summarized_then_the_next_one_settles_it_to_what_was_dropped(
+    tmp_path: Path, compactor_home: Path
+) -> None:
+    whole, before = recorded_session(tmp_path)
+    first = hook("pre-compact", pre_compact_input(before, "rec"))
+    assert first.returncode == 0 and first.stderr == ""
+    summarized = read_transcript(before).messages
+    record = load_session_record("rec")
+    assert record is not None and record.head_handle == record.summarized_handle and record.kept_messages == 0
+    assert ccr_get(compactor_home / "ccr.db", record.head_handle) == messages_jsonl(summarized)
+
+    second = hook("pre-compact", pre_compact_input(whole, "rec"))
+    assert second.returncode == 0 and second.stderr == ""
+    record = load_session_record("rec")
+    assert record is not None
+    (settled,) = record.earlier_heads
+    kept = preserved(whole)
+    dropped = [m for m in summarized if m.uuid not in kept]
+    assert len(dropped) == len(summarized) - len(kept)
+    assert ccr_get(compactor_home / "ccr.db", settled) == messages_jsonl(dropped)
+    now = ccr_get(compactor_home / "ccr.db", record.head_handle).decode()
+    assert all(m.canonical_json() in now for m in summarized if m.uuid in kept)
+
+
+def test_settling_names_the_kept_part_once_the_boundary_is_written(tmp_path: Path) -> None:
+    whole, before = recorded_session(tmp_path)
+    store = open_store(":memory:")
+    summarized = read_transcript(before).messages
+    record = store_conversation(summarized, store, counter=RoughCounter(), session_id="s", trigger="manual")
+    settled = settle_kept_messages(record, read_transcript(whole), store, counter=RoughCounter())
+    kept = preserved(whole)
+    assert settled.kept_messages == len(kept)
+    assert settled.summarized_handle == record.head_handle and settled.head_handle != record.head_handle
+    assert settled.head_handle is not None
+    assert store.get(settled.head_handle) == messages_jsonl([m for m in summarized if m.uuid not in kept])
+    assert settle_kept_messages(settled, read_transcript(whole), store, counter=RoughCounter()) is settled
+    output = session_start_output(HookInput(session_id="s", source="compact"), settled)
+    assert output is not None
+    text = json.loads(output)["hookSpecificOutput"]["additionalContext"]
+    assert f"the last {len(kept)} message(s) before the compaction are still in this context verbatim" in text
+    assert f"<<ccr:{record.head_handle}>> holds them too" in text
+
+
+def test_settling_leaves_a_record_of_another_conversation_alone(tmp_path: Path) -> None:
+    whole, _ = recorded_session(tmp_path)
+    store = open_store(":memory:")
+    other = store_conversation(
+        [Message(role="user", content="something else")], store, counter=RoughCounter(), session_id="s"
+    )
+    assert settle_kept_messages(other, read_transcript(whole), store, counter=RoughCounter()) is other
