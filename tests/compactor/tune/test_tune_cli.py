@@ -1,0 +1,133 @@
+"""`compactor tune` in a real subprocess: the example space on the fixture sessions, end to end.
+
+best.toml must reproduce the winning trial's figures through `compactor replay
+--config`, and report.html must draw its charts in a real headless browser.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compactor.config import Settings, load_settings
+
+ROOT = Path(__file__).resolve().parents[3]
+SESSIONS = ROOT / "fixtures" / "sessions"
+EXAMPLE = ROOT / "examples" / "tune.toml"
+CHROMIUM = shutil.which("chromium")
+
+
+def cli(*args: str, home: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "compactor", *args],
+        capture_output=True,
+        env={**os.environ, "COMPACTOR_HOME": str(home)},
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, Any]]:
+    home = tmp_path_factory.mktemp("home")
+    out = tmp_path_factory.mktemp("tune") / "out"
+    done = cli("tune", str(SESSIONS), "--space", str(EXAMPLE), "--jobs", "2", "--out", str(out), home=home)
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"best by" in done.stdout
+    return out, home, json.loads((out / "results.json").read_text(encoding="utf-8"))
+
+
+def test_the_example_run_writes_results_report_and_best_settings(tuned: tuple[Path, Path, dict[str, Any]]) -> None:
+    out, _, results = tuned
+    assert {p.name for p in out.iterdir()} >= {"results.json", "report.html", "best.toml"}
+    assert len(results["trials"]) == 4 and all(t["complete"] for t in results["trials"])
+    assert results["best"] in {t["id"] for t in results["trials"]}
+    best = next(t for t in results["trials"] if t["id"] == results["best"])
+    assert best["totals"]["recorded"]["compactions"] > 0
+    assert set(best["totals"]["recorded"]) >= {"reread_coverage", "post_tokens", "survival_paths", "recoverable_share"}
+
+
+def test_best_toml_is_the_winning_trials_settings(tuned: tuple[Path, Path, dict[str, Any]]) -> None:
+    out, _, results = tuned
+    best = next(t for t in results["trials"] if t["id"] == results["best"])
+    tomllib.loads((out / "best.toml").read_text(encoding="utf-8"))
+    assert load_settings(out / "best.toml", env={}) == Settings.model_validate(best["settings"])
+
+
+@pytest.mark.parametrize("at", ["recorded", "auto"])
+def test_replay_with_best_toml_reproduces_the_winning_trials_figures_exactly(
+    tuned: tuple[Path, Path, dict[str, Any]], at: str, tmp_path: Path
+) -> None:
+    out, home, results = tuned
+    best = next(t for t in results["trials"] if t["id"] == results["best"])
+    for session in best["sessions"]:
+        done = cli(
+            "replay", session["session"], "--config", str(out / "best.toml"), "--at", at, "--json",
+            "--store", str(tmp_path / "ccr.db"), home=home,
+        )
+        assert done.returncode == 0, done.stderr.decode()
+        assert json.loads(done.stdout)["metrics"] == session["metrics"][at]
+
+
+def test_a_rerun_takes_every_replay_from_the_cache(tuned: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
+    out, home, results = tuned
+    done = cli("tune", str(SESSIONS), "--space", str(EXAMPLE), "--out", str(tmp_path / "again"), home=home)
+    assert done.returncode == 0, done.stderr.decode()
+    again = json.loads((tmp_path / "again" / "results.json").read_text(encoding="utf-8"))
+    assert again["jobs_run"] == 0 and again["jobs_cached"] == results["jobs_run"]
+    assert again["best"] == results["best"]
+
+
+def test_a_bad_space_exits_2_before_running(tmp_path: Path) -> None:
+    space = tmp_path / "space.toml"
+    space.write_text('[params]\n"attachments.max_files" = [0]\n', encoding="utf-8")
+    done = cli("tune", str(SESSIONS), "--space", str(space), "--out", str(tmp_path / "o"), home=tmp_path)
+    assert done.returncode == 2
+    assert b"attachments.max_files" in done.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_missing_corpus_exits_66(tmp_path: Path) -> None:
+    done = cli("tune", str(tmp_path / "none"), "--space", str(EXAMPLE), home=tmp_path)
+    assert done.returncode == 66, done.stderr.decode()
+
+
+def _chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[bytes]:
+    assert CHROMIUM is not None
+    return subprocess.run(
+        [
+            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            f"--user-data-dir={profile}", *args,
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+def test_report_html_draws_its_charts_in_a_headless_browser(
+    tuned: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    out, _, results = tuned
+    page = (out / "report.html").as_uri()
+    dom = _chromium("--dump-dom", page, profile=tmp_path / "profile")
+    assert dom.returncode == 0, dom.stderr.decode(errors="replace")
+    html = dom.stdout.decode()
+    pareto = html[html.index('<svg id="pareto"') : html.index("</svg>", html.index('<svg id="pareto"'))]
+    assert pareto.count('<circle class="trial') == len(results["trials"])
+    assert "on-front" in pareto and "<polyline" in pareto
+    assert html.count('<svg class="bars"') >= 10 and html.count("<rect x=\"100\"") >= 4 * 10
+    assert results["best"] in html
+    shot = tmp_path / "report.png"
+    done = _chromium("--window-size=1200,1600", f"--screenshot={shot}", page, profile=tmp_path / "profile2")
+    assert done.returncode == 0 and shot.stat().st_size > 10_000
