@@ -24,6 +24,7 @@ import inspect
 import io
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -192,6 +193,17 @@ class StdinWatch(io.RawIOBase):
                 self.initialized = True
 
 
+def _exit_at_interrupt(signum: int, frame: object) -> None:
+    """Ctrl-C ends the server at once, even with its stdin still open.
+
+    The SDK reads stdin in a worker thread that a KeyboardInterrupt cannot
+    stop, so the process would live on until its client sends SIGTERM. The
+    store is open read-only: there is nothing to flush.
+    """
+    sys.stdout.flush()
+    os._exit(128 + signum)
+
+
 def serve(store: Store) -> None:
     """Run the server on stdin/stdout until the client closes the connection.
 
@@ -206,6 +218,7 @@ def serve(store: Store) -> None:
     if sys.stdin is None:
         raise InputNotFound("stdin is closed: no MCP client to serve")
     server = build_server(store)
+    signal.signal(signal.SIGINT, _exit_at_interrupt)
     watch = StdinWatch(sys.stdin.fileno())
     real_stdin = sys.stdin
     sys.stdin = io.TextIOWrapper(io.BufferedReader(watch), encoding="utf-8", errors="replace")
