@@ -1,26 +1,26 @@
-"""Dedup throughput against a plain per-character djb2 loop, in one run.
+"""Benchmark: dedup throughput against a plain per-character djb2 loop.
 
 Builds 1,000 deterministic tool results of 10 to 50 KB, a quarter of them
-repeats: two thirds plain ASCII command output, one third Read-style output
-whose numbered lines carry an arrow (U+2192), so the UTF-16 path runs too.
-Then times, in alternating chunks so that a busy machine slows both alike:
+repeats (equal text, a separate string, as a new tool result is): two thirds
+plain ASCII command output, one third Read-style output whose numbered lines
+carry an arrow (U+2192), some with CJK, accented, Cyrillic and emoji words,
+so the UTF-16 path runs too. Then, chunk by chunk in alternation so that a
+busy machine slows both alike:
 
 - dedup: ``Deduper.apply`` on every result (hash, content check, tagging);
 - baseline: djb2 with one Python step per UTF-16 code unit over the same
   results (the hash alone).
 
-Prints both throughputs and their ratio (target: at least 10x), overall and
-for each kind of text.
-
-Run: python benchmarks/bench_dedup.py
+Figures (protocol in ``_common.py``; run alone: ``python benchmarks/bench_dedup.py [--quick]``):
+the baseline's time over dedup's, per chunk, for ASCII and for UTF-16-heavy
+text. Target: at least 10 each.
 """
 
 from __future__ import annotations
 
 import random
-import sys
-import time
 
+from _common import Figure, main, timed
 from compactor.config import DedupSettings
 from compactor.dedup import Deduper, djb2
 from compactor.session import DedupState
@@ -38,7 +38,8 @@ def make_results(seed: int = SEED) -> list[tuple[str, str]]:
     results: list[tuple[str, str]] = []
     while len(results) < RESULTS:
         if results and rng.random() < 0.25:
-            results.append(rng.choice(results))
+            kind, text = rng.choice(results)
+            results.append((kind, "".join([text[:1], text[1:]])))  # equal, but not the same object
             continue
         size = rng.randint(10_000, 50_000)
         kind = "utf16" if rng.random() < 1 / 3 else "ascii"
@@ -62,37 +63,28 @@ def plain_djb2(text: str) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
-def main() -> int:
+def figures(quick: bool = False) -> list[Figure]:
     results = make_results()
     sample = [text for _, text in results[:20]]
     assert [djb2(r) for r in sample] == [plain_djb2(r) for r in sample]
 
     deduper = Deduper(DedupState(), DedupSettings())
-    fast: dict[str, float] = {"ascii": 0.0, "utf16": 0.0}
-    slow: dict[str, float] = {"ascii": 0.0, "utf16": 0.0}
-    size: dict[str, float] = {"ascii": 0.0, "utf16": 0.0}
-    for chunk_start in range(0, RESULTS, CHUNK):
+    ratios: dict[str, list[float]] = {"ascii": [], "utf16": []}
+    chunks = range(0, RESULTS // 4 if quick else RESULTS, CHUNK)
+    for chunk_start in chunks:
         chunk = results[chunk_start : chunk_start + CHUNK]
-        for kind, text in chunk:
-            start = time.perf_counter()
-            deduper.apply("Read", text)
-            fast[kind] += time.perf_counter() - start
-        for kind, text in chunk:
-            start = time.perf_counter()
-            plain_djb2(text)
-            slow[kind] += time.perf_counter() - start
-            size[kind] += len(text.encode("utf-8")) / 1e6
-
+        for kind in ratios:
+            texts = [text for k, text in chunk if k == kind]
+            fast, _ = timed(lambda: [deduper.apply("Read", text) for text in texts])
+            slow, _ = timed(lambda: [plain_djb2(text) for text in texts])
+            ratios[kind].append(slow / fast)
     hits = sum(deduper.state.hits.values())
-    total_mb, total_fast, total_slow = sum(size.values()), sum(fast.values()), sum(slow.values())
-    print(f"{RESULTS} results, {total_mb:.1f} MB, {hits} repeats deduplicated")
-    print(f"dedup (fast djb2 + content check): {total_fast * 1e3:8.1f} ms  {total_mb / total_fast:7.1f} MB/s")
-    print(f"plain per-character djb2 loop:     {total_slow * 1e3:8.1f} ms  {total_mb / total_slow:7.1f} MB/s")
-    for kind in ("ascii", "utf16"):
-        print(f"  {kind:5} text ({size[kind]:.1f} MB): speed-up {slow[kind] / fast[kind]:.1f}x")
-    print(f"speed-up: {total_slow / total_fast:.1f}x (target >= 10x)")
-    return 0
+    return [
+        Figure("dedup / per-character djb2: ASCII", ratios["ascii"], 10.0, ">=",
+               detail=f"{len(chunks)} chunks of {CHUNK} results, {hits} repeats deduplicated"),
+        Figure("dedup / per-character djb2: UTF-16-heavy", ratios["utf16"], 10.0, ">="),
+    ]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main(figures))

@@ -1,86 +1,159 @@
-"""Benchmark: the non-LLM cost of compacting, and replay throughput, against tiktoken.
+"""Benchmark: the non-LLM cost of one compaction, and replay throughput, against tiktoken.
 
-Usage: ``python benchmarks/bench_pipeline.py [SESSION.jsonl]`` (default: the
-largest transcript under ``../shared/transcripts``, else the project's long
-fixture session).
+Figures (protocol in ``_common.py``; run alone: ``python benchmarks/bench_pipeline.py [--quick]``):
 
-Prints, from one run:
-
-- one compaction (extractive summary, CCR puts into a store file, file and
-  skill attachments, rendering) of the conversation as it stood when the
-  replay first compacted, with every message already counted (as an agent
-  loop's ``Orchestrator`` has them), against the time to tokenize that
-  context once with tiktoken (target ratio at most 1.0);
-- a whole replay (read, dedup, count, compact, report) in tokens per second,
-  against tiktoken's raw throughput over the same messages' text (target
-  ratio at least 0.5).
+- ``compact() / tokenize context``, for the project's long fixture session
+  and for each real session under ``../shared/transcripts``: the session is
+  replayed (the replay's own Orchestrator and its ``RecordedFiles`` file
+  source) up to where the replay first compacts, or to its end when it never
+  does; then ``Orchestrator.compact`` (extractive summary, CCR puts into a
+  store file, file and skill attachments, rendering) is timed against
+  tokenizing that context's message texts once with tiktoken. Every message
+  is already counted, as an agent loop's Orchestrator has them. Target: at
+  most 1.0.
+- ``replay / tiktoken`` on the long fixture: tiktoken's time over the text
+  of the messages the replay counts, divided by the whole replay's time
+  (read, dedup, count, compact, report), so higher is faster. Target: at
+  least 0.5.
 """
 
 from __future__ import annotations
 
-import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
-from _common import best, largest_transcript
-from attachments import RecordedFiles
+from _common import REPO, Figure, main, shared_sessions, timed
 from ccr import open_store
-from compactor.config import load_settings
-from compactor.pipeline import CompactOptions, compact
-from compactor.replay import replay
-from compactor.summarizers import ExtractiveSummarizer
-from compactor.tokens import CachedCounter, TiktokenCounter, block_texts
-from compactor.transcript import read_transcript
+from compactor.config import Settings, load_settings
+from compactor.orchestrator import Orchestrator
+from compactor.pipeline import CompactionResult
+from compactor.replay import _Replay, replay_transcript
+from compactor.tokens import TiktokenCounter, block_texts
+from compactor.transcript import Transcript, read_transcript
 
-FALLBACK = Path(__file__).resolve().parent.parent / "fixtures" / "sessions" / "long.jsonl"
+LONG_FIXTURE = REPO / "fixtures" / "sessions" / "long.jsonl"
 
 
-def main() -> None:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else largest_transcript() or FALLBACK
+class _FirstCompaction(Exception):
+    def __init__(self, line: int) -> None:
+        self.line = line
+
+
+def _stop_at_first(result: CompactionResult, line: int) -> None:
+    raise _FirstCompaction(line)
+
+
+def first_compaction_line(transcript: Transcript, settings: Settings, folder: Path) -> int | None:
+    """The transcript line where the replay first compacts (the replay stops there), or None."""
+    try:
+        replay_transcript(transcript, settings=settings, store=open_store(folder / "probe.db"),
+                          on_compaction=_stop_at_first)
+    except _FirstCompaction as stop:
+        return stop.line
+    return None
+
+
+def context_before_compaction(path: Path, folder: Path) -> Callable[[int], Orchestrator]:
+    """A maker of Orchestrators holding the replayed session as it stood before its first compaction.
+
+    The session is replayed once, with auto-compaction off, up to that
+    point; each call then builds a fresh Orchestrator with a new store file
+    from the replay's state, files, calibration and messages (counted, not
+    timed), as the replay's own Orchestrator had them.
+    """
+    settings = load_settings(env={})
+    transcript = read_transcript(path)
+    line = first_compaction_line(transcript, settings, folder)
+    entries = [e for e in transcript.entries if line is None or e.line <= line]
+    kept = len(entries)
+    prefix = transcript.model_copy(update={
+        "entries": entries,
+        "compactions": [c for c in transcript.compactions if c.entry_index < kept],
+    })
+    quiet = settings.model_copy(update={"policy": settings.policy.model_copy(update={"auto_compact": False})})
+    run = _Replay(prefix, quiet, open_store(folder / "prefix.db"), "auto", None, None, None)
+    run.run()
+    source = run.orch
+    counter = TiktokenCounter()
+
+    def make(number: int) -> Orchestrator:
+        orch = Orchestrator(
+            settings=settings, store=open_store(folder / f"compact{number}.db"), counter=counter,
+            files=run.files, state=source.state.model_copy(deep=True), calibration=source.calibration,
+            transcript_path=source.transcript_path,
+        )
+        orch.replace_messages(source.messages)
+        return orch
+
+    return make
+
+
+def compaction_figure(name: str, path: Path, folder: Path, runs: int) -> Figure:
+    make = context_before_compaction(path, folder)
+    tiktoken = TiktokenCounter()
+    probe = make(0)
+    texts = [t for m in probe.messages for t in block_texts(m)[0]]
+    tokens = tiktoken.count_texts(texts)
+
+    def tokenize() -> None:
+        for text in texts:
+            tiktoken.count_text(text)
+
+    ratios = []
+    failed = None
+    for number in range(1, runs + 2):
+        orch = make(number)
+        compact_seconds, result = timed(lambda: orch.compact("auto"))
+        failed = failed or (None if result.ok else result.report.error)
+        tokenize_seconds, _ = timed(tokenize)
+        if number > 1:  # the first pair warms caches and templates
+            ratios.append(compact_seconds / tokenize_seconds)
+        orch.store.close()
+    detail = f"{len(probe.messages)} messages, {tokens:,} tokens"
+    if failed:
+        detail += f"; the compaction FAILED: {failed}"
+        ratios = [float("inf")]
+    return Figure(f"compact() / tokenize context: {name}", ratios, 1.0, "<=", detail=detail)
+
+
+def replay_figure(path: Path, folder: Path, runs: int) -> Figure:
     settings = load_settings(env={})
     tiktoken = TiktokenCounter()
     transcript = read_transcript(path)
-    all_texts = [t for m in transcript.messages for t in block_texts(m)[0]]
-    tiktoken.count_texts(all_texts[:10])  # load the encoding before timing
+    texts = [t for m in transcript.messages for t in block_texts(m)[0]]
+    counter = iter(range(1_000))
 
+    def one_replay() -> None:
+        store = open_store(folder / f"replay{next(counter)}.db")
+        replay_transcript(read_transcript(path), settings=settings, store=store)
+        store.close()
+
+    def tokenize() -> None:
+        for text in texts:
+            tiktoken.count_text(text)
+
+    ratios = []
+    for number in range(runs + 1):
+        replay_seconds, _ = timed(one_replay)
+        tokenize_seconds, _ = timed(tokenize)
+        if number:
+            ratios.append(tokenize_seconds / replay_seconds)
+    return Figure(f"replay throughput / tiktoken: {path.stem} fixture", ratios, 0.5, ">=",
+                  detail=f"{len(transcript.messages)} messages, {tiktoken.count_texts(texts):,} tokens")
+
+
+def figures(quick: bool = False) -> list[Figure]:
+    runs = 3 if quick else 7
+    out = []
     with tempfile.TemporaryDirectory() as tmp:
-        # Where does the replay first compact? Take the conversation up to there.
-        at: list[int] = []
-        replay(path, settings=settings, store=open_store(Path(tmp) / "probe.db"),
-               on_compaction=lambda _r, line: at.append(line))
-        cut = next((i for i, e in enumerate(transcript.entries) if at and e.line >= at[0]), len(transcript.entries))
-        context = [e.message for e in transcript.entries[:cut + 1] if e.message and not e.message.is_compact_summary]
-        texts = [t for m in context for t in block_texts(m)[0]]
-        tokenize = best(3, lambda: sum(tiktoken.count_text(t) for t in texts))
-
-        counter = CachedCounter(tiktoken)
-        for m in context:
-            counter.count_message(m)  # the Orchestrator counted each message as it arrived
-        runs = iter(range(100))
-
-        def one_compaction() -> None:
-            store = open_store(Path(tmp) / f"bench{next(runs)}.db")
-            result = compact(context, transcript.state, store=store, counter=counter,
-                             summarizer=ExtractiveSummarizer(), files=RecordedFiles(),
-                             trigger="auto", options=CompactOptions())
-            assert result.ok, result.report.error
-            store.close()
-
-        compaction = best(3, one_compaction)
-        replay_time = best(2, lambda: replay(path, settings=settings,
-                                                store=open_store(Path(tmp) / f"replay{next(runs)}.db")))
-        raw_time = best(3, lambda: sum(tiktoken.count_text(t) for t in all_texts))
-
-    total_tokens = sum(tiktoken.count_text(t) for t in all_texts)
-    print(f"session              {path.name}: {len(transcript.messages)} messages, {total_tokens:,} tokens")
-    print(f"context compacted    {len(context)} messages, {sum(tiktoken.count_text(t) for t in texts):,} tokens")
-    print(f"tokenize it once     {tokenize * 1000:8.1f} ms")
-    print(f"one compaction       {compaction * 1000:8.1f} ms (non-LLM: extractive summary, CCR, attachments)")
-    print(f"ratio                {compaction / tokenize:8.2f}  (target <= 1.0)")
-    print(f"replay               {replay_time * 1000:8.1f} ms = {total_tokens / replay_time:,.0f} tokens/s")
-    print(f"tiktoken raw         {raw_time * 1000:8.1f} ms = {total_tokens / raw_time:,.0f} tokens/s")
-    print(f"ratio                {raw_time / replay_time:8.2f}  (target >= 0.5)")
+        folder = Path(tmp)
+        out.append(compaction_figure("long fixture", LONG_FIXTURE, folder, runs))
+        for session in shared_sessions():
+            out.append(compaction_figure(session.stem, session, folder, runs))
+        out.append(replay_figure(LONG_FIXTURE, folder, 2 if quick else 4))
+    return out
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main(figures))

@@ -1,86 +1,97 @@
-"""Token counting speed: a whole transcript, and one more message at 10 vs 1,000.
+"""Benchmark: what counting costs an agent loop, through the Orchestrator's own path.
 
-Prints, for the largest transcript in ../shared/transcripts (skips when the
-folder is absent):
+Figure (protocol in ``_common.py``; run alone: ``python benchmarks/bench_tokens.py [--quick]``):
 
-- the time to read it and count every message with a fresh cached tiktoken
-  counter, the time to tokenize the same text once with tiktoken in the same
-  run, and their ratio (target: at most 2.0);
-- the cost of counting a conversation after one more message was appended,
-  with the cache, at 10 and at 1,000 messages, and their ratio (target: at
-  most 1.5).
-
-Run: python benchmarks/bench_tokens.py
+- ``Orchestrator per message, 8,000 / 1,000 messages``: two Orchestrators
+  with a 1M-token window, one holding 1,000 messages and one 8,000 (the
+  long fixture's messages, repeated with fresh ids and text so that no count
+  or dedup is reused); the next chunk of messages is added to each in turn
+  (dedup, session state, counting) and ``should_compact()`` asked after each
+  user message, as a loop does, without compacting. The ratio of the time
+  per message at 8,000 to that at 1,000: at most 1.5.
 """
 
 from __future__ import annotations
 
-import statistics
-import sys
-import time
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-from _common import SHARED_TRANSCRIPTS, largest_transcript, timed
-from compactor.messages import Message
-from compactor.tokens import CachedCounter, TiktokenCounter, block_texts
+from _common import REPO, Figure, interleaved, main
+from ccr import open_store
+from compactor.config import load_settings
+from compactor.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from compactor.orchestrator import Orchestrator
+from compactor.tokens import TiktokenCounter
 from compactor.transcript import read_transcript
 
-APPENDED = 200
-"""Messages appended one at a time at each conversation size."""
-
-def read_and_count(path: Path) -> int:
-    counter = CachedCounter(TiktokenCounter())
-    return counter.count_messages(read_transcript(path, subagents=False).messages)
+LONG_FIXTURE = REPO / "fixtures" / "sessions" / "long.jsonl"
+SMALL, LARGE = 1_000, 8_000
+CHUNK = 100
+"""Messages added to each Orchestrator per timed turn."""
 
 
-def growth_cost(base: list[Message], appended: list[Message]) -> float:
-    """Median seconds to count the conversation after each appended message."""
-    counter = CachedCounter(TiktokenCounter())
-    conversation = list(base)
-    counter.count_messages(conversation)
-    costs = []
-    for message in appended:
-        conversation.append(message)
-        start = time.perf_counter()
-        counter.count_messages(conversation)
-        costs.append(time.perf_counter() - start)
-    return statistics.median(costs)
+def fresh(message: Message, tag: str) -> Message:
+    """``message`` with new tool ids and ``tag`` in every text, so no cache or dedup entry matches it."""
+    if isinstance(message.content, str):
+        return Message(role=message.role, content=f"{tag} {message.content}")
+    blocks = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            blocks.append(TextBlock(text=f"{tag} {block.text}"))
+        elif isinstance(block, ThinkingBlock):
+            blocks.append(block.model_copy(update={"thinking": f"{tag} {block.thinking}"}))
+        elif isinstance(block, ToolUseBlock):
+            blocks.append(block.model_copy(update={"id": f"{block.id}-{tag}"}))
+        elif isinstance(block, ToolResultBlock):
+            content = f"{tag}\n{block.content}" if isinstance(block.content, str) else block.content
+            blocks.append(block.model_copy(update={"tool_use_id": f"{block.tool_use_id}-{tag}", "content": content}))
+        else:
+            blocks.append(block)
+    return Message(role=message.role, content=blocks)
 
 
-def main() -> int:
-    largest = largest_transcript()
-    if largest is None:
-        print(f"skipped: no transcript under {SHARED_TRANSCRIPTS}")
-        return 0
-    encoding = TiktokenCounter()._encoding
-    encoding.encode_ordinary("warm up")
+def stream(pool: list[Message], name: str) -> Iterator[Message]:
+    """The pool's messages, round after round, each made fresh."""
+    round_ = 0
+    while True:
+        for message in pool:
+            yield fresh(message, f"[{name}{round_}]")
+        round_ += 1
 
-    messages = read_transcript(largest, subagents=False).messages
-    text = "\n".join(t for m in messages for t in block_texts(m)[0])
-    read_count, tokenize = float("inf"), float("inf")
-    total = once = 0
-    for _ in range(5):  # alternate, so that a busy machine slows both alike
-        seconds, total = timed(lambda: read_and_count(largest))
-        read_count = min(read_count, seconds)
-        seconds, once = timed(lambda: len(encoding.encode_ordinary(text)))
-        tokenize = min(tokenize, seconds)
-    print(f"transcript: {largest.name} ({largest.stat().st_size / 1e6:.1f} MB, {len(messages)} messages)")
-    print(f"read + count (cached counter): {read_count * 1e3:8.1f} ms  -> {total} tokens")
-    print(f"tokenize text once (tiktoken): {tokenize * 1e3:8.1f} ms  -> {once} tokens")
-    print(f"ratio: {read_count / tokenize:.2f} (target <= 2.0)")
 
-    pool = [Message(role=m.role, content=m.content) for m in messages]
-    appended = [m for m in pool if m.role == "user"][:APPENDED]
-    filler = [m for m in pool if m not in appended]
-    small = filler[:10]
-    large = [filler[i % len(filler)].model_copy() for i in range(1_000)]
-    at_10 = growth_cost(small, appended)
-    at_1000 = growth_cost(large, appended)
-    print(f"count after one more message, 10 messages:    {at_10 * 1e6:8.1f} us")
-    print(f"count after one more message, 1,000 messages: {at_1000 * 1e6:8.1f} us")
-    print(f"ratio: {at_1000 / at_10:.2f} (target <= 1.5)")
-    return 0
+def orchestrator_figure(folder: Path, runs: int) -> Figure:
+    pool = [m for m in read_transcript(LONG_FIXTURE).messages if not m.is_compact_summary]
+    settings = load_settings(env={}, overrides={"policy.context_window": 1_000_000})
+    counter = TiktokenCounter()
+
+    def loaded(size: int, name: str) -> tuple[Orchestrator, Iterator[Message]]:
+        orch = Orchestrator(settings=settings, store=open_store(folder / f"{name}.db"), counter=counter)
+        messages = stream(pool, name)
+        for _ in range(size):
+            orch.add_message(next(messages))
+        return orch, messages
+
+    def add_chunk(orch: Orchestrator, messages: Iterator[Message]) -> None:
+        for _ in range(CHUNK):
+            message = next(messages)
+            orch.add_message(message)
+            if message.role == "user":
+                orch.should_compact()
+
+    small, small_messages = loaded(SMALL, "small")
+    large, large_messages = loaded(LARGE, "large")
+    ratios = interleaved(lambda: add_chunk(large, large_messages), lambda: add_chunk(small, small_messages),
+                         runs=runs)
+    return Figure(f"Orchestrator per message, {LARGE:,} / {SMALL:,} messages", ratios, 1.5, "<=",
+                  detail=f"1M-token window, no compaction, {CHUNK} messages per timed chunk, "
+                  f"context {large.tokens_of_messages():,} vs {small.tokens_of_messages():,} tokens")
+
+
+def figures(quick: bool = False) -> list[Figure]:
+    with tempfile.TemporaryDirectory() as tmp:
+        return [orchestrator_figure(Path(tmp), 6 if quick else 15)]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main(figures))

@@ -1,42 +1,42 @@
 """Benchmark: reading a transcript and counting it, against tokenizing its text once.
 
-Usage: ``python benchmarks/bench_transcript.py [SESSION.jsonl]`` (default: the
-largest transcript under ``../shared/transcripts`` next to the repository).
-Prints the time to read the session (chain, merged answers, rebuilt state),
-the time to read and count it with tiktoken, the time to tokenize the text
-of its messages once, and the ratio of the last two (target: at most 2.0).
+Figure (protocol in ``_common.py``; run alone: ``python benchmarks/bench_transcript.py [--quick]``):
+on the largest real transcript under ``../shared/transcripts`` (missing when
+there is none), reading it (chain, merged answers, rebuilt state) and
+counting every message with tiktoken, against tokenizing the text of its
+messages once, interleaved. Target: at most 2.0.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-from _common import SHARED_TRANSCRIPTS, best, largest_transcript
+from _common import Figure, interleaved, largest_transcript, main, missing
 from compactor.tokens import TiktokenCounter, block_texts
 from compactor.transcript import read_transcript
 
+NAME = "read + count / tokenize"
 
-def main() -> None:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else largest_transcript()
+
+def figures(quick: bool = False) -> list[Figure]:
+    path = largest_transcript()
     if path is None:
-        raise SystemExit(f"no transcript given and none under {SHARED_TRANSCRIPTS}")
+        return [missing(f"{NAME}: largest real transcript", 2.0, "<=", "no transcript under ../shared/transcripts")]
     counter = TiktokenCounter()
     transcript = read_transcript(path)
     texts = [t for m in transcript.messages for t in block_texts(m)[0]]
-    counter.count_texts(texts)  # warm the encoder
 
-    read = best(3, lambda: read_transcript(path))
-    read_count = best(3, lambda: sum(TiktokenCounter().count_message(m) for m in read_transcript(path).messages))
-    tokenize = best(3, lambda: sum(counter.count_text(t) for t in texts))
+    def read_and_count() -> None:
+        fresh = TiktokenCounter()
+        for message in read_transcript(path).messages:
+            fresh.count_message(message)
 
-    size = path.stat().st_size
-    print(f"transcript        {path.name}  {size / 1e6:.1f} MB, {len(transcript.messages)} messages")
-    print(f"read              {read * 1000:8.1f} ms  ({size / 1e6 / read:.1f} MB/s)")
-    print(f"read + count      {read_count * 1000:8.1f} ms")
-    print(f"tokenize once     {tokenize * 1000:8.1f} ms")
-    print(f"ratio             {read_count / tokenize:8.2f}  (target <= 2.0)")
+    def tokenize() -> None:
+        for text in texts:
+            counter.count_text(text)
+
+    ratios = interleaved(read_and_count, tokenize, runs=3 if quick else 5)
+    return [Figure(f"{NAME}: {path.stem}", ratios, 2.0, "<=",
+                   detail=f"{path.stat().st_size / 1e6:.1f} MB, {len(transcript.messages)} messages")]
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main(figures))

@@ -1,0 +1,100 @@
+"""Benchmark: cold starts of the command lines a hook or an MCP client waits for.
+
+Figures (protocol in ``_common.py``; run alone: ``python benchmarks/bench_startup.py [--quick]``),
+each the wall time of a fresh process against ``python -c pass``, interleaved:
+
+- ``compactor hook session-start`` (Claude Code runs it at every session
+  start), ``compactor --help``, ``ccr stats`` and ``memory --help``: at most
+  12x each. A script that is not installed is reported missing.
+- ``ccr mcp`` answering ``initialize`` (a client's first request) over
+  stdio: at most 15x.
+
+The installed console scripts are run (those beside the running Python),
+with ``COMPACTOR_HOME`` in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from _common import Figure, interleaved, main, missing
+
+BIN = Path(sys.executable).parent
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+}
+
+
+def _runner(command: Sequence[str], env: dict[str, str], stdin: bytes = b"") -> Callable[[], None]:
+    def run() -> None:
+        done = subprocess.run(list(command), input=stdin, capture_output=True, env=env, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr.decode()[-300:]}")
+
+    return run
+
+
+def _mcp_initialize(command: Sequence[str], env: dict[str, str]) -> Callable[[], None]:
+    """Start the server, send ``initialize``, wait for its answer, then hang up."""
+
+    def run() -> None:
+        with tempfile.TemporaryFile() as errors, subprocess.Popen(
+            list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=env
+        ) as server:
+            assert server.stdin is not None and server.stdout is not None
+            server.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+            server.stdin.flush()
+            line = server.stdout.readline()
+            server.stdin.close()
+            server.wait(timeout=30)
+            answer = json.loads(line) if line.strip() else {}
+            if answer.get("id") != 1 or "result" not in answer:
+                errors.seek(0)
+                raise RuntimeError(f"ccr mcp answered {line!r}: {errors.read().decode()[-500:]}")
+
+    return run
+
+
+def figures(quick: bool = False) -> list[Figure]:
+    runs = 5 if quick else 15
+    nothing = _runner([sys.executable, "-c", "pass"], dict(os.environ))
+    out: list[Figure] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "COMPACTOR_HOME": tmp}
+        store = str(Path(tmp) / "ccr.db")
+        subprocess.run([str(BIN / "ccr"), "--store", store, "put", "-"], input=b"x", env=env, check=True,
+                       capture_output=True)
+        hook_input = json.dumps({"session_id": "bench-cold-start", "hook_event_name": "SessionStart",
+                                 "source": "compact"}).encode()
+        commands: list[tuple[str, list[str], bytes]] = [
+            ("compactor hook session-start", ["compactor", "hook", "session-start"], hook_input),
+            ("compactor --help", ["compactor", "--help"], b""),
+            ("ccr stats", ["ccr", "--store", store, "stats"], b""),
+            ("memory --help", ["memory", "--help"], b""),
+        ]
+        for name, argv, stdin in commands:
+            script = BIN / argv[0]
+            if not script.exists():
+                out.append(missing(f"cold start / python -c pass: {name}", 12.0, "<=", f"no {argv[0]} script"))
+                continue
+            run = _runner([str(script), *argv[1:]], env, stdin)
+            out.append(Figure(f"cold start / python -c pass: {name}", interleaved(run, nothing, runs=runs),
+                              12.0, "<="))
+        mcp = _mcp_initialize([str(BIN / "ccr"), "--store", store, "mcp"], env)
+        out.append(Figure("ccr mcp answering initialize / python -c pass", interleaved(mcp, nothing, runs=runs),
+                          15.0, "<="))
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(figures))

@@ -1,0 +1,71 @@
+"""Run every benchmark and print one table: figure, ratio (median, min–max), target, result.
+
+Usage: ``python benchmarks/run.py [--quick] [--only NAME ...]``
+
+Collects every ``benchmarks/bench_*.py`` that defines ``figures(quick)``
+(the protocol in ``_common.py``), in file-name order. A script that fails
+shows as one failed row naming its error, so one broken benchmark does not
+hide the others. Exits 1 when any figure fails its target, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from _common import Figure, print_figures  # noqa: E402  (needs the folder on sys.path)
+
+
+def load(path: Path) -> ModuleType:
+    """Import one benchmark script as a module (its top level does no work, by the protocol)."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def collect(names: list[str] | None, quick: bool) -> list[Figure]:
+    figures: list[Figure] = []
+    for path in sorted(HERE.glob("bench_*.py")):
+        name = path.stem.removeprefix("bench_")
+        if names and name not in names:
+            continue
+        print(f"running {path.name} ...", file=sys.stderr, flush=True)
+        try:
+            module = load(path)
+            make = getattr(module, "figures", None)
+            if make is None:
+                print(f"  {path.name} defines no figures(); skipped", file=sys.stderr)
+                continue
+            figures.extend(make(quick=quick))
+        except Exception as exc:  # one broken script must not hide the others' figures
+            traceback.print_exc()
+            figures.append(Figure(name=f"{path.name}: error", ratios=(float("inf"),), target=0, direction="<=",
+                                  detail=f"{type(exc).__name__}: {exc}"))
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Run the benchmarks and print their figures against targets.")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (wider min–max)")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="only bench_NAME.py (e.g. --only dedup tokens)")
+    args = parser.parse_args(argv)
+    figures = collect(args.only, args.quick)
+    print_figures(figures)
+    failed = sum(f.passed is False for f in figures)
+    missing = sum(f.passed is None for f in figures)
+    print(f"\n{len(figures)} figures: {len(figures) - failed - missing} pass, {failed} fail, {missing} missing")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
