@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -46,12 +48,20 @@ SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 def client_binary() -> Path | None:
-    """The installed client (``npm ci --prefix tests/e2e``), or ``$COMPACTOR_E2E_CLAUDE``."""
+    """The installed client (``npm ci --prefix tests/e2e``), or ``$COMPACTOR_E2E_CLAUDE``.
+
+    The platform package's native binary is used when it is there, so the
+    suite does not depend on the package's install script having run.
+    """
     override = os.environ.get("COMPACTOR_E2E_CLAUDE")
     if override:
         return Path(override)
-    candidate = E2E_DIR / "node_modules" / ".bin" / "claude"
-    return candidate if candidate.exists() else None
+    machine = {"x86_64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine(), platform.machine())
+    modules = E2E_DIR / "node_modules"
+    for candidate in (modules / "@anthropic-ai" / f"claude-code-linux-{machine}" / "claude", modules / ".bin" / "claude"):
+        if candidate.exists():
+            return candidate
+    return None
 
 
 def missing_client_reason() -> str | None:
@@ -148,6 +158,20 @@ class Session:
         assert binary is not None, missing_client_reason()
         return subprocess.run([str(binary), *args], cwd=self.project, env=self.env(), capture_output=True,
                               text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)
+
+    def install_transcript(self, source: Path, session_id: str) -> Path:
+        """Put a session file where the client looks for this project's sessions (for ``--resume``)."""
+        folder = self.home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(self.project))
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / f"{session_id}.jsonl"
+        shutil.copyfile(source, target)
+        return target
+
+    def compactor(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """A ``compactor`` command with this world's COMPACTOR_HOME (as a user would run it)."""
+        return subprocess.run([sys.executable, "-m", "compactor", *args], cwd=self.project,
+                              env={**self.env(), "PATH": os.environ.get("PATH", SYSTEM_PATH)},
+                              capture_output=True, text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)
 
     # -- what the client wrote -------------------------------------------------------------
 

@@ -1,0 +1,50 @@
+"""Sessions that compactor writes open in the real client with ``--resume``."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fake_api import Say, request_text
+from harness import REPO_ROOT, Session
+
+from ccr import open_store
+
+LONG = REPO_ROOT / "fixtures" / "sessions" / "long.jsonl"
+MARKER = re.compile(r"<<ccr:(ccr_[0-9a-f]{32})>>")
+World = Callable[..., Session]
+
+
+def after_last_boundary(path: Path) -> list[dict[str, Any]]:
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    last = max(i for i, r in enumerate(records) if r.get("subtype") == "compact_boundary")
+    return records[last + 1 :]
+
+
+def test_a_session_written_by_replay_output_opens_with_resume(world: World, tmp_path: Path) -> None:
+    session = world()
+    output = tmp_path / "replayed.jsonl"
+    done = session.compactor("replay", str(LONG), "--counter", "rough", "--output", str(output))
+    assert done.returncode == 0, done.stderr
+    tail = after_last_boundary(output)
+    (session_id,) = {r["sessionId"] for r in tail if "sessionId" in r}
+    session.install_transcript(output, session_id)
+
+    session.run("what is next?", resume=session_id, script=[Say("Next.")])
+
+    (request,) = session.api.of_kind("main")
+    messages = request.body["messages"]
+    summary = next(r for r in tail if r.get("isCompactSummary"))
+    assert messages[0]["role"] == "user" and messages[0]["content"] == summary["message"]["content"]
+    sent = json.dumps(messages)
+    calls = [b["id"] for r in tail if r.get("type") == "assistant"
+             for b in r["message"]["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+    assert calls and all(call in sent for call in calls)
+    assert "what is next?" in request_text(request.body)
+    handles = MARKER.findall(summary["message"]["content"])
+    assert handles
+    with open_store(session.compactor_home / "ccr.db") as store:
+        assert all(store.contains(h) for h in handles)
