@@ -107,7 +107,7 @@ class _progress_bar:
     def update(self, done: int, total: int, best: TrialResult | None) -> None:
         label = ""
         if best is not None and self.at in best.totals:
-            value = best.totals[self.at].figures().get(self.objective)  # type: ignore[index]
+            value = best.totals[self.at].figures().get(self.objective)
             label = f"best {best.id}: {self.objective} {format_figure(self.objective, value)}"
         self.bar.update(self.task, completed=done, total=total, best=label)
 

@@ -71,10 +71,8 @@ class RayExecutor:
             raise UsageError("the ray executor needs Ray: pip install 'compactor[ray]'") from exc
         started_here = not ray.is_initialized()
         if started_here:
-            options: dict[str, object] = {"include_dashboard": False, "log_to_driver": False}
-            if not os.environ.get("RAY_ADDRESS") and self.workers:
-                options["num_cpus"] = self.workers
-            ray.init(**options)
+            local_cpus = self.workers if not os.environ.get("RAY_ADDRESS") else None
+            ray.init(include_dashboard=False, log_to_driver=False, num_cpus=local_cpus)
         try:
             remote = ray.remote(run_job)
             pending = [remote.remote(job) for job in jobs]

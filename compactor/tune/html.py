@@ -166,7 +166,7 @@ def render_report(results: TuneResults) -> str:
     rows: list[dict[str, Any]] = []
     for trial in trials:
         for kind in kinds:
-            figures = trial.totals[kind].figures()  # type: ignore[index]
+            figures = trial.totals[kind].figures()
             rows.append(
                 {
                     "trial": trial.id,

@@ -270,7 +270,7 @@ def _optuna(run: _Run, space: SearchSpace) -> None:
     for _ in range(space.search.trials):
         asked = study.ask()
         params = {name: asked.suggest_categorical(name, values) for name, values in sorted(space.params.items())}
-        trial = Trial(params=params)
+        trial = Trial.model_validate({"params": params})
         run.run_jobs(run.prepare(trial))
         value = run.trials[trial.id].totals[at].figures().get(objective)
         if value is None:
