@@ -29,6 +29,7 @@ def load(path: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module  # dataclasses and pickling look their module up there
     spec.loader.exec_module(module)
     return module
 

@@ -1,0 +1,64 @@
+"""The benchmark protocol: figures judge a median against a target; run.py collects every script."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def load(name: str) -> ModuleType:
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+common = load("_common")
+
+
+def test_a_figure_passes_on_its_median_in_the_targets_direction() -> None:
+    at_most = common.Figure("x", [0.5, 0.9, 3.0], 1.0, "<=")
+    at_least = common.Figure("y", [0.4, 0.6, 0.7], 0.5, ">=")
+    assert at_most.median == 0.9 and at_most.passed is True
+    assert at_least.passed is True
+    assert common.Figure("z", [1.1, 1.2, 0.1], 1.0, "<=").passed is False
+    assert at_most.shown() == "0.90x (0.50–3.00)"
+
+
+def test_a_missing_figure_neither_passes_nor_fails() -> None:
+    figure = common.missing("memory --help", 12.0, "<=", "no memory script")
+    assert figure.passed is None and figure.shown() == "missing: no memory script"
+
+
+def test_interleaved_gives_one_ratio_per_pair_and_alternates() -> None:
+    calls: list[str] = []
+    ratios = common.interleaved(lambda: calls.append("a"), lambda: calls.append("b"), runs=3, warmup=1)
+    assert len(ratios) == 3 and all(r > 0 for r in ratios)
+    assert calls == ["a", "b"] * 4
+
+
+def test_the_table_names_each_figure_its_target_and_result(capsys: pytest.CaptureFixture[str]) -> None:
+    common.print_figures([common.Figure("compact", [2.0], 1.0, "<="), common.missing("mcp", 15, "<=", "absent")])
+    out = capsys.readouterr().out
+    assert "compact" in out and "<= 1x" in out and "FAIL" in out and "missing" in out
+
+
+def test_every_benchmark_script_defines_figures_and_does_no_work_when_imported() -> None:
+    scripts = sorted(p.stem for p in BENCHMARKS.glob("bench_*.py"))
+    assert {"bench_dedup", "bench_pipeline", "bench_startup", "bench_tokens", "bench_transcript"} <= set(scripts)
+    for name in ("bench_dedup", "bench_pipeline", "bench_startup", "bench_tokens", "bench_transcript"):
+        assert callable(load(name).figures), name
+
+
+def test_run_collects_only_the_scripts_it_is_asked_for() -> None:
+    assert load("run").collect(["no_such_benchmark"], quick=True) == []
