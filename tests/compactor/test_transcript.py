@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from compactor.errors import TranscriptError, TranscriptNotFound, TranscriptWriteError
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from compactor.session import SessionState
 from compactor.tokens import RoughCounter, usage_anchored_estimate
 from compactor.transcript import (
     ReadWarning,
@@ -525,3 +526,51 @@ def test_the_spotter_session_keeps_its_subagents_apart(shared_transcripts: Path)
     assert set(t.sidechains) == {"a881341", "acompact-fffbd0"}
     assert all(m.agent_id is None for m in t.messages)
     assert "summary" in t.sidechains["acompact-fffbd0"][0].text()
+
+
+# -- shapes Claude Code writes itself ----------------------------------------------------
+
+
+def test_a_record_whose_parent_was_never_written_links_to_the_record_before_it(tmp_path: Path) -> None:
+    log = Log()
+    log.user("first question")
+    log.assistant([text("first answer")], mid="m1", usage=USAGE)
+    log.add({"type": "progress", "data": {"type": "hook_progress"}}, parent="never-written")
+    log.user("second question")
+    log.assistant([text("second answer")], mid="m2", usage=USAGE)
+    t = read_transcript(log.write(tmp_path / "s.jsonl"), strict=True)
+    assert [m.text() for m in t.messages] == ["first question", "first answer", "second question", "second answer"]
+    assert [(w.kind, w.line) for w in t.warnings] == [("dangling_parent", 3)]
+    assert t.fragment is None
+
+
+def test_a_boundary_whose_logical_parent_was_never_written_keeps_the_conversation_before_it(tmp_path: Path) -> None:
+    log = Log()
+    log.user("before")
+    log.assistant([text("answer before")], mid="m1", usage=USAGE)
+    log.boundary("auto", 170_000)
+    log.records[-1]["logicalParentUuid"] = "never-written"
+    log.user("summary of before", isCompactSummary=True)
+    log.user("after")
+    t = read_transcript(log.write(tmp_path / "s.jsonl"), strict=True)
+    assert [m.text() for m in t.messages] == ["before", "answer before", "summary of before", "after"]
+    assert [w.kind for w in t.warnings] == ["dangling_logical_parent"]
+    assert [(c.message_index, c.pre_tokens, c.summary) for c in t.compactions] == [(2, 170_000, "summary of before")]
+
+
+def test_a_file_whose_first_parent_is_elsewhere_is_a_fragment_with_its_first_usage(tmp_path: Path) -> None:
+    log = Log()
+    log.user("carry on", parent="in-an-earlier-file")
+    log.assistant([text("carrying on")], mid="m1", usage=USAGE)
+    t = read_transcript(log.write(tmp_path / "s.jsonl"), strict=True)
+    assert t.fragment is not None
+    assert (t.fragment.line, t.fragment.parent_uuid, t.fragment.first_usage_line) == (1, "in-an-earlier-file", 2)
+    assert t.fragment.first_usage_tokens == sum(USAGE.values())
+    assert [w.kind for w in t.warnings] == ["fragment"]
+
+
+def test_reading_without_the_state_gives_the_same_chain_and_an_empty_state(tmp_path: Path) -> None:
+    path = simple_session().write(tmp_path / "s.jsonl")
+    full, bare = read_transcript(path), read_transcript(path, state=False)
+    assert bare.entries == full.entries and bare.messages == full.messages
+    assert full.state.read_files and bare.state == SessionState()
