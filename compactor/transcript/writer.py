@@ -81,6 +81,8 @@ def compaction_entries(
     for entry in entries:
         entry.records = [{**fields, **r} for _, r in _render(entry)]
         entry.lines = [0] * len(entry.records)
+        if entry.message is not None and entry.message.is_compact_summary:
+            entry.records[0]["isVisibleInTranscriptOnly"] = True  # as Claude Code marks its summary
     return entries
 
 
