@@ -413,6 +413,9 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
         if conn is not None:
             conn.close()
             conn = None
+        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+        if code not in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
+            raise StoreError(f"cannot read store {path}: {exc}") from exc
         wal = path.with_name(path.name + "-wal")
         if _file_size(wal) > 0:
             raise StoreError(
