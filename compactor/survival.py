@@ -124,12 +124,16 @@ def _measure(
     facts = head_facts(head)
     text = collapse(summary_text)
     cited = [h for h in find_handles(summary_text) if stored and h in stored]
-    recovered = collapse(
-        "\n".join(
-            (d.decode("utf-8", errors="replace") if isinstance(d, bytes) else d)
-            for d in (stored[h] for h in cited)  # type: ignore[index]
-        )
-    )
+    recovered_text: list[str] = []
+
+    def recovered() -> str:
+        """The cited spans' text, collapsed; made only when a fact is not verbatim."""
+        if not recovered_text:
+            recovered_text.append(collapse("\n".join(
+                (d.decode("utf-8", errors="replace") if isinstance(d, bytes) else d)
+                for d in (stored[h] for h in cited)  # type: ignore[index]
+            )))
+        return recovered_text[0]
 
     def forms(kind: str, fact: str) -> list[str]:
         flat = collapse(fact)
@@ -150,7 +154,7 @@ def _measure(
     for kind, values in facts.items():
         verbatim[kind] = [v for v in values if found(kind, v, text)]
         kept = set(verbatim[kind])
-        by_handle[kind] = [v for v in values if v not in kept and found(kind, v, recovered)]
+        by_handle[kind] = [v for v in values if v not in kept and cited and found(kind, v, recovered())]
     return facts, verbatim, by_handle
 
 

@@ -40,6 +40,7 @@ _TASK_LISTED = re.compile(r"^#(\w+) \[(\w+)\] (.+)$", re.M)
 _ID = re.compile(r"^#?[A-Za-z0-9][\w.#-]*$")
 _SEGMENT = re.compile(r"&&|\|\||;|\|")
 _CLOSING = frozenset({"close", "done", "resolve"})
+_VERB = re.compile(r"\s(update|close|done|resolve)\s")
 
 
 @dataclass
@@ -75,8 +76,12 @@ def tracker_updates(command: str) -> list[tuple[str, str, str]]:
     ID has a digit, a dash or a dot (``spotter-gqc.6``, ``#12``, ``ABC-7``).
     """
     found: list[tuple[str, str, str]] = []
+    if not _VERB.search(command):
+        return found
     for part in _SEGMENT.split(command):
         part = part.strip()
+        if not _VERB.search(part):
+            continue
         try:
             tokens = shlex.split(part)
         except ValueError:

@@ -37,9 +37,9 @@ _ERROR_LINE = re.compile(
     r"\b(error|errors|exception|traceback|failed|failure|fatal|panic|cannot|denied)\b", re.IGNORECASE
 )
 _REPORTED_ERROR = re.compile(
-    r"^\s*(error|fatal|panic|traceback|exception|failed|fail\b|FAILED|E\s{2,}|\*\* \()"
-    r"|\b\w*(Error|Exception)\b:|\b(error|fatal)(\[\w+\])?:|\b[1-9]\d* (failed|failures?|errors?)\b",
-    re.IGNORECASE,
+    r"^\s*(?:error|fatal|panic|traceback|exception|failed|fail\b|E {2,}|\*\* \()"
+    r"|(?:error|exception|fatal)(?:\[\w+\])?:|\b[1-9]\d* (?:failed|failures?|errors?)\b",
+    re.IGNORECASE | re.MULTILINE,
 )
 """A line of a result that did not fail but reports an error: ``error: ...``, ``ValueError: ...``,
 ``FAILED tests/...``, ``5 tests, 2 failures``."""
@@ -334,7 +334,7 @@ class ExtractiveSummarizer:
         # A result that did not fail names an error only in a line shaped like one (a git log
         # subject or a docstring that says "error" is not a failure).
         pattern = _ERROR_LINE if block.is_error else _REPORTED_ERROR
-        error_lines = [] if shows_content and not block.is_error else [
+        error_lines = [] if (shows_content and not block.is_error) or not pattern.search(text) else [
             ln for ln in text.splitlines() if pattern.search(ln)
         ]
         if block.is_error and not error_lines and text.strip():

@@ -270,8 +270,11 @@ def test_an_error_word_in_a_successful_result_is_not_an_error_but_a_reported_fai
         result("t2", "Compiling 3 files\n5 tests, 2 failures"),
         call("t3", "Bash", command="make"),
         result("t3", "src/a.c:3: error: expected ';'"),
+        call("t4", "Bash", command="cargo build"),
+        result("t4", "Compiling app\nfailed to link app"),
     ]
     errors = ExtractiveSummarizer().summarize(messages).sections["Errors and fixes"]
     assert "67dc57b" not in errors and "29d0b84" not in errors
     assert "5 tests, 2 failures" in errors
     assert "src/a.c:3: error: expected ';'" in errors
+    assert "failed to link app" in errors
