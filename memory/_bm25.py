@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 __all__ = ["B", "K1", "STOP_WORDS", "idf", "query_terms", "score", "term_counts", "terms"]
 
@@ -51,7 +51,7 @@ def idf(n: int, df: int) -> float:
 
 
 def score(
-    postings: Mapping[str, Sequence[tuple[str, int, int]]],
+    postings: Mapping[str, Iterable[tuple[str, int, int]]],
     *,
     n: int,
     total_length: int,
@@ -59,15 +59,22 @@ def score(
     """BM25 score of every document that holds at least one query term.
 
     ``postings`` maps each query term to its ``(doc_id, tf, doc_length)``
-    rows; ``n`` and ``total_length`` describe the whole collection.
+    rows (read once, so a database cursor will do); ``n`` and
+    ``total_length`` describe the whole collection. Terms are added in the
+    mapping's order, so equal inputs give bit-equal scores.
     """
     avg = (total_length / n) if n and total_length else 1.0
+    flat = K1 * (1 - B)
+    per_term = K1 * B / avg
     scores: dict[str, float] = {}
     for rows in postings.values():
-        if not rows:
+        saturation = {doc: tf / (tf + flat + per_term * length) for doc, tf, length in rows}
+        if not saturation:
             continue
-        weight = idf(n, len(rows))
-        for doc, tf, length in rows:
-            norm = K1 * (1 - B + B * length / avg)
-            scores[doc] = scores.get(doc, 0.0) + weight * tf * (K1 + 1) / (tf + norm)
+        weight = idf(n, len(saturation)) * (K1 + 1)
+        if not scores:
+            scores = {doc: weight * part for doc, part in saturation.items()}
+            continue
+        for doc, part in saturation.items():
+            scores[doc] = scores.get(doc, 0.0) + weight * part
     return scores

@@ -16,6 +16,8 @@ unset) are in the recall index, so only they are ever recalled.
 from __future__ import annotations
 
 import hashlib
+import heapq
+import itertools
 import math
 import os
 import re
@@ -81,6 +83,7 @@ BUSY_TIMEOUT_MS = 5000
 
 _ID = re.compile(r"mem_[0-9a-f]{16}")
 _FETCH_CHUNK = 64
+_IN_CHUNK = 500
 _COLUMNS = "id, text, created_at, valid_from, valid_until, supersedes, superseded_by"
 
 
@@ -231,29 +234,27 @@ class MemoryDB:
             The errors of ``remember``, for the first text that fails; nothing is stored then.
         """
         checked = [check_text(t) for t in texts]
+        ids = [memory_id(t) for t in checked]
         now = _now()
         out: list[Remembered] = []
         with self._write() as conn:
-            pending: dict[str, Remembered] = {}
-            for text in checked:
-                mid = memory_id(text)
-                if mid in pending:
-                    out.append(pending[mid])
+            stored = _load_many(conn, ids)
+            new: dict[str, str] = {}
+            for mid, text in zip(ids, checked, strict=True):
+                row = stored.get(mid)
+                if row is None:
+                    new.setdefault(mid, text)
+                    out.append(Remembered(id=mid, created_at=now, created=True))
                     continue
-                row = _load(conn, mid)
-                if row is not None:
-                    _same_text(row, text)
-                    if not row.current:
-                        raise SupersededText(
-                            f"this text is {mid}, which was superseded by {row.superseded_by or 'a version since forgotten'}"
-                            "; recall only returns current memories, so it was not stored again"
-                            + (f" (see: memory history {mid})" if row.superseded_by else "")
-                        )
-                    out.append(Remembered(id=mid, created_at=row.created_at, created=False))
-                    continue
-                _insert(conn, mid, text, now, supersedes=None)
-                pending[mid] = Remembered(id=mid, created_at=now, created=True)
-                out.append(pending[mid])
+                _same_text(row, text)
+                if not row.current:
+                    raise SupersededText(
+                        f"this text is {mid}, which was superseded by {row.superseded_by or 'a version since forgotten'}"
+                        "; recall only returns current memories, so it was not stored again"
+                        + (f" (see: memory history {mid})" if row.superseded_by else "")
+                    )
+                out.append(Remembered(id=mid, created_at=row.created_at, created=False))
+            _insert(conn, list(new.items()), now, supersedes=None)
         return out
 
     def supersede(self, old_id: str, text: str) -> Memory:
@@ -295,7 +296,7 @@ class MemoryDB:
             ).rowcount
             if updated != 1:
                 raise NotCurrent(f"{old_id} changed while it was being superseded; nothing was changed")
-            _insert(conn, new_id, text, now, supersedes=old_id)
+            _insert(conn, [(new_id, text)], now, supersedes=old_id)
             new = _load(conn, new_id)
         assert new is not None
         return new
@@ -420,13 +421,11 @@ class MemoryDB:
             counter = TiktokenCounter()
         with self._read() as conn:
             docs, total = conn.execute("SELECT docs, total_length FROM corpus WHERE id = 1").fetchone()
-            postings = {
-                t: conn.execute("SELECT id, tf, length FROM postings WHERE term = ?", (t,)).fetchall() for t in terms
-            }
+            postings = {t: conn.execute("SELECT id, tf, length FROM postings WHERE term = ?", (t,)) for t in terms}
             scores = _bm25.score(postings, n=int(docs), total_length=int(total))
-            ranked = sorted(((s, i) for i, s in scores.items() if s >= threshold), key=lambda p: (-p[0], p[1]))
             return pack(
-                _texts(conn, ranked), limit=limit, budget=budget, counter=counter, stash=self._stash
+                _texts(conn, _ranked(scores, threshold)), limit=limit, budget=budget, counter=counter,
+                stash=self._stash,
             )
 
     def recover(self, handle: str) -> bytes:
@@ -569,19 +568,38 @@ def _linked(conn: sqlite3.Connection, mid: str, seen: set[str], source: str, lin
     return row
 
 
-def _insert(conn: sqlite3.Connection, mid: str, text: str, now: datetime, *, supersedes: str | None) -> None:
+def _load_many(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, Memory]:
+    found: dict[str, Memory] = {}
+    unique = list(dict.fromkeys(ids))
+    for start in range(0, len(unique), _IN_CHUNK):
+        chunk = unique[start : start + _IN_CHUNK]
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
+            found[row[0]] = _memory(row)
+    return found
+
+
+def _insert(
+    conn: sqlite3.Connection, rows: Sequence[tuple[str, str]], now: datetime, *, supersedes: str | None
+) -> None:
+    """Insert new current memories ``(id, text)`` and index them for recall."""
     stamp = now.isoformat()
-    conn.execute(
+    conn.executemany(
         "INSERT INTO memories (id, text, created_at, valid_from, valid_until, supersedes, superseded_by)"
         " VALUES (?, ?, ?, ?, NULL, ?, NULL)",
-        (mid, text, stamp, stamp, supersedes),
+        [(mid, text, stamp, stamp, supersedes) for mid, text in rows],
     )
-    counts, length = _bm25.term_counts(text)
-    conn.executemany(
-        "INSERT INTO postings (term, id, tf, length) VALUES (?, ?, ?, ?)",
-        [(term, mid, tf, length) for term, tf in counts.items()],
+    postings: list[tuple[str, str, int, int]] = []
+    total = 0
+    for mid, text in rows:
+        counts, length = _bm25.term_counts(text)
+        total += length
+        postings.extend((term, mid, tf, length) for term, tf in counts.items())
+    postings.sort()
+    conn.executemany("INSERT INTO postings (term, id, tf, length) VALUES (?, ?, ?, ?)", postings)
+    conn.execute(
+        "UPDATE corpus SET docs = docs + ?, total_length = total_length + ? WHERE id = 1", (len(rows), total)
     )
-    conn.execute("UPDATE corpus SET docs = docs + 1, total_length = total_length + ? WHERE id = 1", (length,))
 
 
 def _unindex(conn: sqlite3.Connection, row: Memory) -> None:
@@ -590,10 +608,22 @@ def _unindex(conn: sqlite3.Connection, row: Memory) -> None:
     conn.execute("UPDATE corpus SET docs = docs - 1, total_length = total_length - ? WHERE id = 1", (length,))
 
 
-def _texts(conn: sqlite3.Connection, ranked: Sequence[tuple[float, str]]) -> Iterator[Candidate]:
+def _ranked(scores: Mapping[str, float], threshold: float) -> Iterator[tuple[float, str]]:
+    """``(score, id)`` from best to worst (ties: smaller id first), at or above ``threshold``.
+
+    A heap, popped only as far as packing asks: ranking costs linear time in
+    the number of scored memories, not a full sort.
+    """
+    heap = [(-score, mid) for mid, score in scores.items() if score >= threshold]
+    heapq.heapify(heap)
+    while heap:
+        negative, mid = heapq.heappop(heap)
+        yield -negative, mid
+
+
+def _texts(conn: sqlite3.Connection, ranked: Iterator[tuple[float, str]]) -> Iterator[Candidate]:
     """``(id, score, text)`` in rank order, fetched a chunk at a time (packing usually stops early)."""
-    for start in range(0, len(ranked), _FETCH_CHUNK):
-        chunk = ranked[start : start + _FETCH_CHUNK]
+    while chunk := list(itertools.islice(ranked, _FETCH_CHUNK)):
         marks = ",".join("?" * len(chunk))
         texts = dict(
             conn.execute(

@@ -1,0 +1,159 @@
+"""Benchmark the memory store: recall time as the store grows, and remember throughput.
+
+Prints figures and the ratios they are judged by, measured in one run with
+the contenders interleaved, so the ratios compare like with like:
+
+- recall time at 1K, 10K and 100K memories (the same queries, rounds
+  interleaved across the three stores); the growth from 1K to 100K must be
+  at most linear (ratio <= 100);
+- remember throughput (one ``remember`` per memory, each its own durable
+  transaction, recall index included) against plain ``sqlite3`` inserts of
+  the same texts into a table of the same shape, one transaction each, with
+  the same WAL + synchronous=FULL settings (target ratio >= 0.5).
+
+The stores are built once with ``remember_many`` (one transaction each).
+Run: ``python benchmarks/bench_memory.py [--rounds N] [--remembers N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import sqlite3
+import statistics
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from _common import timed
+from compactor.tokens import TiktokenCounter
+from memory import MemoryDB, open_memory
+
+SIZES = (1_000, 10_000, 100_000)
+VOCABULARY = 6_000
+COMMON = 40
+"""Filler words ranked above the queries' words (a query word is then in a few percent of memories)."""
+QUERIES = (
+    "retry policy for the billing worker",
+    "staging database reset schedule",
+    "flaky test in the payments suite",
+    "deploy freeze and canary rollout",
+    "cache warmup after a cold start",
+    "which linter replaced flake8",
+)
+
+
+def _words(rng: random.Random) -> list[str]:
+    """A Zipf-ranked vocabulary: filler words on top, the queries' words among the next most common."""
+    base = [w for q in QUERIES for w in q.split()]
+    filler = [f"w{i:04d}{rng.choice('abcdefgh')}" for i in range(VOCABULARY - len(base))]
+    return filler[:COMMON] + base + filler[COMMON:]
+
+
+def _memories(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    words = _words(random.Random(1))
+    weights = [1.0 / (rank + 1) for rank in range(len(words))]
+    return [
+        f"note {seed}-{i}: " + " ".join(rng.choices(words, weights, k=rng.randint(8, 20))) for i in range(count)
+    ]
+
+
+def build(path: Path, count: int) -> MemoryDB:
+    db = open_memory(path / f"memory-{count}.db", recovery=path / "ccr.db")
+    db.remember_many(_memories(count, seed=count))
+    return db
+
+
+def bench_recall(dbs: dict[int, MemoryDB], rounds: int) -> dict[int, float]:
+    """Median seconds to answer all the queries once, per store size, rounds interleaved."""
+    counter = TiktokenCounter()
+    times: dict[int, list[float]] = {size: [] for size in dbs}
+    for _ in range(rounds):
+        for size, db in dbs.items():
+            elapsed, _ = timed(lambda db=db: [db.recall(q, counter=counter) for q in QUERIES])  # type: ignore[misc]
+            times[size].append(elapsed)
+    return {size: statistics.median(t) for size, t in times.items()}
+
+
+def _plain(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = FULL")
+    conn.execute(
+        "CREATE TABLE memories (id TEXT PRIMARY KEY, text TEXT NOT NULL, created_at TEXT NOT NULL,"
+        " valid_from TEXT NOT NULL, valid_until TEXT, supersedes TEXT, superseded_by TEXT)"
+    )
+    return conn
+
+
+def _plain_insert(conn: sqlite3.Connection, text: str) -> None:
+    stamp = datetime.now(UTC).isoformat()
+    mid = "mem_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(
+        "INSERT OR IGNORE INTO memories (id, text, created_at, valid_from) VALUES (?, ?, ?, ?)",
+        (mid, text, stamp, stamp),
+    )
+    conn.execute("COMMIT")
+
+
+def bench_remember(path: Path, count: int, chunk: int = 25) -> tuple[float, float]:
+    """Seconds for ``count`` remembers and for ``count`` plain inserts, in interleaved chunks."""
+    texts = _memories(count, seed=-1)
+    db = open_memory(path / "remember.db", recovery=path / "ccr.db")
+    db.remember("warm up the connection and the schema")
+    plain = _plain(path / "plain.db")
+    _plain_insert(plain, "warm up the connection")
+    ours = theirs = 0.0
+    for start in range(0, count, chunk):
+        part = texts[start : start + chunk]
+
+        def remember_part(part: list[str] = part) -> None:
+            for text in part:
+                db.remember(text)
+
+        def insert_part(part: list[str] = part) -> None:
+            for text in part:
+                _plain_insert(plain, text)
+
+        ours += timed(remember_part)[0]
+        theirs += timed(insert_part)[0]
+    db.close()
+    plain.close()
+    return ours, theirs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=5, help="recall rounds per store (default 5)")
+    parser.add_argument("--remembers", type=int, default=300, help="remembers timed (default 300)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        dbs: dict[int, MemoryDB] = {}
+        for size in SIZES:
+            seconds, dbs[size] = timed(lambda size=size: build(folder, size))  # type: ignore[misc]
+            print(f"built {size:>7,} memories with remember_many in {seconds:6.2f} s")
+        recall = bench_recall(dbs, args.rounds)
+        for db in dbs.values():
+            db.close()
+        per_query = {size: t / len(QUERIES) for size, t in recall.items()}
+        for size in SIZES:
+            print(f"recall at {size:>7,} memories: {per_query[size] * 1000:8.2f} ms per query (median)")
+        for small, large in zip(SIZES, SIZES[1:], strict=False):
+            print(f"recall growth {small:,} -> {large:,}: x{per_query[large] / per_query[small]:.2f} (linear: x{large // small})")
+        growth = per_query[SIZES[-1]] / per_query[SIZES[0]]
+        linear = SIZES[-1] // SIZES[0]
+        verdict = "ok" if growth <= linear else "WORSE THAN LINEAR"
+        print(f"judged: recall growth 1K -> 100K = x{growth:.2f}, at most x{linear} allowed: {verdict}")
+
+        ours, theirs = bench_remember(folder, args.remembers)
+        ratio = theirs / ours
+        print(f"remember: {args.remembers / ours:8.0f}/s   plain sqlite3 insert: {args.remembers / theirs:8.0f}/s")
+        print(f"judged: remember throughput / plain sqlite3 = {ratio:.2f} (target >= 0.5): {'ok' if ratio >= 0.5 else 'BELOW TARGET'}")
+
+
+if __name__ == "__main__":
+    main()
