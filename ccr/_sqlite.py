@@ -78,7 +78,7 @@ class SQLiteStore(BaseStore):
                     self._kind_col = "json_extract(metadata, '$.kind')"
             except sqlite3.Error as exc:
                 self.close()
-                raise StoreError(f"cannot read store {path}: {exc}") from exc
+                raise StoreError(f"cannot read store {path}: {exc}{_damage_hint(exc)}") from exc
             return
         identity = prepare_store_file(path)
         try:
@@ -89,7 +89,7 @@ class SQLiteStore(BaseStore):
                 check_same_thread=False,
             )
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open store {path}: {exc}") from exc
+            raise StoreError(f"cannot open store {path}: {exc}{_damage_hint(exc)}") from exc
         self._conn = conn
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -114,7 +114,7 @@ class SQLiteStore(BaseStore):
         except sqlite3.Error as exc:
             conn.close()
             self._conn = None
-            raise StoreError(f"cannot open store {path}: {exc}") from exc
+            raise StoreError(f"cannot open store {path}: {exc}{_damage_hint(exc)}") from exc
 
     # -- public -------------------------------------------------------------------
 
@@ -415,7 +415,7 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
             conn = None
         code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
         if code not in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
-            raise StoreError(f"cannot read store {path}: {exc}") from exc
+            raise StoreError(f"cannot read store {path}: {exc}{_damage_hint(exc)}") from exc
         wal = path.with_name(path.name + "-wal")
         if _file_size(wal) > 0:
             raise StoreError(
@@ -431,11 +431,11 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
                 conn.close()
             if isinstance(exc2, CCRError):
                 raise
-            raise StoreError(f"cannot read store {path}: {exc2}") from exc2
+            raise StoreError(f"cannot read store {path}: {exc2}{_damage_hint(exc2)}") from exc2
     except sqlite3.Error as exc:
         if conn is not None:
             conn.close()
-        raise StoreError(f"cannot read store {path}: {exc}") from exc
+        raise StoreError(f"cannot read store {path}: {exc}{_damage_hint(exc)}") from exc
     except CCRError:
         if conn is not None:
             conn.close()
@@ -444,7 +444,7 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
         version = current_version(conn)
     except sqlite3.Error as exc:
         conn.close()
-        raise StoreError(f"cannot read store {path}: {exc}") from exc
+        raise StoreError(f"cannot read store {path}: {exc}{_damage_hint(exc)}") from exc
     known = max(m.version for m in MIGRATIONS)
     if version > known:
         conn.close()
@@ -481,11 +481,19 @@ def _record_from_row(row: tuple[Any, ...]) -> Record:
     )
 
 
+def _damage_hint(exc: sqlite3.Error) -> str:
+    """What to do when SQLite says the file is damaged; nothing for other errors."""
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or "malformed" in str(exc):
+        return " (the file is damaged: 'ccr repair' salvages every record that is still readable)"
+    return ""
+
+
 def _translate(exc: sqlite3.Error, path: Path) -> CCRError:
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None and code & 0xFF == sqlite3.SQLITE_FULL:
         return BudgetExceeded(f"store file {path} reached its page cap: {exc}")
-    return StoreError(f"store {path} failed: {exc}")
+    return StoreError(f"store {path} failed: {exc}{_damage_hint(exc)}")
 
 
 def _object_from_row(row: tuple[Any, ...]) -> StoredObject:

@@ -69,6 +69,7 @@ def test_damage_at_offset_4096_loses_nothing_and_the_store_works_again(tmp_path:
     damage(db, 4096)
     broken = ccr("--store", str(db), "verify")
     assert broken.returncode == 73 and b"malformed" in broken.stderr
+    assert b"ccr repair" in broken.stderr
     done = ccr("--store", str(db), "repair")
     assert done.returncode == 0, done.stderr
     assert f"salvaged {len(stored)} record(s)".encode() in done.stdout
