@@ -327,3 +327,49 @@ def test_full_is_reported_exactly_when_the_page_cap_refuses_a_one_byte_put(db_pa
         assert tight.get(handle_for(b"a")) == b"a"
     finally:
         tight.close()
+
+
+def test_records_lists_oldest_first_and_filters_on_both_backends(store: Store) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from ccr import RecordFilter
+
+    a = store.put(b"a", producer="compactor.hooks:head", metadata={"session_id": "s1", "kind": "head"})
+    b = store.put(b"b", producer="compactor.pipeline:message", metadata={"session_id": "s2", "kind": "message"})
+    c = store.put(b"c", producer="ccr-cli")
+    assert sorted(r.handle for r in store.records()) == sorted([a, b, c])
+    assert [r.handle for r in store.records(RecordFilter(session_id="s1"))] == [a]
+    assert [r.handle for r in store.records(RecordFilter(kind="message"))] == [b]
+    assert [r.handle for r in store.records(RecordFilter(producer="compactor.hooks"))] == [a]
+    assert store.records(RecordFilter(producer="compactor")) == []
+    later = datetime.now(UTC) + timedelta(hours=1)
+    assert store.records(RecordFilter(since=later)) == []
+    assert len(store.records(RecordFilter(before=later))) == 3
+
+
+def test_delete_is_all_or_nothing_and_keeps_the_totals_right(store: Store) -> None:
+    a = store.put(b"aaaa", tokens_before=10, tokens_after=1)
+    b = store.put(b"bb")
+    with pytest.raises(HandleNotFound):
+        store.delete([a, MISSING])
+    assert store.contains(a)
+    assert store.delete([marker(a), a]) == [a]
+    stats = store.stats()
+    assert (stats.entries, stats.payload_bytes, stats.tokens_saved) == (1, 2, 0)
+    assert store.get(b) == b"bb"
+    with pytest.raises(InvalidHandle):
+        store.delete([f"ccr://{b}/field"])
+
+
+def test_restore_keeps_handles_metadata_and_times_and_refuses_a_mismatch(store: Store, tmp_path: Path) -> None:
+    with open_store(tmp_path / "source.db") as source:
+        handle = source.put(b"archived", producer="p", metadata={"session_id": "s"})
+        items = list(source.iter_blobs())
+    record, data = items[0]
+    with pytest.raises(CorruptRecord):
+        store.restore([(record, b"tampered")])
+    assert not store.contains(handle)
+    store.restore(items)
+    assert store.get(handle) == b"archived"
+    assert store.record(handle) == record
+    assert [r for r, _ in store.iter_blobs()] == [record]
