@@ -63,17 +63,21 @@ def run(args: argparse.Namespace) -> int:
     executor = make_executor(args.executor, args.jobs)
     with _progress_bar(space.search.objective, space.search.objective_at) as progress:
         results = run_tune(args.corpus, space, executor=executor, config=args.config, cache=cache, progress=progress)
-    _write(results, args.out)
-    write_stdout(render_table(results) + "\n" + f"wrote {args.out / 'results.json'}, report.html, best.toml\n")
+    written = _write(results, args.out)
+    write_stdout(render_table(results) + "\n" + f"wrote {', '.join(written)} in {args.out}\n")
     return _INTERRUPTED_EXIT if results.interrupted else 0
 
 
-def _write(results: TuneResults, out: Path) -> None:
+def _write(results: TuneResults, out: Path) -> list[str]:
+    """Write the reports; the names written (no best.toml without a finished trial; an old one is removed)."""
     write_text(out / "results.json", results_json(results))
     write_text(out / "report.html", render_report(results))
     toml = best_toml(results)
-    if toml is not None:
-        write_text(out / "best.toml", toml)
+    if toml is None:
+        (out / "best.toml").unlink(missing_ok=True)
+        return ["results.json", "report.html"]
+    write_text(out / "best.toml", toml)
+    return ["results.json", "report.html", "best.toml"]
 
 
 class _progress_bar:
