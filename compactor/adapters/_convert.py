@@ -30,6 +30,7 @@ __all__ = [
     "dump_block",
     "message_key",
     "part_to_block",
+    "passthrough",
     "passthrough_message",
     "passthrough_part",
 ]
@@ -58,7 +59,12 @@ def part_to_block(part: Any) -> ContentBlock:
         else:
             if dump_block(block) == part:
                 return block
-    return UnknownBlock(type=PASSTHROUGH, part=part)
+    return passthrough(part=part)
+
+
+def passthrough(**fields: Any) -> UnknownBlock:
+    """A pass-through block carrying ``fields`` as they are."""
+    return UnknownBlock.model_validate({"type": PASSTHROUGH, **fields})
 
 
 def block_to_part(block: ContentBlock) -> Any:

@@ -43,6 +43,9 @@ class CompactingHistory(Generic[T]):
     ``orchestrator`` is the session (default: settings from the environment,
     the store at ``$COMPACTOR_HOME/ccr.db``). ``on_compaction`` sees each
     successful compaction's report; all of them are in ``reports``.
+    ``prepare`` finishes each history written (for example gives new
+    messages the ids the framework would give them), so that the framework's
+    next history is recognized as this one continued.
     """
 
     def __init__(
@@ -51,8 +54,10 @@ class CompactingHistory(Generic[T]):
         orchestrator: Orchestrator | None = None,
         *,
         on_compaction: Callable[[CompactionReport], None] | None = None,
+        prepare: Callable[[list[T]], list[T]] | None = None,
     ) -> None:
         self._make_adapter = make_adapter
+        self._prepare = prepare
         self.adapter = make_adapter()
         self.orchestrator = orchestrator if orchestrator is not None else Orchestrator()
         self.on_compaction = on_compaction
@@ -81,6 +86,8 @@ class CompactingHistory(Generic[T]):
         elif result is not None:
             self.failures.append(result.report)
         out = self.adapter.from_messages(self.orchestrator.messages)
+        if self._prepare is not None:
+            out = self._prepare(out)
         self._read, self._written = items, out
         return list(out)
 

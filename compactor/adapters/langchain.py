@@ -32,13 +32,13 @@ from langchain_core.messages import (
 )
 
 from compactor.adapters._convert import (
-    PASSTHROUGH,
     Originals,
     block_to_part,
     part_to_block,
+    passthrough,
     passthrough_message,
 )
-from compactor.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock, UnknownBlock
+from compactor.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 __all__ = ["LangChainAdapter"]
 
@@ -84,9 +84,10 @@ class LangChainAdapter:
 
     def from_messages(self, messages: Sequence[Message]) -> list[BaseMessage]:
         """``Message``s -> LangChain messages, instructions first."""
+        names = {use.id: use.name for message in messages for use in message.tool_uses()}
         out: list[BaseMessage] = list(self.instructions)
         for message, original in zip(messages, self._originals.match(messages), strict=True):
-            out.extend(original if original is not None else _encode(message))
+            out.extend(original if original is not None else _encode(message, names))
         return out
 
 
@@ -115,7 +116,7 @@ def _message(item: BaseMessage) -> Message:
             if call["id"] not in have
         )
         return Message(role="assistant", content=blocks)
-    return Message(role="user", content=[UnknownBlock(type=PASSTHROUGH, message=message_to_dict(item))])
+    return Message(role="user", content=[passthrough(message=message_to_dict(item))])
 
 
 def _tool_result(item: ToolMessage) -> ToolResultBlock:
@@ -128,7 +129,7 @@ def _tool_result(item: ToolMessage) -> ToolResultBlock:
 # -- writing -----------------------------------------------------------------
 
 
-def _encode(message: Message) -> list[BaseMessage]:
+def _encode(message: Message, names: dict[str, str]) -> list[BaseMessage]:
     if message.role == "assistant":
         if isinstance(message.content, str):
             return [AIMessage(content=message.content)]
@@ -149,7 +150,7 @@ def _encode(message: Message) -> list[BaseMessage]:
             if parts:
                 out.append(HumanMessage(content=parts))
                 parts, wrote_user = [], True
-            out.append(messages_from_dict([whole])[0] if whole is not None else _tool_message(block))  # type: ignore[arg-type]
+            out.append(messages_from_dict([whole])[0] if whole is not None else _tool_message(block, names))  # type: ignore[arg-type]
         else:
             parts.append(block_to_part(block))
     if parts or (not out and not wrote_user):
@@ -157,6 +158,9 @@ def _encode(message: Message) -> list[BaseMessage]:
     return out
 
 
-def _tool_message(block: ToolResultBlock) -> ToolMessage:
+def _tool_message(block: ToolResultBlock, names: dict[str, str]) -> ToolMessage:
     content: Any = block.content if isinstance(block.content, str) else [block_to_part(b) for b in block.content]
-    return ToolMessage(content=content, tool_call_id=block.tool_use_id, status="error" if block.is_error else "success")
+    return ToolMessage(
+        content=content, tool_call_id=block.tool_use_id, status="error" if block.is_error else "success",
+        name=names.get(block.tool_use_id),
+    )

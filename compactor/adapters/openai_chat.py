@@ -22,13 +22,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from compactor.adapters._convert import (
-    PASSTHROUGH,
     Originals,
     block_to_part,
     part_to_block,
+    passthrough,
     passthrough_message,
 )
-from compactor.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock, UnknownBlock
+from compactor.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 __all__ = ["OpenAIChatAdapter"]
 
@@ -104,7 +104,7 @@ def _message(item: dict[str, Any]) -> Message:
             blocks.extend(part_to_block(p) for p in content)
         blocks.extend(_tool_use(call) for call in calls)
         return Message(role="assistant", content=blocks)
-    return Message(role="user", content=[UnknownBlock(type=PASSTHROUGH, message=item)])
+    return Message(role="user", content=[passthrough(message=item)])
 
 
 def _tool_use(call: dict[str, Any]) -> ToolUseBlock:
@@ -112,7 +112,7 @@ def _tool_use(call: dict[str, Any]) -> ToolUseBlock:
     if call.get("type") != "function" or not isinstance(function, dict):
         kind = call.get("type")
         name = call.get(kind, {}).get("name", "") if isinstance(kind, str) and isinstance(call.get(kind), dict) else ""
-        return ToolUseBlock(id=str(call.get("id", "")), name=name, input={}, openai_tool_call=call)
+        return ToolUseBlock.model_validate({"id": str(call.get("id", "")), "name": name, "openai_tool_call": call})
     extra = {k: v for k, v in call.items() if k not in _TOOL_CALL_KEYS}
     arguments = function.get("arguments", "")
     try:
@@ -121,7 +121,9 @@ def _tool_use(call: dict[str, Any]) -> ToolUseBlock:
         parsed = None
     if isinstance(parsed, dict):
         return ToolUseBlock(id=call["id"], name=function.get("name", ""), input=parsed, **extra)
-    return ToolUseBlock(id=call["id"], name=function.get("name", ""), input={}, arguments=arguments, **extra)
+    return ToolUseBlock.model_validate(
+        {"id": call["id"], "name": function.get("name", ""), "arguments": arguments, **extra}
+    )
 
 
 def _tool_result(item: dict[str, Any]) -> ToolResultBlock:

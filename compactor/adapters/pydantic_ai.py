@@ -47,7 +47,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from compactor.adapters._convert import PASSTHROUGH, Originals, block_to_part, part_to_block
+from compactor.adapters._convert import PASSTHROUGH, Originals, block_to_part, part_to_block, passthrough
 from compactor.adapters.history import CompactingHistory
 from compactor.messages import (
     ContentBlock,
@@ -188,7 +188,7 @@ class PydanticAICompaction:
 
 
 def _passthrough(part: Any, adapter: TypeAdapter[Any], kind: str) -> UnknownBlock:
-    return UnknownBlock(type=PASSTHROUGH, part=adapter.dump_python(part, mode="json"), kind=kind)
+    return passthrough(part=adapter.dump_python(part, mode="json"), kind=kind)
 
 
 def _request(item: ModelRequest) -> Message:

@@ -1,0 +1,68 @@
+"""LangGraph: a ``pre_model_hook`` that keeps a prebuilt agent's history compacted.
+
+::
+
+    compaction = LangGraphCompaction()
+    agent = create_react_agent(model, [*tools, compaction.recovery_tool], pre_model_hook=compaction.pre_model_hook)
+
+Before each model call the hook hands the state's messages to the session
+(``CompactingHistory`` with the LangChain adapter) and replaces them with
+what comes back: unchanged messages as they were, and after a compaction
+the compacted history, so that the state stays as small as the context.
+(It does not use ``llm_input_messages``: once set, LangGraph keeps feeding
+that key to the model.) New messages get ids, as LangGraph would give them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langchain_core.messages import BaseMessage, RemoveMessage
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from compactor.adapters.history import CompactingHistory
+from compactor.adapters.langchain import LangChainAdapter
+from compactor.orchestrator import Orchestrator
+from compactor.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
+from compactor.report import CompactionReport
+
+__all__ = ["LangGraphCompaction"]
+
+
+class LangGraphCompaction:
+    """A compacting ``pre_model_hook`` and the recovery tool as a LangChain tool (see the module docstring)."""
+
+    def __init__(
+        self,
+        orchestrator: Orchestrator | None = None,
+        *,
+        on_compaction: Callable[[CompactionReport], None] | None = None,
+    ) -> None:
+        self.history: CompactingHistory[BaseMessage] = CompactingHistory(
+            LangChainAdapter, orchestrator, on_compaction=on_compaction, prepare=_with_ids
+        )
+
+    def pre_model_hook(self, state: Mapping[str, Any] | Any) -> dict[str, Any]:
+        """The hook: ``{"messages": ...}`` replacing the state's history with the one to send."""
+        messages = list(state["messages"] if isinstance(state, Mapping) else state.messages)
+        out = self.history.process(messages)
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *out]}
+
+    @property
+    def reports(self) -> list[CompactionReport]:
+        """The report of every compaction so far."""
+        return self.history.reports
+
+    @property
+    def recovery_tool(self) -> BaseTool:
+        """``ccr_retrieve`` as a LangChain tool, answering from this session's store."""
+        return StructuredTool.from_function(
+            self.history.retrieve, name=RECOVERY_TOOL_NAME, description=str(RECOVERY_TOOL["description"])
+        )
+
+
+def _with_ids(messages: list[BaseMessage]) -> list[BaseMessage]:
+    return [m if m.id else m.model_copy(update={"id": str(uuid.uuid4())}) for m in messages]
