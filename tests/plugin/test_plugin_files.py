@@ -81,9 +81,12 @@ def test_hooks_run_pre_compact_and_session_start_after_compaction() -> None:
         assert isinstance(hook.get("timeout", 60), int)
 
 
-def test_mcp_config_starts_the_ccr_server() -> None:
+def test_mcp_config_starts_the_ccr_and_memory_servers() -> None:
     servers = load(".mcp.json")["mcpServers"]
-    assert servers == {"ccr": {"command": "${CLAUDE_PLUGIN_ROOT}/scripts/launch", "args": ["ccr", "mcp"]}}
+    assert servers == {
+        "ccr": {"command": "${CLAUDE_PLUGIN_ROOT}/scripts/launch", "args": ["ccr", "mcp"]},
+        "memory": {"command": "${CLAUDE_PLUGIN_ROOT}/scripts/launch", "args": ["memory", "mcp"]},
+    }
 
 
 @pytest.mark.parametrize(
