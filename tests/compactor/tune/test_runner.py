@@ -119,3 +119,14 @@ def test_ray_gives_the_same_figures_as_the_local_executor() -> None:
     assert through_ray.executor == "ray"
     assert figures(through_ray) == figures(local)
     assert any(m["compactions"] for m in figures(local).values())
+
+
+@pytest.mark.skipif(importlib.util.find_spec("optuna") is None, reason="optuna is not installed (pip install '.[optuna]')")
+def test_optuna_asks_for_trials_within_the_space_and_repeats_come_from_the_run(tmp_path: Path) -> None:
+    searched = SearchSpace.model_validate(
+        {"search": {"method": "optuna", "trials": 4, "seed": 3}, "params": {"attachments.max_files": [3, 5]}}
+    )
+    results = run_tune([SMALL], searched, executor=LocalExecutor(1), cache=ResultCache(tmp_path))
+    assert 1 <= len(results.trials) <= 2 and all(t.complete for t in results.trials)
+    assert {t.params["attachments.max_files"] for t in results.trials} <= {3, 5}
+    assert results.jobs_run == len(results.trials)
