@@ -124,16 +124,27 @@ def _measure(
     facts = head_facts(head)
     text = collapse(summary_text)
     cited = [h for h in find_handles(summary_text) if stored and h in stored]
-    recovered_text: list[str] = []
+    joined: dict[str, str] = {}
 
-    def recovered() -> str:
-        """The cited spans' text, collapsed; made only when a fact is not verbatim."""
-        if not recovered_text:
-            recovered_text.append(collapse("\n".join(
-                (d.decode("utf-8", errors="replace") if isinstance(d, bytes) else d)
-                for d in (stored[h] for h in cited)  # type: ignore[index]
-            )))
-        return recovered_text[0]
+    def recovered(flat: bool) -> str:
+        """The cited spans' text (``flat``: whitespace collapsed); made only when needed."""
+        key = "flat" if flat else "raw"
+        if key not in joined:
+            if "raw" not in joined:
+                joined["raw"] = "\n".join(
+                    (d.decode("utf-8", errors="replace") if isinstance(d, bytes) else d)
+                    for d in (stored[h] for h in cited)  # type: ignore[index]
+                )
+            if flat:
+                joined["flat"] = collapse(joined["raw"])
+        return joined[key]
+
+    def by_handle_found(kind: str, fact: str) -> bool:
+        # A fact found in the raw text is found in the collapsed one too; collapsing the
+        # (possibly large) cited spans is needed only for a fact with whitespace in it.
+        return found(kind, fact, recovered(False)) or (
+            any(c.isspace() for c in fact) and found(kind, fact, recovered(True))
+        )
 
     def forms(kind: str, fact: str) -> list[str]:
         flat = collapse(fact)
@@ -154,7 +165,7 @@ def _measure(
     for kind, values in facts.items():
         verbatim[kind] = [v for v in values if found(kind, v, text)]
         kept = set(verbatim[kind])
-        by_handle[kind] = [v for v in values if v not in kept and cited and found(kind, v, recovered())]
+        by_handle[kind] = [v for v in values if v not in kept and cited and by_handle_found(kind, v)]
     return facts, verbatim, by_handle
 
 

@@ -47,7 +47,6 @@ _NOT_TYPED = (
 _COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
-_SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ def strip_reminders(text: str) -> str:
 
 def collapse(text: str) -> str:
     """``text`` with every run of whitespace made one space (how facts are compared)."""
-    return _SPACE.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 def typed(message: Message) -> Typed | None:

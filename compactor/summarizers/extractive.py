@@ -36,6 +36,8 @@ __all__ = ["ExtractiveSummarizer"]
 _ERROR_LINE = re.compile(
     r"\b(error|errors|exception|traceback|failed|failure|fatal|panic|cannot|denied)\b", re.IGNORECASE
 )
+_ERROR_WORDS = ("error", "exception", "traceback", "fail", "fatal", "panic", "cannot", "denied", "e  ", "** (")
+"""Every error pattern below needs one of these (lowercased) somewhere in the text."""
 _REPORTED_ERROR = re.compile(
     r"^\s*(?:error|fatal|panic|traceback|exception|failed|fail\b|E {2,}|\*\* \()"
     r"|(?:error|exception|fatal)(?:\[\w+\])?:|\b[1-9]\d* (?:failed|failures?|errors?)\b",
@@ -334,7 +336,9 @@ class ExtractiveSummarizer:
         # A result that did not fail names an error only in a line shaped like one (a git log
         # subject or a docstring that says "error" is not a failure).
         pattern = _ERROR_LINE if block.is_error else _REPORTED_ERROR
-        error_lines = [] if (shows_content and not block.is_error) or not pattern.search(text) else [
+        lowered = text.lower()
+        possible = any(word in lowered for word in _ERROR_WORDS)
+        error_lines = [] if (shows_content and not block.is_error) or not possible or not pattern.search(text) else [
             ln for ln in text.splitlines() if pattern.search(ln)
         ]
         if block.is_error and not error_lines and text.strip():
