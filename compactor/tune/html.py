@@ -143,7 +143,7 @@ def bar_chart(trials: Sequence[TrialResult], metric: str, at: str, best: str | N
         figure = metrics.figures().get(metric) if metrics is not None else None
         values.append((trial.id, None if figure is None else float(figure)))
     top = max((v for _, v in values if v is not None), default=0.0) or 1.0
-    span = 360.0
+    span = 320.0
     bars = [
         Bar(trial=n, value=format_figure(metric, v), length=round(0.0 if v is None else v / top * span, 1), best=n == best)
         for n, v in values
@@ -153,7 +153,7 @@ def bar_chart(trials: Sequence[TrialResult], metric: str, at: str, best: str | N
         label=METRIC_NAMES[metric],
         better="lower is better" if metric in LOWER_IS_BETTER else "higher is better",
         bars=bars,
-        width=560.0,
+        width=500.0,
         height=22.0 * len(bars) + 10,
     )
 

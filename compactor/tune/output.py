@@ -83,7 +83,10 @@ def best_toml(results: TuneResults) -> str | None:
         "# Use it with: compactor replay --config best.toml SESSION.jsonl",
         "",
     ]
-    return "\n".join(header) + settings_toml(trial.settings)
+    body = settings_toml(trial.settings)
+    if not body.strip():
+        body = "# (every setting is at its default)\n"
+    return "\n".join(header) + body
 
 
 def format_figure(name: str, value: float | int | None) -> str:
