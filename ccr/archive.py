@@ -4,10 +4,10 @@ The format (``ccr export`` writes it, ``ccr import`` reads it), one JSON
 object per line, UTF-8::
 
     {"format": "ccr-archive", "version": 1, "records": N, "objects": M, "created_at": "..."}
-    {"type": "record", "handle": "ccr_...", "size": ..., "content_type": ..., "producer": ...,
+    {"item": "record", "handle": "ccr_...", "size": ..., "content_type": ..., "producer": ...,
      "tokens_before": ..., "tokens_after": ..., "metadata": {...}, "created_at": "...",
      "data": "<base64 of the exact bytes>"}
-    {"type": "object", "id": "ccr_obj_...", ... every field of a typed object ...}
+    {"item": "object", "id": "ccr_obj_...", "type": ..., ... every field of a typed object ...}
 
 A file whose name ends in ``.gz`` is gzip-compressed. Reading checks
 everything before a single record is stored: the header, the counts (a cut
@@ -81,11 +81,11 @@ def write_archive(
             raise CorruptRecord(
                 f"{record.handle} no longer matches its bytes; run ccr repair before exporting"
             )
-        item = {"type": "record", **record.model_dump(mode="json"), "data": base64.b64encode(data).decode()}
+        item = {"item": "record", **record.model_dump(mode="json"), "data": base64.b64encode(data).decode()}
         out.write(_line(item))
         written[0] += 1
     for obj in objects:
-        out.write(_line({"type": "object", **obj.model_dump(mode="json")}))
+        out.write(_line({"item": "object", **obj.model_dump(mode="json")}))
         written[1] += 1
     if tuple(written) != counts:
         raise CorruptRecord(
@@ -110,7 +110,7 @@ def read_archive(lines: Iterable[bytes]) -> Archive:
     objects: list[StoredObject] = []
     for number, raw in _items(numbered):
         item = _parse(raw, number)
-        kind = item.pop("type", None)
+        kind = item.pop("item", None)
         try:
             if kind == "record":
                 data = base64.b64decode(item.pop("data", None) or "", validate=True)

@@ -133,7 +133,7 @@ def test_gc_older_than_removes_only_old_records(db: Path, tmp_path: Path) -> Non
     archive = tmp_path / "old.jsonl"
     lines = [
         {"format": "ccr-archive", "version": 1, "records": 1, "objects": 0, "created_at": "2020-01-01T00:00:00+00:00"},
-        {"type": "record", "handle": handle_for(old), "size": len(old), "content_type": "text/plain",
+        {"item": "record", "handle": handle_for(old), "size": len(old), "content_type": "text/plain",
          "producer": "test", "tokens_before": None, "tokens_after": None, "metadata": None,
          "created_at": "2020-01-01T00:00:00+00:00", "data": base64.b64encode(old).decode()},
     ]
@@ -156,11 +156,17 @@ def test_gc_needs_exactly_one_valid_choice(db: Path, args: list[str]) -> None:
 
 @pytest.mark.parametrize("name", ["archive.jsonl", "archive.jsonl.gz"])
 def test_export_then_import_keeps_handles_bytes_metadata_and_times(db: Path, tmp_path: Path, name: str) -> None:
+    from ccr import OBJECT_TYPES, make_object
+
     groups = fill(db)
+    with open_store(db) as store:
+        oid = store.put_object(
+            make_object(sorted(OBJECT_TYPES)[0], session_id="s1", source="t", content={"note": "kept"})
+        )
     archive = tmp_path / name
     done = ccr("--store", str(db), "export", str(archive))
     assert done.returncode == 0, done.stderr
-    assert b"exported 6 record(s)" in done.stdout
+    assert b"exported 6 record(s) and 1 typed object(s)" in done.stdout
     if name.endswith(".gz"):
         assert gzip.decompress(archive.read_bytes()).startswith(b'{"format":"ccr-archive"')
     other = tmp_path / "other" / "ccr.db"
@@ -170,6 +176,7 @@ def test_export_then_import_keeps_handles_bytes_metadata_and_times(db: Path, tmp
         for handle in [h for g in groups.values() for h in g]:
             assert b.get(handle) == a.get(handle)
             assert b.record(handle) == a.record(handle)
+        assert b.get_object(oid) == a.get_object(oid)
     assert ccr("--store", str(other), "verify").returncode == 0
 
 
