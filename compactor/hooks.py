@@ -23,8 +23,7 @@ boundary's ``compactMetadata.preservedMessages``), and which ones is only
 known once the boundary is in the transcript, after both hooks have run.
 So the pre-compact hook stores everything the compaction summarizes (the
 messages the previous compaction kept, then the messages after it), and the
-next hook that finds the boundary written (the next pre-compact hook, or a
-session-start hook of a client that writes the boundary first) settles the
+next pre-compact hook, which finds that boundary written, first settles the
 record: it stores exactly what was dropped (that conversation without the
 kept messages) as the head and counts the kept messages. Once settled, each
 message of the session is in exactly one head.
@@ -55,6 +54,8 @@ from compactor.errors import CompactorError, HookError, InputInvalid, NothingToC
 from compactor.messages import Message, ToolUseBlock
 from compactor.pipeline import store_spans, without_recovered_content
 from compactor.recovery import RECOVERY_TOOL_NAME
+from compactor.report import TranscriptSegment
+from compactor.restore import store_segment
 from compactor.spans import head_spans
 from compactor.tokens import TokenCounter
 from compactor.transcript import Transcript, read_transcript
@@ -161,6 +162,8 @@ class SessionRecord(BaseModel):
     results: list[StoredResult] = Field(default_factory=list)
     """Every tool result stored on its own, largest first."""
     stored_at: float = 0.0
+    segments: list[TranscriptSegment] = Field(default_factory=list)
+    """The transcript's own lines stored before each compaction, oldest first (``compactor restore``)."""
 
 
 # -- input ----------------------------------------------------------------------
@@ -360,8 +363,15 @@ def pre_compact(
         raise InputInvalid("hook input has no transcript_path")
     path = Path(hook.transcript_path).expanduser()
     transcript = read_transcript(path)
-    _settle_previous(hook.session_id, transcript, store, counter=counter, home=home, recovery_tools=recovery_tools)
+    previous = _settle_previous(
+        hook.session_id, transcript, store, counter=counter, home=home, recovery_tools=recovery_tools
+    )
     messages = conversation_since_last_compaction(transcript)
+    segments = list(previous.segments) if previous else []
+    segment = store_segment(
+        path, store, first_line=segments[-1].last_line + 1 if segments else 1,
+        producer="compactor.hooks:transcript", metadata={"session_id": hook.session_id, "trigger": hook.trigger},
+    )
     record = store_conversation(
         messages,
         store,
@@ -371,6 +381,7 @@ def pre_compact(
         transcript_path=str(path),
         recovery_tools=recovery_tools,
     )
+    record = record.model_copy(update={"segments": segments + ([segment] if segment else [])})
     save_session_record(record, home)
     return pre_compact_instructions(record, limit=limit)
 
@@ -442,7 +453,9 @@ def settle_kept_messages(
         dropped, store, counter=counter, session_id=record.session_id, trigger=record.trigger,
         transcript_path=record.transcript_path, recovery_tools=recovery_tools, now=record.stored_at,
     )
-    return exact.model_copy(update={"summarized_handle": record.head_handle, "kept_messages": tail})
+    return exact.model_copy(
+        update={"summarized_handle": record.head_handle, "kept_messages": tail, "segments": record.segments}
+    )
 
 
 def _settle_previous(
@@ -471,36 +484,19 @@ def _settle_previous(
         return None
 
 
-def session_start(
-    hook: HookInput,
-    store: Store | None = None,
-    *,
-    counter: TokenCounter | None = None,
-    home: Path | None = None,
-    recovery_tools: Sequence[str] = DEFAULT_RECOVERY_TOOLS,
-) -> str | None:
+def session_start(hook: HookInput, *, home: Path | None = None) -> str | None:
     """Handle a SessionStart event: the reminder for a session that was just compacted, or None.
 
-    With a ``store`` and a ``counter``, the record is first settled
-    (``settle_kept_messages``) against the transcript the input names; when
-    that fails the reminder names what the pre-compact hook stored.
+    It reads only the session record: the transcript does not show the new
+    boundary yet (the client writes it after its hooks), so settling waits
+    for the next pre-compact hook.
 
     Raises:
-        HookError: the session record exists but cannot be read, or cannot be written after settling.
+        HookError: the session record exists but cannot be read.
     """
     if hook.source != "compact":
         return None
-    record = load_session_record(hook.session_id, home)
-    if record is not None and store is not None and counter is not None and hook.transcript_path:
-        try:
-            transcript = read_transcript(Path(hook.transcript_path).expanduser())
-        except CompactorError:
-            transcript = None
-        if transcript is not None:
-            record = _settle_previous(
-                hook.session_id, transcript, store, counter=counter, home=home, recovery_tools=recovery_tools
-            ) or record
-    return session_start_output(hook, record)
+    return session_start_output(hook, load_session_record(hook.session_id, home))
 
 
 # -- session records -------------------------------------------------------------------

@@ -88,13 +88,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     start = events.add_parser(
         "session-start",
         help="after a compaction, remind the model where the earlier conversation is stored",
-        description="SessionStart hook: when the source is 'compact', store exactly what the compaction "
-        "dropped (Claude Code keeps its last few messages) and print hookSpecificOutput JSON whose "
-        "additionalContext names the stored conversation and the ccr_retrieve tool; print nothing for "
-        "other sources.",
+        description="SessionStart hook: when the source is 'compact', print hookSpecificOutput JSON "
+        "whose additionalContext names the stored conversation and the ccr_retrieve tool (as Claude Code "
+        "names it, and how to load it with ToolSearch); print nothing for other sources.",
     )
-    start.add_argument("--store", type=Path, help="CCR store file (default: $COMPACTOR_HOME/ccr.db)")
-    start.add_argument("--config", type=Path, metavar="FILE", help="settings file (TOML or JSON)")
     start.set_defaults(func=run_session_start)
     record = events.add_parser(
         "record-python",
@@ -160,14 +157,7 @@ def _forget(hook: HookInput) -> None:
 def run_session_start(args: argparse.Namespace) -> int:
     """Print the after-compaction reminder when there is one; always exits 0."""
     try:
-        hook = _read_input()
-        if hook.source != "compact":
-            return 0
-        settings = load_settings(args.config)
-        with open_store(args.store) as store:
-            output = session_start(
-                hook, store, counter=make_counter(settings.counter), recovery_tools=settings.dedup.recovery_tools
-            )
+        output = session_start(_read_input())
     except CompactorError as exc:
         _report(exc, "no reminder added")
         return 0

@@ -255,3 +255,10 @@ def test_plugin_validate_passes_without_warnings(world: World) -> None:
     done = session.client("plugin", "validate", str(PLUGIN))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "warning" not in (done.stdout + done.stderr).lower(), done.stdout + done.stderr
+
+
+def test_the_ccr_server_is_connected_before_the_first_request(compacted: Session) -> None:
+    first = compacted.api.of_kind("main")[0]
+    text = request_text(first.body)
+    assert RETRIEVE_TOOL in text and STATS_TOOL in text, "the first request went out before ccr mcp was ready"
+    assert "plugin:compactor:ccr" in text
