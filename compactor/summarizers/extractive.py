@@ -92,6 +92,7 @@ class _Digest:
     user_counts: dict[str, int] = field(default_factory=dict)
     user_lines: dict[str, str] = field(default_factory=dict)
     carried: list[str] = field(default_factory=list)
+    carried_pending: list[str] = field(default_factory=list)
     context_messages: list[str] = field(default_factory=list)
     earlier_summaries: list[str] = field(default_factory=list)
     facts: Facts = field(default_factory=Facts)
@@ -283,6 +284,9 @@ class ExtractiveSummarizer:
             for item in _section_items(message.text(), "All user messages"):
                 if not item.startswith(_OWN_NOTES) and item not in d.carried:
                     d.carried.append(item)
+            d.carried_pending = [
+                item for item in _section_items(message.text(), "Pending tasks") if not item.startswith("(")
+            ]
             if not d.primary:
                 d.primary = "\n".join(_section_lines(message.text(), "Primary request and intent"))
             return
@@ -412,7 +416,7 @@ class ExtractiveSummarizer:
             "\n".join(f"- {e}" for e in d.errors) or "(no errors seen)",
             "\n".join(solving) or "(nothing recorded)",
             "\n".join(_user_lines(d)) or "(none)",
-            "\n".join(f"- {item}" for item in d.thread.open_items()) or "(none recorded)",
+            "\n".join(f"- {item}" for item in _pending(d)) or "(none recorded)",
             _current_work(d),
             _next_step(d),
         ]
@@ -447,6 +451,15 @@ def _user_lines(d: _Digest) -> list[str]:
     if d.earlier_summaries:
         lines.append("- " + _EARLIER_NOTE + " ".join(d.earlier_summaries))
     return lines
+
+
+def _pending(d: _Digest) -> list[str]:
+    """The open items; when this part never touched a list, the earlier summary's."""
+    thread = d.thread
+    if thread.todos or thread.tasks or thread.tracker:
+        return thread.open_items()
+    carried = [f"{item} (carried from the earlier summary)" for item in d.carried_pending]
+    return carried + thread.open_items()
 
 
 def _request_line(d: _Digest) -> str | None:

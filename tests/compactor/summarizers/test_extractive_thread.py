@@ -218,3 +218,22 @@ def test_a_task_list_result_corrects_statuses_changed_where_the_session_could_no
     ]
     pending = summarize(messages).sections["Pending tasks"]
     assert pending == "- task #2 [pending] Update the README"
+
+
+def test_a_later_part_that_never_touches_the_list_carries_the_earlier_summarys_pending_items() -> None:
+    first = summarize([
+        user("Add pagination"),
+        call("t1", "TodoWrite", todos=[
+            {"content": "Implement limit and offset", "status": "in_progress", "activeForm": "Implementing"},
+            {"content": "Document the parameters", "status": "pending", "activeForm": "Documenting"},
+        ]),
+        result("t1", "Todos have been modified successfully."),
+    ])
+    earlier = Message(role="user", content=first.text, is_compact_summary=True)
+    second = summarize([earlier, call("b1", "Bash", command="pytest -q"), result("b1", "3 passed"), say("Green.")])
+    pending = second.sections["Pending tasks"]
+    assert "[pending] Document the parameters (carried from the earlier summary)" in pending
+    third = summarize([earlier, call("t2", "TodoWrite", todos=[
+        {"content": "Document the parameters", "status": "completed", "activeForm": "Documenting"},
+    ]), result("t2", "ok")])
+    assert third.sections["Pending tasks"] == "(none recorded)"
