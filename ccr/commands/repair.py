@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ccr._paths import SIDECARS
+from ccr._paths import SIDECARS, SQLITE_HEADER
 from ccr._salvage import salvage
-from ccr.errors import InputNotFound, RecordsLost, StoreError
+from ccr.errors import InputNotFound, NotAStore, RecordsLost, StoreError
 from ccr.store import default_store_path, open_store
 
 __all__ = ["register", "run"]
@@ -49,8 +49,12 @@ def run(args: argparse.Namespace) -> int:
         raise StoreError(f"{target} already exists; choose another --output")
     try:
         found = salvage(source)
+        with source.open("rb") as head:
+            sqlite_header = head.read(len(SQLITE_HEADER)) == SQLITE_HEADER
     except OSError as exc:
         raise StoreError(f"cannot read {source}: {exc.strerror or exc}") from exc
+    if not sqlite_header and not (found.blobs or found.objects or found.lost):
+        raise NotAStore(f"{source} holds nothing of a ccr store; left as it is")
     store = open_store(target)
     try:
         store.restore(

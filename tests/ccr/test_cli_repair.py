@@ -185,3 +185,22 @@ def test_typed_objects_are_salvaged_too(tmp_path: Path, objects: int) -> None:
     with open_store(out) as store:
         assert [store.get_object(i).content["text"] for i in ids] == [f"use sqlite {i}" for i in range(objects)]
     assert os.path.exists(out)
+
+
+def test_a_store_whose_first_page_is_gone_is_still_salvaged(tmp_path: Path) -> None:
+    db = tmp_path / "ccr.db"
+    stored = build(db, payloads(60, seed=10))
+    damage(db, 0)
+    done = ccr("--store", str(db), "repair")
+    assert done.returncode == 0, done.stderr
+    assert repaired(db) == stored
+
+
+def test_repair_leaves_a_file_that_is_not_a_store_alone(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(b"my notes\n" * 1000)
+    done = ccr("--store", str(notes), "repair")
+    assert done.returncode == 73
+    assert b"ccr_not_a_store" in done.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+    assert notes.read_bytes() == b"my notes\n" * 1000
