@@ -117,3 +117,36 @@ def test_a_read_only_store_with_a_pending_log_it_cannot_read_is_refused_not_half
     result = ccr("--store", str(db), "stats")
     assert result.returncode == 73
     assert b"write-ahead log" in result.stderr
+
+
+def test_a_read_only_store_from_before_the_session_column_is_still_listed_by_session(
+    tmp_path: Path, frozen: list[Path]
+) -> None:
+    import sqlite3
+    from datetime import UTC, datetime
+
+    from ccr import handle_for
+    from ccr._migrations import MIGRATIONS
+
+    folder = tmp_path / "old"
+    folder.mkdir()
+    db = folder / "ccr.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
+    for statement in MIGRATIONS[0].statements:
+        conn.execute(statement)
+    conn.execute("INSERT INTO schema_migrations VALUES (1, 'v1', ?)", (datetime.now(UTC).isoformat(),))
+    for data, session in ((b"first", "s1"), (b"second", "s2")):
+        conn.execute(
+            "INSERT INTO blobs (handle, content_type, producer, metadata, created_at, size, data)"
+            " VALUES (?, 'text/plain', 'old', ?, ?, ?, ?)",
+            (handle_for(data), json.dumps({"session_id": session, "kind": "head"}),
+             datetime.now(UTC).isoformat(), len(data), data),
+        )
+    conn.close()
+    freeze(folder, frozen)
+    listed = ccr("--store", str(db), "list", "--json", "--session", "s2")
+    assert listed.returncode == 0, listed.stderr
+    assert [r["handle"] for r in json.loads(listed.stdout)] == [handle_for(b"second")]
+    assert ccr("--store", str(db), "get", handle_for(b"first")).stdout == b"first"
