@@ -36,6 +36,7 @@ __all__ = [
     "Say",
     "Step",
     "is_compaction_request",
+    "last_tool_result",
     "request_text",
 ]
 
@@ -98,6 +99,17 @@ def request_text(body: Any) -> str:
     return "\n".join(parts)
 
 
+def last_tool_result(body: dict[str, Any]) -> str:
+    """The text of the last tool result in a request (what the previous scripted call returned)."""
+    for message in reversed(body.get("messages") or []):
+        content = message.get("content")
+        if isinstance(content, list):
+            for block in reversed(content):
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    return request_text({"messages": [{"content": block.get("content")}]})
+    raise AssertionError("the request carries no tool result")
+
+
 def _last_user_text(body: dict[str, Any]) -> str:
     messages = body.get("messages") or []
     if not messages:
@@ -121,6 +133,8 @@ class FakeAnthropic:
     usage_input_tokens: int = 1_000
     summary_text: str = "The user asked for a few file operations; they were done."
     requests: list[LoggedRequest] = field(default_factory=list)
+    script_errors: list[str] = field(default_factory=list)
+    """Exceptions raised by scripted steps (the client got a plain answer instead)."""
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -195,7 +209,11 @@ class FakeAnthropic:
         with self._lock:
             step = self.script.pop(0) if self.script else Say("Done.")
         if callable(step):
-            step = step(body)
+            try:
+                step = step(body)
+            except Exception as exc:  # noqa: BLE001 - reported to the test, which fails on it
+                self.script_errors.append(f"{type(exc).__name__}: {exc}")
+                step = Say(f"The scripted step failed: {exc}")
         usage = self.usage_input_tokens if step.usage is None else step.usage
         if isinstance(step, Say):
             return [{"type": "text", "text": step.text}], "end_turn", usage

@@ -42,7 +42,8 @@ CLIENT_VERSION = json.loads((E2E_DIR / "package.json").read_text())["dependencie
 RETRIEVE_TOOL = "mcp__plugin_compactor_ccr__ccr_retrieve"
 STATS_TOOL = "mcp__plugin_compactor_ccr__ccr_stats"
 RUN_TIMEOUT_S = 120
-ALLOWED_TOOLS = "Read,Edit,Write,Bash,Glob,Grep,Skill,ToolSearch,TodoWrite,ExitPlanMode,mcp__plugin_compactor_ccr"
+ALLOWED_TOOLS = ("Read,Edit,Write,Bash,Glob,Grep,Skill,ToolSearch,TodoWrite,ExitPlanMode,"
+                 "mcp__plugin_compactor_ccr,mcp__plugin_compactor_memory")
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 """No virtual environment on it: the plugin must find compactor without the shell's PATH."""
 
@@ -148,6 +149,7 @@ class Session:
             stdin=subprocess.DEVNULL,
         )
         self.runs.append(done)
+        assert not self.api.script_errors, f"a scripted step failed: {self.api.script_errors}"
         if check:
             assert done.returncode == 0, f"claude exited {done.returncode}\n{done.stdout}\n{done.stderr}"
         return done
