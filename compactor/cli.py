@@ -23,6 +23,7 @@ COMMANDS: Commands = {
     "inspect": ("compactor.commands.inspect", "summarize a recorded Claude Code session"),
     "tokens": ("compactor.commands.tokens", "count the tokens of a text file or stdin"),
     "hook": ("compactor.commands.hook", "Claude Code hook commands (read the hook's JSON on stdin)"),
+    "restore": ("compactor.commands.restore", "undo compactions: write the session as it stood before compaction N"),
     "show": ("compactor.commands.show", "show what a compaction did: summary, context, dropped spans (or an HTML page)"),
     "tune": ("compactor.commands.tune", "search budgets and strategies on recorded sessions"),
 }

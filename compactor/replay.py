@@ -18,7 +18,6 @@ seen so far). The recording's own compaction summaries are never fed in.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -29,12 +28,13 @@ from attachments import RecordedFiles, reread_coverage
 from ccr import Store
 from compactor.calibration import MAX_PLAUSIBLE_OVERHEAD, Calibration, fit_calibration
 from compactor.config import Settings
-from compactor.errors import UsageError
 from compactor.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.orchestrator import Orchestrator
-from compactor.pipeline import CompactionResult
+from compactor.errors import CompactorError
+from compactor.pipeline import CompactionResult, failed_result
 from compactor.policy import auto_compact_threshold
-from compactor.report import CompactionReport, DroppedSpan, Trigger
+from compactor.report import CompactionReport, DroppedSpan, TranscriptSegment, Trigger
+from compactor.restore import SEGMENT_KEY, store_segment
 from compactor.session import SessionState
 from compactor.summarizers import Summarizer
 from compactor.tokens import TokenCounter
@@ -49,6 +49,7 @@ from compactor.transcript import (
     compaction_entries,
     file_effect,
     read_transcript,
+    refuse_overwriting,
     write_transcript,
 )
 
@@ -133,7 +134,7 @@ def replay(
         TranscriptError: unreadable, or bad data with ``strict``.
     """
     if output is not None:
-        _refuse_overwriting(path, output)
+        refuse_overwriting(path, output)
     # Only the main chain is replayed; subagent files are not read at all.
     transcript = read_transcript(path, strict=strict, warn=warn, subagents=False, state=False)
     return replay_transcript(
@@ -168,7 +169,7 @@ def replay_transcript(
         TranscriptWriteError: ``output`` could not be written.
     """
     if output is not None:
-        _refuse_overwriting(transcript.path, output)
+        refuse_overwriting(transcript.path, output)
     run = _Replay(transcript, settings, store, at, counter, summarizer, on_compaction)
     report = run.run()
     if output is not None:
@@ -209,6 +210,7 @@ class _Replay:
         self.points: list[tuple[int, CompactionReport]] = []  # (entry index, report) of successes
         self.output: list[TranscriptEntry] = []  # the replayed session, as Claude Code would write it
         self.usage_pairs: list[tuple[int, int]] = []  # (counted, recorded usage) before divergence
+        self.next_segment_line = 1  # the first transcript line the next compaction's segment stores
 
     def run(self) -> ReplayReport:
         entries = self.transcript.entries
@@ -216,7 +218,8 @@ class _Replay:
         for index, entry in enumerate(entries):
             if index in recorded:
                 if self.at == "recorded":
-                    self._compact(index, entry, "manual" if recorded[index].trigger == "manual" else "auto")
+                    trigger: Trigger = "manual" if recorded[index].trigger == "manual" else "auto"
+                    self._compact(index, entry, trigger, through_line=entry.line - 1)
                 self._diverge()
                 continue
             message = entry.message
@@ -231,7 +234,7 @@ class _Replay:
                 totals.peak_tokens = max(totals.peak_tokens, decision.tokens)
                 self.report.timeline.append((entry.line, decision.tokens))
                 if self.at == "auto" and decision.compact:
-                    self._compact(index, entry, "auto")
+                    self._compact(index, entry, "auto", through_line=max(entry.lines or [entry.line]))
                 elif decision.reason in ("too_many_failures", "thrashing") and totals.stopped is None:
                     totals.stopped, totals.stopped_at_line = decision.message, entry.line
         self._totals()
@@ -303,8 +306,32 @@ class _Replay:
         self.diverged = True
         self.orch.forget_recorded_usage()
 
-    def _compact(self, index: int, entry: TranscriptEntry, trigger: Trigger) -> None:
+    def _store_segment(self, through_line: int) -> TranscriptSegment | None:
+        """Store the transcript's own lines since the last compaction, byte-exact, for ``compactor restore``.
+
+        Raises:
+            ccr.BudgetExceeded, ccr.StoreError: the store refused; nothing was stored.
+            InputNotFound: the transcript can no longer be read.
+        """
+        path = Path(self.transcript.path)
+        if not path.is_file() or through_line < self.next_segment_line:
+            return None
+        return store_segment(
+            path, self.orch.store, first_line=self.next_segment_line, last_line=through_line,
+            producer="compactor.replay", metadata={"session_id": self.transcript.session_id},
+        )
+
+    def _compact(self, index: int, entry: TranscriptEntry, trigger: Trigger, *, through_line: int) -> None:
         self._calibrate()
+        try:
+            segment = self._store_segment(through_line)
+        except CompactorError as exc:  # fail closed: nothing is dropped that cannot be restored
+            self._failed(entry, failed_result(
+                self.orch.messages, self.orch.state, exc, trigger=trigger,
+                threshold=auto_compact_threshold(self.orch.settings), pre_tokens=self.orch.context_tokens(),
+                counter_name=self.orch.counter.name,
+            ))
+            return
         fitted, holding = self.report.calibration, self.orch.calibration
         unseen = fitted.unseen if fitted is not None and not self.report.compactions else 0
         pre_tokens = self.orch.context_tokens()
@@ -320,18 +347,31 @@ class _Replay:
             )
         if not result.ok:
             self.orch.calibration = holding
+            self._failed(entry, result)
+            return
+        report = result.report
+        if segment is not None:
+            report.transcript = segment
+            self.next_segment_line = segment.last_line + 1
         if self.on_compaction is not None:
             self.on_compaction(result, entry.line)
-        if result.ok:
-            self.report.compactions.append(result.report)
-            self.report.timeline.append((entry.line, result.report.post_tokens))
-            self.points.append((index, result.report))
-            report = result.report
-            self.output.extend(
-                compaction_entries(trigger, report.pre_tokens, report.post_tokens, result.messages, like=entry.record)
+        self.report.compactions.append(report)
+        self.report.timeline.append((entry.line, report.post_tokens))
+        self.points.append((index, report))
+        self.output.extend(
+            compaction_entries(
+                trigger, report.pre_tokens, report.post_tokens, result.messages, like=entry.record,
+                metadata={SEGMENT_KEY: segment.model_dump()} if segment is not None else None,
             )
-        else:
-            self.report.failures.append(result.report)
+        )
+        self._diverge()
+
+    def _failed(self, entry: TranscriptEntry, result: CompactionResult) -> None:
+        """A compaction that failed closed: reported, and the messages go on unchanged."""
+        result.report.at_line = entry.line
+        if self.on_compaction is not None:
+            self.on_compaction(result, entry.line)
+        self.report.failures.append(result.report)
         self._diverge()
 
     def _totals(self) -> None:
@@ -378,19 +418,3 @@ class _Replay:
         totals.reread_files, totals.reread_restored = reread_total, hits
         totals.reread_coverage = hits / reread_total if reread_total else None
         totals.reread_coverage_with_tail = hits_with_tail / reread_total if reread_total else None
-
-
-def _refuse_overwriting(source: str | Path, output: str | Path) -> None:
-    """The output must never replace the transcript it is made from.
-
-    Raises:
-        UsageError: ``output`` names the same file as ``source`` (also through a link).
-    """
-    same = Path(source).resolve() == Path(output).resolve()
-    if not same:
-        try:
-            same = os.path.samefile(source, output)
-        except OSError:
-            same = False
-    if same:
-        raise UsageError(f"{output}: the output would overwrite the transcript being replayed; choose another path")

@@ -14,11 +14,13 @@ from compactor.survival import Survival
 __all__ = [
     "AttachmentEntry",
     "AttachmentType",
+    "CacheReport",
     "CompactionReport",
     "ContextEntry",
     "DedupReport",
     "DroppedSpan",
     "SkippedEntry",
+    "TranscriptSegment",
     "Trigger",
 ]
 
@@ -78,6 +80,20 @@ class SkippedEntry(_Model):
     reason: str
 
 
+class TranscriptSegment(_Model):
+    """A transcript's own lines, stored byte-exact in CCR before a compaction (``compactor restore``).
+
+    Lines ``first_line`` to ``last_line`` (1-based, inclusive): everything the
+    file gained since the previous compaction's segment, so segments 1..N
+    joined are the file as it stood when compaction N happened.
+    """
+
+    handle: str
+    first_line: int
+    last_line: int
+    bytes: int
+
+
 class ContextEntry(_Model):
     """One message of the compacted context, as a person reads it (``compactor show``)."""
 
@@ -90,6 +106,47 @@ class ContextEntry(_Model):
 class DedupReport(_Model):
     hits: int = 0
     saved_bytes: int = 0
+
+
+MaskingPolicyName = Literal["eager", "batch", "cold"]
+"""Which rule let a masking step run (``compactor.masking``): past the soft threshold at any
+check, in a batch near the auto-compact threshold, or while the prompt cache had gone cold."""
+
+
+class CacheReport(_Model):
+    """What one change of the context does to the prompt cache (``compactor.cache``).
+
+    From the message order: the prefix up to the first changed message stays
+    cached (``kept_tokens``), the rest of what the last request cached is
+    invalidated. When the cache had already gone cold (``cold``) nothing was
+    cached, so both are 0. Tokens are the session's counter tokens of messages.
+    """
+
+    invalidated_tokens: int = 0
+    kept_tokens: int = 0
+    cold: bool = False
+
+
+class MaskingReport(_Model):
+    """One masking step: old tool results replaced by stubs whose originals are in CCR."""
+
+    ok: bool = True
+    error: str | None = None
+    error_id: str | None = None
+    """When the store refused the originals: nothing was masked (fail closed)."""
+    at_line: int | None = None
+    """Replay only: the transcript line after which the step ran."""
+    results: int
+    """Tool results masked (superseded reads included)."""
+    superseded: int = 0
+    """Of those, Read results a later read or write of the same file made stale (masked as pointers)."""
+    tokens_saved: int
+    tokens_before: int
+    """The context estimate that triggered the step."""
+    handles: list[str] = Field(default_factory=list)
+    policy: MaskingPolicyName
+    cache: CacheReport = Field(default_factory=CacheReport)
+    basis: Literal["inferred"] = "inferred"
 
 
 class CompactionReport(_Model):
@@ -118,8 +175,12 @@ class CompactionReport(_Model):
     """Replay only: of the files read before and again after, the share file attachments restored."""
     reread_coverage_with_tail: float | None = None
     """The same, also counting files whose reads the preserved tail still shows."""
+    transcript: TranscriptSegment | None = None
+    """The transcript's records since the previous compaction, stored byte-exact (replays and hooks)."""
     summary: str | None = None
     """The summary the summarizer wrote (the summary message wraps it)."""
     context: list[ContextEntry] = Field(default_factory=list)
     """The compacted context in order: summary message, preserved tail, attachments."""
+    cache: CacheReport | None = None
+    """The prompt-cache effect: the summary comes first, so every cached message is invalidated."""
     basis: Literal["inferred"] = "inferred"

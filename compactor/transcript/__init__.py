@@ -41,7 +41,13 @@ from compactor.transcript.file_effects import (
 )
 from compactor.transcript.reader import KNOWN_ENTRY_TYPES, read_sessions, read_transcript
 from compactor.transcript.state import StateBuilder, parse_timestamp
-from compactor.transcript.writer import boundary_entry, compaction_entries, write_transcript
+from compactor.transcript.writer import (
+    boundary_entry,
+    compaction_entries,
+    refuse_overwriting,
+    write_atomically,
+    write_transcript,
+)
 
 __all__ = [
     "FileEdit",
@@ -67,6 +73,8 @@ __all__ = [
     "parse_timestamp",
     "read_sessions",
     "read_transcript",
+    "refuse_overwriting",
     "strip_line_numbers",
+    "write_atomically",
     "write_transcript",
 ]

@@ -10,15 +10,15 @@ import contextlib
 import json
 import os
 import uuid as uuidlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from compactor.errors import TranscriptWriteError
+from compactor.errors import TranscriptWriteError, UsageError
 from compactor.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from compactor.transcript._models import Transcript, TranscriptEntry
 
-__all__ = ["boundary_entry", "compaction_entries", "write_transcript"]
+__all__ = ["boundary_entry", "compaction_entries", "refuse_overwriting", "write_atomically", "write_transcript"]
 
 _SESSION_FIELDS = ("userType", "cwd", "sessionId", "version", "gitBranch", "timestamp")
 """The fields Claude Code puts on every record of a session."""
@@ -59,6 +59,7 @@ def compaction_entries(
     messages: Sequence[Message],
     *,
     like: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> list[TranscriptEntry]:
     """The entries Claude Code writes for one compaction, to write in a chain (see ``write_transcript``).
 
@@ -70,10 +71,11 @@ def compaction_entries(
     ``version``, ``gitBranch``, ``userType``, ``timestamp``) of ``like``, the
     record the compaction happened at. The tail's copies get new uuids (its
     originals stay before the boundary) and lose the usage that described
-    the context before it.
+    the context before it. ``metadata`` joins the boundary's ``compactMetadata``.
     """
     fields = {k: like[k] for k in _SESSION_FIELDS if like is not None and k in like}
     boundary = boundary_entry(trigger, pre_tokens, post_tokens, timestamp=fields.get("timestamp"))
+    boundary.records[0]["compactMetadata"].update(metadata or {})
     entries = [boundary]
     for message in messages:
         copy = message.model_copy(update={"uuid": None, "usage": None, "timestamp": fields.get("timestamp")})
@@ -244,7 +246,12 @@ def _encode(record: dict[str, Any]) -> bytes:
 
 
 def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
-    """Write through a uniquely named temporary file, so a reader never sees half a file.
+    """Write ``records`` as JSONL through ``write_atomically``."""
+    write_atomically(path, (_encode(record) for record in records))
+
+
+def write_atomically(path: Path, chunks: Iterable[bytes]) -> None:
+    """Write ``chunks`` through a uniquely named temporary file, so a reader never sees half a file.
 
     Raises:
         TranscriptWriteError: the file system refused; no temporary file is left behind.
@@ -254,11 +261,27 @@ def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f".{path.name}.{os.getpid()}.{uuidlib.uuid4().hex[:12]}.tmp")
         with temporary.open("xb") as handle:
-            for record in records:
-                handle.write(_encode(record))
+            for chunk in chunks:
+                handle.write(chunk)
         os.replace(temporary, path)
     except OSError as exc:
         if temporary is not None:
             with contextlib.suppress(OSError):
                 temporary.unlink()
         raise TranscriptWriteError(f"{path}: cannot write transcript: {exc.strerror or exc}") from exc
+
+
+def refuse_overwriting(source: str | Path, output: str | Path) -> None:
+    """An output must never replace the transcript it is made from.
+
+    Raises:
+        UsageError: ``output`` names the same file as ``source`` (also through a link).
+    """
+    same = Path(source).resolve() == Path(output).resolve()
+    if not same:
+        try:
+            same = os.path.samefile(source, output)
+        except OSError:
+            same = False
+    if same:
+        raise UsageError(f"{output}: the output would overwrite the transcript it is made from; choose another path")

@@ -1,0 +1,111 @@
+"""``compactor restore SESSION_ID|TRANSCRIPT [--before N] --output FILE``: undo compactions.
+
+Writes the session as it stood before compaction N (default: the last one),
+byte for byte, from the transcript lines stored in CCR before each
+compaction (``compactor.restore``). TRANSCRIPT is a file written by
+``compactor replay --output`` (its boundaries name the stored lines) or a
+Claude Code transcript whose compactions the plugin's PreCompact hook saw; a
+SESSION_ID is looked up in the hook's records under ``$COMPACTOR_HOME/sessions``.
+``--list`` prints the compactions that can be undone instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from compactor._cli import write_stdout
+from compactor.errors import InputNotFound, UsageError
+from compactor.report import TranscriptSegment
+
+__all__ = ["find_segments", "register", "run"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``restore`` subcommand."""
+    parser = subparsers.add_parser(
+        "restore",
+        help="undo compactions: write the session as it stood before compaction N",
+        description="Write a Claude Code session as it stood before compaction N (default: the last), "
+        "byte for byte, from the transcript lines stored before each compaction. SOURCE is a "
+        "transcript (written by 'compactor replay --output', or a Claude Code session the plugin "
+        "hooks saw) or a session id the hooks recorded.",
+    )
+    parser.add_argument("source", metavar="SESSION_ID|TRANSCRIPT", help="a transcript file or a session id")
+    parser.add_argument("--before", type=int, metavar="N", help="undo compaction N and everything after it (1 is the first)")
+    parser.add_argument("--output", type=Path, metavar="FILE", help="where to write the restored session (JSONL)")
+    parser.add_argument("--list", action="store_true", help="list the compactions that can be undone")
+    parser.add_argument("--store", type=Path, help="CCR store file (default: $COMPACTOR_HOME/ccr.db)")
+    parser.set_defaults(func=run)
+
+
+def find_segments(source: str) -> tuple[list[TranscriptSegment], Path | None]:
+    """The stored segments of ``source`` (a transcript path or a session id) and the transcript's path.
+
+    Raises:
+        InputNotFound: neither a readable transcript nor a session the hooks recorded.
+        InputInvalid: the session id is unusable.
+        TranscriptError: the transcript cannot be read.
+    """
+    from compactor.hooks import load_session_record
+    from compactor.restore import segment_from_metadata
+    from compactor.transcript import iter_records
+
+    path = Path(source).expanduser()
+    if path.is_file():
+        segments: list[TranscriptSegment] = []
+        session_id: str | None = None
+        for record in iter_records(path):
+            data = record.data
+            if session_id is None and isinstance(data.get("sessionId"), str):
+                session_id = data["sessionId"]
+            if data.get("type") == "system" and data.get("subtype") == "compact_boundary":
+                segment = segment_from_metadata(data.get("compactMetadata"))
+                if segment is not None:
+                    segments.append(segment)
+        if segments or session_id is None:
+            return segments, path
+        stored = load_session_record(session_id)
+        return (list(stored.segments) if stored else []), path
+    if "/" in source or source.endswith(".jsonl"):
+        raise InputNotFound(f"{source}: no such transcript")
+    record = load_session_record(source)
+    if record is None:
+        raise InputNotFound(f"{source}: no such transcript, and no session the hooks recorded under that id")
+    transcript = Path(record.transcript_path) if record.transcript_path else None
+    return list(record.segments), transcript
+
+
+def run(args: argparse.Namespace) -> int:
+    """Restore (or list); returns the exit code."""
+    if not args.list and args.output is None:
+        raise UsageError("--output FILE is required (or --list to see what can be undone)")
+    segments, transcript = find_segments(args.source)
+    if args.list:
+        rows = [
+            {"compaction": n, "first_line": s.first_line, "last_line": s.last_line, "bytes": s.bytes, "handle": s.handle}
+            for n, s in enumerate(segments, start=1)
+        ]
+        write_stdout(json.dumps(rows, indent=2) + "\n")
+        return 0
+    from ccr import open_store
+    from compactor.restore import restored_bytes
+    from compactor.transcript import refuse_overwriting, write_atomically
+
+    if transcript is not None:
+        refuse_overwriting(transcript, args.output)
+    store = open_store(args.store, readonly=True)
+    try:
+        data = restored_bytes(segments, store, before=args.before)
+    finally:
+        store.close()
+    write_atomically(args.output, [data])
+    lines = data.count(b"\n")
+    print(
+        f"compactor: restored the session before compaction {args.before or len(segments)}: "
+        f"{lines:,} lines, {len(data):,} bytes -> {args.output}",
+        file=sys.stderr,
+    )
+    return 0
