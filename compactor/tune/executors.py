@@ -12,6 +12,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol
 
@@ -45,15 +46,25 @@ class LocalExecutor:
             return
         # spawn: the parent may hold threads (a progress bar) that fork would copy mid-flight.
         context = multiprocessing.get_context("spawn")
-        with cf.ProcessPoolExecutor(max_workers=min(self.workers, len(jobs)), mp_context=context) as pool:
-            futures = [pool.submit(run_job, job) for job in jobs]
-            try:
-                for future in cf.as_completed(futures):
+        pool = cf.ProcessPoolExecutor(
+            max_workers=min(self.workers, len(jobs)), mp_context=context, initializer=_ignore_interrupts
+        )
+        futures = [pool.submit(run_job, job) for job in jobs]
+        handed: set[cf.Future[SessionResult]] = set()
+        try:
+            for future in cf.as_completed(futures):
+                handed.add(future)
+                on_result(future.result())
+        except KeyboardInterrupt:
+            # Ctrl-C: nothing new starts; the replays already running finish and are kept.
+            for future in futures:
+                future.cancel()
+            for future in futures:
+                if future not in handed and not future.cancelled():
                     on_result(future.result())
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 class RayExecutor:
@@ -88,6 +99,11 @@ class RayExecutor:
         finally:
             if started_here:
                 ray.shutdown()
+
+
+def _ignore_interrupts() -> None:
+    """Workers leave Ctrl-C to the parent, which stops handing out jobs and keeps what finished."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def make_executor(name: ExecutorName, workers: int | None = None) -> Executor:
