@@ -98,3 +98,33 @@ def test_retry_repeats_while_the_database_is_busy() -> None:
 def test_busy_and_locked_are_recognised() -> None:
     assert is_busy(sqlite3.OperationalError("database is locked"))
     assert not is_busy(sqlite3.OperationalError("disk I/O error"))
+
+
+def test_a_version_1_store_with_records_upgrades_and_lists_them_by_session(db_path: Path) -> None:
+    import json
+    from datetime import UTC, datetime
+
+    from ccr import RecordFilter, handle_for
+
+    db_path.parent.mkdir()
+    raw = sqlite3.connect(db_path, isolation_level=None)
+    raw.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    for statement in MIGRATIONS[0].statements:  # the schema as version 1 left it
+        raw.execute(statement)
+    raw.execute("INSERT INTO schema_migrations VALUES (1, 'v1', ?)", (datetime.now(UTC).isoformat(),))
+    for data, meta in ((b"kept", {"session_id": "s1", "kind": "head"}), (b"gone!", {"session_id": "s2", "kind": "message"})):
+        raw.execute(
+            "INSERT INTO blobs (handle, content_type, producer, metadata, created_at, size, data)"
+            " VALUES (?, 'text/plain', 'old', ?, ?, ?, ?)",
+            (handle_for(data), json.dumps(meta), datetime.now(UTC).isoformat(), len(data), data),
+        )
+    raw.close()
+    kept, gone = handle_for(b"kept"), handle_for(b"gone!")
+    with open_store(db_path) as store:
+        assert [r.handle for r in store.records(RecordFilter(session_id="s1"))] == [kept]
+        assert [r.handle for r in store.records(RecordFilter(kind="message"))] == [gone]
+        store.delete([gone])
+        stats = store.stats()
+    assert (stats.entries, stats.payload_bytes) == (1, len(b"kept"))
