@@ -160,6 +160,15 @@ def test_after_compaction_the_model_is_told_the_real_tool_and_how_to_load_it(com
     assert "`ccr_retrieve`" not in text
 
 
+def test_after_manual_compact_the_hook_text_the_model_sees_names_the_loadable_tool(compacted: Session) -> None:
+    text = request_text(compacted.api.of_kind("main")[-1].body)
+    shown = text[text.index("<local-command-stdout>"):]
+    shown = shown[: shown.index("</local-command-stdout>")]
+    assert "PreCompact" in shown and f"select:{RETRIEVE_TOOL}" in shown
+    assert "For whoever writes the summary of this conversation:" in shown
+    assert "When you write the summary" not in shown
+
+
 def test_tool_search_loads_the_tools_and_they_answer(compacted: Session) -> None:
     first = compacted.saved["first"]
     last = compacted.api.of_kind("main")[-1].body
