@@ -57,8 +57,8 @@ def find_segments(source: str) -> tuple[list[TranscriptSegment], Path | None]:
     if path.is_file():
         segments: list[TranscriptSegment] = []
         session_id: str | None = None
-        for record in iter_records(path):
-            data = record.data
+        for line in iter_records(path):
+            data = line.data
             if session_id is None and isinstance(data.get("sessionId"), str):
                 session_id = data["sessionId"]
             if data.get("type") == "system" and data.get("subtype") == "compact_boundary":
@@ -71,11 +71,11 @@ def find_segments(source: str) -> tuple[list[TranscriptSegment], Path | None]:
         return (list(stored.segments) if stored else []), path
     if "/" in source or source.endswith(".jsonl"):
         raise InputNotFound(f"{source}: no such transcript")
-    record = load_session_record(source)
-    if record is None:
+    recorded = load_session_record(source)
+    if recorded is None:
         raise InputNotFound(f"{source}: no such transcript, and no session the hooks recorded under that id")
-    transcript = Path(record.transcript_path) if record.transcript_path else None
-    return list(record.segments), transcript
+    transcript = Path(recorded.transcript_path) if recorded.transcript_path else None
+    return list(recorded.segments), transcript
 
 
 def run(args: argparse.Namespace) -> int:
