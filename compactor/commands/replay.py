@@ -60,6 +60,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write the report as a self-contained HTML page")
     parser.add_argument("--strict", action="store_true", help="treat the first bad line as an error (exit 65)")
+    parser.add_argument(
+        "--memory-db",
+        type=Path,
+        metavar="PATH",
+        help="memory store to recall from after each compaction, attached as 'memory' (see: memory --help)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -72,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
         overrides["counter"] = args.counter
     if args.no_dedup:
         overrides["dedup.enabled"] = False
+    if args.memory_db is not None:
+        overrides["pipeline.memory_db"] = str(args.memory_db)
     settings = load_settings(args.config, overrides=overrides)
     store = open_store(args.store)
     try:

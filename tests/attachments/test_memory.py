@@ -25,7 +25,7 @@ ON_TOPIC = [
 ]
 OFF_TOPIC = [
     "The marketing site is deployed from the web-landing repository by Netlify",
-    "Payroll exports are due on the 25th of each month",
+    "Quarterly payroll spreadsheets belong to Helga in accounting",
 ]
 
 
@@ -124,3 +124,31 @@ def test_a_replay_with_a_seeded_memory_store_shows_a_memory_attachment_within_it
             if entry.handle:
                 assert store.get(entry.handle) == big.encode()
     assert seen > 0
+
+
+def test_replay_memory_db_attaches_memories_in_the_json_report(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    db_path = tmp_path / "memory.db"
+    with open_memory(db_path, recovery=tmp_path / "ccr.db") as db:
+        db.remember_many([*ON_TOPIC, *OFF_TOPIC])
+    config = tmp_path / "settings.toml"
+    config.write_text("[policy]\ncontext_window = 80000\n")
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "compactor", "replay", str(LONG_SESSION), "--json", "--config", str(config),
+            "--store", str(tmp_path / "ccr.db"), "--memory-db", str(db_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "COMPACTOR_HOME": str(tmp_path / "home")},
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    memories = [a for c in report["compactions"] for a in c["attachments"] if a["type"] == "memory"]
+    assert memories and all(a["name"].startswith("mem_") and a["tokens"] <= 2_000 for a in memories)
+    assert not [s for c in report["compactions"] for s in c["skipped"] if s["type"] == "memory"]
