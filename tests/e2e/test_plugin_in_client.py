@@ -209,6 +209,10 @@ def test_auto_compactions_store_each_message_in_exactly_one_head(world: World) -
     lines = [line for handle in (earlier, record["head_handle"]) for line in stored(session, handle).splitlines()]
     assert len(lines) == len(set(lines)), "a message sits in two heads"
     assert "This conversation was just compacted" in request_text(session.api.of_kind("main")[-1].body)
+    summarizer_requests = [request_text(r.body) for r in session.api.of_kind("compaction")]
+    assert len(summarizer_requests) == 2
+    assert f"<<ccr:{record['summarized_handle']}>>" in summarizer_requests[1]
+    assert all(f"select:{RETRIEVE_TOOL}" in text for text in summarizer_requests)
 
 
 def test_a_full_store_never_blocks_a_compaction(world: World) -> None:
