@@ -10,14 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory.store import (
-    DEFAULT_LIMIT,
-    DEFAULT_TOKEN_BUDGET,
-    MemoryDB,
-    check_id,
-    check_text,
-    check_token_budget,
-)
+from memory.store import DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, MemoryDB, check_id, check_text
 
 __all__ = ["forget", "history", "recall", "remember", "supersede"]
 
@@ -39,7 +32,6 @@ def recall(
     Raises:
         The errors of ``MemoryDB.recall``.
     """
-    check_token_budget(token_budget)
     hits = db.recall(query, limit=limit, token_budget=token_budget)
     return {"hits": [h.model_dump(mode="json", exclude_none=True) for h in hits]}
 
