@@ -19,13 +19,18 @@ __all__ = ["Progress", "progress"]
 
 
 class Progress(Protocol):
-    """What a command sees: one call per unit of work done."""
+    """What a command sees: ``advance`` per unit of work done, or ``update`` with the count so far."""
 
     def advance(self, amount: float = 1) -> None: ...
+
+    def update(self, completed: float, total: float | None = None) -> None: ...
 
 
 class _Silent:
     def advance(self, amount: float = 1) -> None:
+        return None
+
+    def update(self, completed: float, total: float | None = None) -> None:
         return None
 
 
@@ -36,6 +41,12 @@ class _Bar:
 
     def advance(self, amount: float = 1) -> None:
         self._bar.advance(self._task, amount)  # type: ignore[attr-defined]
+
+    def update(self, completed: float, total: float | None = None) -> None:
+        if total is None:
+            self._bar.update(self._task, completed=completed)  # type: ignore[attr-defined]
+        else:
+            self._bar.update(self._task, completed=completed, total=total)  # type: ignore[attr-defined]
 
 
 @contextmanager

@@ -33,7 +33,7 @@ from compactor.orchestrator import Orchestrator
 from compactor.errors import CompactorError
 from compactor.pipeline import CompactionResult, failed_result
 from compactor.policy import auto_compact_threshold
-from compactor.report import CompactionReport, DroppedSpan, TranscriptSegment, Trigger
+from compactor.report import CompactionReport, DroppedSpan, MaskingReport, TranscriptSegment, Trigger
 from compactor.restore import SEGMENT_KEY, store_segment
 from compactor.session import SessionState
 from compactor.summarizers import Summarizer
@@ -90,6 +90,14 @@ class ReplayTotals(BaseModel):
     """Tokens of file attachments whose file the recording did not read again before the next compaction."""
     reread_missed_tokens: int = 0
     """Tokens of the first re-read after a compaction of each re-read file neither restored nor in the tail."""
+    requests: int = 0
+    """Requests the replayed session made (one per answer)."""
+    masking_steps: int = 0
+    masked_results: int = 0
+    masking_tokens_saved: int = 0
+    cache_invalidated_tokens: int = 0
+    """Cached-prefix tokens invalidated, summed over compactions and masking steps (``compactor.cache``)."""
+    cache_kept_tokens: int = 0
     basis: Literal["inferred"] = "inferred"
 
 
@@ -109,6 +117,8 @@ class ReplayReport(BaseModel):
     totals: ReplayTotals = Field(default_factory=ReplayTotals)
     calibration: Calibration | None = None
     """Counter tokens -> model tokens, fitted to the recorded usage (None if never needed)."""
+    masking: list[MaskingReport] = Field(default_factory=list)
+    """Every masking step between compactions (``compactor.masking``), in order."""
     timeline: list[tuple[int, int]] = Field(default_factory=list)
     """(transcript line, context tokens) before each request and after each compaction: the size over time."""
 
@@ -125,6 +135,7 @@ def replay(
     warn: Callable[[ReadWarning], None] | None = None,
     on_compaction: Callable[[CompactionResult, int], None] | None = None,
     output: str | Path | None = None,
+    on_entry: Callable[[int, int], None] | None = None,
 ) -> ReplayReport:
     """Read the transcript at ``path`` and replay it (see ``replay_transcript``).
 
@@ -139,7 +150,7 @@ def replay(
     transcript = read_transcript(path, strict=strict, warn=warn, subagents=False, state=False)
     return replay_transcript(
         transcript, settings=settings, store=store, at=at, counter=counter,
-        summarizer=summarizer, on_compaction=on_compaction, output=output,
+        summarizer=summarizer, on_compaction=on_compaction, output=output, on_entry=on_entry,
     )
 
 
@@ -153,8 +164,10 @@ def replay_transcript(
     summarizer: Summarizer | None = None,
     on_compaction: Callable[[CompactionResult, int], None] | None = None,
     output: str | Path | None = None,
+    on_entry: Callable[[int, int], None] | None = None,
 ) -> ReplayReport:
-    """Replay ``transcript``; ``on_compaction(result, line)`` sees every attempt.
+    """Replay ``transcript``; ``on_compaction(result, line)`` sees every attempt,
+    ``on_entry(done, total)`` the entries replayed so far (for a progress bar).
 
     With ``output``, the replayed session is written there as Claude Code
     would have written it: the messages as fed (deduplicated), and at each
@@ -170,7 +183,7 @@ def replay_transcript(
     """
     if output is not None:
         refuse_overwriting(transcript.path, output)
-    run = _Replay(transcript, settings, store, at, counter, summarizer, on_compaction)
+    run = _Replay(transcript, settings, store, at, counter, summarizer, on_compaction, on_entry)
     report = run.run()
     if output is not None:
         write_transcript(run.output, output, session_id=transcript.session_id, cwd=run.orch.state.cwd)
@@ -187,6 +200,7 @@ class _Replay:
         counter: TokenCounter | None,
         summarizer: Summarizer | None,
         on_compaction: Callable[[CompactionResult, int], None] | None,
+        on_entry: Callable[[int, int], None] | None = None,
     ) -> None:
         self.transcript = transcript
         self.at = at
@@ -202,6 +216,7 @@ class _Replay:
             transcript_path=transcript.path,
         )
         self.on_compaction = on_compaction
+        self.on_entry = on_entry
         self.report = ReplayReport(session=transcript.path, at=at)
         self.diverged = False
         self.calls: dict[str, ToolUseBlock] = {}
@@ -216,6 +231,8 @@ class _Replay:
         entries = self.transcript.entries
         recorded = {c.entry_index: c for c in self.transcript.compactions}
         for index, entry in enumerate(entries):
+            if self.on_entry is not None:
+                self.on_entry(index + 1, len(entries))
             if index in recorded:
                 if self.at == "recorded":
                     trigger: Trigger = "manual" if recorded[index].trigger == "manual" else "auto"
@@ -261,6 +278,13 @@ class _Replay:
         if self.diverged:  # recorded usage described a context the replay no longer has
             records = [{**r, "message": {k: v for k, v in r["message"].items() if k != "usage"}} for r in records]
         self.output.append(entry.model_copy(update={"message": kept, "records": records}))
+        steps = self.orch.masking_steps
+        if len(steps) > len(self.report.masking):  # a masking step ran as the message arrived
+            for step in steps[len(self.report.masking) :]:
+                step.at_line = entry.line
+                self.report.masking.append(step)
+            self._diverge()
+            self.report.timeline.append((entry.line, self.orch.context_tokens()))
         self.report.totals.messages += 1
         if kept.usage is not None and kept.role == "assistant":
             self.usage_pairs.append((self.orch.tokens_of_messages(), kept.usage.total))
@@ -377,6 +401,14 @@ class _Replay:
     def _totals(self) -> None:
         totals = self.report.totals
         totals.compactions = len(self.report.compactions)
+        totals.requests = self.orch.cache.requests
+        done = [step for step in self.report.masking if step.ok]
+        totals.masking_steps = len(done)
+        totals.masked_results = sum(step.results for step in done)
+        totals.masking_tokens_saved = sum(step.tokens_saved for step in done)
+        effects = [step.cache for step in done] + [c.cache for c in self.report.compactions if c.cache is not None]
+        totals.cache_invalidated_tokens = sum(e.invalidated_tokens for e in effects)
+        totals.cache_kept_tokens = sum(e.kept_tokens for e in effects)
         totals.failures = len(self.report.failures)
         for report in self.report.compactions:
             totals.dropped_bytes += sum(d.bytes for d in report.dropped if d.piece_of is None)

@@ -15,10 +15,11 @@ import json
 import sys
 from pathlib import Path
 
-from ccr import open_store
+from ccr import Store, open_store
 from compactor._cli import write_stdout
 from compactor.config import load_settings
 from compactor.pipeline import CompactionResult
+from compactor.progress import progress
 from compactor.replay import ReplayReport, replay
 from compactor.summarizers import make_summarizer
 from compactor.transcript import ReadWarning
@@ -53,6 +54,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--counter", choices=("tiktoken", "rough"), help="token counter (default: tiktoken)")
     parser.add_argument("--no-dedup", action="store_true", help="leave repeated tool results alone")
     parser.add_argument(
+        "--masking",
+        choices=("on", "off"),
+        help="mask old tool results between compactions (default: the masking.enabled setting)",
+    )
+    parser.add_argument(
         "--output",
         type=Path,
         help="also write the compacted session as Claude Code JSONL (boundary, summary, tail, attachments); "
@@ -78,31 +84,60 @@ def run(args: argparse.Namespace) -> int:
         overrides["counter"] = args.counter
     if args.no_dedup:
         overrides["dedup.enabled"] = False
+    if args.masking:
+        overrides["masking.enabled"] = args.masking == "on"
     if args.memory_db is not None:
         overrides["pipeline.memory_db"] = str(args.memory_db)
     settings = load_settings(args.config, overrides=overrides)
     store = open_store(args.store)
     try:
-        report = replay(
-            args.session,
-            settings=settings,
-            store=store,
-            at=args.at,
-            summarizer=make_summarizer(settings),
-            strict=args.strict,
-            warn=_print_warning,
-            on_compaction=_print_failure,
-            output=args.output,
-        )
+        with progress(f"replaying {Path(args.session).name}", None) as bar:
+            report = replay(
+                args.session,
+                settings=settings,
+                store=store,
+                at=args.at,
+                summarizer=make_summarizer(settings),
+                strict=args.strict,
+                warn=_print_warning,
+                on_compaction=_print_failure,
+                output=args.output,
+                on_entry=bar.update,
+            )
+        metrics = _metrics(report, store) if args.json else None
     finally:
         store.close()
+    if args.html is not None:
+        _write_html(args.html, report)
     if args.json:
-        write_stdout(json.dumps(report.model_dump(mode="json", exclude={"at"}), indent=2, ensure_ascii=False) + "\n")
+        data = {**report.model_dump(mode="json", exclude={"at"}), "metrics": metrics}
+        write_stdout(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     else:
         write_stdout(render_table(report) + "\n")
     if any(f.error_id == "ccr_budget_exceeded" for f in report.failures):
         return _BUDGET_EXIT
     return 1 if report.failures else 0
+
+
+def _write_html(path: Path, report: ReplayReport) -> None:
+    from compactor.html_report import write_report_html
+
+    write_report_html(
+        path,
+        session=report.session,
+        compactions=report.compactions,
+        failures=report.failures,
+        timeline=report.timeline,
+        threshold=report.totals.threshold,
+        totals=report.totals.model_dump(mode="json"),
+    )
+
+
+def _metrics(report: ReplayReport, store: Store) -> dict[str, object]:
+    """The figures ``compactor tune`` judges trials by, with the same definitions (``compactor.tune.metrics``)."""
+    from compactor.tune.metrics import replay_metrics
+
+    return replay_metrics(report, store).as_json()
 
 
 def _print_warning(warning: ReadWarning) -> None:
@@ -164,6 +199,14 @@ def render_table(report: ReplayReport) -> str:
         f"(with the preserved tail: {_percent(t.reread_coverage_with_tail)})",
         f"tokens are {t.counter} tokens; savings are inferred",
     ]
+    if report.masking:
+        policies = ", ".join(sorted({s.policy for s in report.masking if s.ok}))
+        lines.insert(-1, f"masking: {t.masking_steps} steps ({policies or '-'}), {t.masked_results} results, "
+                     f"{t.masking_tokens_saved:,} tokens saved (all in CCR)")
+    if t.requests:
+        per_100 = 100 * t.cache_invalidated_tokens / t.requests
+        lines.insert(-1, f"prompt cache: {t.cache_invalidated_tokens:,} cached tokens invalidated "
+                     f"({per_100:,.0f} per 100 requests), {t.cache_kept_tokens:,} kept")
     for f in report.failures:
         lines.append(f"failed at line {f.at_line}: {f.error_id}: {f.error}")
     if t.stopped:

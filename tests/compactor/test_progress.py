@@ -10,20 +10,11 @@ from pathlib import Path
 from compactor.tokens import TiktokenCounter
 
 
-def _count(path: Path, stderr: int) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "compactor", "tokens", str(path)],
-        stdout=subprocess.PIPE, stderr=stderr, timeout=120, check=False,
-    )
-
-
-def test_a_terminal_gets_a_progress_bar_on_stderr_and_stdout_stays_the_result(tmp_path: Path) -> None:
-    text = "hello world\n" * 300_000
-    path = tmp_path / "big.txt"
-    path.write_text(text, encoding="utf-8")
+def _on_terminal(args: list[str]) -> tuple[subprocess.CompletedProcess[bytes], bytes]:
+    """Run ``args`` with stderr on a pseudo-terminal: the result, and what was drawn there."""
     controller, terminal = os.openpty()
     try:
-        done = _count(path, terminal)
+        done = subprocess.run(args, stdout=subprocess.PIPE, stderr=terminal, timeout=300, check=False)
         os.close(terminal)
         drawn = b""
         while True:
@@ -36,6 +27,21 @@ def test_a_terminal_gets_a_progress_bar_on_stderr_and_stdout_stays_the_result(tm
             drawn += chunk
     finally:
         os.close(controller)
+    return done, drawn
+
+
+def _count(path: Path, stderr: int) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "compactor", "tokens", str(path)],
+        stdout=subprocess.PIPE, stderr=stderr, timeout=120, check=False,
+    )
+
+
+def test_a_terminal_gets_a_progress_bar_on_stderr_and_stdout_stays_the_result(tmp_path: Path) -> None:
+    text = "hello world\n" * 300_000
+    path = tmp_path / "big.txt"
+    path.write_text(text, encoding="utf-8")
+    done, drawn = _on_terminal([sys.executable, "-m", "compactor", "tokens", str(path)])
     assert done.returncode == 0
     assert done.stdout.decode().strip() == str(TiktokenCounter().count_text(text))
     assert b"counting" in drawn
@@ -46,3 +52,13 @@ def test_a_pipe_gets_no_progress_bar(tmp_path: Path) -> None:
     path.write_text("hello world\n" * 300_000, encoding="utf-8")
     done = _count(path, subprocess.PIPE)
     assert done.returncode == 0 and done.stderr == b""
+
+
+def test_replay_draws_its_progress_on_a_terminal_and_prints_the_same_report(tmp_path: Path) -> None:
+    session = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "small.jsonl"
+    args = [sys.executable, "-m", "compactor", "replay", str(session), "--json", "--store", str(tmp_path / "a.db")]
+    on_terminal, drawn = _on_terminal(args)
+    piped = subprocess.run(args, capture_output=True, timeout=300, check=False)
+    assert on_terminal.returncode == piped.returncode == 0
+    assert b"replaying small.jsonl" in drawn and piped.stderr == b""
+    assert on_terminal.stdout == piped.stdout
