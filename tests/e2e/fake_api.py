@@ -143,8 +143,8 @@ class FakeAnthropic:
     @property
     def url(self) -> str:
         assert self._server is not None, "the server is not running"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}"
 
     def __enter__(self) -> FakeAnthropic:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
