@@ -5,8 +5,8 @@ Figures (protocol in ``_common.py``; run alone: ``python benchmarks/bench_pipeli
 - ``compact() / tokenize context``, for the project's long fixture session
   and for each real session under ``../shared/transcripts``: the session is
   replayed (the replay's own Orchestrator and its ``RecordedFiles`` file
-  source) up to where the replay first compacts, or to its end when it never
-  does; then ``Orchestrator.compact`` (extractive summary, CCR puts into a
+  source) up to where the replay first compacts (a session it never
+  compacts is reported missing, with its size); then ``Orchestrator.compact`` (extractive summary, CCR puts into a
   store file, file and skill attachments, rendering) is timed against
   tokenizing that context's message texts once with tiktoken. Every message
   is already counted, as an agent loop's Orchestrator has them. Target: at
@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import REPO, Figure, main, shared_sessions, timed
+from _common import REPO, Figure, main, missing, shared_sessions, timed
 from ccr import open_store
 from compactor.config import Settings, load_settings
 from compactor.orchestrator import Orchestrator
@@ -54,13 +54,14 @@ def first_compaction_line(transcript: Transcript, settings: Settings, folder: Pa
     return None
 
 
-def context_before_compaction(path: Path, folder: Path) -> Callable[[int], Orchestrator]:
+def context_before_compaction(path: Path, folder: Path) -> tuple[Callable[[int], Orchestrator], bool]:
     """A maker of Orchestrators holding the replayed session as it stood before its first compaction.
 
     The session is replayed once, with auto-compaction off, up to that
     point; each call then builds a fresh Orchestrator with a new store file
     from the replay's state, files, calibration and messages (counted, not
-    timed), as the replay's own Orchestrator had them.
+    timed), as the replay's own Orchestrator had them. The flag says whether
+    the replay compacts the session at all (else the maker holds all of it).
     """
     settings = load_settings(env={})
     transcript = read_transcript(path)
@@ -86,15 +87,18 @@ def context_before_compaction(path: Path, folder: Path) -> Callable[[int], Orche
         orch.replace_messages(source.messages)
         return orch
 
-    return make
+    return make, line is not None
 
 
 def compaction_figure(name: str, path: Path, folder: Path, runs: int) -> Figure:
-    make = context_before_compaction(path, folder)
+    make, compacts = context_before_compaction(path, folder)
     tiktoken = TiktokenCounter()
     probe = make(0)
     texts = [t for m in probe.messages for t in block_texts(m)[0]]
     tokens = tiktoken.count_texts(texts)
+    if not compacts:
+        return missing(f"compact() / tokenize context: {name}", 1.0, "<=",
+                       f"the replay never compacts it ({tokens:,} tokens in {len(probe.messages)} messages)")
 
     def tokenize() -> None:
         for text in texts:

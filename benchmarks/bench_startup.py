@@ -4,8 +4,10 @@ Figures (protocol in ``_common.py``; run alone: ``python benchmarks/bench_startu
 each the wall time of a fresh process against ``python -c pass``, interleaved:
 
 - ``compactor hook session-start`` (Claude Code runs it at every session
-  start), ``compactor --help``, ``ccr stats`` and ``memory --help``: at most
-  12x each. A script that is not installed is reported missing.
+  start: ``startup`` is the usual source, ``compact`` the one after a
+  compaction, here of a session with nothing stored), ``compactor --help``,
+  ``ccr stats`` and ``memory --help``: at most 12x each. A script that is
+  not installed is reported missing.
 - ``ccr mcp`` answering ``initialize`` (a client's first request) over
   stdio: at most 15x.
 
@@ -74,10 +76,13 @@ def figures(quick: bool = False) -> list[Figure]:
         store = str(Path(tmp) / "ccr.db")
         subprocess.run([str(BIN / "ccr"), "--store", store, "put", "-"], input=b"x", env=env, check=True,
                        capture_output=True)
-        hook_input = json.dumps({"session_id": "bench-cold-start", "hook_event_name": "SessionStart",
-                                 "source": "compact"}).encode()
+        def hook_input(source: str) -> bytes:
+            return json.dumps({"session_id": "bench-cold-start", "hook_event_name": "SessionStart",
+                               "source": source}).encode()
+
         commands: list[tuple[str, list[str], bytes]] = [
-            ("compactor hook session-start", ["compactor", "hook", "session-start"], hook_input),
+            ("compactor hook session-start (startup)", ["compactor", "hook", "session-start"], hook_input("startup")),
+            ("compactor hook session-start (compact)", ["compactor", "hook", "session-start"], hook_input("compact")),
             ("compactor --help", ["compactor", "--help"], b""),
             ("ccr stats", ["ccr", "--store", store, "stats"], b""),
             ("memory --help", ["memory", "--help"], b""),

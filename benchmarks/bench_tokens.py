@@ -90,7 +90,7 @@ def orchestrator_figure(folder: Path, runs: int) -> Figure:
 
 def figures(quick: bool = False) -> list[Figure]:
     with tempfile.TemporaryDirectory() as tmp:
-        return [orchestrator_figure(Path(tmp), 6 if quick else 15)]
+        return [orchestrator_figure(Path(tmp), 8 if quick else 30)]
 
 
 if __name__ == "__main__":
