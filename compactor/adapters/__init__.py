@@ -5,6 +5,8 @@ One module per format, each with an adapter class (``to_messages`` /
 for it, the integration that compacts its history:
 
 - ``compactor.adapters.openai_chat``: OpenAI Chat Completions messages;
+- ``compactor.adapters.openai_responses``: OpenAI Responses input items;
+- ``compactor.adapters.openai_agents``: a compacting ``Session`` for the OpenAI Agents SDK (extra ``openai-agents``);
 - ``compactor.adapters.langchain``: LangChain ``BaseMessage``s (extra ``langchain``);
 - ``compactor.adapters.langgraph``: a ``pre_model_hook`` for LangGraph prebuilt agents (extra ``langgraph``);
 - ``compactor.adapters.pydantic_ai``: pydantic-ai ``ModelMessage``s and a history processor (extra ``pydantic-ai``).
@@ -18,5 +20,6 @@ from __future__ import annotations
 from compactor.adapters._convert import PASSTHROUGH
 from compactor.adapters.history import CompactingHistory, HistoryAdapter
 from compactor.adapters.openai_chat import OpenAIChatAdapter
+from compactor.adapters.openai_responses import OpenAIResponsesAdapter
 
-__all__ = ["PASSTHROUGH", "CompactingHistory", "HistoryAdapter", "OpenAIChatAdapter"]
+__all__ = ["PASSTHROUGH", "CompactingHistory", "HistoryAdapter", "OpenAIChatAdapter", "OpenAIResponsesAdapter"]

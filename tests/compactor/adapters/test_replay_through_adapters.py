@@ -24,6 +24,7 @@ from compactor.transcript import read_transcript
 
 ADAPTERS = {
     "openai_chat": ("compactor.adapters.openai_chat", "OpenAIChatAdapter", None),
+    "openai_responses": ("compactor.adapters.openai_responses", "OpenAIResponsesAdapter", None),
     "langchain": ("compactor.adapters.langchain", "LangChainAdapter", "langchain_core"),
     "pydantic_ai": ("compactor.adapters.pydantic_ai", "PydanticAIAdapter", "pydantic_ai"),
 }

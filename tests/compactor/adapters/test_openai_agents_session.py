@@ -1,0 +1,101 @@
+"""A real OpenAI Agents SDK run (scripted model, tracing off, offline) with a compacting session."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("agents")
+
+from agents import Agent, RunConfig, Runner, function_tool  # noqa: E402
+from agents.items import ModelResponse, TResponseInputItem, TResponseStreamEvent  # noqa: E402
+from agents.models.interface import Model  # noqa: E402
+from agents.usage import Usage  # noqa: E402
+from openai.types.responses import (  # noqa: E402
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+
+from ccr import MemoryStore  # noqa: E402
+from compactor.adapters.openai_agents import CompactingSession  # noqa: E402
+from compactor.config import load_settings  # noqa: E402
+from compactor.orchestrator import Orchestrator  # noqa: E402
+
+
+class NoFiles:
+    def read(self, path: str) -> str | None:
+        return None
+
+
+class ScriptedModel(Model):
+    """Builds 12 times; after the first compaction asks for build 2's log back by a word only it holds."""
+
+    def __init__(self) -> None:
+        self.builds = 0
+        self.recovered: str | None = None
+        self.inputs: list[list[Any]] = []
+
+    async def get_response(self, system_instructions: str | None, input: str | list[TResponseInputItem],
+                           model_settings: Any, tools: list[Any], *args: Any, **kwargs: Any) -> ModelResponse:
+        assert "ccr_retrieve" in {t.name for t in tools}
+        items: list[Any] = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+        self.inputs.append(items)
+        last = items[-1]
+        if last.get("type") == "function_call_output" and last.get("call_id") == "recover":
+            self.recovered = str(last.get("output"))
+        handle = re.search(r"<<ccr:(ccr_[0-9a-f]{32})>>", json.dumps(items))
+        if handle is not None and self.recovered is None:
+            return self._call("ccr_retrieve", {"handle": handle.group(1), "query": "b0002x"}, "recover")
+        if self.builds < 12:
+            self.builds += 1
+            return self._call("run_build", {"turn": self.builds}, f"build{self.builds}")
+        message = ResponseOutputMessage(id="msg", role="assistant", status="completed", type="message",
+                                        content=[ResponseOutputText(text="done", type="output_text", annotations=[])])
+        return ModelResponse(output=[message], usage=Usage(), response_id=None)
+
+    def _call(self, name: str, arguments: dict[str, Any], call_id: str) -> ModelResponse:
+        call = ResponseFunctionToolCall(type="function_call", name=name, arguments=json.dumps(arguments),
+                                        call_id=call_id, id=f"fc_{call_id}", status="completed")
+        return ModelResponse(output=[call], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[TResponseStreamEvent]:
+        raise NotImplementedError
+
+
+@function_tool
+def run_build(turn: int) -> str:
+    """Run the build."""
+    return f"make test TURN={turn} build-id b{turn:04d}x\n" + "ok line\n" * 1500
+
+
+def test_a_session_compacts_within_and_between_runs_and_the_model_recovers_a_dropped_output() -> None:
+    settings = load_settings(overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 8_000})
+    session = CompactingSession("s1", Orchestrator(settings=settings, store=MemoryStore(max_bytes=1 << 26),
+                                                   files=NoFiles()))
+    model = ScriptedModel()
+    agent = Agent(name="fixer", model=model, tools=[run_build, session.recovery_tool])
+    config = RunConfig(call_model_input_filter=session.input_filter, tracing_disabled=True)
+
+    async def run() -> list[Any]:
+        await Runner.run(agent, "Make the build pass.", session=session, run_config=config, max_turns=50)
+        await Runner.run(agent, "Anything left?", session=session, run_config=config, max_turns=50)
+        return await session.get_items()
+
+    stored = asyncio.run(run())
+
+    assert session.history.reports and session.run_history.reports
+    assert all(r.ok and r.post_tokens < r.pre_tokens for r in session.reports)
+    assert model.recovered is not None and "make test TURN=2 build-id b0002x" in model.recovered
+    assert "compacted" in str(stored[0]["content"]) and len(stored) < 2 * 12
+    second_run = next(i for i in model.inputs if any(x.get("content") == "Anything left?" for x in i))
+    assert "compacted" in str(second_run[0]["content"])
+    for items in model.inputs:
+        assert items[0].get("role") == "user"
+        calls = {i["call_id"] for i in items if i.get("type") == "function_call"}
+        assert {i["call_id"] for i in items if i.get("type") == "function_call_output"} <= calls
