@@ -25,10 +25,11 @@ from compactor.messages import Message
 from compactor.report import AttachmentEntry, SkippedEntry
 from compactor.summarizers._prompts import typed
 from compactor.tokens import TokenCounter
+from compactor.transcript import read_transcript
 from memory.models import Hit
 from memory.store import DEFAULT_LIMIT, MemoryDB, open_memory
 
-__all__ = ["build_memory_attachment", "memory_query", "recall_attachment"]
+__all__ = ["build_memory_attachment", "memory_query", "recall_attachment", "session_memories"]
 
 _FITTING_ROUNDS = 8
 """Times the recall budget is narrowed by the rendered overshoot before hits are dropped instead."""
@@ -121,3 +122,27 @@ def _attachment(hits: Sequence[Hit], text: str, tokens: int) -> Attachment:
         for h in hits
     ]
     return Attachment(type="memory", message=reminder_message(text), tokens=tokens, entries=entries)
+
+
+def session_memories(
+    transcript_path: str | Path,
+    db_path: str | Path,
+    *,
+    budget: int,
+    counter: TokenCounter,
+    store: Store,
+) -> str | None:
+    """The ``memory`` reminder for a Claude Code session that was just compacted, or None.
+
+    The SessionStart hook runs before the client writes the compaction's
+    summary, so the work in progress is the last request typed in the
+    transcript. A missing or unreadable memory store gives None.
+
+    Raises:
+        TranscriptNotFound, TranscriptError: the transcript cannot be read.
+    """
+    transcript = read_transcript(transcript_path, subagents=False, state=False)
+    recalled = build_memory_attachment(
+        db_path, history=transcript.messages, current_work=None, budget=budget, counter=counter, store=store
+    )
+    return recalled.attachments[0].message.text() if recalled.attachments else None

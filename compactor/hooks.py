@@ -47,7 +47,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ccr import Store, default_store_path, marker
+from attachments.memory import session_memories
+from ccr import Store, default_store_path, marker, open_store
 from compactor._templates import render
 from compactor.config import DEFAULT_RECOVERY_TOOLS
 from compactor.errors import CompactorError, HookError, InputInvalid, NothingToCompact
@@ -57,7 +58,7 @@ from compactor.recovery import RECOVERY_TOOL_NAME
 from compactor.report import TranscriptSegment
 from compactor.restore import store_segment
 from compactor.spans import head_spans
-from compactor.tokens import TokenCounter
+from compactor.tokens import TokenCounter, make_counter
 from compactor.transcript import Transcript, read_transcript
 
 __all__ = [
@@ -389,14 +390,22 @@ def pre_compact(
 # -- session start -----------------------------------------------------------------
 
 
-def session_start_output(hook: HookInput, record: SessionRecord | None) -> str | None:
+def session_start_output(hook: HookInput, record: SessionRecord | None, memories: str | None = None) -> str | None:
     """The SessionStart hook's JSON output, or None when there is nothing to add.
 
-    Only a start after a compaction (``source`` ``compact``) of a session
-    whose conversation was stored gets a reminder.
+    Only a start after a compaction (``source`` ``compact``) gets anything: a
+    reminder when the session's conversation was stored, and ``memories``
+    (the recalled ``memory`` reminder) when there are any.
     """
-    if hook.source != "compact" or record is None or record.head_handle is None:
+    if hook.source != "compact":
         return None
+    if record is None or record.head_handle is None:
+        if not memories:
+            return None
+        return json.dumps(
+            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": memories}},
+            ensure_ascii=False,
+        )
     context = render(
         "hook_session_start.j2",
         head=marker(record.head_handle),
@@ -406,6 +415,8 @@ def session_start_output(hook: HookInput, record: SessionRecord | None) -> str |
         results=len(record.results),
         tool=CLIENT_RETRIEVE_TOOL,
     ).strip()
+    if memories:
+        context = f"{context}\n\n{memories}"
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}},
         ensure_ascii=False,
@@ -484,19 +495,37 @@ def _settle_previous(
         return None
 
 
-def session_start(hook: HookInput, *, home: Path | None = None) -> str | None:
+def session_start(
+    hook: HookInput,
+    *,
+    home: Path | None = None,
+    memory_db: str | None = None,
+    memory_tokens: int = 2_000,
+    counter: TokenCounter | None = None,
+) -> str | None:
     """Handle a SessionStart event: the reminder for a session that was just compacted, or None.
 
     It reads only the session record: the transcript does not show the new
     boundary yet (the client writes it after its hooks), so settling waits
-    for the next pre-compact hook.
+    for the next pre-compact hook. With ``memory_db`` the memories recalled
+    for the last typed request are added (``attachments.memory``), within
+    ``memory_tokens``.
 
     Raises:
         HookError: the session record exists but cannot be read.
+        TranscriptError: with ``memory_db``, the transcript cannot be read.
     """
     if hook.source != "compact":
         return None
-    return session_start_output(hook, load_session_record(hook.session_id, home))
+    record = load_session_record(hook.session_id, home)
+    memories = None
+    if memory_db is not None and hook.transcript_path:
+        with open_store(None if home is None else home / "ccr.db") as store:
+            memories = session_memories(
+                Path(hook.transcript_path).expanduser(), memory_db, budget=memory_tokens,
+                counter=counter or make_counter("tiktoken"), store=store,
+            )
+    return session_start_output(hook, record, memories)
 
 
 # -- session records -------------------------------------------------------------------

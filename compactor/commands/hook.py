@@ -157,7 +157,13 @@ def _forget(hook: HookInput) -> None:
 def run_session_start(args: argparse.Namespace) -> int:
     """Print the after-compaction reminder when there is one; always exits 0."""
     try:
-        output = session_start(_read_input())
+        settings = load_settings()
+        output = session_start(
+            _read_input(),
+            memory_db=settings.pipeline.memory_db,
+            memory_tokens=settings.attachments.memory_tokens,
+            counter=make_counter(settings.counter),
+        )
     except CompactorError as exc:
         _report(exc, "no reminder added")
         return 0

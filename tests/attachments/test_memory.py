@@ -152,3 +152,39 @@ def test_replay_memory_db_attaches_memories_in_the_json_report(tmp_path: Path) -
     memories = [a for c in report["compactions"] for a in c["attachments"] if a["type"] == "memory"]
     assert memories and all(a["name"].startswith("mem_") and a["tokens"] <= 2_000 for a in memories)
     assert not [s for c in report["compactions"] for s in c["skipped"] if s["type"] == "memory"]
+
+
+def test_the_session_start_hook_adds_the_memories_recalled_for_the_last_request(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    db_path = tmp_path / "memory.db"
+    with open_memory(db_path, recovery=tmp_path / "home" / "ccr.db") as db:
+        db.remember_many([*ON_TOPIC, *OFF_TOPIC])
+    lines = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s1", "timestamp": "2026-03-02T09:00:00Z",
+         "message": {"role": "user", "content": "Why does reservation expiry leave stock held on staging?"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s1", "timestamp": "2026-03-02T09:00:05Z",
+         "message": {"id": "m1", "role": "assistant", "model": "x", "content": [{"type": "text", "text": "Looking."}]}},
+    ]
+    transcript = tmp_path / "s1.jsonl"
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    hook = {"session_id": "s1", "transcript_path": str(transcript), "hook_event_name": "SessionStart", "source": "compact"}
+    env = {**os.environ, "COMPACTOR_HOME": str(tmp_path / "home"), "COMPACTOR_MEMORY_DB": str(db_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "compactor", "hook", "session-start"],
+        input=json.dumps(hook), capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "<memory id=" in context and ON_TOPIC[1] in context
+    assert not any(fact in context for fact in OFF_TOPIC)
+    assert COUNTER.count_text(context) <= 2_000
+    without = subprocess.run(
+        [sys.executable, "-m", "compactor", "hook", "session-start"],
+        input=json.dumps(hook), capture_output=True, text=True, timeout=300,
+        env={k: v for k, v in env.items() if k != "COMPACTOR_MEMORY_DB"},
+    )
+    assert without.returncode == 0 and without.stdout == ""
