@@ -29,7 +29,7 @@ COMMANDS: Commands = {
     "verify": ("ccr.commands.verify", "re-hash every record and name the corrupt ones"),
     "list": ("ccr.commands.list", "list stored records (handle, size, kind, session, created)"),
     "rm": ("ccr.commands.rm", "remove records by handle"),
-    "gc": ("ccr.commands.gc", "remove records older than DAYS or of one session (explicit)"),
+    "gc": ("ccr.commands.gc", "remove records older than DAYS or of one session (explicit; never automatic)"),
     "export": ("ccr.commands.export", "write the whole store to a portable archive file"),
     "import": ("ccr.commands.import_", "store the records of an archive written by 'ccr export'"),
     "repair": ("ccr.commands.repair", "salvage every readable record of a damaged store"),

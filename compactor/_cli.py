@@ -66,7 +66,8 @@ class VersionAction(argparse.Action):
     ) -> NoReturn:
         from importlib.metadata import version
 
-        parser.exit(0, f"{parser.prog} {version(DISTRIBUTION)}\n")
+        print(f"{parser.prog} {version(DISTRIBUTION)}")
+        parser.exit(0)
 
 
 def add_commands(
