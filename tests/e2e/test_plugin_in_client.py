@@ -243,7 +243,10 @@ def test_a_broken_install_never_blocks_a_compaction_and_says_how_to_install(worl
     session = busy_session(world, plugin=plugin, python="/nonexistent/python3")
     done = session.run("/compact")
     assert len(session.boundaries()) == 1
-    assert not (session.compactor_home / "ccr.db").exists()
+    store = session.compactor_home / "ccr.db"
+    if store.exists():
+        with open_store(store) as opened:
+            assert opened.stats().entries == 0
     assert "not found" not in done.stdout + done.stderr
     assert "pip install" in (session.transcript().read_text() + done.stdout + done.stderr)
 
@@ -275,3 +278,31 @@ def test_the_ccr_server_is_connected_before_the_first_request(compacted: Session
     text = request_text(first.body)
     assert RETRIEVE_TOOL in text and STATS_TOOL in text, "the first request went out before ccr mcp was ready"
     assert "plugin:compactor:ccr" in text
+
+
+def test_a_server_started_on_an_empty_store_answers_after_a_compaction_in_the_same_run(world: World) -> None:
+    session = world(extra_env={"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "200000"})
+    notes = session.project / "notes.txt"
+    notes.write_text(NOTES)
+
+    def retrieve_the_reminded_head(body: dict[str, Any]) -> Call:
+        reminder = next(p for p in request_text(body).split("\n") if "This conversation was just compacted" in p)
+        found = MARKER.search(reminder)
+        assert found is not None
+        return Call(RETRIEVE_TOOL, {"handle": found.group(1), "query": "day 17"})
+
+    session.run("what is in this folder?", script=[Call("Glob", {"pattern": "*"}), Say("A notes file.")])
+    store = session.compactor_home / "ccr.db"
+    if store.exists():
+        with open_store(store) as opened:
+            assert opened.stats().entries == 0
+    session.run("read the notes", script=[
+        Call("Read", {"file_path": str(notes)}, usage=190_000),
+        Call("ToolSearch", {"query": f"select:{RETRIEVE_TOOL}"}),
+        retrieve_the_reminded_head,
+        Say("Found it."),
+    ])
+    assert len(session.boundaries()) == 1
+    ((_, text, error),) = session.api.tool_results(RETRIEVE_TOOL)
+    assert not error, text
+    assert "day 17" in text
