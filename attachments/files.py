@@ -125,7 +125,7 @@ def build_file_attachments(
             counter=counter,
             store=store,
             producer=PRODUCER,
-            metadata={"path": entry.path},
+            metadata={"path": entry.path, "kind": "file_tail", "session_id": state.session_id},
         )
         total += cut.tokens
         attachments.append(

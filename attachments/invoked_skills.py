@@ -72,7 +72,8 @@ def build_skill_attachment(
 
     committed = [
         (skill, commit_cut(plan, render, limit=plan.tokens, counter=counter, store=store, producer=PRODUCER,
-                           metadata={"skill": skill.name, "path": skill.path}))
+                           metadata={"skill": skill.name, "path": skill.path, "kind": "skill_tail",
+                                     "session_id": state.session_id}))
         for skill, plan, render in accepted
     ]
     text = _message_text([cut.text for _, cut in committed])

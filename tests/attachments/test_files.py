@@ -367,3 +367,17 @@ def test_a_store_handle_that_no_longer_fits_raises_instead_of_going_over_budget(
             counter=MarkerSensitiveCounter(surcharge=5, costly=odd),
             store=RenamingStore(odd), files=DiskFiles(),
         )
+
+
+def test_a_cut_tail_is_stored_under_its_session_so_gc_by_session_finds_it(
+    tmp_path: Path, counter: TiktokenCounter, store: ccr.Store
+) -> None:
+    content = text_of_tokens(counter, 6_000)
+    path = tmp_path / "big.txt"
+    path.write_bytes(content.encode("utf-8"))
+    entry = ReadFileEntry(path=str(path), content=content, timestamp=1.0)
+    [attachment], _ = build({entry.path: entry}, SessionState(session_id="s-1"), counter=counter, store=store)
+    handle = attachment.entries[0].handle
+    assert handle is not None
+    metadata = store.record(handle).metadata or {}
+    assert metadata["kind"] == "file_tail" and metadata["session_id"] == "s-1" and metadata["path"] == str(path)

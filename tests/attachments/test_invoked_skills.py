@@ -81,3 +81,13 @@ def test_announced_skill_names_survive_compaction(counter: TiktokenCounter, stor
     build_skill_attachment(state, budgets=Budgets(), counter=counter, store=store)
     mark_announced(state)
     assert state.announced_skills == before == ["a", "b"]
+
+
+def test_a_cut_skill_tail_is_stored_under_its_session(counter: TiktokenCounter, store: ccr.Store) -> None:
+    state = state_with(skill("big", 1.0, size=2_000))
+    state.session_id = "s-2"
+    [attachment], _ = build_skill_attachment(state, budgets=Budgets(), counter=counter, store=store)
+    handle = attachment.entries[0].handle
+    assert handle is not None
+    metadata = store.record(handle).metadata or {}
+    assert metadata["kind"] == "skill_tail" and metadata["session_id"] == "s-2"
