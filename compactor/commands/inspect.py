@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from compactor._cli import write_stdout
+from compactor.progress import progress
 from compactor.tokens import make_counter, usage_anchored_estimate
 from compactor.transcript import ReadWarning, Transcript, read_transcript
 
@@ -45,6 +48,13 @@ def _print_warning(warning: ReadWarning) -> None:
     print(f"compactor: warning: {warning}", file=sys.stderr)
 
 
+def _size(path: str) -> int | None:
+    try:
+        return os.stat(path).st_size or None
+    except OSError:
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Read the session, print its summary; returns the exit code.
 
@@ -52,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         TranscriptNotFound: the file does not exist.
         TranscriptError: it cannot be read, or (strict) it holds bad data.
     """
-    transcript = read_transcript(args.session, strict=args.strict, warn=_print_warning)
+    with progress(f"reading {Path(args.session).name}", _size(args.session)) as bar:
+        transcript = read_transcript(args.session, strict=args.strict, warn=_print_warning, on_read=bar.advance)
     summary = summarize(transcript, counter_name=args.counter)
     text = json.dumps(summary, indent=2, ensure_ascii=False) if args.json else _render_text(summary)
     write_stdout(text + "\n")

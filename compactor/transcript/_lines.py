@@ -68,8 +68,11 @@ def iter_records(
     strict: bool = False,
     warn: Callable[[ReadWarning], None] | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
+    on_read: Callable[[int], None] | None = None,
 ) -> Iterator[Record]:
     """Yield every JSON object in a JSONL file with its line number.
+
+    ``on_read(n)`` hears of every ``n`` bytes read (for a progress bar).
 
     Blank lines are skipped silently. A malformed, truncated, non-UTF-8,
     too-long or non-object line is reported through ``warn`` (or raises under
@@ -80,10 +83,12 @@ def iter_records(
         TranscriptError: the file cannot be read, or (strict) a line is bad.
     """
     report = make_reporter(str(path), strict=strict, warn=warn)
-    yield from _iter_records(Path(path), report, max_line_bytes)
+    yield from _iter_records(Path(path), report, max_line_bytes, on_read)
 
 
-def _iter_records(path: Path, report: Reporter, max_line_bytes: int) -> Iterator[Record]:
+def _iter_records(
+    path: Path, report: Reporter, max_line_bytes: int, on_read: Callable[[int], None] | None = None
+) -> Iterator[Record]:
     try:
         handle = path.open("rb")
     except FileNotFoundError as exc:
@@ -101,6 +106,8 @@ def _iter_records(path: Path, report: Reporter, max_line_bytes: int) -> Iterator
                 raise TranscriptError(f"{path}:{number + 1}: cannot read: {exc.strerror or exc}") from exc
             if not chunk:
                 return
+            if on_read is not None:
+                on_read(len(chunk))
             number += 1
             complete = chunk.endswith(b"\n")
             if not complete and len(chunk) > max_line_bytes:

@@ -95,8 +95,11 @@ def read_transcript(
     max_line_bytes: int = MAX_LINE_BYTES,
     subagents: bool = True,
     state: bool = True,
+    on_read: Callable[[int], None] | None = None,
 ) -> Transcript:
     """Read a Claude Code session file into a ``Transcript``.
+
+    ``on_read(n)`` hears of every ``n`` bytes of the session file read.
 
     With ``state=False`` the session state is not rebuilt (``Transcript.state``
     stays empty): a replay rebuilds it itself, message by message, and would
@@ -113,7 +116,9 @@ def read_transcript(
         TranscriptNotFound: the file does not exist.
         TranscriptError: the file cannot be read, or (strict) it holds bad data.
     """
-    transcript = _read_one(Path(path), strict=strict, warn=warn, max_line_bytes=max_line_bytes, state=state)
+    transcript = _read_one(
+        Path(path), strict=strict, warn=warn, max_line_bytes=max_line_bytes, state=state, on_read=on_read
+    )
     if not subagents:
         return transcript
 
@@ -200,10 +205,11 @@ def _read_one(
     max_line_bytes: int,
     agent_id: str = MAIN_AGENT,
     state: bool = True,
+    on_read: Callable[[int], None] | None = None,
 ) -> Transcript:
     warnings: list[ReadWarning] = []
     report = make_reporter(str(path), strict=strict, warn=warn, sink=warnings)
-    records = list(_iter_records(path, report, max_line_bytes))
+    records = list(_iter_records(path, report, max_line_bytes, on_read))
     transcript = _assemble(str(path), records, report, agent_id, state=state)
     transcript.warnings = warnings
     return transcript

@@ -62,3 +62,13 @@ def test_replay_draws_its_progress_on_a_terminal_and_prints_the_same_report(tmp_
     assert on_terminal.returncode == piped.returncode == 0
     assert b"replaying small.jsonl" in drawn and piped.stderr == b""
     assert on_terminal.stdout == piped.stdout
+
+
+def test_inspect_draws_its_progress_on_a_terminal_only() -> None:
+    session = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "long.jsonl"
+    args = [sys.executable, "-m", "compactor", "inspect", str(session), "--json"]
+    on_terminal, drawn = _on_terminal(args)
+    piped = subprocess.run(args, capture_output=True, timeout=300, check=False)
+    assert on_terminal.returncode == piped.returncode == 0
+    assert b"reading long.jsonl" in drawn and piped.stderr == b""
+    assert on_terminal.stdout == piped.stdout
