@@ -157,3 +157,23 @@ def test_readme_says_how_to_install() -> None:
     text = (PLUGIN / "README.md").read_text(encoding="utf-8")
     assert "pip install '/path/to/compactor[mcp]'" in text
     assert "--plugin-dir" in text
+
+
+@pytest.mark.parametrize("where", [".local/pipx/venvs/compactor/bin/python", ".local/share/pipx/venvs/compactor/bin/python"])
+def test_launch_finds_a_pipx_installation(where: str, plugin_copy: Path, tmp_path: Path) -> None:
+    python = tmp_path / "home" / where
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # stands in for the venv's python
+    python.chmod(0o755)
+    done = launch("compactor", "hook", "--help", plugin=plugin_copy, env={"HOME": str(tmp_path / "home")})
+    assert done.returncode == 0 and done.stdout.startswith("usage: compactor hook"), done.stderr
+
+
+def test_launch_finds_a_user_installation_by_its_console_script(plugin_copy: Path, tmp_path: Path) -> None:
+    script = tmp_path / "home" / ".local" / "bin" / "compactor"
+    script.parent.mkdir(parents=True)
+    script.write_text(f"#!{sys.executable}\nimport sys\nfrom compactor.cli import main\nsys.exit(main())\n")
+    script.chmod(0o755)
+    done = launch("ccr", "--help", plugin=plugin_copy, env={"HOME": str(tmp_path / "home")})
+    assert done.returncode == 0 and done.stdout.startswith("usage: ccr"), done.stderr
+
