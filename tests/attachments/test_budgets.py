@@ -9,13 +9,15 @@ from attachments import DEFAULT_BUDGETS, Budgets
 
 
 def test_defaults_match_claude_code() -> None:
-    assert DEFAULT_BUDGETS.model_dump(exclude={"selection"}) == {
+    """Claude Code's own budgets; the memory budget and the file selection are this project's additions."""
+    assert DEFAULT_BUDGETS.model_dump(exclude={"selection", "memory_tokens"}) == {
         "max_files": 5,
         "file_tokens": 5_000,
         "files_total": 50_000,
         "skill_tokens": 5_000,
         "skills_total": 25_000,
     }
+    assert DEFAULT_BUDGETS.memory_tokens == 2_000
 
 
 @pytest.mark.parametrize("field", ["max_files", "file_tokens", "files_total", "skill_tokens", "skills_total"])
