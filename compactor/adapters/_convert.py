@@ -103,6 +103,15 @@ class Originals(Generic[T]):
     def remember(self, message: Message, objects: Sequence[T]) -> None:
         self._by_key[message_key(message)].append(list(objects))
 
+    def retain(self, messages: Sequence[Message]) -> None:
+        """Forget the originals of messages no longer in ``messages`` (a compaction dropped them)."""
+        wanted: dict[str, int] = defaultdict(int)
+        for message in messages:
+            wanted[message_key(message)] += 1
+        self._by_key = defaultdict(list, {
+            key: known[len(known) - wanted[key]:] for key, known in self._by_key.items() if wanted.get(key)
+        })
+
     def match(self, messages: Sequence[Message]) -> list[list[T] | None]:
         """For each message, the objects it came from, or None when it is new or changed.
 

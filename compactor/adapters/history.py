@@ -35,6 +35,8 @@ class HistoryAdapter(Protocol[T]):
 
     def from_messages(self, messages: Sequence[Message]) -> list[T]: ...
 
+    def retain(self, messages: Sequence[Message]) -> None: ...
+
 
 class CompactingHistory(Generic[T]):
     """One conversation of a framework under compaction (see the module docstring).
@@ -80,6 +82,7 @@ class CompactingHistory(Generic[T]):
             self.orchestrator.add_message(message)
         result = self.orchestrator.maybe_compact()
         if result is not None and result.ok:
+            self.adapter.retain(self.orchestrator.messages)
             self.reports.append(result.report)
             if self.on_compaction is not None:
                 self.on_compaction(result.report)

@@ -82,6 +82,10 @@ class LangChainAdapter:
         flush_tools()
         return out
 
+    def retain(self, messages: Sequence[Message]) -> None:
+        """Forget what was read for messages no longer in ``messages`` (after a compaction)."""
+        self._originals.retain(messages)
+
     def from_messages(self, messages: Sequence[Message]) -> list[BaseMessage]:
         """``Message``s -> LangChain messages, instructions first."""
         names = {use.id: use.name for message in messages for use in message.tool_uses()}

@@ -82,6 +82,10 @@ class OpenAIResponsesAdapter:
         flush()
         return out
 
+    def retain(self, messages: Sequence[Message]) -> None:
+        """Forget what was read for messages no longer in ``messages`` (after a compaction)."""
+        self._originals.retain(messages)
+
     def from_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """``Message``s -> Responses input items, instructions first."""
         out = [dict(m) for m in self.instructions]

@@ -111,6 +111,10 @@ class PydanticAIAdapter:
             out.append(message)
         return out
 
+    def retain(self, messages: Sequence[Message]) -> None:
+        """Forget what was read for messages no longer in ``messages`` (after a compaction)."""
+        self._originals.retain(messages)
+
     def from_messages(self, messages: Sequence[Message]) -> list[ModelMessage]:
         """``Message``s -> pydantic-ai messages, the system prompt in the first request."""
         names = dict(self._tool_names)
