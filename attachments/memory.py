@@ -91,8 +91,8 @@ def build_memory_attachment(
     ``memory`` entry, not a failure (and no file is created).
     """
     if not Path(db_path).expanduser().exists():
-        missing = SkippedEntry(type="memory", path=str(db_path), reason=reason("unavailable", f"no memory store at {db_path}"))
-        return AttachmentSet(skipped=[missing])
+        why = reason("unavailable", f"no memory store at {db_path}")
+        return AttachmentSet(skipped=[SkippedEntry(type="memory", path=str(db_path), reason=why)])
     try:
         with open_memory(db_path, recovery=store) as db:
             attachment = recall_attachment(db, memory_query(history, current_work), budget=budget, counter=counter)

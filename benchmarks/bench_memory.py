@@ -143,7 +143,8 @@ def main() -> None:
         for size in SIZES:
             print(f"recall at {size:>7,} memories: {per_query[size] * 1000:8.2f} ms per query (median)")
         for small, large in zip(SIZES, SIZES[1:], strict=False):
-            print(f"recall growth {small:,} -> {large:,}: x{per_query[large] / per_query[small]:.2f} (linear: x{large // small})")
+            step = per_query[large] / per_query[small]
+            print(f"recall growth {small:,} -> {large:,}: x{step:.2f} (linear: x{large // small})")
         growth = per_query[SIZES[-1]] / per_query[SIZES[0]]
         linear = SIZES[-1] // SIZES[0]
         verdict = "ok" if growth <= linear else "WORSE THAN LINEAR"
@@ -152,7 +153,8 @@ def main() -> None:
         ours, theirs = bench_remember(folder, args.remembers)
         ratio = theirs / ours
         print(f"remember: {args.remembers / ours:8.0f}/s   plain sqlite3 insert: {args.remembers / theirs:8.0f}/s")
-        print(f"judged: remember throughput / plain sqlite3 = {ratio:.2f} (target >= 0.5): {'ok' if ratio >= 0.5 else 'BELOW TARGET'}")
+        verdict = "ok" if ratio >= 0.5 else "BELOW TARGET"
+        print(f"judged: remember throughput / plain sqlite3 = {ratio:.2f} (target >= 0.5): {verdict}")
 
 
 if __name__ == "__main__":

@@ -248,8 +248,9 @@ class MemoryDB:
                     continue
                 _same_text(row, text)
                 if not row.current:
+                    successor = row.superseded_by or "a version since forgotten"
                     raise SupersededText(
-                        f"this text is {mid}, which was superseded by {row.superseded_by or 'a version since forgotten'}"
+                        f"this text is {mid}, which was superseded by {successor}"
                         "; recall only returns current memories, so it was not stored again"
                         + (f" (see: memory history {mid})" if row.superseded_by else "")
                     )
@@ -410,7 +411,7 @@ class MemoryDB:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidRequest(f"limit must be a positive integer, not {limit!r}")
         budget = check_token_budget(token_budget)
-        if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not math.isfinite(threshold) or threshold < 0:
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold < math.inf:
             raise InvalidRequest(f"threshold must be a finite number >= 0, not {threshold!r}")
         terms = _bm25.query_terms(query)
         if not terms:

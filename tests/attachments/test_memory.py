@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -127,11 +131,6 @@ def test_a_replay_with_a_seeded_memory_store_shows_a_memory_attachment_within_it
 
 
 def test_replay_memory_db_attaches_memories_in_the_json_report(tmp_path: Path) -> None:
-    import json
-    import os
-    import subprocess
-    import sys
-
     db_path = tmp_path / "memory.db"
     with open_memory(db_path, recovery=tmp_path / "ccr.db") as db:
         db.remember_many([*ON_TOPIC, *OFF_TOPIC])
@@ -155,11 +154,6 @@ def test_replay_memory_db_attaches_memories_in_the_json_report(tmp_path: Path) -
 
 
 def test_the_session_start_hook_adds_the_memories_recalled_for_the_last_request(tmp_path: Path) -> None:
-    import json
-    import os
-    import subprocess
-    import sys
-
     db_path = tmp_path / "memory.db"
     with open_memory(db_path, recovery=tmp_path / "home" / "ccr.db") as db:
         db.remember_many([*ON_TOPIC, *OFF_TOPIC])
@@ -171,7 +165,9 @@ def test_the_session_start_hook_adds_the_memories_recalled_for_the_last_request(
     ]
     transcript = tmp_path / "s1.jsonl"
     transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    hook = {"session_id": "s1", "transcript_path": str(transcript), "hook_event_name": "SessionStart", "source": "compact"}
+    hook = {
+        "session_id": "s1", "transcript_path": str(transcript), "hook_event_name": "SessionStart", "source": "compact",
+    }
     env = {**os.environ, "COMPACTOR_HOME": str(tmp_path / "home"), "COMPACTOR_MEMORY_DB": str(db_path)}
     done = subprocess.run(
         [sys.executable, "-m", "compactor", "hook", "session-start"],

@@ -27,7 +27,9 @@ from memory import errors
         (errors.NotAStore, "memory_not_a_store", 73),
     ],
 )
-def test_each_error_has_its_stable_id_and_exit_code(cls: type[errors.MemoriesError], error_id: str, exit_code: int) -> None:
+def test_each_error_has_its_stable_id_and_exit_code(
+    cls: type[errors.MemoriesError], error_id: str, exit_code: int
+) -> None:
     assert (cls.error_id, cls.exit_code) == (error_id, exit_code)
 
 

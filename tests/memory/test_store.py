@@ -391,3 +391,25 @@ def test_a_hit_handle_lands_in_the_default_recovery_store_when_none_is_given(
     with open_store(compactor_home / "ccr.db") as store:
         assert store.get(hit.recovery_handle) == big.encode()
     assert os.path.exists(compactor_home / "ccr.db")
+
+
+def test_a_database_from_a_newer_version_is_refused(db_path: Path) -> None:
+    open_memory(db_path).close()
+    _corrupt(db_path, "INSERT INTO schema_migrations VALUES (99, 'from the future', 'now')")
+    with pytest.raises(Exception) as caught:
+        open_memory(db_path)
+    assert getattr(caught.value, "error_id", None) == "memory_store_error" and "newer" in str(caught.value)
+
+
+def test_reopening_applies_no_migration_twice(db_path: Path) -> None:
+    for _ in range(3):
+        open_memory(db_path).close()
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 1
+    conn.close()
+
+
+@pytest.mark.parametrize("threshold", [-0.1, float("nan"), float("inf"), True])
+def test_a_bad_threshold_is_a_usage_error(db: MemoryDB, threshold: float) -> None:
+    with pytest.raises(InvalidRequest):
+        db.recall("anything", threshold=threshold)
