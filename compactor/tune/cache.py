@@ -1,4 +1,4 @@
-"""The tuning cache: one JSON file per (session content, trial settings, project version).
+"""The tuning cache: one JSON file per (session content, trial settings, project version and code).
 
 Under ``$COMPACTOR_HOME/tune/`` (``~/.compactor/tune`` by default). A
 rerun, or a space widened with new values, replays only what is not there
@@ -9,7 +9,9 @@ and recomputed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import tempfile
@@ -20,15 +22,40 @@ from pydantic import ValidationError
 
 from compactor.tune.jobs import SessionResult
 
-__all__ = ["ResultCache", "cache_key", "default_cache_dir", "project_version"]
+__all__ = ["ResultCache", "cache_key", "code_digest", "default_cache_dir", "project_version"]
 
 
+_PACKAGES = ("compactor", "attachments", "ccr", "skills", "memory")
+
+
+@functools.cache
 def project_version() -> str:
-    """The installed project's version (part of every cache key)."""
+    """The installed version and a digest of the code (part of every cache key).
+
+    The digest covers every module and template of the project's packages,
+    so a change to the code, even without a version bump, is never answered
+    with results the old code computed.
+    """
     try:
-        return version("compactor")
+        release = version("compactor")
     except PackageNotFoundError:
-        return "unknown"
+        release = "unknown"
+    roots = []
+    for package in _PACKAGES:
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.origin is not None:
+            roots.append(Path(spec.origin).parent)
+    return f"{release}+{code_digest(roots)}"
+
+
+def code_digest(roots: list[Path]) -> str:
+    """A short digest of every ``.py`` and ``.j2`` file under ``roots`` (names and bytes)."""
+    digest = hashlib.sha256()
+    for root in roots:
+        for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".j2") and p.is_file()):
+            digest.update(path.relative_to(root.parent).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def default_cache_dir() -> Path:

@@ -39,3 +39,31 @@ def test_the_key_changes_with_the_session_the_settings_and_the_version() -> None
 
 def test_the_cache_lives_under_compactor_home(compactor_home: Path) -> None:
     assert default_cache_dir() == compactor_home / "tune"
+
+
+def test_the_version_in_every_key_changes_with_the_code_not_only_the_release() -> None:
+    from importlib.metadata import version
+
+    from compactor.tune import project_version
+
+    release, _, digest = project_version().partition("+")
+    assert release == version("compactor") and len(digest) == 16
+    assert project_version() == project_version()
+
+
+def test_changing_a_module_or_a_template_changes_the_code_digest(tmp_path: Path) -> None:
+    from compactor.tune.cache import code_digest
+
+    package = tmp_path / "pkg"
+    (package / "templates").mkdir(parents=True)
+    (package / "a.py").write_text("x = 1\n")
+    (package / "templates" / "t.j2").write_text("hello\n")
+    (package / "notes.txt").write_text("ignored\n")
+    before = code_digest([package])
+    (package / "notes.txt").write_text("still ignored\n")
+    assert code_digest([package]) == before
+    (package / "templates" / "t.j2").write_text("hello!\n")
+    changed = code_digest([package])
+    assert changed != before
+    (package / "a.py").write_text("x = 2\n")
+    assert code_digest([package]) not in (before, changed)
