@@ -18,6 +18,8 @@ Environment variables (all optional):
 ``COMPACTOR_DISABLE_AUTO_COMPACT``  true: never compact automatically
 ``COMPACTOR_DISABLE_COMPACT``       true: never compact at all
 ``COMPACTOR_DISABLE_DEDUP``         true: leave repeated tool results alone
+``COMPACTOR_MASKING``               true/false: mask old tool results between
+                                    compactions (``[masking]``)
 ``COMPACTOR_COUNTER``               token counter: ``tiktoken`` or ``rough``
 ``COMPACTOR_TAIL_TOKENS``           tokens of recent rounds kept verbatim
 ``COMPACTOR_MEMORY_DB``             memory store to recall from after a compaction
@@ -34,7 +36,7 @@ Environment variables (all optional):
 Booleans accept ``1/0``, ``true/false``, ``yes/no``, ``on/off``; an empty
 variable counts as unset. A settings file holds the same fields as
 ``Settings``, one table per section (``[policy]``, ``[dedup]``,
-``[attachments]``, ``[pipeline]``, ``[llm]``), for example::
+``[attachments]``, ``[pipeline]``, ``[masking]``, ``[llm]``), for example::
 
     counter = "rough"
 
@@ -82,6 +84,14 @@ __all__ = [
     "DEFAULT_ERROR_BUFFER",
     "DEFAULT_LLM_MAX_OUTPUT_TOKENS",
     "DEFAULT_LLM_TIMEOUT_SECONDS",
+    "DEFAULT_MASKING_BATCH_MIN_SHARE",
+    "DEFAULT_MASKING_BATCH_SHARE",
+    "DEFAULT_MASKING_CACHE_POLICY",
+    "DEFAULT_MASKING_CACHE_TTL_SECONDS",
+    "DEFAULT_MASKING_ENABLED",
+    "DEFAULT_MASKING_KEEP_ROUNDS",
+    "DEFAULT_MASKING_MIN_TOKENS",
+    "DEFAULT_MASKING_SOFT_SHARE",
     "DEFAULT_MAX_CONSECUTIVE_FAILURES",
     "DEFAULT_MAX_OUTPUT_TOKENS",
     "DEFAULT_RECOVERY_TOOLS",
@@ -95,6 +105,8 @@ __all__ = [
     "DedupSettings",
     "ENV_VARS",
     "LLMSettings",
+    "MaskingCachePolicy",
+    "MaskingSettings",
     "PipelineSettings",
     "PolicySettings",
     "Settings",
@@ -132,6 +144,23 @@ DEFAULT_COUNTER: CounterName = "tiktoken"
 DEFAULT_TAIL_TOKENS = 12_000
 DEFAULT_SUMMARY_FACTS_TOKENS = 2_400
 """Tokens the extractive summary may spend listing paths and commands; the rest is stored and cited."""
+
+# Masking between compactions (compactor.masking) and the prompt cache (compactor.cache).
+MaskingCachePolicy = Literal["eager", "batch", "cold"]
+DEFAULT_MASKING_ENABLED = False
+DEFAULT_MASKING_KEEP_ROUNDS = 3
+"""Tool results of the last this many answers are never masked."""
+DEFAULT_MASKING_MIN_TOKENS = 300
+"""Only results larger than this are masked (superseded reads: whenever the pointer is shorter)."""
+DEFAULT_MASKING_SOFT_SHARE = 0.4
+"""Masking may run once the context passes this share of the auto-compact threshold."""
+DEFAULT_MASKING_BATCH_SHARE = 0.95
+"""Past this share a waiting (``cold``) or ``batch`` policy masks everything eligible at once."""
+DEFAULT_MASKING_BATCH_MIN_SHARE = 0.1
+"""A batch step runs only when it saves at least this share of the auto-compact threshold."""
+DEFAULT_MASKING_CACHE_TTL_SECONDS = 300.0
+"""The prompt cache's lifetime since its last use (5 minutes)."""
+DEFAULT_MASKING_CACHE_POLICY: MaskingCachePolicy = "cold"
 
 # Summarizer.
 SummarizerName = Literal["extractive", "anthropic", "openai"]
@@ -246,6 +275,33 @@ class PipelineSettings(_Model):
     summary_facts_tokens: int = Field(default=DEFAULT_SUMMARY_FACTS_TOKENS, ge=0)
 
 
+class MaskingSettings(_Model):
+    """Masking old tool results between compactions (see ``compactor.masking``).
+
+    ``cache_policy``: ``eager`` masks at every check past the soft threshold;
+    ``batch`` waits until ``batch_share`` and masks everything eligible at
+    once (when that saves at least ``batch_min_share`` of the auto-compact
+    threshold); ``cold`` masks past the soft threshold only while the prompt cache
+    has gone cold (no request for ``cache_ttl_seconds``, from recorded
+    timestamps), falling back to a batch at ``batch_share``.
+    """
+
+    enabled: bool = DEFAULT_MASKING_ENABLED
+    keep_rounds: int = Field(default=DEFAULT_MASKING_KEEP_ROUNDS, ge=1)
+    min_tokens: int = Field(default=DEFAULT_MASKING_MIN_TOKENS, ge=0)
+    soft_share: float = Field(default=DEFAULT_MASKING_SOFT_SHARE, gt=0, le=1, allow_inf_nan=False)
+    batch_share: float = Field(default=DEFAULT_MASKING_BATCH_SHARE, gt=0, le=1, allow_inf_nan=False)
+    batch_min_share: float = Field(default=DEFAULT_MASKING_BATCH_MIN_SHARE, ge=0, le=1, allow_inf_nan=False)
+    cache_ttl_seconds: float = Field(default=DEFAULT_MASKING_CACHE_TTL_SECONDS, gt=0, allow_inf_nan=False)
+    cache_policy: MaskingCachePolicy = DEFAULT_MASKING_CACHE_POLICY
+
+    @model_validator(mode="after")
+    def _batch_not_below_soft(self) -> MaskingSettings:
+        if self.batch_share < self.soft_share:
+            raise ValueError(f"batch_share {self.batch_share} must not be below soft_share {self.soft_share}")
+        return self
+
+
 class LLMSettings(_Model):
     """The LLM summarizers' connection (used when ``summarizer`` is not extractive)."""
 
@@ -265,6 +321,7 @@ class Settings(_Model):
     dedup: DedupSettings = Field(default_factory=DedupSettings)
     attachments: Budgets = Field(default_factory=Budgets)
     pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
+    masking: MaskingSettings = Field(default_factory=MaskingSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
 
@@ -292,6 +349,7 @@ ENV_VARS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "COMPACTOR_DISABLE_AUTO_COMPACT": ("policy.auto_compact", _negated_bool),
     "COMPACTOR_DISABLE_COMPACT": ("policy.compact", _negated_bool),
     "COMPACTOR_DISABLE_DEDUP": ("dedup.enabled", _negated_bool),
+    "COMPACTOR_MASKING": ("masking.enabled", _parse_bool),
     "COMPACTOR_COUNTER": ("counter", _as_is),
     "COMPACTOR_TAIL_TOKENS": ("pipeline.tail_tokens", _as_is),
     "COMPACTOR_MEMORY_DB": ("pipeline.memory_db", _as_is),

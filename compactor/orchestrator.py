@@ -8,7 +8,11 @@ moves forward), and tool results go through one ``Deduper`` kept for the
 whole context. The loop adds messages and tool results as they happen (dedup is
 applied to each tool result before anything is counted), asks
 ``should_compact()``, and calls ``compact()``; ``retrieve()`` brings back
-anything a compaction dropped.
+anything a compaction dropped. With masking on (``settings.masking``), old
+large tool results become stubs as user-side messages arrive, once the
+context passes the soft threshold and the cache policy allows
+(``compactor.masking``); each step is a ``MaskingReport`` in
+``masking_steps``, with its prompt-cache effect (``compactor.cache``).
 
 ::
 
@@ -27,15 +31,17 @@ from typing import Any
 
 from attachments import DiskFiles, FileSource, StalenessWatcher
 from ccr import Retrieval, Store, open_store
+from compactor.cache import PromptCache, message_time, prefix_effect
 from compactor.calibration import Calibration
 from compactor.config import Settings, load_settings
 from compactor.dedup import Deduper
+from compactor.masking import Masker, masking_decision
 from compactor.messages import Message, ToolResultBlock
 from compactor.errors import CompactionDisabled
 from compactor.pipeline import CompactionResult, CompactOptions, compact, failed_result
 from compactor.policy import CompactionTracker, Decision, auto_compact_threshold, should_compact
 from compactor.recovery import recover
-from compactor.report import Trigger
+from compactor.report import MaskingReport, Trigger
 from compactor.session import SessionState
 from compactor.summarizers import Summarizer, make_summarizer
 from compactor.tokens import CachedCounter, MessageTally, TokenCounter, make_counter
@@ -83,6 +89,13 @@ class Orchestrator:
         self._deduper = Deduper(self._builder.state.dedup, self.settings.dedup)
         self._tool_names: dict[str, str] = {}
         self._watchers: list[StalenessWatcher] = []
+        self.cache = PromptCache(self.settings.masking.cache_ttl_seconds)
+        """The prompt cache as the requests so far left it (``compactor.cache``)."""
+        self.masking_steps: list[MaskingReport] = []
+        """Every masking step (failed ones have ``ok`` false), oldest first."""
+        self._masker = Masker(self.settings.masking, self.settings.dedup.recovery_tools)
+        self._masking_refused = False
+        self._clock: float | None = None  # the latest recorded time seen (None: use the wall clock)
 
     @property
     def messages(self) -> list[Message]:
@@ -93,6 +106,8 @@ class Orchestrator:
         """Replace the whole history (for example to strip usage that no longer applies)."""
         self._messages = list(messages)
         self._tally.reset(self._messages)
+        if self.settings.masking.enabled:
+            self._masker.reset(self._messages)
 
     def forget_recorded_usage(self) -> None:
         """Drop recorded ``usage`` from every message: it described a context this one no longer is.
@@ -123,8 +138,11 @@ class Orchestrator:
         output when the loop has it (Claude Code's ``toolUseResult``): it
         lets the session state learn, for example, a Read's line range.
         """
+        now = self._now(message)
         if message.role == "assistant":
             self.tracker.next_turn()
+            if not self._messages or self._messages[-1].role != "assistant":
+                self.cache.request(len(self._messages), now)  # the request this answers
             for use in message.tool_uses():
                 self._tool_names[use.id] = use.name
         if self.settings.dedup.enabled and message.tool_results():
@@ -132,7 +150,68 @@ class Orchestrator:
         self._builder.apply_message(message, tool_use_results=tool_use_results, permission_mode=permission_mode)
         self._messages.append(message)
         self._tally.append(message)
+        if self.settings.masking.enabled:
+            self._masker.observe(len(self._messages) - 1, message)
+            if message.role == "user":
+                self.mask(now)
         return message
+
+    def _now(self, message: Message) -> float | None:
+        """The message's recorded time, else the latest recorded one; None (wall clock) when none was recorded."""
+        recorded = message_time(message)
+        if recorded is not None:
+            self._clock = recorded if self._clock is None else max(self._clock, recorded)
+        return self._clock
+
+    def mask(self, now: float | None = None, *, force: bool = False) -> MaskingReport | None:
+        """Run a masking step when ``masking_decision`` allows it (``force``: whenever anything is due).
+
+        Returns the step's report (also kept in ``masking_steps``), or None
+        when no step ran. A refusal by the store changes nothing and stops
+        masking until the next compaction (the report has ``ok`` false).
+        """
+        if self._masking_refused:
+            return None
+        tokens = self.context_tokens()
+        decision = masking_decision(
+            tokens, auto_compact_threshold(self.settings), self.settings.masking, cold=self.cache.is_cold(now)
+        )
+        if not (decision.run or force):
+            return None
+        threshold = auto_compact_threshold(self.settings)
+        batch = decision.policy == "batch"
+        outcome = self._masker.mask(
+            self._messages, store=self.store, counter=self.counter, dedup=self.state.dedup,
+            tool_names=self._tool_names,
+            min_saving=int(threshold * self.settings.masking.batch_min_share) if batch and not force else 0,
+            metadata={"session_id": self.state.session_id} if self.state.session_id else None,
+        )
+        policy = decision.policy or "eager"
+        if not outcome.ok:
+            self._masking_refused = True
+            report = MaskingReport(
+                ok=False, error=outcome.error, error_id=outcome.error_id, results=0, tokens_saved=0,
+                tokens_before=tokens, policy=policy,
+            )
+            self.masking_steps.append(report)
+            return report
+        if not outcome.changed:
+            return None
+        sizes = self._tally.sizes
+        effect = prefix_effect(sizes, outcome.changed[0], self.cache.cached(now))
+        new_sizes = list(sizes)
+        for index in outcome.changed:
+            new_sizes[index] = self.counter.count_message(outcome.messages[index])
+        self._messages = outcome.messages
+        self._tally.reset(self._messages, new_sizes)
+        self.forget_recorded_usage()  # recorded usage measured the context before the step
+        self.cache.changed(outcome.changed[0])
+        report = MaskingReport(
+            results=outcome.results, superseded=outcome.superseded, tokens_saved=sum(sizes) - sum(new_sizes),
+            tokens_before=tokens, handles=outcome.handles, policy=policy, cache=effect,
+        )
+        self.masking_steps.append(report)
+        return report
 
     def _context_deduper(self) -> Deduper:
         """The one ``Deduper`` of the current context, made anew when the state's dedup table is replaced."""
@@ -194,6 +273,7 @@ class Orchestrator:
             transcript_path=self.transcript_path,
             recovery_tools=tuple(self.settings.dedup.recovery_tools),
             memory_db=self.settings.pipeline.memory_db,
+            cached_messages=self.cache.cached(self._clock),
         )
         result = compact(
             self.messages,
@@ -213,6 +293,8 @@ class Orchestrator:
             self.tracker.record_failure(self.settings)
             return result
         self.tracker.record_success(self.settings, trigger)
+        self.cache.changed(0)  # the summary comes first: nothing cached survives
+        self._masking_refused = False
         self._messages = list(result.messages)
         counted = [entry.tokens for entry in result.report.context]  # as the pipeline counted them
         self._tally.reset(self._messages, counted if len(counted) == len(self._messages) else None)
@@ -224,6 +306,8 @@ class Orchestrator:
             if message.role == "assistant":
                 # Calls whose results are still to come must be known to the new builder.
                 self._builder.apply_message(message)
+        if self.settings.masking.enabled:
+            self._masker.reset(self._messages)
         return result
 
     def watch_read_files(

@@ -28,6 +28,7 @@ from attachments import AttachmentSet, Budgets, FileSource, build_attachments, m
 from attachments.memory import build_memory_attachment
 from ccr import PutRequest, Store, marker
 from compactor._templates import render
+from compactor.cache import prefix_effect
 from compactor.calibration import Calibration
 from compactor.config import DEFAULT_RECOVERY_TOOLS, DEFAULT_TAIL_TOKENS, is_recovery_tool
 from compactor.dedup import expand_references, reset_after_compaction
@@ -70,6 +71,8 @@ class CompactOptions(BaseModel):
     """Tools whose results are recovered content: dropped, never stored or summarized again."""
     memory_db: str | None = None
     """A memory store to recall from for the work in progress (``attachments.memory``); None: none."""
+    cached_messages: int | None = Field(default=None, ge=0)
+    """How many messages (from the start) the prompt cache holds; None: all of them (``compactor.cache``)."""
 
 
 class CompactBoundary(BaseModel):
@@ -396,6 +399,8 @@ def _compact(
         ),
         summary=summary.text.strip(),
         context=context_entries(out, out_sizes, tail_length=len(tail)),
+        # The summary comes first: the cached prefix is kept up to message 0, that is not at all.
+        cache=prefix_effect(sizes, 0, len(messages) if opts.cached_messages is None else opts.cached_messages),
     )
     boundary = CompactBoundary(
         trigger=trigger, pre_tokens=pre, post_tokens=post, head_handle=head_handle, timestamp=time.time()

@@ -280,10 +280,14 @@ class _Replay:
         self.output.append(entry.model_copy(update={"message": kept, "records": records}))
         steps = self.orch.masking_steps
         if len(steps) > len(self.report.masking):  # a masking step ran as the message arrived
+            self._diverge()
+            fitted = self.report.calibration
+            unseen = fitted.unseen if fitted is not None and not self.report.compactions else 0
             for step in steps[len(self.report.masking) :]:
                 step.at_line = entry.line
+                if unseen and step.ok and not step.cache.cold:
+                    step.cache.kept_tokens += unseen  # a fragment's earlier context precedes every message
                 self.report.masking.append(step)
-            self._diverge()
             self.report.timeline.append((entry.line, self.orch.context_tokens()))
         self.report.totals.messages += 1
         if kept.usage is not None and kept.role == "assistant":
@@ -369,6 +373,8 @@ class _Replay:
             result.report.dropped.append(
                 DroppedSpan(handle="", kind="unseen", tokens=unseen, bytes=0, recoverable=False)
             )
+            if result.report.cache is not None and not result.report.cache.cold:
+                result.report.cache.invalidated_tokens += unseen  # it was cached too, before every message
         if not result.ok:
             self.orch.calibration = holding
             self._failed(entry, result)

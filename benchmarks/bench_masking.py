@@ -1,0 +1,141 @@
+"""Masking between compactions, on against off, on the long fixture and the shared real sessions.
+
+Each session is replayed twice with the same settings but ``masking.enabled``
+(``compactor replay --masking on|off``), and the table shows, per session:
+full compactions (on / off), masking steps and the policies that ran,
+masked results, and cached-prefix tokens invalidated per 100 requests (on /
+off). The figures judged are ratios of the two runs:
+
+- compactions with masking on / off, summed over the sessions that compact
+  with masking off (target at most 0.5);
+- cached-prefix tokens invalidated per 100 requests, on / off, per session
+  that compacts (target at most 1.0);
+- the share of masked results whose stored bytes equal the recorded result
+  (target 1.0).
+
+The replays are deterministic, so each ratio is measured once.
+``--set masking.keep_rounds=2`` (repeatable) tries other settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from _common import REPO, Figure, main, shared_sessions
+
+from ccr import open_store
+from compactor.config import load_settings
+from compactor.dedup import without_result_id
+from compactor.replay import ReplayReport, replay
+from compactor.transcript import read_transcript
+
+LONG_FIXTURE = REPO / "fixtures" / "sessions" / "long.jsonl"
+
+
+def _replay(session: Path, folder: Path, masking: bool, overrides: dict[str, Any]) -> tuple[ReplayReport, float]:
+    """The replay's report and the share of its masked results stored byte-exact."""
+    settings = load_settings(env={}, overrides={**overrides, "masking.enabled": masking})
+    store = open_store(folder / f"{session.stem}-{masking}.db")
+    try:
+        report = replay(session, settings=settings, store=store, warn=lambda _w: None)
+        return report, _exact_share(session, report, store)
+    finally:
+        store.close()
+
+
+def _exact_share(session: Path, report: ReplayReport, store: Any) -> float:
+    recorded = {
+        block.tool_use_id: block
+        for entry in read_transcript(session, subagents=False, state=False).entries
+        if entry.message is not None
+        for block in entry.message.tool_results()
+    }
+    handles = [h for step in report.masking for h in step.handles]
+    if not handles:
+        return 1.0
+    exact = 0
+    for handle in handles:
+        data = store.get(handle).decode("utf-8", "surrogatepass")
+        block = recorded.get((store.record(handle).metadata or {}).get("tool_use_id", ""))
+        text = block.text() if block is not None else None
+        if text is not None and (data == text or (data != without_result_id(data) == text)):
+            exact += 1
+    return exact / len(handles)
+
+
+def compare(sessions: list[Path], overrides: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per session: the on and off replays' figures."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for session in sessions:
+            off, _ = _replay(session, Path(tmp), False, overrides)
+            on, exact = _replay(session, Path(tmp), True, overrides)
+            rows.append({
+                "session": session.stem,
+                "on": on.totals,
+                "off": off.totals,
+                "policies": sorted({s.policy for s in on.masking if s.ok}),
+                "exact": exact,
+            })
+    return rows
+
+
+def _per_100(totals: Any) -> float:
+    return 100 * totals.cache_invalidated_tokens / totals.requests if totals.requests else 0.0
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    header = ("session", "compactions on/off", "masking steps", "policies", "masked", "saved tokens",
+              "invalidated/100 req on", "off", "byte-exact")
+    lines = [header]
+    for row in rows:
+        on, off = row["on"], row["off"]
+        lines.append((
+            row["session"], f"{on.compactions} / {off.compactions}", str(on.masking_steps),
+            ",".join(row["policies"]) or "-", str(on.masked_results), f"{on.masking_tokens_saved:,}",
+            f"{_per_100(on):,.0f}", f"{_per_100(off):,.0f}", f"{row['exact']:.0%}",
+        ))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths, strict=True)) for line in lines)
+
+
+def _sessions() -> list[Path]:
+    return [LONG_FIXTURE, *shared_sessions()]
+
+
+def figures(quick: bool = False, overrides: dict[str, Any] | None = None) -> list[Figure]:
+    rows = compare(_sessions(), overrides or {})
+    print(table(rows))
+    compacting = [r for r in rows if r["off"].compactions]
+    on = sum(r["on"].compactions for r in compacting)
+    off = sum(r["off"].compactions for r in compacting)
+    out = [Figure("compactions, masking on / off", [on / off] if off else [], 0.5, "<=",
+                  detail=f"{on} vs {off} over {len(compacting)} sessions",
+                  missing=None if off else "no session compacts with masking off")]
+    for r in compacting:
+        before = _per_100(r["off"])
+        out.append(Figure(f"cache invalidated per 100 requests, on / off: {r['session']}",
+                          [_per_100(r["on"]) / before] if before else [0.0], 1.0, "<="))
+    out.append(Figure("masked results stored byte-exact", [min(r["exact"] for r in rows)], 1.0, ">="))
+    return out
+
+
+def _parse(argv: list[str]) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a setting for both runs")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    overrides: dict[str, Any] = {}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        overrides[key] = value
+    return overrides
+
+
+if __name__ == "__main__":
+    chosen = _parse(sys.argv[1:])
+    raise SystemExit(main(lambda quick=False: figures(quick, chosen)))
