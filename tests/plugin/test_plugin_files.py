@@ -177,3 +177,17 @@ def test_launch_finds_a_user_installation_by_its_console_script(plugin_copy: Pat
     done = launch("ccr", "--help", plugin=plugin_copy, env={"HOME": str(tmp_path / "home")})
     assert done.returncode == 0 and done.stdout.startswith("usage: ccr"), done.stderr
 
+
+
+def test_launch_turns_any_failure_of_a_hook_into_exit_zero(plugin_copy: Path, tmp_path: Path) -> None:
+    crashing = tmp_path / "python"
+    crashing.write_text(  # passes the launcher's check, then fails as a broken interpreter would
+        f'#!/bin/sh\ncase "$2" in -c) exec "{sys.executable}" "$@" ;; esac\necho "Fatal Python error" >&2\nexit 2\n'
+    )
+    crashing.chmod(0o755)
+    env = {"HOME": str(tmp_path), "COMPACTOR_PYTHON": str(crashing)}
+    hook = launch("compactor", "hook", "pre-compact", plugin=plugin_copy, env=env, stdin="{}")
+    assert hook.returncode == 0 and hook.stdout == ""
+    assert "Fatal Python error" in hook.stderr and "failed (exit 2)" in hook.stderr
+    server = launch("ccr", "mcp", plugin=plugin_copy, env=env)
+    assert server.returncode == 2
