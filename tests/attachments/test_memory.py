@@ -66,7 +66,7 @@ def test_an_off_topic_query_attaches_nothing(tmp_path: Path) -> None:
         assert recall_attachment(db, "gpu driver firmware", budget=2_000, counter=COUNTER) is None
 
 
-@pytest.mark.parametrize("budget", [120, 300, 700, 2_000])
+@pytest.mark.parametrize("budget", [200, 300, 700, 2_000])
 def test_a_memory_larger_than_the_budget_is_cut_to_fit_and_names_its_whole_text(tmp_path: Path, budget: int) -> None:
     big = "".join(f"reservation expiry note {i}: the sweeper released {i} units ✓\n" for i in range(4_000))
     store = open_store(tmp_path / "ccr.db")
@@ -184,3 +184,9 @@ def test_the_session_start_hook_adds_the_memories_recalled_for_the_last_request(
         env={k: v for k, v in env.items() if k != "COMPACTOR_MEMORY_DB"},
     )
     assert without.returncode == 0 and without.stdout == ""
+
+
+def test_a_budget_smaller_than_the_wrapper_attaches_nothing(tmp_path: Path) -> None:
+    with open_memory(tmp_path / "memory.db", recovery=tmp_path / "ccr.db") as db:
+        db.remember_many(ON_TOPIC)
+        assert recall_attachment(db, "reservation expiry", budget=30, counter=COUNTER) is None
