@@ -84,6 +84,8 @@ class Session:
     plugin: Path | None = PLUGIN
     extra_env: dict[str, str] = field(default_factory=dict)
     python: str | None = sys.executable
+    project_dir: Path | None = None
+    """The folder the client works in (default: ``root/project``); another world's, to resume its sessions."""
     """Given to the plugin as ``COMPACTOR_PYTHON``; None leaves the plugin to find one itself."""
     api: FakeAnthropic = field(init=False)
     runs: list[subprocess.CompletedProcess[str]] = field(default_factory=list, init=False)
@@ -93,7 +95,7 @@ class Session:
     def __post_init__(self) -> None:
         self.home = self.root / "home"
         self.compactor_home = self.root / "compactor-home"
-        self.project = self.root / "project"
+        self.project = self.project_dir or self.root / "project"
         for folder in (self.home, self.project):
             folder.mkdir(parents=True, exist_ok=True)
         self.api = FakeAnthropic(script=list(self.script))

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fake_api import Say, request_text
+from fake_api import Call, Say, request_text
 from harness import REPO_ROOT, Session
 
 from ccr import open_store
@@ -48,3 +48,35 @@ def test_a_session_written_by_replay_output_opens_with_resume(world: World, tmp_
     assert handles
     with open_store(session.compactor_home / "ccr.db") as store:
         assert all(store.contains(h) for h in handles)
+
+
+def test_a_session_written_by_restore_opens_with_resume_as_it_stood_before_the_compaction(
+    world: World, tmp_path: Path
+) -> None:
+    notes = "".join(f"{i:03d} restore me exactly\n" for i in range(120))
+    session = world()
+    (session.project / "notes.txt").write_text(notes)
+    session.run("read the notes", script=[
+        Call("Read", {"file_path": str(session.project / "notes.txt")}), Say("I read them."),
+    ])
+    before = session.transcript().read_bytes()
+    session.run("/compact")
+    assert session.boundaries()
+    output = tmp_path / "restored.jsonl"
+    done = session.compactor("restore", session.session_id(), "--output", str(output))
+    assert done.returncode == 0, done.stderr
+    restored = output.read_bytes()
+    assert restored.startswith(before), "restore must give back the file as the first run left it, byte for byte"
+    added = [json.loads(line) for line in restored[len(before):].splitlines()]
+    assert not [r for r in added if r.get("type") in ("user", "assistant")], added
+    assert session.transcript().read_bytes().startswith(restored)
+
+    fresh = world(project_dir=session.project)
+    fresh.install_transcript(output, session.session_id())
+    fresh.run("what did the notes say?", resume=session.session_id(), script=[Say("They said restore me.")])
+
+    (request,) = fresh.api.of_kind("main")
+    text = request_text(request.body)
+    assert "119 restore me exactly" in text
+    assert "read the notes" in text and "I read them." in text
+    assert "This session is being continued" not in text
