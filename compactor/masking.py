@@ -289,7 +289,9 @@ class Masker:
             if candidate.tokens is None:
                 candidate.tokens = counter.count_text(text)
             tokens = candidate.tokens
-            context = _stub_context(self.calls.get(candidate.tool_use_id), candidate, text, tokens)
+            tag = _first_occurrence(text, dedup)
+            shown = tag[1] if tag is not None else text  # the stub shows the output, not its dedup tag
+            context = _stub_context(self.calls.get(candidate.tool_use_id), candidate, shown, tokens)
             if candidate.stub_tokens is None:
                 candidate.stub_tokens = counter.count_text(_render_stub(context, handle="ccr_" + "0" * 32))
             stub_tokens = candidate.stub_tokens
@@ -298,7 +300,6 @@ class Masker:
                 if candidate.path is None:
                     self._drop(candidate)
                 continue
-            tag = _first_occurrence(text, dedup)
             plans.append(_Plan(
                 candidate=candidate, text=text, tokens=tokens, stub_tokens=stub_tokens, stub_context=context,
                 original=tag,
