@@ -24,6 +24,12 @@ ratios. Definitions (the README's "Tuning" section repeats them):
   (``compactor.survival`` counts them; sessions pool by count).
 - ``recoverable_share``: of the bytes compactions dropped, the share the CCR
   store returns.
+- ``masking_steps``: masking steps between compactions (``compactor.masking``;
+  tune it with the ``masking.*`` settings, for example ``"masking.enabled" =
+  [true, false]`` or ``"masking.keep_rounds" = [2, 3, 5]``).
+- ``cache_invalidated_per_100_requests``: cached-prefix tokens that
+  compactions and masking steps invalidated, per 100 requests
+  (``compactor.cache``).
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ METRIC_NAMES: dict[str, str] = {
     "survival_commands": "commands in summary",
     "survival_user_messages": "user messages in summary",
     "recoverable_share": "dropped bytes recoverable",
+    "masking_steps": "masking steps",
+    "cache_invalidated_per_100_requests": "cache invalidated per 100 requests (tokens)",
 }
 """Every derived figure, with the label reports show."""
 
@@ -76,6 +84,9 @@ class Metrics(BaseModel):
     survival_total: dict[str, int] = {}
     dropped_bytes: int = 0
     recoverable_bytes: int = 0
+    masking_steps: int = 0
+    requests: int = 0
+    cache_invalidated_tokens: int = 0
 
     @property
     def reread_coverage(self) -> float | None:
@@ -108,6 +119,10 @@ class Metrics(BaseModel):
     @property
     def survival_user_messages(self) -> float | None:
         return _share(self.survival_found.get("user_messages", 0), self.survival_total.get("user_messages", 0))
+
+    @property
+    def cache_invalidated_per_100_requests(self) -> float | None:
+        return 100 * self.cache_invalidated_tokens / self.requests if self.requests else None
 
     @property
     def recoverable_share(self) -> float | None:
@@ -149,6 +164,9 @@ def replay_metrics(report: ReplayReport, store: Store | None = None) -> Metrics:
         reread_in_tail=totals.reread_in_tail,
         reattached_unused_tokens=totals.reattached_unused_tokens,
         reread_missed_tokens=totals.reread_missed_tokens,
+        masking_steps=totals.masking_steps,
+        requests=totals.requests,
+        cache_invalidated_tokens=totals.cache_invalidated_tokens,
     )
     found: dict[str, int] = {}
     total: dict[str, int] = {}

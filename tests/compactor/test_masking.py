@@ -478,3 +478,14 @@ def test_replay_masking_off_masks_nothing(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     assert report["masking"] == [] and report["totals"]["compactions"] > 0
     assert all(c["cache"]["kept_tokens"] == 0 for c in report["compactions"])
+
+
+def test_tune_judges_masking_by_its_steps_and_the_cache_it_invalidates(replays: Replays) -> None:
+    from compactor.tune import replay_metrics
+
+    on, off = replay_metrics(replays(LONG, True)[0]), replay_metrics(replays(LONG, False)[0])
+    assert on.masking_steps > 0 and off.masking_steps == 0
+    assert on.requests == off.requests > 0
+    per_100 = off.cache_invalidated_per_100_requests
+    assert per_100 is not None and per_100 > 0
+    assert per_100 == 100 * replays(LONG, False)[0].totals.cache_invalidated_tokens / off.requests
