@@ -11,7 +11,10 @@ off). The figures judged are ratios of the two runs:
 - cached-prefix tokens invalidated per 100 requests, on / off, per session
   that compacts (target at most 1.0);
 - the share of masked results whose stored bytes equal the recorded result
-  (target 1.0).
+  (target 1.0);
+- the share of the masked part's paths, command first lines and user
+  messages still in context verbatim, with masking at every chance (an
+  Orchestrator that masks eagerly and never compacts; target 1.0).
 
 The replays are deterministic, so each ratio is measured once.
 ``--set masking.keep_rounds=2`` (repeatable) tries other settings.
@@ -20,15 +23,21 @@ The replays are deterministic, so each ratio is measured once.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from _common import REPO, Figure, main, shared_sessions
+from _common import REPO, SHARED_TRANSCRIPTS, Figure, main, shared_sessions
 
+from attachments import RecordedFiles
 from ccr import open_store
 from compactor.config import load_settings
+from compactor.messages import Message
+from compactor.orchestrator import Orchestrator
+from compactor.summarizers._prompts import typed
+from compactor.survival import head_facts
 from compactor.dedup import without_result_id
 from compactor.replay import ReplayReport, replay
 from compactor.transcript import read_transcript
@@ -67,6 +76,43 @@ def _exact_share(session: Path, report: ReplayReport, store: Any) -> float:
     return exact / len(handles)
 
 
+def _facts_kept(session: Path, folder: Path) -> tuple[int, int]:
+    """(kept, total) paths, command first lines and user messages of the masked part, masking eagerly."""
+    settings = load_settings(env={}, overrides={
+        "masking": {"enabled": True, "cache_policy": "eager", "soft_share": 0.001, "batch_share": 0.001},
+        "policy.compact": False,
+    })
+    store = open_store(folder / f"{session.stem}-facts.db")
+    try:
+        orch = Orchestrator(settings=settings, store=store, files=RecordedFiles())
+        fed: list[Message] = [
+            orch.add_message(e.message)
+            for e in read_transcript(session, subagents=False, state=False).entries
+            if e.message is not None and not e.message.is_compact_summary
+        ]
+        masked = orch.messages
+    finally:
+        store.close()
+    changed = [n for n, (a, b) in enumerate(zip(fed, masked, strict=True)) if a != b]
+    if not changed:
+        return 0, 0
+    before, after = fed[: changed[-1] + 1], masked[: changed[-1] + 1]
+    facts = head_facts(before)
+    flat = json.dumps([m.to_api() for m in after], ensure_ascii=False)
+    kept = sum(json.dumps(v, ensure_ascii=False)[1:-1] in flat for k in ("paths", "commands") for v in facts[k])
+    prompts = [n for n, m in enumerate(before) if typed(m) is not None]
+    kept_prompts = {typed(before[n]).text for n in prompts if after[n] == before[n]}  # type: ignore[union-attr]
+    kept += sum(v in kept_prompts for v in facts["user_messages"])
+    return kept, sum(len(v) for v in facts.values())
+
+
+def _name(session: Path) -> str:
+    try:
+        return str(session.relative_to(SHARED_TRANSCRIPTS).with_suffix(""))
+    except ValueError:
+        return session.stem
+
+
 def compare(sessions: list[Path], overrides: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per session: the on and off replays' figures."""
     rows = []
@@ -75,7 +121,8 @@ def compare(sessions: list[Path], overrides: dict[str, Any]) -> list[dict[str, A
             off, _ = _replay(session, Path(tmp), False, overrides)
             on, exact = _replay(session, Path(tmp), True, overrides)
             rows.append({
-                "session": session.stem,
+                "session": _name(session),
+                "facts": _facts_kept(session, Path(tmp)),
                 "on": on.totals,
                 "off": off.totals,
                 "policies": sorted({s.policy for s in on.masking if s.ok}),
@@ -90,7 +137,7 @@ def _per_100(totals: Any) -> float:
 
 def table(rows: list[dict[str, Any]]) -> str:
     header = ("session", "compactions on/off", "masking steps", "policies", "masked", "saved tokens",
-              "invalidated/100 req on", "off", "byte-exact")
+              "invalidated/100 req on", "off", "byte-exact", "facts kept")
     lines = [header]
     for row in rows:
         on, off = row["on"], row["off"]
@@ -98,6 +145,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             row["session"], f"{on.compactions} / {off.compactions}", str(on.masking_steps),
             ",".join(row["policies"]) or "-", str(on.masked_results), f"{on.masking_tokens_saved:,}",
             f"{_per_100(on):,.0f}", f"{_per_100(off):,.0f}", f"{row['exact']:.0%}",
+            f"{row['facts'][0]} of {row['facts'][1]}" if row["facts"][1] else "-",
         ))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     return "\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths, strict=True)) for line in lines)
@@ -121,6 +169,9 @@ def figures(quick: bool = False, overrides: dict[str, Any] | None = None) -> lis
         out.append(Figure(f"cache invalidated per 100 requests, on / off: {r['session']}",
                           [_per_100(r["on"]) / before] if before else [0.0], 1.0, "<="))
     out.append(Figure("masked results stored byte-exact", [min(r["exact"] for r in rows)], 1.0, ">="))
+    kept, total = sum(r["facts"][0] for r in rows), sum(r["facts"][1] for r in rows)
+    out.append(Figure("facts of the masked part still in context", [kept / total] if total else [], 1.0, ">=",
+                      detail=f"{kept} of {total}", missing=None if total else "nothing was masked"))
     return out
 
 
