@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     )
     from attachments.files import build_file_attachments, content_changed, current_content
     from attachments.invoked_skills import build_skill_attachment
+    from attachments.memory import build_memory_attachment, memory_query, recall_attachment, session_memories
     from attachments.plan import plan_file_attachment, plan_mode_attachment
     from attachments.reasons import SkipReason, reason
     from attachments.sources import DiskFiles, FileOrigin, FileSource, RecordedFiles, slice_lines
@@ -51,6 +52,7 @@ __all__ = [
     "announced_in",
     "build_attachments",
     "build_file_attachments",
+    "build_memory_attachment",
     "build_skill_attachment",
     "content_changed",
     "current_content",
@@ -59,6 +61,7 @@ __all__ = [
     "is_plan_file",
     "mark_announced",
     "mark_stale",
+    "memory_query",
     "needs_status",
     "normalize_path",
     "pending_deltas",
@@ -66,7 +69,9 @@ __all__ = [
     "plan_mode_attachment",
     "read_paths",
     "reason",
+    "recall_attachment",
     "reread_coverage",
+    "session_memories",
     "slice_lines",
     "task_status_attachments",
 ]
@@ -90,6 +95,7 @@ _EXPORTS: dict[str, str] = {
     "announced_in": "attachments.deltas",
     "build_attachments": "attachments.builder",
     "build_file_attachments": "attachments.files",
+    "build_memory_attachment": "attachments.memory",
     "build_skill_attachment": "attachments.invoked_skills",
     "content_changed": "attachments.files",
     "current_content": "attachments.files",
@@ -98,6 +104,7 @@ _EXPORTS: dict[str, str] = {
     "is_plan_file": "attachments.exclusions",
     "mark_announced": "attachments.deltas",
     "mark_stale": "attachments.staleness",
+    "memory_query": "attachments.memory",
     "needs_status": "attachments.tasks",
     "normalize_path": "attachments.exclusions",
     "pending_deltas": "attachments.deltas",
@@ -105,7 +112,9 @@ _EXPORTS: dict[str, str] = {
     "plan_mode_attachment": "attachments.plan",
     "read_paths": "attachments.exclusions",
     "reason": "attachments.reasons",
+    "recall_attachment": "attachments.memory",
     "reread_coverage": "attachments.coverage",
+    "session_memories": "attachments.memory",
     "slice_lines": "attachments.sources",
     "task_status_attachments": "attachments.tasks",
 }
