@@ -31,6 +31,7 @@ prompt cache.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -61,6 +62,8 @@ _WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 _LINE_CHARS = 160
 _INPUT_CHARS = 200
 _UNKNOWN_TOOL = "unknown"
+_NUMBERED = re.compile(r"^\s*\d+(?:→|\t)")
+"""The line-number prefix of a Read result's line; a line that is only that is blank."""
 
 
 _Reason = Literal["disabled", "below_soft_threshold", "cache_warm", "eager", "cold", "batch"]
@@ -397,7 +400,7 @@ def _one_line(text: str, limit: int = _LINE_CHARS) -> str:
 
 
 def _stub_context(call: ToolUseBlock | None, candidate: _Candidate, text: str, tokens: int) -> dict[str, object]:
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = [line for line in text.splitlines() if _NUMBERED.sub("", line).strip()]
     later = candidate.superseded_by
     shown_input = json.dumps(call.input, ensure_ascii=False, sort_keys=True) if call is not None else ""
     return {

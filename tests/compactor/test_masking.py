@@ -489,3 +489,11 @@ def test_tune_judges_masking_by_its_steps_and_the_cache_it_invalidates(replays: 
     per_100 = off.cache_invalidated_per_100_requests
     assert per_100 is not None and per_100 > 0
     assert per_100 == 100 * replays(LONG, False)[0].totals.cache_invalidated_tokens / off.requests
+
+
+def test_the_stub_of_a_read_shows_its_last_line_with_content() -> None:
+    read = "".join(f"{n:6d}→line {n}\n" for n in range(1, 200)) + "   200→\n"
+    messages = [Message(role="user", content="read"), _call("r1", "Read", file_path="/repo/a.py"), _result("r1", read),
+                *_conversation(3)[1:]]
+    stub = _texts(_mask(messages, MemoryStore(max_bytes=10**8), keep_rounds=3, min_tokens=300).messages)["r1"]
+    assert "first line: 1→line 1" in stub and "last line: 199→line 199" in stub
