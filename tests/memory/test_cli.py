@@ -85,13 +85,10 @@ def test_remember_needs_exactly_one_of_text_and_stdin(tmp_path: Path) -> None:
 
 def test_remember_with_a_closed_stdin_exits_66(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "memory", "remember", "--stdin"],
-        stdin=subprocess.DEVNULL,
+        ["sh", "-c", 'exec "$0" -m memory remember --stdin <&-', sys.executable],
         capture_output=True,
         timeout=CLI_TIMEOUT_S,
         env={"COMPACTOR_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-        close_fds=True,
-        preexec_fn=lambda: __import__("os").close(0),
     )
     refused(done, 66, "memory_input_not_found")
 

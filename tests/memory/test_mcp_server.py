@@ -151,7 +151,13 @@ def test_garbage_on_stdin_exits_65_with_a_message(tmp_path: Path) -> None:
 def test_an_empty_or_closed_stdin_exits_66_with_a_message(tmp_path: Path) -> None:
     empty = _serve_raw(tmp_path, stdin=subprocess.DEVNULL)
     assert empty.returncode == 66 and "memory: memory_input_not_found: " in empty.stderr
-    closed = _serve_raw(tmp_path, stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(0))
+    closed = subprocess.run(
+        ["sh", "-c", 'exec "$0" -m memory --db "$1" mcp <&-', sys.executable, str(tmp_path / "memory.db")],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={**os.environ, "COMPACTOR_HOME": str(tmp_path / "home")},
+    )
     assert closed.returncode == 66 and "stdin is closed" in closed.stderr
 
 
