@@ -208,3 +208,16 @@ def test_booleans_are_still_booleans(tmp_path: Path) -> None:
     path = write(tmp_path / "c.toml", "[policy]\nauto_compact = false\n[dedup]\nenabled = false\n")
     settings = load_settings(path, env={})
     assert settings.policy.auto_compact is False and settings.dedup.enabled is False
+
+
+def test_loading_settings_imports_neither_templates_nor_the_file_watcher() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, compactor.config as c; c.load_settings(env={}); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jinja2', 'watchfiles', 'tiktoken') "
+        "or m in ('attachments.builder', 'attachments.files', 'compactor.pipeline')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
