@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TypeVar
 
@@ -174,20 +174,22 @@ def retry_busy(action: Callable[[], T], *, seconds: float = MIGRATION_RETRY_SECO
         delay = min(delay * 2, 0.1)
 
 
-def apply_migrations(conn: sqlite3.Connection) -> int:
+def apply_migrations(conn: sqlite3.Connection, migrations: Sequence[Migration] | None = None) -> int:
     """Bring the schema up to date; return the resulting version.
 
     The connection must be in autocommit mode (``isolation_level=None``).
     An up-to-date store costs one read; only a stale one takes write locks.
+    ``migrations`` are the store's own (``MIGRATIONS``) unless given; the memory store passes its own.
 
     Raises:
         StoreError: the file was written by a newer version of this code.
         sqlite3.Error: SQLite failed (busy beyond the retry budget, I/O, ...).
     """
-    known = max(m.version for m in MIGRATIONS)
+    migrations = MIGRATIONS if migrations is None else migrations
+    known = max(m.version for m in migrations)
     version = retry_busy(lambda: current_version(conn))
     if version < known:
-        for migration in MIGRATIONS:
+        for migration in migrations:
             retry_busy(lambda m=migration: _run_in_transaction(conn, lambda: _apply_one(conn, m)))  # type: ignore[misc]
         version = retry_busy(lambda: current_version(conn))
     if version > known:

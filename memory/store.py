@@ -183,7 +183,7 @@ class MemoryDB:
         self._owns_recovery = False
         self._lock = threading.Lock()
         self._pid = os.getpid()
-        with _translated_paths():
+        with _translated():
             identity = prepare_store_file(path)
         try:
             conn = sqlite3.connect(
@@ -195,15 +195,15 @@ class MemoryDB:
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             retry_busy(lambda: conn.execute("PRAGMA schema_version").fetchone())
-            with _translated_paths():
+            with _translated():
                 check_identity(path, identity)
             retry_busy(lambda: check_is_memory_store(conn, path))
             mode = retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
             if str(mode).lower() != "wal":
                 raise StoreError(f"memory database {path} could not switch to WAL (got {mode})")
             conn.execute("PRAGMA synchronous = FULL")
-            apply_migrations(conn)
-            with _translated_paths():
+            with _translated():
+                apply_migrations(conn)
                 tighten_modes(path)
         except MemoriesError:
             self._close_connection()
@@ -520,8 +520,8 @@ class MemoryDB:
 
 
 @contextmanager
-def _translated_paths() -> Iterator[None]:
-    """The recovery store's path checks, with their errors as memory errors."""
+def _translated() -> Iterator[None]:
+    """The recovery store's path checks and migration runner, with their errors as memory errors."""
     try:
         yield
     except ccr_errors.UnsafeStorePath as exc:
