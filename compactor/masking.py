@@ -131,7 +131,6 @@ class _Candidate:
     superseded_by: ToolUseBlock | None = None
     tokens: int | None = None
     """The result's count, once measured."""
-    stub_tokens: int | None = None
 
 
 @dataclass
@@ -292,14 +291,15 @@ class Masker:
             if candidate.tokens is None:
                 candidate.tokens = counter.count_text(text)
             tokens = candidate.tokens
+            if not superseded and tokens <= self.settings.min_tokens:
+                if candidate.path is None:
+                    self._drop(candidate)
+                continue
             tag = _first_occurrence(text, dedup)
             shown = tag[1] if tag is not None else text  # the stub shows the output, not its dedup tag
             context = _stub_context(self.calls.get(candidate.tool_use_id), candidate, shown, tokens)
-            if candidate.stub_tokens is None:
-                candidate.stub_tokens = counter.count_text(_render_stub(context, handle="ccr_" + "0" * 32))
-            stub_tokens = candidate.stub_tokens
-            worth = tokens > stub_tokens and (superseded or tokens > self.settings.min_tokens)
-            if not worth:
+            stub_tokens = counter.count_text(_render_stub(context, handle="ccr_" + "0" * 32))
+            if tokens <= stub_tokens:
                 if candidate.path is None:
                     self._drop(candidate)
                 continue
