@@ -41,9 +41,11 @@ __all__ = [
     "STATS_TOOL_NAME",
     "StdinWatch",
     "build_server",
+    "load_sdk",
     "require_sdk",
     "retrieve_text",
     "serve",
+    "serve_stdio",
     "stats_text",
 ]
 
@@ -93,8 +95,8 @@ def stats_text(store: Store) -> str:
     return store.stats().model_dump_json()
 
 
-def _sdk() -> tuple[Callable[..., Any], type[Exception]]:
-    """The SDK's server class and the exception that turns into an error result.
+def load_sdk(who: str = "the CCR MCP server") -> tuple[Callable[..., Any], type[Exception]]:
+    """The SDK's server class and the exception that turns into an error result (``who`` needs them).
 
     Raises:
         ConfigError: the ``mcp`` package is not installed.
@@ -106,7 +108,7 @@ def _sdk() -> tuple[Callable[..., Any], type[Exception]]:
         except (ImportError, AttributeError):
             continue
         return server, tool_error
-    raise ConfigError("the CCR MCP server needs the mcp package: pip install 'compactor[mcp]'")
+    raise ConfigError(f"{who} needs the mcp package: pip install 'compactor[mcp]'")
 
 
 def require_sdk() -> None:
@@ -115,7 +117,7 @@ def require_sdk() -> None:
     Raises:
         ConfigError: the ``mcp`` package is not installed.
     """
-    _sdk()
+    load_sdk()
 
 
 def build_server(store: Store) -> Any:
@@ -126,7 +128,7 @@ def build_server(store: Store) -> Any:
     Raises:
         ConfigError: the ``mcp`` package is not installed.
     """
-    server_class, tool_error = _sdk()
+    server_class, tool_error = load_sdk()
     server = server_class(SERVER_NAME, instructions=SERVER_INSTRUCTIONS, log_level="WARNING")
     options: dict[str, Any] = {}
     if "structured_output" in inspect.signature(server.tool).parameters:
@@ -213,11 +215,21 @@ def serve(store: Store) -> None:
         InputError: stdin ended without an ``initialize`` request, or held
             lines that are not JSON-RPC messages.
     """
+    serve_stdio(build_server(store))
+
+
+def serve_stdio(server: Any) -> None:
+    """Run an SDK ``server`` on stdin/stdout; an end without an MCP client is an error.
+
+    Raises:
+        InputNotFound: stdin is closed: there is no client.
+        InputError: stdin ended without an ``initialize`` request, or held
+            lines that are not JSON-RPC messages.
+    """
     from ccr.errors import InputError, InputNotFound
 
     if sys.stdin is None:
         raise InputNotFound("stdin is closed: no MCP client to serve")
-    server = build_server(store)
     signal.signal(signal.SIGINT, _exit_at_interrupt)
     watch = StdinWatch(sys.stdin.fileno())
     real_stdin = sys.stdin

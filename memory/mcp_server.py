@@ -8,27 +8,24 @@ an unknown id, text over 256 KiB) is an error result naming the error id,
 never a crash of the server.
 
 Built on the official ``mcp`` SDK (the ``mcp`` extra), imported only when a
-server is built; both generations are accepted (``MCPServer`` 2.x,
-``FastMCP`` 1.x). The server only ends well when its client spoke MCP:
-``serve`` watches stdin on the way in, and a stdin that is closed, or that
-ends without one JSON-RPC message, is an error (exit 66 or 65) instead of a
-silent success.
+server is built, and served the way ``ccr mcp`` is (``ccr.mcp_server``: the
+same SDK lookup and stdin watch): a stdin that is closed is an error (exit
+66), and one that ends without an ``initialize`` request or holds lines that
+are not JSON-RPC is an error (exit 65), never a silent success.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
-import os
-import sys
-import threading
 from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import Field
 
-from compactor.errors import CompactorError, ConfigError
+from ccr import errors as ccr_errors
+from ccr.mcp_server import load_sdk, serve_stdio
+from compactor.errors import CompactorError
 from memory import answers
 from memory.errors import InputError, InputNotFound
 from memory.store import DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, MemoryDB
@@ -44,25 +41,8 @@ SERVER_INSTRUCTIONS = (
     "when a fact changes, memory_supersede the old one instead of adding a contradiction."
 )
 
-_SDK_GENERATIONS = (("mcp.server.mcpserver", "MCPServer"), ("mcp.server.fastmcp", "FastMCP"))
-
 _ID = "a memory id: mem_ followed by 16 hex digits"
-
-
-def _sdk() -> tuple[Callable[..., Any], type[Exception]]:
-    """The SDK's server class and the exception that becomes an error result.
-
-    Raises:
-        ConfigError: the ``mcp`` package is not installed.
-    """
-    for server_module, server_class in _SDK_GENERATIONS:
-        try:
-            server = getattr(importlib.import_module(server_module), server_class)
-            tool_error = importlib.import_module(f"{server_module}.exceptions").ToolError
-        except (ImportError, AttributeError):
-            continue
-        return server, tool_error
-    raise ConfigError("the memory MCP server needs the mcp package: pip install 'compactor[mcp]'")
+_WHO = "the memory MCP server"
 
 
 def require_sdk() -> None:
@@ -71,7 +51,7 @@ def require_sdk() -> None:
     Raises:
         ConfigError: it cannot.
     """
-    _sdk()
+    load_sdk(_WHO)
 
 
 def build_server(db: MemoryDB) -> Any:
@@ -80,7 +60,7 @@ def build_server(db: MemoryDB) -> Any:
     Raises:
         ConfigError: the ``mcp`` package is not installed.
     """
-    server_class, tool_error = _sdk()
+    server_class, tool_error = load_sdk(_WHO)
     server = server_class(SERVER_NAME, instructions=SERVER_INSTRUCTIONS, log_level="WARNING")
     options: dict[str, Any] = {}
     if "structured_output" in inspect.signature(server.tool).parameters:
@@ -141,81 +121,16 @@ def build_server(db: MemoryDB) -> Any:
 
 
 def serve(db: MemoryDB) -> None:
-    """Run the server on stdin/stdout until the client hangs up.
+    """Run the server on stdin/stdout until the client hangs up (``ccr.mcp_server.serve_stdio``).
 
     Raises:
         ConfigError: the ``mcp`` package is not installed.
-        InputNotFound: stdin is closed, or ended before any message.
-        InputError: stdin ended without a single JSON-RPC message.
+        InputNotFound: stdin is closed.
+        InputError: stdin ended without an ``initialize`` request, or held lines that are not JSON-RPC.
     """
-    server = build_server(db)
-    watch = _StdinWatch.install()
-    server.run("stdio")
-    watch.check()
-
-
-class _StdinWatch:
-    """Relays stdin to the server through a pipe, noting whether any line was a JSON-RPC message."""
-
-    def __init__(self, source: int) -> None:
-        self.lines = 0
-        self.messages = 0
-        self._source = source
-        read_end, self._sink = os.pipe()
-        os.dup2(read_end, 0)
-        os.close(read_end)
-        self._done = threading.Event()
-        threading.Thread(target=self._relay, name="memory-mcp-stdin", daemon=True).start()
-
-    @classmethod
-    def install(cls) -> _StdinWatch:
-        """Put the relay in front of the server's stdin.
-
-        Raises:
-            InputNotFound: stdin is closed.
-        """
-        if sys.stdin is None:
-            raise InputNotFound("stdin is closed: an MCP client must write JSON-RPC messages to it")
-        try:
-            source = os.dup(0)
-        except OSError as exc:
-            raise InputNotFound(f"stdin is closed: {exc.strerror or exc}") from exc
-        return cls(source)
-
-    def check(self) -> None:
-        """After the server stopped: fine if the client sent at least one message.
-
-        Raises:
-            InputNotFound: stdin ended before anything arrived.
-            InputError: lines arrived, none of them a JSON-RPC message.
-        """
-        self._done.wait(timeout=1.0)
-        if self.messages:
-            return
-        if not self.lines:
-            raise InputNotFound("stdin ended before any MCP message arrived")
-        raise InputError(f"stdin carried {self.lines} line(s) and not one JSON-RPC message: is this an MCP client?")
-
-    def _relay(self) -> None:
-        try:
-            with os.fdopen(self._source, "rb", closefd=True) as source, os.fdopen(self._sink, "wb", 0) as sink:
-                for line in source:
-                    if line.strip():
-                        self.lines += 1
-                        self.messages += _is_message(line)
-                    try:
-                        sink.write(line)
-                    except BrokenPipeError:
-                        break
-        except OSError:
-            pass
-        finally:
-            self._done.set()
-
-
-def _is_message(line: bytes) -> bool:
     try:
-        value = json.loads(line)
-    except ValueError:
-        return False
-    return isinstance(value, dict) and value.get("jsonrpc") == "2.0"
+        serve_stdio(build_server(db))
+    except ccr_errors.InputNotFound as exc:
+        raise InputNotFound(str(exc)) from exc
+    except ccr_errors.InputError as exc:
+        raise InputError(str(exc)) from exc

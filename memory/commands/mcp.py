@@ -16,8 +16,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="serve memory_remember/recall/supersede/history/forget over MCP (stdio)",
         description="Run an MCP server on stdin/stdout with five tools: memory_remember, "
         "memory_recall, memory_supersede, memory_history and memory_forget. Claude Code starts it "
-        "from the compactor plugin. A closed stdin, or one that ends without a JSON-RPC message, "
-        "exits 66 or 65. Needs: pip install 'compactor[mcp]'.",
+        "from the compactor plugin. A closed stdin exits 66; one that ends without an MCP client "
+        "(no initialize request, or lines that are not JSON-RPC) exits 65. Needs: pip install 'compactor[mcp]'.",
     )
     parser.set_defaults(func=run)
     return parser

@@ -148,9 +148,10 @@ def test_garbage_on_stdin_exits_65_with_a_message(tmp_path: Path) -> None:
     assert "memory: memory_input_unreadable: " in done.stderr and "JSON-RPC" in done.stderr
 
 
-def test_an_empty_or_closed_stdin_exits_66_with_a_message(tmp_path: Path) -> None:
+def test_a_stdin_that_ends_before_initialize_exits_65_and_a_closed_one_66(tmp_path: Path) -> None:
     empty = _serve_raw(tmp_path, stdin=subprocess.DEVNULL)
-    assert empty.returncode == 66 and "memory: memory_input_not_found: " in empty.stderr
+    assert empty.returncode == 65 and "memory: memory_input_unreadable: " in empty.stderr
+    assert "initialize" in empty.stderr
     closed = subprocess.run(
         ["sh", "-c", 'exec "$0" -m memory --db "$1" mcp <&-', sys.executable, str(tmp_path / "memory.db")],
         capture_output=True,
@@ -158,7 +159,7 @@ def test_an_empty_or_closed_stdin_exits_66_with_a_message(tmp_path: Path) -> Non
         timeout=TIMEOUT_S,
         env={**os.environ, "COMPACTOR_HOME": str(tmp_path / "home")},
     )
-    assert closed.returncode == 66 and "stdin is closed" in closed.stderr
+    assert closed.returncode == 66 and "memory: memory_input_not_found: stdin is closed" in closed.stderr
 
 
 def test_without_the_mcp_package_the_command_says_what_to_install_and_opens_nothing(tmp_path: Path) -> None:
