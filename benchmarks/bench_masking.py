@@ -16,7 +16,10 @@ off). The figures judged are ratios of the two runs:
   messages still in context verbatim, with masking at every chance (an
   Orchestrator that masks eagerly and never compacts; target 1.0).
 
-The replays are deterministic, so each ratio is measured once.
+The replays are deterministic, so each ratio is measured once. One figure
+is timed: feeding the long fixture to an Orchestrator that masks at every
+chance (never compacting) against one with masking off, interleaved
+(target at most 1.5: masking must not make adding a message costly).
 ``--set masking.keep_rounds=2`` (repeatable) tries other settings.
 """
 
@@ -29,7 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from _common import REPO, SHARED_TRANSCRIPTS, Figure, main, shared_sessions
+from _common import REPO, SHARED_TRANSCRIPTS, Figure, interleaved, main, shared_sessions
 
 from attachments import RecordedFiles
 from ccr import open_store
@@ -106,6 +109,26 @@ def _facts_kept(session: Path, folder: Path) -> tuple[int, int]:
     return kept, sum(len(v) for v in facts.values())
 
 
+def _feeding_ratios(runs: int) -> list[float]:
+    """Time to feed the long fixture with eager masking / with masking off (compaction off in both)."""
+    messages = [
+        e.message for e in read_transcript(LONG_FIXTURE, subagents=False, state=False).entries
+        if e.message is not None and not e.message.is_compact_summary
+    ]
+
+    def feed(masking: bool) -> None:
+        settings = load_settings(env={}, overrides={
+            "masking": {"enabled": masking, "cache_policy": "eager", "soft_share": 0.001, "batch_share": 0.001},
+            "policy.compact": False,
+        })
+        orch = Orchestrator(settings=settings, store=open_store(":memory:"), files=RecordedFiles())
+        for message in messages:
+            orch.add_message(message)
+        assert not masking or orch.masking_steps
+
+    return interleaved(lambda: feed(True), lambda: feed(False), runs=runs)
+
+
 def _name(session: Path) -> str:
     try:
         return str(session.relative_to(SHARED_TRANSCRIPTS).with_suffix(""))
@@ -169,6 +192,7 @@ def figures(quick: bool = False, overrides: dict[str, Any] | None = None) -> lis
         out.append(Figure(f"cache invalidated per 100 requests, on / off: {r['session']}",
                           [_per_100(r["on"]) / before] if before else [0.0], 1.0, "<="))
     out.append(Figure("masked results stored byte-exact", [min(r["exact"] for r in rows)], 1.0, ">="))
+    out.append(Figure("feeding the long fixture, eager masking / off", _feeding_ratios(3 if quick else 7), 1.5, "<="))
     kept, total = sum(r["facts"][0] for r in rows), sum(r["facts"][1] for r in rows)
     out.append(Figure("facts of the masked part still in context", [kept / total] if total else [], 1.0, ">=",
                       detail=f"{kept} of {total}", missing=None if total else "nothing was masked"))

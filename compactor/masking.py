@@ -244,6 +244,7 @@ class Masker:
         dedup: DedupState,
         tool_names: Mapping[str, str],
         min_saving: int = 0,
+        sizes: Sequence[int] | None = None,
         producer: str = "compactor.masking",
         metadata: Mapping[str, object] | None = None,
     ) -> MaskOutcome:
@@ -251,11 +252,12 @@ class Masker:
 
         Nothing happens unless the stubs would save at least ``min_saving``
         tokens together (a batch that rewrites the cached prefix must pay for
-        itself). Returns the new conversation (the same one, ``changed``
+        itself). ``sizes`` are the messages' counts when the caller keeps them:
+        a message that is one tool result is then not counted again. Returns the new conversation (the same one, ``changed``
         empty, when nothing was worth masking, or when the store refused: then
         ``ok`` is false and ``error_id`` says why).
         """
-        plans = self._plans(messages, counter, dedup)
+        plans = self._plans(messages, counter, dedup, sizes)
         if not plans or sum(p.tokens - p.stub_tokens for p in plans) < max(min_saving, 1):
             return MaskOutcome(messages=list(messages))
         requests = []
@@ -275,7 +277,9 @@ class Masker:
             )
         return self._apply(messages, plans, list(handles), dedup, tool_names)
 
-    def _plans(self, messages: Sequence[Message], counter: TokenCounter, dedup: DedupState) -> list[_Plan]:
+    def _plans(
+        self, messages: Sequence[Message], counter: TokenCounter, dedup: DedupState, sizes: Sequence[int] | None
+    ) -> list[_Plan]:
         plans: list[_Plan] = []
         for candidate in self.due():
             block = _find_block(messages, candidate)
@@ -289,7 +293,9 @@ class Masker:
                     self._drop(candidate)
                 continue
             if candidate.tokens is None:
-                candidate.tokens = counter.count_text(text)
+                alone = sizes is not None and len(sizes) == len(messages) and len(messages[candidate.index].blocks()) == 1
+                # A message that is only this result was counted from exactly its text.
+                candidate.tokens = sizes[candidate.index] if alone and sizes is not None else counter.count_text(text)
             tokens = candidate.tokens
             if not superseded and tokens <= self.settings.min_tokens:
                 if candidate.path is None:
@@ -400,15 +406,17 @@ def _one_line(text: str, limit: int = _LINE_CHARS) -> str:
 
 
 def _stub_context(call: ToolUseBlock | None, candidate: _Candidate, text: str, tokens: int) -> dict[str, object]:
-    lines = [line for line in text.splitlines() if _NUMBERED.sub("", line).strip()]
+    all_lines = text.splitlines()
+    first = next((line for line in all_lines if _has_content(line)), "")
+    last = next((line for line in reversed(all_lines) if _has_content(line)), "")
     later = candidate.superseded_by
     shown_input = json.dumps(call.input, ensure_ascii=False, sort_keys=True) if call is not None else ""
     return {
         "tool": call.name if call is not None else _UNKNOWN_TOOL,
         "tool_use_id": candidate.tool_use_id,
         "input": _one_line(shown_input, _INPUT_CHARS),
-        "first": _one_line(lines[0]) if lines else "",
-        "last": _one_line(lines[-1]) if len(lines) > 1 else "",
+        "first": _one_line(first),
+        "last": _one_line(last) if last and last is not first else "",
         "lines": text.count("\n") + 1 if text else 0,
         "size": len(text.encode("utf-8", "surrogatepass")),
         "tokens": tokens,
@@ -417,6 +425,10 @@ def _stub_context(call: ToolUseBlock | None, candidate: _Candidate, text: str, t
         "later_tool": later.name if later is not None else "",
         "later_id": later.id if later is not None else "",
     }
+
+
+def _has_content(line: str) -> bool:
+    return bool(line.strip()) and bool(_NUMBERED.sub("", line, count=1).strip())
 
 
 def _render_stub(context: Mapping[str, object], *, handle: str) -> str:

@@ -184,6 +184,7 @@ class Orchestrator:
             self._messages, store=self.store, counter=self.counter, dedup=self.state.dedup,
             tool_names=self._tool_names,
             min_saving=int(threshold * self.settings.masking.batch_min_share) if batch and not force else 0,
+            sizes=self._tally.sizes,
             metadata={"session_id": self.state.session_id} if self.state.session_id else None,
         )
         policy = decision.policy or "eager"
