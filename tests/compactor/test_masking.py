@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -497,3 +498,13 @@ def test_the_stub_of_a_read_shows_its_last_line_with_content() -> None:
                 *_conversation(3)[1:]]
     stub = _texts(_mask(messages, MemoryStore(max_bytes=10**8), keep_rounds=3, min_tokens=300).messages)["r1"]
     assert "first line: 1→line 1" in stub and "last line: 199→line 199" in stub
+
+
+def test_the_replay_table_shows_masking_and_what_the_prompt_cache_lost(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "compactor", "replay", str(LONG), "--masking", "on", "--store", str(tmp_path / "ccr.db")],
+        capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^masking: [1-9]\d* steps \(cold\), [1-9]\d* results, [\d,]+ tokens saved", done.stdout, re.M)
+    assert "prompt cache: 0 cached tokens invalidated (0 per 100 requests)" in done.stdout
