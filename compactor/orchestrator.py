@@ -166,6 +166,9 @@ class Orchestrator:
     def mask(self, now: float | None = None, *, force: bool = False) -> MaskingReport | None:
         """Run a masking step when ``masking_decision`` allows it (``force``: whenever anything is due).
 
+        Masking must be enabled (``settings.masking.enabled``): only then does
+        the Orchestrator follow the results as they arrive.
+
         Returns the step's report (also kept in ``masking_steps``), or None
         when no step ran. A refusal by the store changes nothing and stops
         masking until the next compaction (the report has ``ok`` false).

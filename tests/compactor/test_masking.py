@@ -508,3 +508,13 @@ def test_the_replay_table_shows_masking_and_what_the_prompt_cache_lost(tmp_path:
     assert done.returncode == 0, done.stderr
     assert re.search(r"^masking: [1-9]\d* steps \(cold\), [1-9]\d* results, [\d,]+ tokens saved", done.stdout, re.M)
     assert "prompt cache: 0 cached tokens invalidated (0 per 100 requests)" in done.stdout
+
+
+def test_mask_on_demand_runs_below_the_soft_threshold_only_when_forced(tmp_path: Path) -> None:
+    orch = _orchestrator(tmp_path, soft_share=1.0, batch_share=1.0, keep_rounds=2)
+    _feed(orch, 4, gap=5)
+    assert orch.masking_steps == [] and orch.mask() is None
+    step = orch.mask(force=True)
+    assert step is not None and step.ok and step.results == 2
+    assert orch.masking_steps == [step]
+    assert orch.mask(force=True) is None  # nothing else is due
