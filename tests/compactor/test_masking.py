@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from attachments import RecordedFiles
 from ccr import MemoryStore, Store, find_handles, open_store
@@ -518,3 +520,43 @@ def test_mask_on_demand_runs_below_the_soft_threshold_only_when_forced(tmp_path:
     assert step is not None and step.ok and step.results == 2
     assert orch.masking_steps == [step]
     assert orch.mask(force=True) is None  # nothing else is due
+
+
+_TOOLS = ("Read", "Bash", "Grep", "ccr_retrieve", "Edit")
+
+
+@st.composite
+def _histories(draw: st.DrawFn) -> list[Message]:
+    out = [Message(role="user", content="start")]
+    for n in range(draw(st.integers(min_value=2, max_value=12))):
+        tool = draw(st.sampled_from(_TOOLS))
+        path = draw(st.sampled_from(("/r/a.py", "/r/b.py")))
+        text = draw(st.text(alphabet=st.sampled_from("ab \n→1é"), min_size=1, max_size=60)) * draw(st.integers(0, 60))
+        out += [_call(f"c{n}", tool, file_path=path, command=f"run {n}"),
+                _result(f"c{n}", text, is_error=draw(st.booleans()) and n % 3 == 0)]
+        if draw(st.booleans()):
+            out.append(Message(role="user", content=f"and now step {n}"))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(history=_histories(), keep=st.integers(min_value=1, max_value=3))
+def test_masking_any_history_gives_every_original_back_and_changes_nothing_else(
+    history: list[Message], keep: int
+) -> None:
+    store = MemoryStore(max_bytes=10**8)
+    outcome = _mask(history, store, keep_rounds=keep, min_tokens=5)
+    event("masked" if outcome.results else "nothing due")
+    assert _pairing(outcome.messages) == _pairing(history)
+    assert head_facts(outcome.messages) == head_facts(history)
+    before, after = _texts(history), _texts(outcome.messages)
+    changed = {k for k in before if before[k] != after[k]}
+    assert len(changed) == outcome.results
+    for call_id in changed:
+        (handle,) = find_handles(after[call_id])
+        assert store.get(handle) == before[call_id].encode("utf-8", "surrogatepass")
+    for old, new in zip(history, outcome.messages, strict=True):
+        if old.role == "assistant" or typed(old) is not None:
+            assert new == old
+    names = {c.id: c.name for m in history for c in m.tool_uses()}
+    assert not any(names[k] == "ccr_retrieve" for k in changed)
