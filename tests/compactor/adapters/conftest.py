@@ -27,7 +27,7 @@ from compactor.orchestrator import Orchestrator
 # Generated histories per property test; COMPACTOR_ADAPTER_EXAMPLES=3000 for a thorough run.
 settings.register_profile(
     "adapters",
-    max_examples=int(os.environ.get("COMPACTOR_ADAPTER_EXAMPLES", "250")),
+    max_examples=int(os.environ.get("COMPACTOR_ADAPTER_EXAMPLES", "150")),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     deadline=None,
 )
