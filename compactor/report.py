@@ -141,8 +141,9 @@ class MaskingReport(_Model):
     superseded: int = 0
     """Of those, Read results a later read or write of the same file made stale (masked as pointers)."""
     tokens_saved: int
+    """The counter's tokens of the masked results minus those of their stubs."""
     tokens_before: int
-    """The context estimate that triggered the step."""
+    """The context estimate that triggered the step (as the policy sees it, like ``pre_tokens``)."""
     handles: list[str] = Field(default_factory=list)
     policy: MaskingPolicyName
     cache: CacheReport = Field(default_factory=CacheReport)
