@@ -15,6 +15,7 @@ deduplicated tool result) is built from its blocks.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
@@ -28,6 +29,8 @@ __all__ = [
     "Originals",
     "block_to_part",
     "dump_block",
+    "image_source",
+    "image_url",
     "message_key",
     "part_to_block",
     "passthrough",
@@ -38,6 +41,7 @@ __all__ = [
 PASSTHROUGH = "compactor_passthrough"
 """Type of the block that carries a framework part this version does not map, as it was."""
 
+_DATA_URL = re.compile(r"^data:([^;,]+);base64,(.*)$", re.DOTALL)
 _BLOCK: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock)
 _BLOCK.rebuild(_types_namespace={"ToolResultBlock": ToolResultBlock})
 
@@ -86,6 +90,25 @@ def passthrough_message(block: ContentBlock) -> dict[str, Any] | None:
     if isinstance(block, UnknownBlock) and block.type == PASSTHROUGH:
         message = (block.model_extra or {}).get("message")
         return message if isinstance(message, dict) else None
+    return None
+
+
+def image_source(url: str) -> dict[str, Any]:
+    """The Anthropic image source for an image URL (a ``data:`` URL becomes base64 data)."""
+    match = _DATA_URL.match(url)
+    if match is not None:
+        return {"type": "base64", "media_type": match.group(1), "data": match.group(2)}
+    return {"type": "url", "url": url}
+
+
+def image_url(source: dict[str, Any]) -> str | None:
+    """The URL for an Anthropic image source (base64 data as a ``data:`` URL), or None for other kinds."""
+    if source.get("type") == "base64" and isinstance(source.get("media_type"), str) and isinstance(
+        source.get("data"), str
+    ) and set(source) == {"type", "media_type", "data"}:
+        return f"data:{source['media_type']};base64,{source['data']}"
+    if source.get("type") == "url" and isinstance(source.get("url"), str) and set(source) == {"type", "url"}:
+        return str(source["url"])
     return None
 
 

@@ -11,8 +11,10 @@
   ride in a pass-through block before its parts;
 - consecutive ``function_call_output`` items become one user message of
   ``tool_result`` blocks, and split again on the way back;
+- an ``input_image`` part with an ``image_url`` is an image block (a
+  ``data:`` URL as base64 data), so that it is counted as an image;
 - parts and items the Anthropic shape has no block for (reasoning, built-in
-  tool calls, ``input_image``, ...) ride in a pass-through block and come
+  tool calls, file inputs, ...) ride in a pass-through block and come
   back untouched; an item's own ``id`` and ``status`` ride along on its block.
 """
 
@@ -22,8 +24,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from compactor.adapters._convert import PASSTHROUGH, Originals, block_to_part, part_to_block, passthrough
-from compactor.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock, UnknownBlock
+from compactor.adapters._convert import (
+    PASSTHROUGH,
+    Originals,
+    block_to_part,
+    image_source,
+    image_url,
+    part_to_block,
+    passthrough,
+)
+from compactor.messages import ContentBlock, ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock, UnknownBlock
 
 __all__ = ["OpenAIResponsesAdapter"]
 
@@ -115,6 +125,12 @@ def _text_part(part: Any, kind: str) -> ContentBlock:
             extra["annotations"] = []
         if "type" not in extra and "text" not in extra:
             return TextBlock.model_validate({"text": part["text"], **extra})
+    if isinstance(part, dict) and part.get("type") == "input_image" and isinstance(part.get("image_url"), str):
+        if set(part) <= {"type", "image_url", "detail"}:
+            extra = {"detail": part["detail"]} if "detail" in part else {}
+            block = ImageBlock.model_validate({"source": image_source(part["image_url"]), **extra})
+            if _encode_part(block, "input_text") == part:
+                return block
     return part_to_block(part)
 
 
@@ -232,6 +248,10 @@ def _encode(message: Message) -> list[dict[str, Any]]:
 
 
 def _encode_part(block: ContentBlock, kind: str) -> Any:
+    if kind == "input_text" and isinstance(block, ImageBlock) and set(block.model_extra or {}) <= {"detail"}:
+        url = image_url(block.source)
+        if url is not None:
+            return {"type": "input_image", "image_url": url, **(block.model_extra or {})}
     if isinstance(block, TextBlock):
         extra = dict(block.model_extra or {})
         if kind == "output_text" and not extra:

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactor.adapters.openai_chat import OpenAIChatAdapter
-from compactor.messages import Message, ToolResultBlock, ToolUseBlock
+from compactor.messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock
+from compactor.tokens import RoughCounter
 
 ROUND_TRIPS = settings.get_profile("adapters")
 COMPACTIONS = settings(ROUND_TRIPS, max_examples=max(20, ROUND_TRIPS.max_examples // 5))
@@ -185,3 +186,12 @@ def test_a_new_tool_call_is_written_with_json_arguments() -> None:
     assert written == {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls -la"}'}},
     ]}
+
+
+def test_an_image_is_counted_as_an_image_and_comes_back_as_the_same_part() -> None:
+    part = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 40_000, "detail": "high"}}
+    (message,) = OpenAIChatAdapter().to_messages([{"role": "user", "content": [part]}])
+    (block,) = message.blocks()
+    assert isinstance(block, ImageBlock) and block.source["media_type"] == "image/png"
+    assert RoughCounter().count_message(message) == 2_000  # an image, not 40,000 characters of text
+    assert OpenAIChatAdapter().from_messages([message]) == [{"role": "user", "content": [part]}]

@@ -133,3 +133,11 @@ def test_the_models_text_is_text_to_the_summarizer_and_its_item_fields_come_back
     (message,) = OpenAIResponsesAdapter().to_messages([item])
     assert message.text() == "All tests pass."
     assert OpenAIResponsesAdapter().from_messages([message]) == [item]
+
+
+def test_an_input_image_is_an_image_block_and_an_anthropic_image_goes_out_as_one() -> None:
+    item = {"role": "user", "content": [{"type": "input_text", "text": "what is this?"},
+                                        {"type": "input_image", "image_url": "data:image/jpeg;base64,/9j/4AAQ"}]}
+    (message,) = OpenAIResponsesAdapter().to_messages([item])
+    assert [type(b).__name__ for b in message.blocks()] == ["TextBlock", "ImageBlock"]
+    assert OpenAIResponsesAdapter().from_messages([message]) == [item]
