@@ -22,12 +22,14 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from compactor.messages import ContentBlock, Message, ToolResultBlock, UnknownBlock
+from compactor.messages import ContentBlock, ImageBlock, Message, ToolResultBlock, UnknownBlock
 
 __all__ = [
     "PASSTHROUGH",
     "Originals",
+    "block_to_chat_part",
     "block_to_part",
+    "chat_part_to_block",
     "dump_block",
     "image_source",
     "image_url",
@@ -110,6 +112,28 @@ def image_url(source: dict[str, Any]) -> str | None:
     if source.get("type") == "url" and isinstance(source.get("url"), str) and set(source) == {"type", "url"}:
         return str(source["url"])
     return None
+
+
+def chat_part_to_block(part: Any) -> ContentBlock:
+    """A Chat Completions content part as a block: ``image_url`` parts as image blocks, else ``part_to_block``."""
+    if isinstance(part, dict) and part.get("type") == "image_url" and isinstance(part.get("image_url"), dict):
+        inner = part["image_url"]
+        if isinstance(inner.get("url"), str) and set(inner) <= {"url", "detail"}:
+            extra = {"detail": inner["detail"]} if "detail" in inner else {}
+            block = ImageBlock.model_validate({"source": image_source(inner["url"]), **extra})
+            if block_to_chat_part(block) == part:
+                return block
+    return part_to_block(part)
+
+
+def block_to_chat_part(block: ContentBlock) -> Any:
+    """The inverse of ``chat_part_to_block``."""
+    if isinstance(block, ImageBlock) and set(block.model_extra or {}) <= {"detail"}:
+        url = image_url(block.source)
+        if url is not None:
+            return {"type": "image_url", "image_url": {"url": url, **(block.model_extra or {})}}
+    return block_to_part(block)
+
 
 
 def message_key(message: Message) -> str:

@@ -7,9 +7,10 @@
   content, as ``ChatAnthropic`` writes them, are not doubled);
 - consecutive ``ToolMessage``s become one user message of ``tool_result``
   blocks (``status="error"`` is ``is_error``) and split again on the way back;
-- parts with no Anthropic block (plain strings in a content list,
-  ``image_url`` parts, ...) and messages of other kinds ride in a
-  pass-through block and come back untouched.
+- ``image_url`` parts are image blocks (written back as ``image_url``
+  parts, which every chat model integration takes); parts with no
+  Anthropic block (plain strings in a content list, ...) and messages of
+  other kinds ride in a pass-through block and come back untouched.
 
 An ``AIMessage`` written from blocks carries its ``tool_use`` blocks in the
 content and in ``tool_calls``, the way ``ChatAnthropic`` does; chat models
@@ -33,8 +34,8 @@ from langchain_core.messages import (
 
 from compactor.adapters._convert import (
     Originals,
-    block_to_part,
-    part_to_block,
+    block_to_chat_part,
+    chat_part_to_block,
     passthrough,
     passthrough_message,
 )
@@ -101,7 +102,7 @@ class LangChainAdapter:
 def _blocks(content: str | list[Any]) -> list[ContentBlock]:
     if isinstance(content, str):
         return [TextBlock(text=content)] if content else []
-    return [part_to_block(p) for p in content]
+    return [chat_part_to_block(p) for p in content]
 
 
 def _message(item: BaseMessage) -> Message:
@@ -125,7 +126,7 @@ def _message(item: BaseMessage) -> Message:
 
 def _tool_result(item: ToolMessage) -> ToolResultBlock:
     content: str | list[ContentBlock] = (
-        item.content if isinstance(item.content, str) else [part_to_block(p) for p in item.content]
+        item.content if isinstance(item.content, str) else [chat_part_to_block(p) for p in item.content]
     )
     return ToolResultBlock(tool_use_id=item.tool_call_id, content=content, is_error=item.status == "error")
 
@@ -142,7 +143,7 @@ def _encode(message: Message, names: dict[str, str]) -> list[BaseMessage]:
             for b in message.content
             if isinstance(b, ToolUseBlock)
         ]
-        return [AIMessage(content=[block_to_part(b) for b in message.content], tool_calls=calls)]
+        return [AIMessage(content=[block_to_chat_part(b) for b in message.content], tool_calls=calls)]
     if isinstance(message.content, str):
         return [HumanMessage(content=message.content)]
     out: list[BaseMessage] = []
@@ -154,16 +155,19 @@ def _encode(message: Message, names: dict[str, str]) -> list[BaseMessage]:
             if parts:
                 out.append(HumanMessage(content=parts))
                 parts, wrote_user = [], True
-            out.append(messages_from_dict([whole])[0] if whole is not None else _tool_message(block, names))  # type: ignore[arg-type]
+            if whole is not None:
+                out.append(messages_from_dict([whole])[0])
+            else:
+                out.append(_tool_message(block, names))  # type: ignore[arg-type]
         else:
-            parts.append(block_to_part(block))
+            parts.append(block_to_chat_part(block))
     if parts or (not out and not wrote_user):
         out.append(HumanMessage(content=parts))
     return out
 
 
 def _tool_message(block: ToolResultBlock, names: dict[str, str]) -> ToolMessage:
-    content: Any = block.content if isinstance(block.content, str) else [block_to_part(b) for b in block.content]
+    content: Any = block.content if isinstance(block.content, str) else [block_to_chat_part(b) for b in block.content]
     return ToolMessage(
         content=content, tool_call_id=block.tool_use_id, status="error" if block.is_error else "success",
         name=names.get(block.tool_use_id),

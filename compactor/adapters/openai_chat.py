@@ -25,14 +25,14 @@ from typing import Any
 
 from compactor.adapters._convert import (
     Originals,
+    block_to_chat_part,
     block_to_part,
-    image_source,
-    image_url,
+    chat_part_to_block,
     part_to_block,
     passthrough,
     passthrough_message,
 )
-from compactor.messages import ContentBlock, ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 __all__ = ["OpenAIChatAdapter"]
 
@@ -96,30 +96,12 @@ class OpenAIChatAdapter:
 # -- reading -----------------------------------------------------------------
 
 
-def _part(part: Any) -> ContentBlock:
-    if isinstance(part, dict) and part.get("type") == "image_url" and isinstance(part.get("image_url"), dict):
-        inner = part["image_url"]
-        if isinstance(inner.get("url"), str) and set(inner) <= {"url", "detail"}:
-            extra = {"detail": inner["detail"]} if "detail" in inner else {}
-            block = ImageBlock.model_validate({"source": image_source(inner["url"]), **extra})
-            if _write_part(block) == part:
-                return block
-    return part_to_block(part)
-
-
-def _write_part(block: ContentBlock) -> Any:
-    if isinstance(block, ImageBlock) and set(block.model_extra or {}) <= {"detail"}:
-        url = image_url(block.source)
-        if url is not None:
-            return {"type": "image_url", "image_url": {"url": url, **(block.model_extra or {})}}
-    return block_to_part(block)
-
-
 def _message(item: dict[str, Any]) -> Message:
     role = item.get("role")
     content = item.get("content")
     if role == "user" and (isinstance(content, str) or isinstance(content, list)):
-        return Message(role="user", content=content if isinstance(content, str) else [_part(p) for p in content])
+        prompt = content if isinstance(content, str) else [chat_part_to_block(p) for p in content]
+        return Message(role="user", content=prompt)
     if role == "assistant":
         calls = item.get("tool_calls") or []
         if isinstance(content, str) and not calls:
@@ -157,7 +139,7 @@ def _tool_result(item: dict[str, Any]) -> ToolResultBlock:
     content = item.get("content")
     if isinstance(content, list):
         return ToolResultBlock(
-            tool_use_id=item.get("tool_call_id", ""), content=[_part(p) for p in content],
+            tool_use_id=item.get("tool_call_id", ""), content=[chat_part_to_block(p) for p in content],
             is_error=item.get("is_error") is True,
         )
     return ToolResultBlock(
@@ -185,14 +167,14 @@ def _encode(message: Message) -> list[dict[str, Any]]:
                 parts, wrote_user = [], True
             out.append(whole if whole is not None else _tool_message(block))  # type: ignore[arg-type]
         else:
-            parts.append(_write_part(block))
+            parts.append(block_to_chat_part(block))
     if parts or (not out and not wrote_user):
         out.append({"role": "user", "content": parts})
     return out
 
 
 def _tool_message(block: ToolResultBlock) -> dict[str, Any]:
-    content: Any = block.content if isinstance(block.content, str) else [_write_part(b) for b in block.content]
+    content: Any = block.content if isinstance(block.content, str) else [block_to_chat_part(b) for b in block.content]
     message: dict[str, Any] = {"role": "tool", "tool_call_id": block.tool_use_id, "content": content}
     if block.is_error:
         message["is_error"] = True

@@ -233,7 +233,8 @@ def _encode(message: Message) -> list[dict[str, Any]]:
             if isinstance(item, dict):
                 out.append(item)
             else:
-                out.append(_encode_call(block) if isinstance(block, ToolUseBlock) else _encode_output(block))  # type: ignore[arg-type]
+                out.append(_encode_call(block) if isinstance(block, ToolUseBlock)
+                           else _encode_output(block))  # type: ignore[arg-type]
         else:
             if current is None:
                 current, as_text = {**plain, "content": []}, False

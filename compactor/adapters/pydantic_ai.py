@@ -277,7 +277,8 @@ def _encode_response(message: Message) -> ModelResponse:
         if isinstance(block, TextBlock):
             parts.append(TextPart(content=block.text, provider_details=_details(block)))
         elif isinstance(block, ThinkingBlock):
-            parts.append(ThinkingPart(content=block.thinking, signature=block.signature, provider_details=_details(block)))
+            parts.append(ThinkingPart(content=block.thinking, signature=block.signature,
+                                      provider_details=_details(block)))
         elif isinstance(block, RedactedThinkingBlock):
             parts.append(ThinkingPart(content="", id=_REDACTED, signature=block.data, provider_details=_details(block)))
         elif isinstance(block, ToolUseBlock):
@@ -314,7 +315,8 @@ def _encode_request(message: Message, names: dict[str, str]) -> list[ModelReques
         elif isinstance(block, TextBlock) and not extra:
             user.append(block.text)
         elif isinstance(block, ImageBlock) and not extra and block.source.get("type") == "base64":
-            user.append(BinaryContent(data=base64.b64decode(block.source["data"]), media_type=block.source["media_type"]))
+            data = base64.b64decode(block.source["data"])
+            user.append(BinaryContent(data=data, media_type=block.source["media_type"]))
         elif isinstance(block, ImageBlock) and not extra and block.source.get("type") == "url":
             user.append(ImageUrl(url=block.source["url"]))
         else:
