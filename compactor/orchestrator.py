@@ -205,7 +205,8 @@ class Orchestrator:
         effect = prefix_effect(sizes, outcome.changed[0], self.cache.cached(now))
         new_sizes = list(sizes)
         for index in outcome.changed:
-            new_sizes[index] = self.counter.count_message(outcome.messages[index])
+            known = outcome.sizes.get(index)
+            new_sizes[index] = known if known is not None else self.counter.count_message(outcome.messages[index])
         self._messages = outcome.messages
         self._tally.reset(self._messages, new_sizes)
         self.forget_recorded_usage()  # recorded usage measured the context before the step
