@@ -15,15 +15,18 @@ from pathlib import Path
 from compactor._templates import render_html
 from compactor.chart import LineChart, line_chart
 from compactor.errors import InputInvalid
-from compactor.report import CompactionReport
+from compactor.report import CompactionReport, MaskingReport
 
 __all__ = ["context_chart", "render_report_html", "write_report_html"]
 
 
 def context_chart(
-    timeline: Sequence[tuple[int, int]], compactions: Sequence[CompactionReport], threshold: int
+    timeline: Sequence[tuple[int, int]],
+    compactions: Sequence[CompactionReport],
+    threshold: int,
+    masking: Sequence[MaskingReport] = (),
 ) -> LineChart:
-    """The context size over the session (by transcript line), the threshold, and each compaction.
+    """The context size over the session (by transcript line), the threshold, each compaction and masking step.
 
     Without a timeline (a report made elsewhere) the line joins each
     compaction's size before and after.
@@ -35,7 +38,7 @@ def context_chart(
             points += [(line, float(report.pre_tokens)), (line, float(report.post_tokens))]
     marks = [
         (float(c.at_line or 0), f"#{n} {c.trigger}") for n, c in enumerate(compactions, start=1)
-    ]
+    ] + [(float(m.at_line or 0), "masked") for m in masking if m.ok and m.at_line]
     horizontal = [(float(threshold), f"threshold {threshold:,}")] if threshold else []
     return line_chart(points, vertical=marks, horizontal=horizontal)
 
@@ -48,6 +51,7 @@ def render_report_html(
     timeline: Sequence[tuple[int, int]] = (),
     threshold: int = 0,
     totals: dict[str, object] | None = None,
+    masking: Sequence[MaskingReport] = (),
 ) -> str:
     """The whole page for one replayed session (or one compaction: pass it alone)."""
     return render_html(
@@ -55,7 +59,8 @@ def render_report_html(
         session=session,
         compactions=list(compactions),
         failures=list(failures),
-        chart=context_chart(timeline, compactions, threshold),
+        masking=list(masking),
+        chart=context_chart(timeline, compactions, threshold, masking),
         threshold=threshold,
         totals=totals or {},
     )

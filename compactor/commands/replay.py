@@ -130,6 +130,7 @@ def _write_html(path: Path, report: ReplayReport) -> None:
         timeline=report.timeline,
         threshold=report.totals.threshold,
         totals=report.totals.model_dump(mode="json"),
+        masking=report.masking,
     )
 
 

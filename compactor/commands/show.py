@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from compactor._cli import write_stdout
 from compactor.errors import InputInvalid, InputNotFound, UsageError
-from compactor.report import CompactionReport
+from compactor.report import CompactionReport, MaskingReport
 
 __all__ = ["ShownReport", "load_report", "register", "render_overview", "run"]
 
@@ -33,6 +33,7 @@ class ShownReport(BaseModel):
     compactions: list[CompactionReport] = Field(default_factory=list)
     failures: list[CompactionReport] = Field(default_factory=list)
     timeline: list[tuple[int, int]] = Field(default_factory=list)
+    masking: list[MaskingReport] = Field(default_factory=list)
     totals: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -105,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
             timeline=report.timeline if args.compaction is None else [],
             threshold=chosen[0].threshold if chosen else 0,
             totals=report.totals,
+            masking=report.masking if args.compaction is None else [],
         )
         return 0
     if args.summary:
@@ -160,4 +162,9 @@ def render_overview(report: ShownReport, chosen: list[CompactionReport]) -> str:
             lines.append(f"    {d.kind:<12} {d.tokens:>8,} tokens {d.bytes:>10,} bytes  {how}{piece}")
     for f in report.failures:
         lines.append(f"failed at line {f.at_line}: {f.error_id}: {f.error} (messages kept unchanged)")
+    done = [m for m in report.masking if m.ok]
+    if done:
+        lines += ["", f"masking: {len(done)} steps, {sum(m.results for m in done)} results, "
+                      f"{sum(m.tokens_saved for m in done):,} tokens saved (originals: ccr get HANDLE)"]
+        lines += [f"  line {m.at_line}: {m.results} results, {m.tokens_saved:,} tokens ({m.policy})" for m in done]
     return "\n".join(lines)

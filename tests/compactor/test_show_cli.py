@@ -129,3 +129,20 @@ def test_the_page_renders_the_chart_every_compaction_and_every_handle(
             assert d["handle"] in dom
     shot = browser.screenshot(page, tmp_path / "report.png")
     assert shot.stat().st_size > 10_000
+
+
+def test_masking_steps_appear_in_the_page_and_in_show(tmp_path: Path) -> None:
+    page, report_file = tmp_path / "masked.html", tmp_path / "masked.json"
+    done = cli("replay", str(LONG), "--json", "--masking", "on", "--store", str(tmp_path / "ccr.db"),
+               "--html", str(page))
+    assert done.returncode == 0, done.stderr
+    report_file.write_text(done.stdout, encoding="utf-8")
+    steps = [m for m in json.loads(done.stdout)["masking"] if m["ok"]]
+    assert steps, "masking on the long fixture masks something"
+    html = page.read_text(encoding="utf-8")
+    assert "Masking steps" in html and html.count('class="masking"') >= len(steps) + 1
+    for handle in steps[0]["handles"]:
+        assert f"ccr get {handle}" in html
+    shown = cli("show", str(report_file))
+    assert shown.returncode == 0, shown.stderr
+    assert f"masking: {len(steps)} steps" in shown.stdout
