@@ -4,41 +4,50 @@ Every byte the compactor drops is stored here under a handle derived from
 its content (``ccr_`` + 32 hex of sha256), and comes back exactly, by query,
 or by range. Typed objects (``ccr_obj_...``) keep structured observations
 that ``ccr://`` pointers select into.
+
+Public names are imported on first use (``_EXPORTS``), so that a command
+needing one of them (a handle, the store's path) does not load every
+backend, SQLite and all.
 """
 
 from __future__ import annotations
 
-from ccr._memory import MemoryStore
-from ccr._sqlite import SQLiteStore
-from ccr.errors import (
-    ArchiveInvalid,
-    BudgetExceeded,
-    CCRError,
-    CorruptRecord,
-    HandleNotFound,
-    InvalidHandle,
-    InvalidRequest,
-    InvalidSelector,
-    NotAStore,
-    RecordsLost,
-    StoreConfigError,
-    StoreError,
-    UnknownObjectType,
-    UnsafeStorePath,
-)
-from ccr.handles import Ref, find_handles, handle_for, marker, parse_ref
-from ccr.objects import (
-    OBJECT_TYPES,
-    Currentness,
-    Lifecycle,
-    ObjectType,
-    StoredObject,
-    TypedObject,
-    make_object,
-)
-from ccr.records import PutRequest, Record, RecordFilter, StoreStats
-from ccr.retrieval import Retrieval, RetrievalMode
-from ccr.store import DEFAULT_MAX_BYTES, Store, default_store_path, open_store
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ccr._memory import MemoryStore
+    from ccr._sqlite import SQLiteStore
+    from ccr.errors import (
+        ArchiveInvalid,
+        BudgetExceeded,
+        CCRError,
+        CorruptRecord,
+        HandleNotFound,
+        InvalidHandle,
+        InvalidRequest,
+        InvalidSelector,
+        NotAStore,
+        RecordsLost,
+        StoreConfigError,
+        StoreError,
+        UnknownObjectType,
+        UnsafeStorePath,
+    )
+    from ccr.handles import Ref, find_handles, handle_for, marker, parse_ref
+    from ccr.objects import (
+        OBJECT_TYPES,
+        Currentness,
+        Lifecycle,
+        ObjectType,
+        StoredObject,
+        TypedObject,
+        make_object,
+    )
+    from ccr.records import PutRequest, Record, RecordFilter, StoreStats
+    from ccr.retrieval import Retrieval, RetrievalMode
+    from ccr._paths import default_store_path
+    from ccr.store import DEFAULT_MAX_BYTES, Store, open_store
 
 __all__ = [
     "ArchiveInvalid",
@@ -80,3 +89,58 @@ __all__ = [
     "open_store",
     "parse_ref",
 ]
+
+_EXPORTS: dict[str, str] = {
+    "ArchiveInvalid": "ccr.errors",
+    "BudgetExceeded": "ccr.errors",
+    "CCRError": "ccr.errors",
+    "CorruptRecord": "ccr.errors",
+    "Currentness": "ccr.objects",
+    "DEFAULT_MAX_BYTES": "ccr.store",
+    "HandleNotFound": "ccr.errors",
+    "InvalidHandle": "ccr.errors",
+    "InvalidRequest": "ccr.errors",
+    "InvalidSelector": "ccr.errors",
+    "Lifecycle": "ccr.objects",
+    "MemoryStore": "ccr._memory",
+    "NotAStore": "ccr.errors",
+    "OBJECT_TYPES": "ccr.objects",
+    "ObjectType": "ccr.objects",
+    "PutRequest": "ccr.records",
+    "Record": "ccr.records",
+    "RecordFilter": "ccr.records",
+    "RecordsLost": "ccr.errors",
+    "Ref": "ccr.handles",
+    "Retrieval": "ccr.retrieval",
+    "RetrievalMode": "ccr.retrieval",
+    "SQLiteStore": "ccr._sqlite",
+    "Store": "ccr.store",
+    "StoreConfigError": "ccr.errors",
+    "StoreError": "ccr.errors",
+    "StoreStats": "ccr.records",
+    "StoredObject": "ccr.objects",
+    "TypedObject": "ccr.objects",
+    "UnknownObjectType": "ccr.errors",
+    "UnsafeStorePath": "ccr.errors",
+    "default_store_path": "ccr._paths",
+    "find_handles": "ccr.handles",
+    "handle_for": "ccr.handles",
+    "make_object": "ccr.objects",
+    "marker": "ccr.handles",
+    "open_store": "ccr.store",
+    "parse_ref": "ccr.handles",
+}
+"""Public name -> module defining it (add a line here with each new export)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ccr' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

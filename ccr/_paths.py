@@ -13,19 +13,38 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 from ccr.errors import NotAStore, StoreError, UnsafeStorePath
 
 __all__ = [
+    "DEFAULT_HOME",
     "FileIdentity",
+    "HOME_ENV",
     "SIDECARS",
     "SQLITE_HEADER",
     "check_identity",
     "check_readable_store",
+    "default_store_path",
     "prepare_store_file",
     "tighten_modes",
 ]
+
+HOME_ENV = "COMPACTOR_HOME"
+DEFAULT_HOME = "~/.compactor"
+
+
+def default_store_path(environ: Mapping[str, str] | None = None) -> Path:
+    """``$COMPACTOR_HOME/ccr.db``; ``COMPACTOR_HOME`` defaults to ``~/.compactor``.
+
+    Defined here, beside the other path rules, so that finding the home
+    folder (the hooks' session records) does not import the backends.
+    """
+    env = os.environ if environ is None else environ
+    home = env.get(HOME_ENV) or DEFAULT_HOME
+    return Path(home).expanduser() / "ccr.db"
+
 
 SIDECARS = ("-wal", "-shm", "-journal")
 SQLITE_HEADER = b"SQLite format 3\x00"

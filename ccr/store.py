@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
 
 from ccr._memory import MemoryStore
+from ccr._paths import DEFAULT_HOME, HOME_ENV, default_store_path
 from ccr._sqlite import SQLiteStore
 from ccr.errors import StoreConfigError
 from ccr.objects import Currentness, Lifecycle, StoredObject, TypedObject
@@ -41,8 +42,6 @@ __all__ = [
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 """Payload budget when nothing else is configured: 512 MiB."""
 MAX_BYTES_ENV = "COMPACTOR_CCR_MAX_BYTES"
-HOME_ENV = "COMPACTOR_HOME"
-DEFAULT_HOME = "~/.compactor"
 MEMORY = ":memory:"
 """The path that selects the in-memory backend."""
 
@@ -117,13 +116,6 @@ class Store(Protocol):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None: ...
-
-
-def default_store_path(environ: Mapping[str, str] | None = None) -> Path:
-    """``$COMPACTOR_HOME/ccr.db``; ``COMPACTOR_HOME`` defaults to ``~/.compactor``."""
-    env = os.environ if environ is None else environ
-    home = env.get(HOME_ENV) or DEFAULT_HOME
-    return Path(home).expanduser() / "ccr.db"
 
 
 def resolve_max_bytes(max_bytes: int | None = None, environ: Mapping[str, str] | None = None) -> int:

@@ -40,26 +40,30 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from attachments.memory import session_memories
-from ccr import Store, default_store_path, marker, open_store
-from compactor._templates import render
+from ccr import default_store_path, marker
 from compactor.config import DEFAULT_RECOVERY_TOOLS
 from compactor.errors import CompactorError, HookError, InputInvalid, NothingToCompact
-from compactor.messages import Message, ToolUseBlock
-from compactor.pipeline import store_spans, without_recovered_content
-from compactor.recovery import RECOVERY_TOOL_NAME
 from compactor.report import TranscriptSegment
-from compactor.restore import store_segment
-from compactor.spans import head_spans
-from compactor.tokens import TokenCounter, make_counter
-from compactor.transcript import Transcript, read_transcript
+
+if TYPE_CHECKING:
+    from ccr import Store
+    from compactor.messages import Message, ToolUseBlock
+    from compactor.tokens import CounterName, TokenCounter
+    from compactor.transcript import Transcript
+
+# Claude Code runs the session-start hook at every start, and almost always
+# it has nothing to say: what only storing, reading a transcript or
+# rendering needs (the pipeline, the transcript reader, the templates, the
+# tokenizer, memories) is imported in the functions that do it.
 
 __all__ = [
     "CLIENT_RETRIEVE_TOOL",
@@ -88,7 +92,7 @@ __all__ = [
 HOOK_INPUT_MAX_BYTES = 1024 * 1024
 """Hook input larger than this is refused: Claude Code sends a few hundred bytes."""
 
-CLIENT_RETRIEVE_TOOL = f"mcp__plugin_compactor_ccr__{RECOVERY_TOOL_NAME}"
+CLIENT_RETRIEVE_TOOL = "mcp__plugin_compactor_ccr__ccr_retrieve"
 """The retrieve tool as Claude Code names it: plugin ``compactor``, MCP server ``ccr``.
 
 Claude Code defers MCP tools: the model loads one with ToolSearch
@@ -99,6 +103,8 @@ DEFAULT_LISTED_RESULTS = 15
 
 _WHAT_MAX_CHARS = 120
 _SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+_SESSION_ID = re.compile(_SESSION_ID_PATTERN.removesuffix("$"))
+"""The pattern as ``re`` matches it: with ``fullmatch``, ``$`` would also accept a final newline."""
 
 
 class HookInput(BaseModel):
@@ -287,6 +293,9 @@ def store_conversation(
         BudgetExceeded: the store is full; nothing was stored.
         StoreError: the store could not be written.
     """
+    from compactor.pipeline import store_spans, without_recovered_content
+    from compactor.spans import head_spans
+
     if not messages:
         raise NothingToCompact("no messages since the last compaction: nothing to store")
     head = without_recovered_content(messages, tuple(recovery_tools))
@@ -326,6 +335,8 @@ def pre_compact_instructions(record: SessionRecord, *, limit: int = DEFAULT_LIST
     Raises:
         ValueError: the record has no stored head.
     """
+    from compactor._templates import render
+
     if record.head_handle is None:
         raise ValueError("the session record has no stored conversation")
     listed = record.results[:limit]
@@ -360,6 +371,9 @@ def pre_compact(
         StoreError: the store could not be written.
         HookError: the session record could not be written.
     """
+    from compactor.restore import store_segment
+    from compactor.transcript import read_transcript
+
     if not hook.transcript_path:
         raise InputInvalid("hook input has no transcript_path")
     path = Path(hook.transcript_path).expanduser()
@@ -406,6 +420,8 @@ def session_start_output(hook: HookInput, record: SessionRecord | None, memories
             {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": memories}},
             ensure_ascii=False,
         )
+    from compactor._templates import render
+
     context = render(
         "hook_session_start.j2",
         head=marker(record.head_handle),
@@ -444,6 +460,9 @@ def settle_kept_messages(
         BudgetExceeded: the store is full; nothing was stored.
         StoreError: the store could not be written.
     """
+    from compactor.pipeline import without_recovered_content
+    from compactor.spans import head_spans
+
     if not transcript.compactions or record.head_handle is None or record.kept_messages:
         return record
     if record.summarized_handle not in (None, record.head_handle):
@@ -502,6 +521,7 @@ def session_start(
     memory_db: str | None = None,
     memory_tokens: int = 2_000,
     counter: TokenCounter | None = None,
+    counter_name: CounterName = "tiktoken",
 ) -> str | None:
     """Handle a SessionStart event: the reminder for a session that was just compacted, or None.
 
@@ -509,7 +529,9 @@ def session_start(
     boundary yet (the client writes it after its hooks), so settling waits
     for the next pre-compact hook. With ``memory_db`` the memories recalled
     for the last typed request are added (``attachments.memory``), within
-    ``memory_tokens``.
+    ``memory_tokens``, counted by ``counter`` (built from ``counter_name``
+    when not given, and only when memories are recalled: the tokenizer is
+    slow to load).
 
     Raises:
         HookError: the session record exists but cannot be read.
@@ -520,10 +542,14 @@ def session_start(
     record = load_session_record(hook.session_id, home)
     memories = None
     if memory_db is not None and hook.transcript_path:
+        from attachments.memory import session_memories
+        from ccr import open_store
+        from compactor.tokens import make_counter
+
         with open_store(None if home is None else home / "ccr.db") as store:
             memories = session_memories(
                 Path(hook.transcript_path).expanduser(), memory_db, budget=memory_tokens,
-                counter=counter or make_counter("tiktoken"), store=store,
+                counter=counter or make_counter(counter_name), store=store,
             )
     return session_start_output(hook, record, memories)
 
@@ -542,11 +568,9 @@ def session_record_path(session_id: str, home: Path | None = None) -> Path:
     Raises:
         InputInvalid: the session id could escape the sessions folder.
     """
-    try:
-        record = SessionRecord(session_id=session_id, head_handle=None)
-    except ValidationError as exc:
-        raise InputInvalid(f"unusable session id {session_id!r}") from exc
-    return sessions_dir(home) / f"{record.session_id}.json"
+    if not _SESSION_ID.fullmatch(session_id):
+        raise InputInvalid(f"unusable session id {session_id!r}")
+    return sessions_dir(home) / f"{session_id}.json"
 
 
 def load_session_record(session_id: str, home: Path | None = None) -> SessionRecord | None:

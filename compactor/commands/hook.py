@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from ccr import default_store_path, open_store
+from ccr import default_store_path
 from compactor.config import load_settings
 from compactor.errors import CompactorError, HookError, InputInvalid
 from compactor.hooks import (
@@ -38,7 +38,6 @@ from compactor.hooks import (
     pre_compact,
     session_start,
 )
-from compactor.tokens import make_counter
 
 __all__ = ["HookParser", "register", "run_pre_compact", "run_record_python", "run_session_start"]
 
@@ -126,6 +125,9 @@ def _report(exc: CompactorError, what: str) -> None:
 def run_pre_compact(args: argparse.Namespace) -> int:
     """Store the conversation and print the summary instructions; always exits 0."""
     hook: HookInput | None = None
+    from ccr import open_store
+    from compactor.tokens import make_counter
+
     try:
         hook = _read_input()
         settings = load_settings(args.config)
@@ -162,7 +164,7 @@ def run_session_start(args: argparse.Namespace) -> int:
             _read_input(),
             memory_db=settings.pipeline.memory_db,
             memory_tokens=settings.attachments.memory_tokens,
-            counter=make_counter(settings.counter),
+            counter_name=settings.counter,
         )
     except CompactorError as exc:
         _report(exc, "no reminder added")

@@ -3,17 +3,26 @@
 ``extractive`` (default) is deterministic and offline. ``anthropic`` and
 ``openai`` call a model through the official SDKs, which are optional extras
 imported only when such a summarizer is created.
+
+Public names are imported on first use (``_EXPORTS``): importing a private
+helper of this package (``compactor.survival`` uses ``_facts``, and every
+report uses ``compactor.survival``) must not load the summarizers, their
+templates (jinja2) and their HTTP clients.
 """
 
 from __future__ import annotations
 
-from compactor.config import Settings
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from compactor.errors import ConfigError
-from compactor.summarizers.anthropic import AnthropicSummarizer
-from compactor.summarizers.base import SECTION_TITLES, Summarizer, Summary
-from compactor.summarizers.extractive import ExtractiveSummarizer
-from compactor.summarizers.openai import OpenAISummarizer
-from compactor.tokens import make_counter
+
+if TYPE_CHECKING:
+    from compactor.config import Settings
+    from compactor.summarizers.anthropic import AnthropicSummarizer
+    from compactor.summarizers.base import SECTION_TITLES, Summarizer, Summary
+    from compactor.summarizers.extractive import ExtractiveSummarizer
+    from compactor.summarizers.openai import OpenAISummarizer
 
 __all__ = [
     "AnthropicSummarizer",
@@ -25,6 +34,29 @@ __all__ = [
     "make_summarizer",
 ]
 
+_EXPORTS: dict[str, str] = {
+    "AnthropicSummarizer": "compactor.summarizers.anthropic",
+    "ExtractiveSummarizer": "compactor.summarizers.extractive",
+    "OpenAISummarizer": "compactor.summarizers.openai",
+    "SECTION_TITLES": "compactor.summarizers.base",
+    "Summarizer": "compactor.summarizers.base",
+    "Summary": "compactor.summarizers.base",
+}
+"""Public name -> module defining it (add a line here with each new export)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'compactor.summarizers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 def make_summarizer(settings: Settings) -> Summarizer:
     """The summarizer ``settings.summarizer`` names, configured from ``settings.llm``.
@@ -32,13 +64,21 @@ def make_summarizer(settings: Settings) -> Summarizer:
     Raises:
         ConfigError: an LLM summarizer whose SDK is not installed, or bad LLM settings.
     """
+    from compactor.tokens import make_counter
+
     if settings.summarizer == "extractive":
+        from compactor.summarizers.extractive import ExtractiveSummarizer
+
         return ExtractiveSummarizer(
             facts_tokens=settings.pipeline.summary_facts_tokens, counter=make_counter(settings.counter)
         )
     llm = settings.llm.model_dump(exclude_none=True)
     if settings.summarizer == "anthropic":
+        from compactor.summarizers.anthropic import AnthropicSummarizer
+
         return AnthropicSummarizer(**llm)
     if settings.summarizer == "openai":
+        from compactor.summarizers.openai import OpenAISummarizer
+
         return OpenAISummarizer(**llm)
     raise ConfigError(f"unknown summarizer {settings.summarizer!r}")

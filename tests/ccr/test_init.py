@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 import pkgutil
+import subprocess
+import sys
 
 import ccr
 
 
 def test_all_lists_exactly_the_public_names_sorted() -> None:
+    assert sorted(ccr.__all__) == ccr.__all__
+    assert set(ccr.__all__) == set(ccr._EXPORTS)
+    for name in ccr.__all__:
+        getattr(ccr, name)
     public = {name for name in vars(ccr) if not name.startswith("_")}
     # A submodule becomes an attribute of the package once anything imports it.
     modules = {info.name for info in pkgutil.iter_modules(ccr.__path__)}
-    assert sorted(ccr.__all__) == ccr.__all__
-    assert set(ccr.__all__) == public - modules - {"annotations"}
+    assert set(ccr.__all__) == public - modules - {"annotations", "importlib", "Any", "TYPE_CHECKING"}
+
+
+def test_importing_ccr_or_a_handle_helper_loads_no_backend() -> None:
+    code = "import sys, ccr; ccr.marker; ccr.default_store_path(); print(sorted(sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(done.stdout.strip()[2:-2].split("', '"))
+    assert {"ccr", "ccr.handles"} <= loaded
+    assert loaded.isdisjoint({"sqlite3", "ccr.store", "ccr._sqlite", "ccr._memory"})
 
 
 def test_every_exported_name_resolves() -> None:

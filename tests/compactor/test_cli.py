@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from compactor.cli import COMMANDS
+from compactor.hooks import CLIENT_RETRIEVE_TOOL
+from compactor.recovery import RECOVERY_TOOL_NAME
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -54,13 +59,19 @@ print(json.dumps({{"code": code, "modules": sorted(sys.modules)}}))
 """
 
 
-def imports_of(program: str, *argv: str) -> tuple[int, list[str]]:
-    """Run ``program``'s main in a fresh interpreter; its exit code and every module it imported."""
+def imports_of(program: str, *argv: str, stdin: str = "", env: dict[str, str] | None = None) -> tuple[int, list[str]]:
+    """Run ``program``'s main in a fresh interpreter; its exit code and every module it imported.
+
+    Anything the command printed before the last line is checked to be empty.
+    """
     done = subprocess.run(
         [sys.executable, "-c", _IMPORTS_OF.format(module=PROGRAMS[program], argv=list(argv))],
-        capture_output=True, text=True, check=True,
+        input=stdin, capture_output=True, text=True, check=True, env=env,
     )
-    result = __import__("json").loads(done.stdout.splitlines()[-1])
+    *printed, last = done.stdout.splitlines()
+    if argv[:1] == ("hook",):
+        assert printed == [] and done.stderr == ""
+    result = __import__("json").loads(last)
     return result["code"], result["modules"]
 
 
@@ -115,3 +126,26 @@ def test_options_before_and_after_the_command_still_parse(program: str, tmp_path
                           check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("{")
+
+
+@pytest.mark.parametrize("source", ["startup", "compact"])
+def test_a_session_start_with_nothing_to_say_imports_neither_storage_nor_templates_nor_tokenizer(
+    source: str, tmp_path: Path
+) -> None:
+    hook = json.dumps({"session_id": "s-1", "hook_event_name": "SessionStart", "source": source,
+                       "transcript_path": str(tmp_path / "t.jsonl")})
+    code, modules = imports_of(
+        "compactor", "hook", "session-start", stdin=hook, env={**os.environ, "COMPACTOR_HOME": str(tmp_path)}
+    )
+    assert code == 0
+    heavy = ("jinja2", "tiktoken", "watchfiles", "sqlite3", "mcp", "httpx", "anthropic", "openai", "memory", "skills")
+    assert [m for m in modules if m.split(".")[0] in heavy] == []
+    loaded = set(modules)
+    for module in ("compactor.pipeline", "compactor.transcript", "compactor.restore", "compactor.summarizers.extractive",
+                   "attachments.memory", "attachments.builder", "ccr.store", "ccr._sqlite", "ccr._memory"):
+        assert module not in loaded, module
+    assert "compactor.hooks" in loaded  # the hook did run
+
+
+def test_the_hooks_name_the_retrieve_tool_as_the_recovery_tool_is_named() -> None:
+    assert CLIENT_RETRIEVE_TOOL == f"mcp__plugin_compactor_ccr__{RECOVERY_TOOL_NAME}"
