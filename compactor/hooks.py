@@ -329,8 +329,13 @@ def store_conversation(
     )
 
 
-def pre_compact_instructions(record: SessionRecord, *, limit: int = DEFAULT_LISTED_RESULTS) -> str:
+def pre_compact_instructions(
+    record: SessionRecord, *, limit: int = DEFAULT_LISTED_RESULTS, tool: str = CLIENT_RETRIEVE_TOOL
+) -> str:
     """The extra summary instructions for Claude Code's summarizer (what the hook prints).
+
+    ``tool`` is the retrieve tool as the client names it (another name when
+    the ``ccr`` server is not the plugin's, as in the Claude Agent SDK).
 
     Raises:
         ValueError: the record has no stored head.
@@ -347,7 +352,7 @@ def pre_compact_instructions(record: SessionRecord, *, limit: int = DEFAULT_LIST
         size=record.bytes,
         results=[{"marker": marker(r.handle), "what": r.what, "size": r.bytes} for r in listed],
         unlisted=len(record.results) - len(listed),
-        tool=CLIENT_RETRIEVE_TOOL,
+        tool=tool,
     )
 
 
@@ -359,6 +364,7 @@ def pre_compact(
     home: Path | None = None,
     recovery_tools: Sequence[str] = DEFAULT_RECOVERY_TOOLS,
     limit: int = DEFAULT_LISTED_RESULTS,
+    tool: str = CLIENT_RETRIEVE_TOOL,
 ) -> str:
     """Handle a PreCompact event: store the conversation, record it, return the instructions.
 
@@ -398,13 +404,15 @@ def pre_compact(
     )
     record = record.model_copy(update={"segments": segments + ([segment] if segment else [])})
     save_session_record(record, home)
-    return pre_compact_instructions(record, limit=limit)
+    return pre_compact_instructions(record, limit=limit, tool=tool)
 
 
 # -- session start -----------------------------------------------------------------
 
 
-def session_start_output(hook: HookInput, record: SessionRecord | None, memories: str | None = None) -> str | None:
+def session_start_output(
+    hook: HookInput, record: SessionRecord | None, memories: str | None = None, *, tool: str = CLIENT_RETRIEVE_TOOL
+) -> str | None:
     """The SessionStart hook's JSON output, or None when there is nothing to add.
 
     Only a start after a compaction (``source`` ``compact``) gets anything: a
@@ -429,7 +437,7 @@ def session_start_output(hook: HookInput, record: SessionRecord | None, memories
         kept=record.kept_messages,
         earlier=[marker(h) for h in record.earlier_heads],
         results=len(record.results),
-        tool=CLIENT_RETRIEVE_TOOL,
+        tool=tool,
     ).strip()
     if memories:
         context = f"{context}\n\n{memories}"
@@ -522,6 +530,7 @@ def session_start(
     memory_tokens: int = 2_000,
     counter: TokenCounter | None = None,
     counter_name: CounterName = "tiktoken",
+    tool: str = CLIENT_RETRIEVE_TOOL,
 ) -> str | None:
     """Handle a SessionStart event: the reminder for a session that was just compacted, or None.
 
@@ -551,7 +560,7 @@ def session_start(
                 Path(hook.transcript_path).expanduser(), memory_db, budget=memory_tokens,
                 counter=counter or make_counter(counter_name), store=store,
             )
-    return session_start_output(hook, record, memories)
+    return session_start_output(hook, record, memories, tool=tool)
 
 
 # -- session records -------------------------------------------------------------------
