@@ -11,41 +11,34 @@ names it). Two tools:
   (Claude Code calls it ``mcp__<server>__ccr_retrieve``, which matches too).
 - ``ccr_stats()``: the store's statistics as JSON.
 
-The server is built with the official ``mcp`` SDK (an optional extra,
-``pip install 'compactor[mcp]'``), imported only when a server is built, so
-the rest of ``ccr`` works without it. Both SDK generations are accepted:
-``MCPServer`` (2.x) and ``FastMCP`` (1.x).
+The server is this project's own thin MCP layer (``compactor.mcp_stdio``),
+not the official SDK, whose import alone costs more than the whole start
+should: see that module. ``serve_stdio`` runs any such server, and is what
+``memory mcp`` uses too.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import io
-import json
 import os
 import signal
 import sys
-from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import Field
 
 from ccr.store import Store
-from compactor.errors import ConfigError
+from compactor.mcp_stdio import McpServer, Tool, ToolError, serve_lines
 from compactor.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME, recover
 
 __all__ = [
     "SERVER_INSTRUCTIONS",
     "SERVER_NAME",
     "STATS_TOOL_NAME",
-    "StdinWatch",
     "build_server",
-    "load_sdk",
-    "require_sdk",
     "retrieve_text",
     "serve",
     "serve_stdio",
+    "server_version",
     "stats_text",
 ]
 
@@ -63,9 +56,6 @@ SERVER_INSTRUCTIONS = (
 _STATS_DESCRIPTION = (
     "How much the recovery store holds: entries, payload bytes, byte budget and whether it is full, as JSON."
 )
-
-_SDK_GENERATIONS = (("mcp.server.mcpserver", "MCPServer"), ("mcp.server.fastmcp", "FastMCP"))
-"""Where each generation of the SDK keeps its high-level server: 2.x first, then 1.x."""
 
 _PROPERTIES: dict[str, Any] = RECOVERY_TOOL["input_schema"]["properties"]
 
@@ -95,44 +85,11 @@ def stats_text(store: Store) -> str:
     return store.stats().model_dump_json()
 
 
-def load_sdk(who: str = "the CCR MCP server") -> tuple[Callable[..., Any], type[Exception]]:
-    """The SDK's server class and the exception that turns into an error result (``who`` needs them).
-
-    Raises:
-        ConfigError: the ``mcp`` package is not installed.
-    """
-    for server_module, server_class in _SDK_GENERATIONS:
-        try:
-            server = getattr(importlib.import_module(server_module), server_class)
-            tool_error = importlib.import_module(f"{server_module}.exceptions").ToolError
-        except (ImportError, AttributeError):
-            continue
-        return server, tool_error
-    raise ConfigError(f"{who} needs the mcp package: pip install 'compactor[mcp]'")
-
-
-def require_sdk() -> None:
-    """Check that the ``mcp`` package can be imported, before anything is opened.
-
-    Raises:
-        ConfigError: the ``mcp`` package is not installed.
-    """
-    load_sdk()
-
-
-def build_server(store: Store) -> Any:
+def build_server(store: Store) -> McpServer:
     """An MCP server (not yet running) whose tools answer from ``store``.
 
     The store must stay open while the server runs; the caller closes it.
-
-    Raises:
-        ConfigError: the ``mcp`` package is not installed.
     """
-    server_class, tool_error = load_sdk()
-    server = server_class(SERVER_NAME, instructions=SERVER_INSTRUCTIONS, log_level="WARNING")
-    options: dict[str, Any] = {}
-    if "structured_output" in inspect.signature(server.tool).parameters:
-        options["structured_output"] = False  # plain text content, as a Read result would be
 
     def ccr_retrieve(
         handle: Annotated[str, Field(description=_PROPERTIES["handle"]["description"])],
@@ -142,65 +99,37 @@ def build_server(store: Store) -> Any:
     ) -> str:
         text, is_error = retrieve_text(store, handle, query, lines, bytes)
         if is_error:
-            raise tool_error(text)
+            raise ToolError(text)
         return text
 
     def ccr_stats() -> str:
         return stats_text(store)
 
-    server.tool(name=RECOVERY_TOOL_NAME, description=RECOVERY_TOOL["description"], **options)(ccr_retrieve)
-    server.tool(name=STATS_TOOL_NAME, description=_STATS_DESCRIPTION, **options)(ccr_stats)
-    return server
+    return McpServer(
+        SERVER_NAME,
+        SERVER_INSTRUCTIONS,
+        [Tool.from_function(ccr_retrieve, RECOVERY_TOOL["description"], name=RECOVERY_TOOL_NAME),
+         Tool.from_function(ccr_stats, _STATS_DESCRIPTION, name=STATS_TOOL_NAME)],
+        version=server_version(),
+    )
 
 
-class StdinWatch(io.RawIOBase):
-    """stdin as the server reads it, noting whether a client said hello and what was not JSON-RPC.
+def server_version() -> str:
+    """The installed distribution's version, as the servers' ``serverInfo`` says it."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    The SDK skips a line it cannot parse and ends quietly at end of input,
-    so without this a server fed garbage, or nothing, would exit 0 as if a
-    client had been served.
-    """
-
-    def __init__(self, fd: int) -> None:
-        super().__init__()
-        self._fd = fd
-        self._partial = b""
-        self.initialized = False
-        self.bad_lines = 0
-        self.first_bad: bytes | None = None
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        chunk = os.read(self._fd, len(buffer))
-        self._watch(chunk)
-        buffer[: len(chunk)] = chunk
-        return len(chunk)
-
-    def _watch(self, chunk: bytes) -> None:
-        lines = (self._partial + chunk).split(b"\n")
-        self._partial = lines.pop() if chunk else b""
-        for line in lines:
-            if not line.strip():
-                continue
-            try:
-                message = json.loads(line)
-            except (ValueError, RecursionError):
-                message = None
-            if not isinstance(message, dict | list) or (isinstance(message, dict) and message.get("jsonrpc") != "2.0"):
-                self.bad_lines += 1
-                self.first_bad = self.first_bad or line[:80]
-            elif isinstance(message, dict) and message.get("method") == "initialize":
-                self.initialized = True
+    try:
+        return version("compactor")
+    except PackageNotFoundError:
+        return ""
 
 
-def _exit_at_interrupt(signum: int, frame: object) -> None:
-    """Ctrl-C ends the server at once, even with its stdin still open.
+def _exit_at_signal(signum: int, frame: object) -> None:
+    """Ctrl-C or SIGTERM ends the server at once, even with its stdin still open.
 
-    The SDK reads stdin in a worker thread that a KeyboardInterrupt cannot
-    stop, so the process would live on until its client sends SIGTERM. The
-    store is open read-only: there is nothing to flush.
+    Without this a SIGINT would surface as a KeyboardInterrupt traceback
+    mid-read. The stores are served read-only or commit each call: there is
+    nothing to flush but stdout.
     """
     sys.stdout.flush()
     os._exit(128 + signum)
@@ -210,7 +139,6 @@ def serve(store: Store) -> None:
     """Run the server on stdin/stdout until the client closes the connection.
 
     Raises:
-        ConfigError: the ``mcp`` package is not installed.
         InputNotFound: stdin is closed: there is no client.
         InputError: stdin ended without an ``initialize`` request, or held
             lines that are not JSON-RPC messages.
@@ -218,8 +146,8 @@ def serve(store: Store) -> None:
     serve_stdio(build_server(store))
 
 
-def serve_stdio(server: Any) -> None:
-    """Run an SDK ``server`` on stdin/stdout; an end without an MCP client is an error.
+def serve_stdio(server: McpServer) -> None:
+    """Run ``server`` on stdin/stdout; an end without an MCP client is an error.
 
     Raises:
         InputNotFound: stdin is closed: there is no client.
@@ -230,18 +158,14 @@ def serve_stdio(server: Any) -> None:
 
     if sys.stdin is None:
         raise InputNotFound("stdin is closed: no MCP client to serve")
-    signal.signal(signal.SIGINT, _exit_at_interrupt)
-    watch = StdinWatch(sys.stdin.fileno())
-    real_stdin = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(watch), encoding="utf-8", errors="replace")
-    try:
-        server.run("stdio")
-    finally:
-        sys.stdin = real_stdin
-    if watch.bad_lines:
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _exit_at_signal)
+    stdin = sys.stdin.buffer
+    session = serve_lines(server, iter(stdin.readline, b""), sys.stdout.buffer)
+    if session.bad_lines:
         raise InputError(
-            f"{watch.bad_lines} line(s) on stdin were not JSON-RPC messages "
-            f"(first: {watch.first_bad!r}); is this an MCP client?"
+            f"{session.bad_lines} line(s) on stdin were not JSON-RPC messages "
+            f"(first: {session.first_bad!r}); is this an MCP client?"
         )
-    if not watch.initialized:
+    if not session.initialized:
         raise InputError("stdin ended before any MCP client sent 'initialize'")

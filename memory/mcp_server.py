@@ -7,16 +7,15 @@
 an unknown id, text over 256 KiB) is an error result naming the error id,
 never a crash of the server.
 
-Built on the official ``mcp`` SDK (the ``mcp`` extra), imported only when a
-server is built, and served the way ``ccr mcp`` is (``ccr.mcp_server``: the
-same SDK lookup and stdin watch): a stdin that is closed is an error (exit
+Built on the project's own thin MCP layer (``compactor.mcp_stdio``, not the
+SDK: see there why) and served the way ``ccr mcp`` is
+(``ccr.mcp_server.serve_stdio``: the same stdin checks): a stdin that is closed is an error (exit
 66), and one that ends without an ``initialize`` request or holds lines that
 are not JSON-RPC is an error (exit 65), never a silent success.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -24,13 +23,14 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ccr import errors as ccr_errors
-from ccr.mcp_server import load_sdk, serve_stdio
+from ccr.mcp_server import serve_stdio, server_version
 from compactor.errors import CompactorError
+from compactor.mcp_stdio import McpServer, Tool, ToolError
 from memory import answers
 from memory.errors import InputError, InputNotFound
 from memory.store import DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, MemoryDB
 
-__all__ = ["SERVER_INSTRUCTIONS", "SERVER_NAME", "TOOL_NAMES", "build_server", "require_sdk", "serve"]
+__all__ = ["SERVER_INSTRUCTIONS", "SERVER_NAME", "TOOL_NAMES", "build_server", "serve"]
 
 SERVER_NAME = "memory"
 TOOL_NAMES = ("memory_remember", "memory_recall", "memory_supersede", "memory_history", "memory_forget")
@@ -42,35 +42,16 @@ SERVER_INSTRUCTIONS = (
 )
 
 _ID = "a memory id: mem_ followed by 16 hex digits"
-_WHO = "the memory MCP server"
 
 
-def require_sdk() -> None:
-    """Check that the ``mcp`` package can be imported, before anything is opened.
-
-    Raises:
-        ConfigError: it cannot.
-    """
-    load_sdk(_WHO)
-
-
-def build_server(db: MemoryDB) -> Any:
-    """An MCP server (not yet running) whose tools answer from ``db``, which must stay open.
-
-    Raises:
-        ConfigError: the ``mcp`` package is not installed.
-    """
-    server_class, tool_error = load_sdk(_WHO)
-    server = server_class(SERVER_NAME, instructions=SERVER_INSTRUCTIONS, log_level="WARNING")
-    options: dict[str, Any] = {}
-    if "structured_output" in inspect.signature(server.tool).parameters:
-        options["structured_output"] = False
+def build_server(db: MemoryDB) -> McpServer:
+    """An MCP server (not yet running) whose tools answer from ``db``, which must stay open."""
 
     def answer(call: Callable[[], dict[str, Any]]) -> str:
         try:
             return json.dumps(call(), ensure_ascii=False)
         except CompactorError as exc:
-            raise tool_error(f"{exc.error_id}: {exc}") from exc
+            raise ToolError(f"{exc.error_id}: {exc}") from exc
 
     def memory_remember(
         text: Annotated[str, Field(description="the fact to keep; at most 256 KiB of UTF-8")],
@@ -115,16 +96,15 @@ def build_server(db: MemoryDB) -> Any:
         "memory_forget": "Delete one version of a memory and link its neighbours; answers {forgotten}. "
         "Forgetting the current version does not bring back the one it replaced.",
     }
-    for tool in (memory_remember, memory_recall, memory_supersede, memory_history, memory_forget):
-        server.tool(name=tool.__name__, description=descriptions[tool.__name__], **options)(tool)
-    return server
+    functions = (memory_remember, memory_recall, memory_supersede, memory_history, memory_forget)
+    tools = [Tool.from_function(function, descriptions[function.__name__]) for function in functions]
+    return McpServer(SERVER_NAME, SERVER_INSTRUCTIONS, tools, version=server_version())
 
 
 def serve(db: MemoryDB) -> None:
     """Run the server on stdin/stdout until the client hangs up (``ccr.mcp_server.serve_stdio``).
 
     Raises:
-        ConfigError: the ``mcp`` package is not installed.
         InputNotFound: stdin is closed.
         InputError: stdin ended without an ``initialize`` request, or held lines that are not JSON-RPC.
     """

@@ -1,9 +1,8 @@
 """``ccr mcp``: serve the store to a model over MCP (stdio).
 
 Claude Code starts it from the plugin's ``.mcp.json``; stdout carries the
-protocol, so nothing else is printed there. Needs the ``mcp`` extra
-(``pip install 'compactor[mcp]'``); without it the command exits 2 with
-``config_invalid`` before any store is opened.
+protocol, so nothing else is printed there. The server is the project's
+own (``compactor.mcp_stdio``): the ``mcp`` SDK is not needed to run it.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ import argparse
 from typing import Any
 
 from ccr.commands._common import opened_store
-from ccr.mcp_server import require_sdk, serve
+from ccr.mcp_server import serve
 
 __all__ = ["register", "run"]
 
@@ -23,7 +22,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="serve ccr_retrieve and ccr_stats to a model over MCP (stdio)",
         description="Run an MCP server on stdin/stdout with two tools: ccr_retrieve (bring back "
         "what a handle names, whole, by query, or by line or byte range) and ccr_stats. "
-        "Claude Code starts it from the compactor plugin. Needs: pip install 'compactor[mcp]'. "
+        "Claude Code starts it from the compactor plugin. "
         "Exits 0 when the client that initialized it hangs up; non-zero when stdin is closed, "
         "ends before 'initialize', or holds lines that are not JSON-RPC.",
     )
@@ -35,11 +34,9 @@ def run(args: argparse.Namespace) -> int:
     """Serve until the client hangs up; returns the exit code.
 
     Raises:
-        ConfigError: the mcp package is not installed.
         StoreConfigError: the budget setting is invalid.
         StoreError: the store cannot be opened.
     """
-    require_sdk()
     with opened_store(args, readonly=True) as store:
         serve(store)
     return 0

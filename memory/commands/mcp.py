@@ -17,7 +17,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         description="Run an MCP server on stdin/stdout with five tools: memory_remember, "
         "memory_recall, memory_supersede, memory_history and memory_forget. Claude Code starts it "
         "from the compactor plugin. A closed stdin exits 66; one that ends without an MCP client "
-        "(no initialize request, or lines that are not JSON-RPC) exits 65. Needs: pip install 'compactor[mcp]'.",
+        "(no initialize request, or lines that are not JSON-RPC) exits 65.",
     )
     parser.set_defaults(func=run)
     return parser
@@ -27,13 +27,11 @@ def run(args: argparse.Namespace) -> int:
     """Serve until the client hangs up; returns the exit code.
 
     Raises:
-        ConfigError: the mcp package is not installed.
         InputNotFound, InputError: stdin is closed or carried no MCP message.
         StoreError: the database cannot be opened.
     """
-    from memory.mcp_server import require_sdk, serve
+    from memory.mcp_server import serve
 
-    require_sdk()
     with opened_memory(args) as db:
         serve(db)
     return 0

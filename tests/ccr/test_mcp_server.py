@@ -189,21 +189,22 @@ def test_stats_reports_the_store_as_json(store_file: Path, tmp_path: Path, handl
     assert stats["basis"] == "inferred"
 
 
-def test_without_the_mcp_package_the_command_says_what_to_install_and_opens_no_store(tmp_path: Path) -> None:
-    store_file = tmp_path / "never" / "ccr.db"
-    hide_sdk = "import sys; sys.modules['mcp'] = None; from ccr.cli import main; sys.exit(main(sys.argv[1:]))"
+def test_without_the_mcp_package_the_server_still_answers_and_never_imports_it(store_file: Path, handle: str) -> None:
+    hide_sdk = (
+        "import sys; sys.modules['mcp'] = None; from ccr.cli import main; code = main(sys.argv[1:]); "
+        "assert not [m for m in sys.modules if m.split('.')[0] == 'mcp' and sys.modules[m] is not None]; "
+        "sys.exit(code)"
+    )
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "ccr_retrieve", "arguments": {"handle": handle, "lines": [1, 1]}}}
     done = subprocess.run(
         [sys.executable, "-c", hide_sdk, "mcp", "--store", str(store_file)],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        env={**os.environ, "COMPACTOR_HOME": str(tmp_path / "home")},
+        input=INITIALIZE + json.dumps(call).encode() + b"\n", capture_output=True, timeout=TIMEOUT_S,
     )
-    assert done.returncode == 2
-    assert done.stdout == ""
-    assert done.stderr.startswith("ccr: config_invalid: ")
-    assert "compactor[mcp]" in done.stderr
-    assert not store_file.parent.exists()
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2]
+    assert answers[1]["result"]["content"][0]["text"] == MESSAGES.decode().splitlines()[0] + "\n"
 
 
 def test_retrieve_text_answers_exactly_as_the_agent_loop_recovery_tool() -> None:

@@ -1,0 +1,224 @@
+"""A small MCP server over stdio: JSON-RPC 2.0, one message per line, tools only.
+
+``ccr mcp`` and ``memory mcp`` are served by this module rather than by the
+official ``mcp`` SDK. Importing the SDK builds hundreds of pydantic models
+(``mcp.types``) and costs about 25 times a bare ``python -c pass`` before the
+first byte is read, long enough that Claude Code's first request in a ``-p``
+run can go out without the server's tools. These servers need little of
+the protocol: ``initialize`` (with protocol version negotiation),
+``notifications/initialized``, ``ping``, ``tools/list`` and ``tools/call``.
+The official client still drives them in the tests, which is what proves
+them compliant.
+
+A tool is a plain function with annotated parameters (``Tool.from_function``):
+its arguments are validated by a pydantic model built from its signature,
+named ``<tool>Arguments`` as the SDK names it, whose JSON schema is the
+tool's ``inputSchema``. The function returns the result text; a
+``ToolError`` (or arguments that do not validate) becomes a result with
+``isError`` true, which the model reads, never a failure of the server.
+Requests the server cannot take get JSON-RPC errors: parse error (-32700),
+invalid request (-32600), method not found (-32601), invalid params
+(-32602, also for an unknown tool).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from pydantic import BaseModel, ValidationError, create_model
+
+__all__ = [
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "LATEST_PROTOCOL_VERSION",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "PROTOCOL_VERSIONS",
+    "McpServer",
+    "StdioSession",
+    "Tool",
+    "ToolError",
+    "serve_lines",
+]
+
+PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+"""The MCP revisions these servers speak (their tools-only subset is the same in each), oldest first."""
+LATEST_PROTOCOL_VERSION = PROTOCOL_VERSIONS[-1]
+"""Offered to a client that asks for a revision not listed: it may then hang up (the spec's negotiation)."""
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+
+
+class ToolError(Exception):
+    """Raised by a tool function: its message becomes a result with ``isError`` true."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool: its name, what the model is told, how its arguments are checked, and the function."""
+
+    name: str
+    description: str
+    arguments: type[BaseModel]
+    """Validates a call's arguments; its JSON schema is the tool's ``inputSchema``."""
+    function: Callable[..., str]
+    """Called with the validated arguments as keywords; returns the result text."""
+    _decoded: frozenset[str] = field(default=frozenset(), repr=False)
+
+    @classmethod
+    def from_function(cls, function: Callable[..., str], description: str, name: str | None = None) -> Tool:
+        """A tool from an annotated function (``Annotated[T, Field(description=...)]`` per parameter).
+
+        A parameter whose type is not ``str`` also accepts its value as a
+        JSON string (``"[1, 5]"`` for a list), as the SDK does: some clients
+        send arrays that way.
+        """
+        name = name or function.__name__
+        fields: dict[str, Any] = {}
+        for parameter in inspect.signature(function, eval_str=True).parameters.values():
+            default = ... if parameter.default is inspect.Parameter.empty else parameter.default
+            fields[parameter.name] = (parameter.annotation, default)
+        arguments = create_model(f"{name}Arguments", **fields)
+        decoded = frozenset(
+            key for key, info in arguments.model_fields.items() if info.annotation is not str
+        )
+        return cls(name=name, description=description, arguments=arguments, function=function, _decoded=decoded)
+
+    def listing(self) -> dict[str, Any]:
+        """The tool as ``tools/list`` shows it."""
+        return {"name": self.name, "description": self.description,
+                "inputSchema": self.arguments.model_json_schema(by_alias=True)}
+
+    def call(self, arguments: Mapping[str, Any]) -> tuple[str, bool]:
+        """Run the tool: ``(text, is_error)``."""
+        given = dict(arguments)
+        for key in self._decoded & given.keys():
+            value = given[key]
+            if isinstance(value, str):
+                try:
+                    parsed = json.loads(value)
+                except ValueError:
+                    continue
+                if not isinstance(parsed, str | int | float):  # '"5"' stays the text it was sent as
+                    given[key] = parsed
+        try:
+            checked = self.arguments.model_validate(given)
+            return self.function(**{key: getattr(checked, key) for key in type(checked).model_fields}), False
+        except (ToolError, ValidationError) as exc:
+            return f"Error executing tool {self.name}: {exc}", True
+
+
+class _RequestError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class McpServer:
+    """The protocol state of one server: what it is called, what it says, its tools."""
+
+    name: str
+    instructions: str
+    tools: Sequence[Tool]
+    version: str = ""
+
+    def __post_init__(self) -> None:
+        self._by_name = {tool.name: tool for tool in self.tools}
+
+    def handle(self, message: Any) -> dict[str, Any] | None:
+        """The answer to one decoded JSON-RPC message, or None (a notification, or a client's response)."""
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return _error(None, INVALID_REQUEST, "not a JSON-RPC 2.0 message")
+        method = message.get("method")
+        if method is None and ("result" in message or "error" in message):
+            return None  # a client's answer: this server sends no requests, so it expects none
+        request_id = message.get("id")
+        if not isinstance(method, str) or not isinstance(request_id, str | int | None) or isinstance(request_id, bool):
+            return _error(request_id if isinstance(request_id, str | int) else None, INVALID_REQUEST,
+                          "a request needs a string method and a string or integer id")
+        if "id" not in message:
+            return None  # notifications (initialized, cancelled, ...) need no answer
+        params = message.get("params", {})
+        try:
+            if not isinstance(params, dict):
+                raise _RequestError(INVALID_PARAMS, "params must be an object")
+            return {"jsonrpc": "2.0", "id": request_id, "result": self._answer(method, params)}
+        except _RequestError as exc:
+            return _error(request_id, exc.code, str(exc))
+
+    def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "initialize":
+            asked = params.get("protocolVersion")
+            return {
+                "protocolVersion": asked if asked in PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION,
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": self.name, "version": self.version},
+                "instructions": self.instructions,
+            }
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return {"tools": [tool.listing() for tool in self.tools]}
+        if method == "tools/call":
+            name, arguments = params.get("name"), params.get("arguments", {})
+            if not isinstance(name, str) or not isinstance(arguments, dict | None):
+                raise _RequestError(INVALID_PARAMS, "tools/call needs a tool name and an arguments object")
+            tool = self._by_name.get(name)
+            if tool is None:
+                raise _RequestError(INVALID_PARAMS, f"Unknown tool: {name}")
+            text, is_error = tool.call(arguments or {})
+            return {"content": [{"type": "text", "text": text}], "isError": is_error}
+        raise _RequestError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+
+def _error(request_id: str | int | None, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+@dataclass
+class StdioSession:
+    """What a served stdin held: whether a client said hello, and the lines that were not JSON-RPC."""
+
+    initialized: bool = False
+    bad_lines: int = 0
+    first_bad: bytes | None = None
+
+    def bad(self, line: bytes) -> None:
+        self.bad_lines += 1
+        self.first_bad = self.first_bad or line[:80]
+
+
+def serve_lines(server: McpServer, lines: Iterable[bytes], output: IO[bytes]) -> StdioSession:
+    """Answer each line of ``lines`` (one JSON-RPC message each) on ``output`` until they end.
+
+    Each answer is one line, written and flushed before the next line is
+    read. A line that is not JSON, or not a JSON-RPC 2.0 object, is
+    answered with an error and counted in the session.
+    """
+    session = StdioSession()
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            session.bad(line)
+            answer: dict[str, Any] | None = _error(None, PARSE_ERROR, "Parse error")
+        else:
+            if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+                session.bad(line)
+            elif message.get("method") == "initialize":
+                session.initialized = True
+            answer = server.handle(message)
+        if answer is not None:
+            output.write(json.dumps(answer, ensure_ascii=False).encode() + b"\n")
+            output.flush()
+    return session
