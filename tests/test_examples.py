@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,14 @@ def test_openai_agents_example_compacts_and_recovers() -> None:
     out = _run_example("openai_agents_session.py")
     assert out.count("compacted") >= 1 and "last compaction report: {" in out
     assert "recovered: make test TURN=3 build-id b0003x" in out and "second run:" in out
+
+
+def test_claude_agent_sdk_example_compacts_stores_and_recovers() -> None:
+    pytest.importorskip("claude_agent_sdk")
+    client = Path(__file__).resolve().parent / "e2e" / "node_modules" / "@anthropic-ai"
+    if not list(client.glob("claude-code-linux-*/claude")) and not os.environ.get("COMPACTOR_E2E_CLAUDE"):
+        pytest.skip("the Claude Code client is not installed: run `npm ci --prefix tests/e2e`")
+    out = _run_example("claude_agent_sdk_agent.py")
+    assert "compacted (auto" in out and "last compaction record: {" in out
+    assert "stored 5 messages" in out and "<<ccr:ccr_" in out
+    assert "recovered: 0016 the deploy key rotates on day 17" in out
