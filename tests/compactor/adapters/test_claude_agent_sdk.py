@@ -29,7 +29,7 @@ from claude_agent_sdk.types import HookContext, SyncHookJSONOutput, SystemMessag
 from ccr import open_store  # noqa: E402
 from compactor.adapters.claude_agent_sdk import ClaudeAgentSDKCompaction, mcp_tool_name  # noqa: E402
 from compactor.errors import CompactorError, UsageError  # noqa: E402
-from compactor.hooks import CLIENT_RETRIEVE_TOOL, load_session_record  # noqa: E402
+from compactor.hooks import CLIENT_RETRIEVE_TOOL, kept_uuids, load_session_record  # noqa: E402
 from compactor.spans import messages_jsonl  # noqa: E402
 from compactor.transcript import read_transcript  # noqa: E402
 
@@ -141,6 +141,7 @@ def sdk_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SdkSession
                 await _turn(client, session, "/compact keep the deploy key schedule")
                 session.saved["record"] = load_session_record(session.transcript().stem, session.compaction.home)
                 await _turn(client, session, "check the stored notes")
+                await _turn(client, session, "/compact")
 
         anyio.run(run)
         assert not api.script_errors, api.script_errors
@@ -152,10 +153,11 @@ def test_a_manual_compact_runs_the_pre_compact_callback_which_stores_what_is_sum
     sdk_session: SdkSession,
 ) -> None:
     boundaries = [m for m in sdk_session.messages if isinstance(m, SystemMessage) and m.subtype == "compact_boundary"]
-    assert len(boundaries) == 1
+    assert len(boundaries) == 2
+    assert not any("Error in hook callback" in line for line in sdk_session.errors)
     failed = [m for m in sdk_session.messages if isinstance(m, SystemMessage) and m.data.get("tag") == "hook_callback_failed"]
     assert not failed, failed
-    (record,) = sdk_session.compaction.records
+    record = sdk_session.compaction.records[0]
     assert record == sdk_session.saved["record"]
     assert record.trigger == "manual"
     transcript = read_transcript(sdk_session.transcript())
@@ -167,11 +169,27 @@ def test_a_manual_compact_runs_the_pre_compact_callback_which_stores_what_is_sum
 
 
 @needs_client
+def test_the_next_compaction_settles_the_first_to_exactly_what_it_dropped(sdk_session: SdkSession) -> None:
+    first, second = sdk_session.compaction.records
+    transcript = read_transcript(sdk_session.transcript())
+    boundary = transcript.compactions[0]
+    summarized = transcript.messages[: boundary.message_index]
+    kept = kept_uuids(transcript, 0)
+    dropped = list(summarized)
+    while dropped and dropped[-1].uuid in kept:
+        dropped.pop()
+    assert 0 < len(dropped) < len(summarized), "the client keeps its last messages verbatim; else this means less"
+    (settled,) = second.earlier_heads
+    assert settled != first.head_handle
+    assert sdk_session.stored(settled) == messages_jsonl(dropped)
+    assert second.trigger == "manual" and second.head_handle not in (first.head_handle, settled)
+
+
+@needs_client
 def test_the_summarizer_gets_the_callbacks_instructions_after_the_users_naming_the_sdk_tool(
     sdk_session: SdkSession,
 ) -> None:
-    (request,) = sdk_session.api.of_kind("compaction")
-    text = request_text(request.body)
+    text = request_text(sdk_session.api.of_kind("compaction")[0].body)
     record = sdk_session.saved["record"]
     assert text.index("keep the deploy key schedule") < text.index("For whoever writes the summary")
     assert f"<<ccr:{record.head_handle}>>" in text
