@@ -10,6 +10,8 @@ for it, the integration that compacts its history:
 - ``compactor.adapters.langchain``: LangChain ``BaseMessage``s (extra ``langchain``);
 - ``compactor.adapters.langgraph``: a ``pre_model_hook`` for LangGraph prebuilt agents (extra ``langgraph``);
 - ``compactor.adapters.pydantic_ai``: pydantic-ai ``ModelMessage``s and a history processor (extra ``pydantic-ai``).
+- ``compactor.adapters.claude_agent_sdk``: the Claude Code plugin's hooks and MCP servers for the Claude Agent SDK
+  (extra ``claude-agent-sdk``; Claude Code compacts there, so no message format is converted).
 
 Modules that need a framework import it; this package imports none, so
 import the module of the framework you use.
