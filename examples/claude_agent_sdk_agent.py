@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, ClaudeSDKClient, SystemMessage, TextBlock
+from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, SystemMessage, TextBlock, query
 
 from ccr import marker
 from compactor.adapters.claude_agent_sdk import ClaudeAgentSDKCompaction
@@ -76,16 +76,15 @@ async def run(root: Path) -> None:
                  "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "200000", "MCP_CONNECTION_NONBLOCKING": "0",
                  "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
         ))
-        async with ClaudeSDKClient(options=options) as client:
-            await client.query("read the notes, list the folder, then tell me when the key rotates on day 17")
-            async for message in client.receive_response():
-                if isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
-                    meta = message.data.get("compact_metadata", {})
-                    print(f"compacted ({meta.get('trigger')}, {meta.get('pre_tokens'):,} tokens before)")
-                elif isinstance(message, AssistantMessage):
-                    for block in message.content:
-                        if isinstance(block, TextBlock) and block.text.startswith("recovered:"):
-                            print(block.text)
+        prompt = "read the notes, list the folder, then tell me when the key rotates on day 17"
+        async for message in query(prompt=prompt, options=options):
+            if isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
+                meta = message.data.get("compact_metadata", {})
+                print(f"compacted ({meta.get('trigger')}, {meta.get('pre_tokens'):,} tokens before)")
+            elif isinstance(message, AssistantMessage):
+                for block in message.content:
+                    if isinstance(block, TextBlock) and block.text.startswith("recovered:"):
+                        print(block.text)
     for record in compaction.records:
         print(f"stored {record.messages} messages ({record.bytes:,} bytes) under {marker(record.head_handle or '')}")
     if compaction.records:
