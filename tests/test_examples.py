@@ -52,8 +52,10 @@ def test_openai_agents_example_compacts_and_recovers() -> None:
 
 def test_claude_agent_sdk_example_compacts_stores_and_recovers() -> None:
     pytest.importorskip("claude_agent_sdk")
-    client = Path(__file__).resolve().parent / "e2e" / "node_modules" / "@anthropic-ai"
-    if not list(client.glob("claude-code-linux-*/claude")) and not os.environ.get("COMPACTOR_E2E_CLAUDE"):
+    override = os.environ.get("COMPACTOR_E2E_CLAUDE")
+    modules = Path(__file__).resolve().parent / "e2e" / "node_modules" / "@anthropic-ai"
+    client = [Path(override)] if override else list(modules.glob("claude-code-linux-*/claude"))
+    if not any(path.exists() for path in client):
         pytest.skip("the Claude Code client is not installed: run `npm ci --prefix tests/e2e`")
     out = _run_example("claude_agent_sdk_agent.py")
     assert "compacted (auto" in out and "last compaction record: {" in out
