@@ -7,6 +7,9 @@ tail is stored only once the cut is chosen, and the attachment names the
 handle the store gave back (``plan_cut`` chooses, ``commit_cut`` stores, so a
 candidate that the running total then rejects leaves nothing behind). If the
 store refuses, its error propagates: a tail is never dropped without a handle.
+``build_attachments`` hands the builders a ``TailBatch``, which stores every
+chosen tail of one compaction with a single ``put_many`` (one transaction,
+one sync) once all are chosen, and fails the same way.
 
 Each line of the content is tokenized once (``skills.LineCounts``): the
 whole is rendered and counted only when those counts say it may fit, the
@@ -18,17 +21,18 @@ counted lines' rate rather than counted.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from attachments.errors import TailNotStored
 from ccr.handles import handle_for, marker
+from ccr.records import PutRequest
 from compactor.tokens import TokenCounter
 from skills.truncate import LineCounts, fit_head
 
-__all__ = ["Cut", "CutInfo", "Render", "TailStore", "commit_cut", "plan_cut"]
+__all__ = ["BatchStore", "Cut", "CutInfo", "Render", "TailBatch", "TailStore", "commit_cut", "plan_cut"]
 
 _WHOLE_SLACK = 0.02
 """The whole text is rendered and counted when its lines' counts are within this share over
@@ -48,6 +52,58 @@ class TailStore(Protocol):
         tokens_after: int | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> str: ...
+
+
+class BatchStore(Protocol):
+    """The part of the CCR store a ``TailBatch`` uses: storing many records in one transaction."""
+
+    def put_many(self, items: Sequence[PutRequest]) -> list[str]: ...
+
+
+class TailBatch:
+    """A ``TailStore`` that collects the cut tails of one compaction and stores them together.
+
+    ``put`` answers the tail's content handle (``ccr_`` + its sha256: the
+    handle a CCR store gives it), so the attachment names it before it is
+    stored; ``store_in`` then stores every tail with one ``put_many``
+    instead of one transaction and one sync per tail. Nothing that names a
+    tail may be used before ``store_in`` has returned.
+    """
+
+    def __init__(self) -> None:
+        self.requests: list[PutRequest] = []
+
+    def put(
+        self,
+        data: bytes,
+        *,
+        content_type: str = "text/plain",
+        producer: str = "",
+        tokens_before: int | None = None,
+        tokens_after: int | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> str:
+        """Keep the tail for ``store_in``; its content handle."""
+        self.requests.append(PutRequest(
+            data=data, content_type=content_type, producer=producer, tokens_before=tokens_before,
+            tokens_after=tokens_after, metadata=metadata,
+        ))
+        return handle_for(data)
+
+    def store_in(self, store: BatchStore) -> None:
+        """Store every kept tail in one ``put_many``.
+
+        Raises:
+            TailNotStored: the store named a tail otherwise than by its content handle.
+            Whatever ``store.put_many`` raises (``ccr.BudgetExceeded``, store
+                errors), unchanged: nothing was stored and the caller fails closed.
+        """
+        if not self.requests:
+            return
+        handles = store.put_many(self.requests)
+        for request, handle in zip(self.requests, handles, strict=True):
+            if handle != handle_for(request.data):
+                raise TailNotStored(f"the store named a cut tail {handle}, not its content handle")
 
 
 class CutInfo(BaseModel):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from attachments._cut import TailStore
+from attachments._cut import BatchStore, TailBatch
 from attachments.attachment import Attachment, AttachmentSet
 from attachments.budgets import DEFAULT_BUDGETS, Budgets
 from attachments.deltas import full_deltas
@@ -34,7 +34,7 @@ def build_attachments(
     *,
     budgets: Budgets = DEFAULT_BUDGETS,
     counter: TokenCounter,
-    store: TailStore,
+    store: BatchStore,
     files: FileSource,
     cwd: str | None = None,
     history: Sequence[Message] = (),
@@ -44,23 +44,26 @@ def build_attachments(
 
     ``snapshot`` is the read-file state taken before compaction cleared it;
     ``files`` gives the files' current content (``DiskFiles`` live,
-    ``RecordedFiles`` in a replay); cut tails go to ``store``. Files and
+    ``RecordedFiles`` in a replay); cut tails go to ``store``, all in one
+    ``put_many`` once every cut is chosen (``TailBatch``). Files and
     skills are held to ``budgets`` as rendered, counted with ``counter``.
     ``history`` (the conversation being compacted) and ``current_work`` (the
     summary's account of it) let the file selection strategy rank files.
 
     Raises:
         TailNotStored: a store named a tail with a handle the budget cannot fit.
-        Whatever ``store.put`` raises when it refuses a tail (for example
-            ``ccr.BudgetExceeded``): the pipeline then fails closed.
+        Whatever ``store.put_many`` raises when it refuses the tails (for
+            example ``ccr.BudgetExceeded``): the pipeline then fails closed.
     """
+    tails = TailBatch()
     file_attachments, skipped = build_file_attachments(
-        snapshot, state, tail, budgets=budgets, counter=counter, store=store, files=files, cwd=cwd,
+        snapshot, state, tail, budgets=budgets, counter=counter, store=tails, files=files, cwd=cwd,
         history=history, current_work=current_work,
     )
     skill_attachments, skipped_skills = build_skill_attachment(
-        state, budgets=budgets, counter=counter, store=store
+        state, budgets=budgets, counter=counter, store=tails
     )
+    tails.store_in(store)
     attachments: list[Attachment] = [*file_attachments, *task_status_attachments(state, counter)]
     attachments.extend(a for a in (plan_file_attachment(state, counter), plan_mode_attachment(state, counter)) if a)
     attachments.extend(skill_attachments)

@@ -367,8 +367,11 @@ def _compact(
     dedup.saved_bytes_at_last_compaction += saved
     reset_after_compaction(dedup)
     mark_announced(new_state)  # the attachments just announced the full sets again
-    # Attachments were counted as rendered (their budgets apply to exactly that text): not again.
-    out_sizes = [counter.count_message(m) for m in (summary_message, *tail)] + [a.tokens for a in attached.attachments]
+    # Attachments were counted as rendered (their budgets apply to exactly that text), and a tail
+    # message that expanding references left as it was has its count in ``sizes``: not again.
+    summary_tokens = counter.count_message(summary_message)
+    tail_sizes = [size_of[id(m)] if id(m) in size_of else counter.count_message(m) for m in tail]
+    out_sizes = [summary_tokens, *tail_sizes, *(a.tokens for a in attached.attachments)]
     if sum(out_sizes) >= sum(sizes):
         raise CompactionDidNotShrink(
             f"the compacted context ({sum(out_sizes):,} tokens) would be no smaller than the "
@@ -380,7 +383,7 @@ def _compact(
         pre_tokens=pre,
         post_tokens=post,
         threshold=opts.threshold,
-        summary_tokens=counter.count_message(summary_message),
+        summary_tokens=summary_tokens,
         head_tokens=head_tokens,
         summarizer=summarizer.name,
         counter=counter.name,

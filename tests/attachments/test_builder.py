@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
 
 import ccr
 from attachments import AttachmentSet, Budgets, DiskFiles, build_attachments
@@ -76,3 +79,41 @@ def test_the_budgets_are_in_the_given_counter(
 def test_an_empty_session_has_no_attachments(counter: TiktokenCounter, store: ccr.Store) -> None:
     assert build_attachments({}, SessionState(), [], budgets=Budgets(), counter=counter, store=store,
                              files=DiskFiles()) == AttachmentSet()
+
+
+class CountingStore:
+    """The batch seam over a real store: counts the ``put_many`` calls (one transaction each)."""
+
+    def __init__(self, store: ccr.Store) -> None:
+        self.store = store
+        self.batches: list[int] = []
+
+    def put_many(self, items: Sequence[ccr.PutRequest]) -> list[str]:
+        self.batches.append(len(items))
+        return self.store.put_many(items)
+
+
+def test_every_cut_tail_of_one_build_is_stored_in_one_transaction_under_the_handle_it_names(
+    write_file: Callable[..., ReadFileEntry], store: ccr.Store
+) -> None:
+    rough = RoughCounter()
+    entries = [write_file(f"f{n}.txt", f"line {n} " * 3_000 + "\n" + "more\n" * 300, at=float(n)) for n in range(3)]
+    state = SessionState()
+    state.invoke_skill(InvokedSkill(name="big", path="/s/big/SKILL.md", content="step\n" * 4_000, invoked_at=1.0))
+    counting = CountingStore(store)
+    result = build_attachments({e.path: e for e in entries}, state, [], budgets=Budgets(file_tokens=1_000),
+                               counter=rough, store=counting, files=DiskFiles())
+    handles = [e.handle for e in result.entries if e.handle is not None]
+    assert len(handles) == 4 and counting.batches == [4]
+    assert all(store.contains(h) for h in handles)
+
+
+def test_a_store_that_refuses_the_tails_fails_the_build_and_keeps_none_of_them(
+    write_file: Callable[..., ReadFileEntry], tmp_path: Path
+) -> None:
+    entries = [write_file(f"f{n}.txt", f"line {n} " * 3_000 + "\n", at=float(n)) for n in range(2)]
+    small = ccr.open_store(tmp_path / "small.db", max_bytes=25_000)  # one tail fits, not both
+    with pytest.raises(ccr.BudgetExceeded):
+        build_attachments({e.path: e for e in entries}, SessionState(), [], budgets=Budgets(file_tokens=1_000),
+                          counter=RoughCounter(), store=small, files=DiskFiles())
+    assert small.stats().entries == 0
