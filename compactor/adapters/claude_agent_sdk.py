@@ -28,7 +28,10 @@ registered in Python instead of as hook commands:
   ``mcp__ccr__ccr_retrieve`` (deferred: loaded with ToolSearch) brings any
   part of it back; with a memory store configured, the memories recalled
   for the last request too. ``SessionStart`` is not in the SDK's Python
-  ``HookEvent`` type, but the client runs callbacks registered for it.
+  ``HookEvent`` type, but the client runs callbacks registered for it
+  (tested with SDK 0.2.189 and its Claude Code 2.1.332). After an auto
+  compaction only this reminder reaches the conversation, not the
+  summary instructions.
 - **MCP servers** ``ccr`` and ``memory``: stdio servers started with the
   ``ccr mcp`` and ``memory mcp`` commands of this Python, on the same
   ``COMPACTOR_HOME`` as the hooks. Claude Code names their tools
