@@ -11,9 +11,11 @@ store refuses, its error propagates: a tail is never dropped without a handle.
 chosen tail of one compaction with a single ``put_many`` (one transaction,
 one sync) once all are chosen, and fails the same way.
 
-Each line of the content is tokenized once (``skills.LineCounts``): the
-whole is rendered and counted only when those counts say it may fit, the
-cut is chosen from them, and only the heads they point at are rendered and
+Each line of the content is tokenized at most once (``skills.LineCounts``):
+content short enough to fit at a plain text's density is rendered and
+counted whole first (when it fits, as most skills and many files do, no
+line is counted at all); otherwise the whole is counted only when the
+lines' counts say it may fit. The cut is chosen from those counts, and only the heads they point at are rendered and
 counted (usually one). The stored tail's token figure is inferred from the
 counted lines' rate rather than counted.
 """
@@ -33,6 +35,11 @@ from compactor.tokens import TokenCounter
 from skills.truncate import LineCounts, fit_head
 
 __all__ = ["BatchStore", "Cut", "CutInfo", "Render", "TailBatch", "TailStore", "commit_cut", "plan_cut"]
+
+_LIKELY_FIT_CHARS_PER_TOKEN = 3
+"""Content of at most this many characters per token of room is counted whole before any line:
+code and prose run at about 4 characters per token, so such content almost always fits, and
+counting its lines as well would tokenize it twice. Only denser text pays one extra count."""
 
 _WHOLE_SLACK = 0.02
 """The whole text is rendered and counted when its lines' counts are within this share over
@@ -157,8 +164,9 @@ def plan_cut(
     (the budget is smaller than the wrapper and notes).
     """
     lines = LineCounts(content, counter)
-    whole_overhead = counter.count_text(render("", None))
-    if lines.all_within(limit - whole_overhead + math.ceil(limit * _WHOLE_SLACK)):
+    room = limit - counter.count_text(render("", None))
+    likely = len(content) <= room * _LIKELY_FIT_CHARS_PER_TOKEN
+    if likely or lines.all_within(room + math.ceil(limit * _WHOLE_SLACK)):
         whole = render(content, None)
         tokens = counter.count_text(whole)
         if tokens <= limit:
