@@ -45,6 +45,17 @@ _REPORTED_ERROR = re.compile(
 )
 """A line of a result that did not fail but reports an error: ``error: ...``, ``ValueError: ...``,
 ``FAILED tests/...``, ``5 tests, 2 failures``."""
+_REPORTED_ERROR_GATES = (
+    re.compile(r"^\s*(?:error|fatal|panic|traceback|exception|failed|fail\b|e {2,}|\*\* \()", re.MULTILINE),
+    re.compile(r"(?:error|exception|fatal)(?:\[\w+\])?:"),
+    re.compile(r"\d (?:failed|failures?|errors?)\b"),
+)
+"""``_REPORTED_ERROR``'s branches, in lower case, tried on the lowercased result before its lines.
+
+Each alone, without IGNORECASE, runs about three times faster over a long
+result than the whole pattern does; the last is looser than its branch (any
+digit before the word), which only costs a search of the lines with
+``_REPORTED_ERROR`` itself, the one that decides."""
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,_.]*\d(?![\w])|(?<![\w.])\d(?![\w.])")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _CONTENT_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Grep", "Glob"})
@@ -341,8 +352,11 @@ class ExtractiveSummarizer:
         # subject or a docstring that says "error" is not a failure).
         pattern = _ERROR_LINE if block.is_error else _REPORTED_ERROR
         lowered = text.lower()
-        possible = any(word in lowered for word in _ERROR_WORDS)
-        error_lines = [] if (shows_content and not block.is_error) or not possible or not pattern.search(text) else [
+        possible = any(word in lowered for word in _ERROR_WORDS) and (
+            _ERROR_LINE.search(text) is not None if block.is_error
+            else any(gate.search(lowered) for gate in _REPORTED_ERROR_GATES)
+        )
+        error_lines = [] if (shows_content and not block.is_error) or not possible else [
             ln for ln in text.splitlines() if pattern.search(ln)
         ]
         if block.is_error and not error_lines and text.strip():
