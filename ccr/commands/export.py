@@ -10,7 +10,7 @@ from typing import Any
 
 from ccr.archive import open_archive, write_archive
 from ccr.commands._common import opened_store
-from ccr.errors import StoreError
+from ccr.errors import InvalidRequest, StoreError
 
 __all__ = ["register", "run"]
 
@@ -32,10 +32,16 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     target = Path(args.file)
     with opened_store(args, readonly=True) as store:
+        path = getattr(store, "path", None)
+        if path is not None:
+            _refuse_the_store_itself(target, Path(path))
         records = store.records()
         objects = list(store.iter_objects())
         blobs = ((r, store.get(r.handle)) for r in records)  # get refuses a corrupt record
-        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
+        try:
+            fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
+        except OSError as exc:
+            raise StoreError(f"cannot write the archive {target}: {exc.strerror or exc}") from exc
         os.close(fd)
         try:
             with open_archive(Path(temp), "wb", gzipped=target.name.endswith(".gz")) as out:
@@ -48,3 +54,15 @@ def run(args: argparse.Namespace) -> int:
                 os.unlink(temp)
     print(f"exported {written[0]} record(s) and {written[1]} typed object(s) to {target}")
     return 0
+
+
+def _refuse_the_store_itself(target: Path, store: Path) -> None:
+    """Refuse an archive path that is the store file or one of its sidecars (it would replace the store).
+
+    Raises:
+        InvalidRequest: ``target`` names the store, its ``-wal`` or its ``-shm`` file.
+    """
+    folder = store.parent.resolve(strict=False)
+    own = {store.resolve(strict=False)} | {folder / f"{store.name}{end}" for end in ("-wal", "-shm", "-journal")}
+    if target.resolve(strict=False) in own:
+        raise InvalidRequest(f"{target}: that is the store being exported; choose another FILE")

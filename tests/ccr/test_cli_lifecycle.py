@@ -279,3 +279,21 @@ def test_a_full_store_still_heals_a_corrupt_record(db: Path) -> None:
     healed = ccr("--store", str(db), "put", input=original, env=env)
     assert healed.returncode == 0, healed.stderr
     assert ccr("--store", str(db), "get", handle, env=env).stdout == original
+
+
+def test_export_refuses_to_write_the_archive_over_the_store_itself(db: Path) -> None:
+    groups = fill(db)
+    for target in (db, db.parent / "." / db.name, Path(f"{db}-wal")):
+        result = ccr("--store", str(db), "export", str(target))
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.startswith(b"ccr: ccr_invalid_request: ")
+        assert result.stdout == b""
+    assert sorted(listed(db)) == sorted(h for g in groups.values() for h in g)
+
+
+def test_export_into_a_folder_that_cannot_hold_it_is_refused_without_a_traceback(db: Path, tmp_path: Path) -> None:
+    fill(db)
+    result = ccr("--store", str(db), "export", str(tmp_path / "absent" / "a.jsonl"))
+    assert result.returncode == 73
+    assert result.stderr.startswith(b"ccr: ccr_store_error: cannot write the archive ")
+    assert b"Traceback" not in result.stderr
