@@ -13,7 +13,7 @@ from ccr.errors import InvalidRequest
 from ccr.records import RecordFilter
 from ccr.store import Store, open_store
 
-__all__ = ["opened_store", "parse_span", "parse_time", "record_filter", "shrink", "write_stdout"]
+__all__ = ["ago", "opened_store", "parse_span", "parse_time", "record_filter", "shrink", "write_stdout"]
 
 _AGE = re.compile(r"(\d+)([dhm])")
 _AGE_UNITS = {"d": "days", "h": "hours", "m": "minutes"}
@@ -66,7 +66,7 @@ def parse_time(text: str) -> datetime:
     """
     age = _AGE.fullmatch(text.strip())
     if age:
-        return datetime.now(UTC) - timedelta(**{_AGE_UNITS[age.group(2)]: int(age.group(1))})
+        return ago(**{_AGE_UNITS[age.group(2)]: int(age.group(1))})
     try:
         when = datetime.fromisoformat(text.strip())
     except ValueError as exc:
@@ -74,6 +74,14 @@ def parse_time(text: str) -> datetime:
             f"{text!r} is neither an ISO date or time nor an age such as 7d, 12h or 30m"
         ) from exc
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def ago(**age: float) -> datetime:
+    """Now (UTC) less ``age`` (``timedelta`` keywords); an age reaching before year 1 gives the earliest time."""
+    try:
+        return datetime.now(UTC) - timedelta(**age)
+    except OverflowError:
+        return datetime.min.replace(tzinfo=UTC)
 
 
 def record_filter(args: argparse.Namespace) -> RecordFilter:

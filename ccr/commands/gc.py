@@ -8,10 +8,9 @@ objects are left alone), then rebuilds the file so it shrinks on disk.
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ccr.commands._common import opened_store, shrink
+from ccr.commands._common import ago, opened_store, shrink
 from ccr.records import RecordFilter
 
 __all__ = ["register", "run"]
@@ -38,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if args.session is not None:
         where = RecordFilter(session_id=args.session)
     else:
-        where = RecordFilter(before=datetime.now(UTC) - timedelta(days=args.older_than))
+        where = RecordFilter(before=ago(days=args.older_than))
     with opened_store(args, readonly=args.dry_run) as store:
         doomed = store.records(where)
         for record in doomed:

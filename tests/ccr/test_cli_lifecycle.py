@@ -297,3 +297,18 @@ def test_export_into_a_folder_that_cannot_hold_it_is_refused_without_a_traceback
     assert result.returncode == 73
     assert result.stderr.startswith(b"ccr: ccr_store_error: cannot write the archive ")
     assert b"Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("age", ["1000000d", "99999999999999999999d", "999999999999h"])
+def test_an_age_reaching_before_the_calendar_lists_every_record(db: Path, age: str) -> None:
+    groups = fill(db)
+    assert sorted(listed(db, "--since", age)) == sorted(h for g in groups.values() for h in g)
+
+
+@pytest.mark.parametrize("days", ["100000000", "99999999999999999999"])
+def test_gc_older_than_more_days_than_the_calendar_holds_removes_nothing(db: Path, days: str) -> None:
+    groups = fill(db)
+    result = ccr("--store", str(db), "gc", "--older-than", days)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"removed 0 record(s), 0 bytes\n"
+    assert len(listed(db)) == sum(len(g) for g in groups.values())
