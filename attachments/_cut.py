@@ -23,6 +23,7 @@ counted lines' rate rather than counted.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -189,11 +190,14 @@ def plan_cut(
     # Sizes measured during the search, by head length, so that the chosen
     # head's rendering is not counted a second time.
     measured: dict[int, int] = {}
+    additive = bool(getattr(counter, "additive_at_line_starts", False))
 
     def size(head: str) -> int:
-        tokens = counter.count_text(render(head, info(head, _tail_handle(content, len(head)))))
-        measured[len(head)] = tokens
-        return tokens
+        cut = info(head, _tail_handle(content, len(head)))
+        text = render(head, cut)
+        tokens = _composed_size(text, head, render, cut, lines, counter) if additive else None
+        measured[len(head)] = tokens if tokens is not None else counter.count_text(text)
+        return measured[len(head)]
 
     head, tail = fit_head(content, limit, counter, measure=size, whole=False, lines=lines)
     if not head and measured.get(0, limit + 1) > limit:
@@ -258,6 +262,37 @@ def _info(head: str, tail: str, handle: str, first_line: int) -> CutInfo:
         from_line=first_line + head.count("\n"),
         mid_line=bool(head) and not head.endswith("\n"),
     )
+
+
+_SENTINEL = "\x00head\x00\n"
+"""Rendered in the head's place to find the wrapper around it (a head of whole lines ends in a newline too)."""
+_STARTS_WITH_CONTENT = re.compile(r"[ \t]*\S")
+
+
+def _composed_size(
+    text: str, head: str, render: Render, cut: CutInfo, lines: LineCounts, counter: TokenCounter
+) -> int | None:
+    """The count of ``text`` (``head`` rendered with ``cut``) from its parts, or None when it cannot be had so.
+
+    A cut file's head is most of its rendering, and its lines are already
+    counted: counting it again at each probe would tokenize the file twice.
+    With a counter that is additive at line starts (``TiktokenCounter``),
+    ``text`` counts exactly ``before + total(k) + after`` when it is
+    ``before + head + after`` with ``before`` ending in a newline, ``head``
+    the first ``k`` pieces of whole lines starting with content, and
+    ``after`` starting with content. Anything else (an empty or mid-line
+    head, a template that changes the head) is counted whole.
+    """
+    if not head.endswith("\n") or not _STARTS_WITH_CONTENT.match(head):
+        return None
+    k = lines.pieces_in(len(head))
+    parts = render(_SENTINEL, cut).split(_SENTINEL)
+    if k is None or len(parts) != 2:
+        return None
+    before, after = parts
+    if not before.endswith("\n") or not _STARTS_WITH_CONTENT.match(after) or text != before + head + after:
+        return None
+    return counter.count_text(before) + lines.total(k) + counter.count_text(after)
 
 
 def _tail_handle(content: str, at: int) -> str:

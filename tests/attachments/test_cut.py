@@ -1,0 +1,61 @@
+"""plan_cut: a cut rendering's count is exact however it was had (whole, or from its parts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attachments._cut import CutInfo, _composed_size, plan_cut
+from attachments._render import render_body, wrap
+from compactor.tokens import TiktokenCounter
+from skills.truncate import LineCounts
+
+COUNTER = TiktokenCounter()
+
+
+def render(head: str, cut: CutInfo | None) -> str:
+    return wrap(render_body("file.j2", path="src/app.py", partial=False, first_line=1, last_line=400,
+                            origin="disk", changed=False, head=head, cut=cut))
+
+
+LINE = st.one_of(
+    st.text(alphabet=st.sampled_from(list(" \t\r{}()[]:;,.'\"#=<>-_/\\é中😀0123456789abcXYZ")), max_size=60),
+    st.builds(lambda indent, words: " " * indent + " ".join(words), st.integers(0, 12),
+              st.lists(st.sampled_from(["def", "return", "x", "1_000", "'s", "error:", "\u00a0", "ǅ"]), max_size=8)),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=st.lists(LINE, min_size=1, max_size=120), newline=st.sampled_from(["\n", "\r\n", "\n\n"]),
+       limit=st.integers(40, 900))
+def test_a_cut_counts_exactly_what_it_renders_and_stays_within_its_limit(
+    lines: list[str], newline: str, limit: int
+) -> None:
+    content = newline.join(lines) + newline
+    cut = plan_cut(content, render, limit=limit, counter=COUNTER)
+    if cut is None:
+        return
+    assert cut.tokens == COUNTER.count_text(cut.text) <= limit
+    assert cut.head + cut.tail == content
+
+
+def test_a_head_of_whole_lines_is_counted_from_its_lines_and_the_wrapper_exactly() -> None:
+    content = Path(__file__).read_text(encoding="utf-8")
+    lines = LineCounts(content, COUNTER)
+    k = 20
+    head = content[: lines.end(k)]
+    cut = CutInfo(handle="ccr_" + "a" * 32, marker="<<ccr:ccr_" + "a" * 32 + ">>", head_lines=head.count("\n"),
+                  tail_lines=content.count("\n") - head.count("\n"), from_line=head.count("\n") + 1, mid_line=False)
+    text = render(head, cut)
+    assert _composed_size(text, head, render, cut, lines, COUNTER) == COUNTER.count_text(text)
+    assert _composed_size(text, head, render, cut, LineCounts(content, COUNTER), COUNTER) is None  # no ends found yet
+
+
+def test_a_text_of_real_source_files_is_cut_to_exact_counts() -> None:
+    for path in sorted(Path(__file__).resolve().parents[2].joinpath("attachments").glob("*.py")):
+        content = path.read_text(encoding="utf-8")
+        for limit in (300, 1_200):
+            cut = plan_cut(content, render, limit=limit, counter=COUNTER)
+            assert cut is not None and cut.tokens == COUNTER.count_text(cut.text) <= limit
