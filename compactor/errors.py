@@ -8,7 +8,8 @@
     └── CompactorRuntimeError       valid request, failed while running
         ├── TranscriptError         a transcript could not be read (bad data under strict mode)
         │   └── TranscriptNotFound  the transcript file does not exist
-        ├── TranscriptWriteError    a transcript could not be written
+        ├── OutputWriteError        an output file could not be written (exit 73)
+        │   └── TranscriptWriteError  a transcript could not be written
         ├── InputNotFound           an input file does not exist (exit 66)
         ├── InputInvalid            an input is not what it must be, e.g. not UTF-8 (exit 65)
         ├── DanglingReference       a dedup reference names a result known nowhere
@@ -38,6 +39,7 @@ __all__ = [
     "InputInvalid",
     "InputNotFound",
     "NothingToCompact",
+    "OutputWriteError",
     "SummarizerError",
     "TranscriptError",
     "TranscriptNotFound",
@@ -86,7 +88,14 @@ class TranscriptNotFound(TranscriptError):
     exit_code = 66
 
 
-class TranscriptWriteError(CompactorRuntimeError):
+class OutputWriteError(CompactorRuntimeError):
+    """An output file (a page, a transcript) could not be written: the file system refused."""
+
+    error_id = "output_write_failed"
+    exit_code = 73
+
+
+class TranscriptWriteError(OutputWriteError):
     """A transcript could not be written (the file system refused)."""
 
     error_id = "transcript_write_failed"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from compactor._templates import render_html
 from compactor.chart import LineChart, line_chart
-from compactor.errors import InputInvalid
+from compactor.errors import OutputWriteError
 from compactor.report import CompactionReport, MaskingReport
 
 __all__ = ["context_chart", "render_report_html", "write_report_html"]
@@ -70,10 +70,10 @@ def write_report_html(path: Path, **report: object) -> None:
     """Render the page (``render_report_html``'s arguments) and write it to ``path``.
 
     Raises:
-        InputInvalid: ``path`` cannot be written.
+        OutputWriteError: ``path`` cannot be written.
     """
     page = render_report_html(**report)  # type: ignore[arg-type]
     try:
         path.write_text(page, encoding="utf-8")
     except OSError as exc:
-        raise InputInvalid(f"{path}: cannot write the HTML report: {exc.strerror or exc}") from exc
+        raise OutputWriteError(f"{path}: cannot write the HTML report: {exc.strerror or exc}") from exc

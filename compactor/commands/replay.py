@@ -89,6 +89,10 @@ def run(args: argparse.Namespace) -> int:
     if args.memory_db is not None:
         overrides["pipeline.memory_db"] = str(args.memory_db)
     settings = load_settings(args.config, overrides=overrides)
+    if args.html is not None:
+        from compactor.transcript import refuse_overwriting
+
+        refuse_overwriting(args.session, args.html)
     store = open_store(args.store)
     try:
         with progress(f"replaying {Path(args.session).name}", None) as bar:

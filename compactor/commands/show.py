@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,9 @@ def run(args: argparse.Namespace) -> int:
     if args.html is not None:
         from compactor.html_report import write_report_html
 
+        if _same_file(Path(args.report), args.html):
+            raise UsageError(f"{args.html}: the page would overwrite the report it is made from; choose another path")
+
         write_report_html(
             args.html,
             session=report.session,
@@ -168,3 +172,13 @@ def render_overview(report: ShownReport, chosen: list[CompactionReport]) -> str:
                       f"{sum(m.tokens_saved for m in done):,} tokens saved (originals: ccr get HANDLE)"]
         lines += [f"  line {m.at_line}: {m.results} results, {m.tokens_saved:,} tokens ({m.policy})" for m in done]
     return "\n".join(lines)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name one file (also through a link)."""
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False

@@ -151,3 +151,27 @@ def test_a_session_file_whose_name_is_not_utf8_still_prints_valid_json(tmp_path:
     done = cli("replay", str(odd), "--json", "--store", str(tmp_path / "ccr.db"))
     assert done.returncode == 0, done.stderr.decode()
     assert json.loads(done.stdout)["session"].endswith("odd\udcffname.jsonl")
+
+
+def test_an_html_page_that_would_replace_the_input_exits_2_and_leaves_the_input_byte_identical(tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(LONG.read_bytes())
+    done = cli("replay", str(session), "--store", str(tmp_path / "ccr.db"), "--html", str(tmp_path / "." / "s.jsonl"))
+    assert done.returncode == 2
+    assert done.stderr.startswith(b"compactor: usage_error: ") and b"overwrite" in done.stderr
+    assert done.stdout == b""
+    assert session.read_bytes() == LONG.read_bytes()
+
+
+@pytest.mark.parametrize("flag", ["--output", "--html"])
+def test_an_output_that_cannot_be_written_exits_73(tmp_path: Path, flag: str) -> None:
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(LONG.read_bytes())
+    not_a_folder = tmp_path / "plain-file"
+    not_a_folder.write_text("x")
+    done = cli("replay", str(session), "--store", str(tmp_path / "ccr.db"), flag, str(not_a_folder / "out"))
+    assert done.returncode == 73, done.stderr
+    assert done.stderr.startswith(b"compactor: output_write_failed: ") or done.stderr.startswith(
+        b"compactor: transcript_write_failed: "
+    )
+    assert b"Traceback" not in done.stderr

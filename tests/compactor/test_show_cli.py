@@ -146,3 +146,20 @@ def test_masking_steps_appear_in_the_page_and_in_show(tmp_path: Path) -> None:
     shown = cli("show", str(report_file))
     assert shown.returncode == 0, shown.stderr
     assert f"masking: {len(steps)} steps" in shown.stdout
+
+
+def test_show_html_over_its_own_report_exits_2_and_leaves_the_report(replayed: tuple[dict, Path, Path], tmp_path: Path) -> None:  # type: ignore[type-arg]
+    _, report_file, _ = replayed
+    copy = tmp_path / "report.json"
+    copy.write_bytes(report_file.read_bytes())
+    done = cli("show", str(copy), "--html", str(copy))
+    assert done.returncode == 2
+    assert done.stderr.startswith("compactor: usage_error: ") and "overwrite" in done.stderr
+    assert copy.read_bytes() == report_file.read_bytes()
+
+
+def test_show_html_that_cannot_be_written_exits_73(replayed: tuple[dict, Path, Path], tmp_path: Path) -> None:  # type: ignore[type-arg]
+    _, report_file, _ = replayed
+    done = cli("show", str(report_file), "--html", str(tmp_path / "absent" / "page.html"))
+    assert done.returncode == 73
+    assert done.stderr.startswith("compactor: output_write_failed: ")
