@@ -43,3 +43,14 @@ def test_the_page_is_self_contained_and_escapes_what_it_shows() -> None:
     page = render_report(results)
     assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
     assert page.count('<circle class="trial') == 2 and "best trial b" in page
+
+
+def test_the_wide_tables_scroll_inside_the_page_and_the_page_names_the_best_toml_it_wrote() -> None:
+    results = TuneResults(
+        version="0", space=SearchSpace(), corpus=["s.jsonl"], executor="local",
+        trials=[trial("a", 1_000, 1), trial("b", 3_000, 4)], best="b",
+    )
+    page = render_report(results)
+    assert '<div class="wide"><table id="trials">' in page and '<div class="wide"><table id="sessions">' in page
+    assert ".wide { overflow-x: auto;" in page
+    assert "Save this as" not in page and "written beside this page as <code>best.toml</code>" in page
