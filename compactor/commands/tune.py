@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from compactor._cli import write_stdout
+from compactor.errors import OutputWriteError
 from compactor.tune import (
     ResultCache,
     TrialResult,
@@ -59,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         print("compactor: compactor_usage: --jobs must be at least 1", file=sys.stderr)
         return 2
     space = load_space(args.space)
+    _writable_folder(args.out)
     cache = None if args.no_cache else ResultCache(default_cache_dir())
     executor = make_executor(args.executor, args.jobs)
     with _progress_bar(space.search.objective, space.search.objective_at) as progress:
@@ -68,15 +70,34 @@ def run(args: argparse.Namespace) -> int:
     return _INTERRUPTED_EXIT if results.interrupted else 0
 
 
+def _writable_folder(out: Path) -> None:
+    """Make the output folder now, so that an unusable one fails before any replay runs.
+
+    Raises:
+        OutputWriteError: ``out`` cannot be made or is not a folder.
+    """
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputWriteError(f"{out}: cannot write the results there: {exc.strerror or exc}") from exc
+
+
 def _write(results: TuneResults, out: Path) -> list[str]:
-    """Write the reports; the names written (no best.toml without a finished trial; an old one is removed)."""
-    write_text(out / "results.json", results_json(results))
-    write_text(out / "report.html", render_report(results))
-    toml = best_toml(results)
-    if toml is None:
-        (out / "best.toml").unlink(missing_ok=True)
-        return ["results.json", "report.html"]
-    write_text(out / "best.toml", toml)
+    """Write the reports; the names written (no best.toml without a finished trial; an old one is removed).
+
+    Raises:
+        OutputWriteError: the folder cannot be written.
+    """
+    try:
+        write_text(out / "results.json", results_json(results))
+        write_text(out / "report.html", render_report(results))
+        toml = best_toml(results)
+        if toml is None:
+            (out / "best.toml").unlink(missing_ok=True)
+            return ["results.json", "report.html"]
+        write_text(out / "best.toml", toml)
+    except OSError as exc:
+        raise OutputWriteError(f"{out}: cannot write the results there: {exc.strerror or exc}") from exc
     return ["results.json", "report.html", "best.toml"]
 
 

@@ -100,6 +100,17 @@ def test_a_missing_corpus_exits_66(tmp_path: Path) -> None:
     assert done.returncode == 66, done.stderr.decode()
 
 
+def test_an_out_folder_that_cannot_be_written_exits_73_before_any_replay(tmp_path: Path) -> None:
+    plain = tmp_path / "plain-file"
+    plain.write_text("x")
+    for out in (plain, plain / "sub"):
+        done = cli("tune", str(SESSIONS / "small.jsonl"), "--space", str(EXAMPLE), "--out", str(out), home=tmp_path)
+        assert done.returncode == 73, done.stderr.decode()
+        assert done.stderr.startswith(b"compactor: output_write_failed: ")
+        assert done.stdout == b""
+    assert plain.read_text() == "x"
+
+
 def _chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[bytes]:
     assert CHROMIUM is not None
     return subprocess.run(
