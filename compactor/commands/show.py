@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             compactions=chosen,
             failures=report.failures if args.compaction is None else [],
             timeline=report.timeline if args.compaction is None else [],
-            threshold=chosen[0].threshold if chosen else 0,
+            threshold=chosen[0].threshold if chosen else int(report.totals.get("threshold") or 0),
             totals=report.totals,
             masking=report.masking if args.compaction is None else [],
         )

@@ -163,3 +163,15 @@ def test_show_html_that_cannot_be_written_exits_73(replayed: tuple[dict, Path, P
     done = cli("show", str(report_file), "--html", str(tmp_path / "absent" / "page.html"))
     assert done.returncode == 73
     assert done.stderr.startswith("compactor: output_write_failed: ")
+
+
+def test_a_page_without_compactions_says_the_context_stayed_below_the_threshold(tmp_path: Path) -> None:
+    small = LONG.parent / "small.jsonl"
+    page = tmp_path / "small.html"
+    done = cli("replay", str(small), "--store", str(tmp_path / "ccr.db"), "--html", str(page))
+    assert done.returncode == 0, done.stderr
+    assert "No compaction: the context stayed below the 167,000-token threshold." in page.read_text(encoding="utf-8")
+    report = tmp_path / "small.json"
+    report.write_text(cli("replay", str(small), "--store", str(tmp_path / "ccr.db"), "--json").stdout, encoding="utf-8")
+    assert cli("show", str(report), "--html", str(page)).returncode == 0
+    assert "No compaction: the context stayed below the 167,000-token threshold." in page.read_text(encoding="utf-8")
