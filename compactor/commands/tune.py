@@ -65,9 +65,23 @@ def run(args: argparse.Namespace) -> int:
     executor = make_executor(args.executor, args.jobs)
     with _progress_bar(space.search.objective, space.search.objective_at) as progress:
         results = run_tune(args.corpus, space, executor=executor, config=args.config, cache=cache, progress=progress)
+    _warn_failures(results)
     written = _write(results, args.out)
     write_stdout(render_table(results) + "\n" + f"wrote {', '.join(written)} in {args.out}\n")
     return _INTERRUPTED_EXIT if results.interrupted else 0
+
+
+def _warn_failures(results: TuneResults) -> None:
+    """Say on stderr which trials had compactions that failed closed: their figures count none of them."""
+    for trial in results.trials:
+        failed = {at: m.failures for at, m in sorted(trial.totals.items()) if m.failures}
+        if failed:
+            counts = ", ".join(f"{n} at {at} points" for at, n in failed.items())
+            print(
+                f"compactor: warning: trial {trial.id}: compactions failed closed ({counts}); "
+                "its figures leave them out (results.json counts them under failures)",
+                file=sys.stderr,
+            )
 
 
 def _writable_folder(out: Path) -> None:

@@ -111,6 +111,20 @@ def test_an_out_folder_that_cannot_be_written_exits_73_before_any_replay(tmp_pat
     assert plain.read_text() == "x"
 
 
+def test_compactions_that_failed_closed_are_named_on_stderr(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "compactor", "tune", str(SESSIONS / "long.jsonl"), "--space", str(EXAMPLE),
+         "--jobs", "1", "--no-cache", "--out", str(tmp_path / "out")],
+        capture_output=True,
+        env={**os.environ, "COMPACTOR_HOME": str(tmp_path), "COMPACTOR_CCR_MAX_BYTES": "20000"},
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"compactor: warning: " in done.stderr and b"failed closed" in done.stderr
+    assert b"ccr_budget_exceeded" not in done.stdout
+
+
 def _chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[bytes]:
     assert CHROMIUM is not None
     return subprocess.run(
