@@ -190,6 +190,8 @@ def parse_hook_input(data: bytes) -> HookInput:
         raise InputInvalid(f"hook input is not UTF-8 (byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
         raise InputInvalid(f"hook input is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    except RecursionError as exc:
+        raise InputInvalid("hook input is JSON nested too deeply") from exc
     if not isinstance(value, dict):
         raise InputInvalid(f"hook input must be a JSON object, got {type(value).__name__}")
     try:

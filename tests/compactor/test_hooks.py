@@ -151,8 +151,12 @@ def test_pre_compact_keeps_a_private_session_record(session: Path, compactor_hom
         ({"session_id": "../../escape", "transcript_path": "x.jsonl"}, "input_invalid"),
         ({"session_id": "s"}, "input_invalid"),
         ({"session_id": "s", "transcript_path": "/nonexistent/session.jsonl"}, "transcript_not_found"),
+        ("[" * 100_000 + "]" * 100_000, "input_invalid"),
     ],
-    ids=["not-json", "not-an-object", "no-session-id", "session-id-escapes", "no-transcript", "missing-transcript"],
+    ids=[
+        "not-json", "not-an-object", "no-session-id", "session-id-escapes", "no-transcript", "missing-transcript",
+        "nested-too-deeply",
+    ],
 )
 def test_pre_compact_never_blocks_on_bad_input_and_says_why(payload: Any, error_id: str, compactor_home: Path) -> None:
     done = hook("pre-compact", payload)
@@ -248,8 +252,9 @@ def test_session_start_without_a_stored_conversation_prints_nothing() -> None:
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
 
 
-def test_session_start_with_bad_input_says_why_and_exits_zero() -> None:
-    done = hook("session-start", "{")
+@pytest.mark.parametrize("payload", ["{", "[" * 100_000 + "]" * 100_000], ids=["cut-short", "nested-too-deeply"])
+def test_session_start_with_bad_input_says_why_and_exits_zero(payload: str) -> None:
+    done = hook("session-start", payload)
     assert done.returncode == 0 and done.stdout == ""
     assert done.stderr.startswith("compactor: input_invalid: ")
 
