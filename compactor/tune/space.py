@@ -140,6 +140,8 @@ def load_space(path: Path) -> SearchSpace:
         raise ConfigError(f"space file {path} does not exist") from exc
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"space file {path} cannot be read: {exc}") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"space file {path} cannot be read: it is nested too deeply") from exc
     raw_params = data.get("params", {})
     if not isinstance(raw_params, dict):
         raise ConfigError(f"space file {path}: [params] must be a table")

@@ -51,6 +51,7 @@ def test_a_trial_id_depends_on_its_values_not_their_order() -> None:
         ('[search]\nobjective = "speed"\n', "objective"),
         ('[search]\nmethod = "annealing"\n', "method"),
         ("[params\n", "cannot be read"),
+        ("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deeply"),
     ],
 )
 def test_a_bad_space_is_refused_before_any_trial_runs(tmp_path: Path, text: str, named: str) -> None:
