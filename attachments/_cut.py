@@ -166,10 +166,12 @@ def plan_cut(
     """
     lines = LineCounts(content, counter)
     room = limit - counter.count_text(render("", None))
+    additive = bool(getattr(counter, "additive_at_line_starts", False))
     likely = len(content) <= room * _LIKELY_FIT_CHARS_PER_TOKEN
     if likely or lines.all_within(room + math.ceil(limit * _WHOLE_SLACK)):
         whole = render(content, None)
-        tokens = counter.count_text(whole)
+        composed = None if likely or not additive else _composed_size(whole, content, render, None, lines, counter)
+        tokens = composed if composed is not None else counter.count_text(whole)
         if tokens <= limit:
             return Cut(head=content, tail="", handle=None, text=whole, tokens=tokens, first_line=first_line)
 
@@ -190,7 +192,6 @@ def plan_cut(
     # Sizes measured during the search, by head length, so that the chosen
     # head's rendering is not counted a second time.
     measured: dict[int, int] = {}
-    additive = bool(getattr(counter, "additive_at_line_starts", False))
 
     def size(head: str) -> int:
         cut = info(head, _tail_handle(content, len(head)))
@@ -270,12 +271,13 @@ _STARTS_WITH_CONTENT = re.compile(r"[ \t]*\S")
 
 
 def _composed_size(
-    text: str, head: str, render: Render, cut: CutInfo, lines: LineCounts, counter: TokenCounter
+    text: str, head: str, render: Render, cut: CutInfo | None, lines: LineCounts, counter: TokenCounter
 ) -> int | None:
     """The count of ``text`` (``head`` rendered with ``cut``) from its parts, or None when it cannot be had so.
 
-    A cut file's head is most of its rendering, and its lines are already
-    counted: counting it again at each probe would tokenize the file twice.
+    A cut file's head (or a whole file whose lines were counted to see
+    that it fits) is most of its rendering, and its lines are already
+    counted: counting it again would tokenize the file twice.
     With a counter that is additive at line starts (``TiktokenCounter``),
     ``text`` counts exactly ``before + total(k) + after`` when it is
     ``before + head + after`` with ``before`` ending in a newline, ``head``
