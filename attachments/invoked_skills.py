@@ -8,7 +8,7 @@ order while the whole message stays within ``skills_total``.
 
 from __future__ import annotations
 
-from attachments._cut import Cut, CutInfo, Render, TailStore, commit_cut, plan_cut
+from attachments._cut import Cut, CutInfo, Render, TailStore, commit_cut, count_joined, plan_cut
 from attachments._render import reminder_message, render_body, wrap
 from attachments.attachment import Attachment
 from attachments.budgets import Budgets
@@ -60,8 +60,8 @@ def build_skill_attachment(
                 )
             )
             continue
-        if not _surely_fits(accepted, plan, budgets.skills_total) and counter.count_text(
-            _message_text([c.text for _, c, _ in accepted] + [plan.text])
+        if not _surely_fits(accepted, plan, budgets.skills_total) and _message_tokens(
+            [c for _, c, _ in accepted] + [plan], counter
         ) > budgets.skills_total:
             skipped.append(_over_total(skill, budgets))
             full = True
@@ -77,7 +77,7 @@ def build_skill_attachment(
         for skill, plan, render in accepted
     ]
     text = _message_text([cut.text for _, cut in committed])
-    tokens = counter.count_text(text)
+    tokens = _message_tokens([cut for _, cut in committed], counter)
     if tokens > budgets.skills_total:
         raise TailNotStored(
             f"the skills message naming the store's handles no longer fits {budgets.skills_total} tokens"
@@ -119,6 +119,11 @@ def _surely_fits(accepted: list[tuple[InvokedSkill, Cut, Render]], plan: Cut, to
 
 def _message_text(sections: list[str]) -> str:
     return wrap(render_body("skills.j2", sections=sections))
+
+
+def _message_tokens(cuts: list[Cut], counter: TokenCounter) -> int:
+    """The count of the skills message holding ``cuts``, from their counts where the counter allows."""
+    return count_joined(_message_text([cut.text for cut in cuts]), [(cut.text, cut.tokens) for cut in cuts], counter)
 
 
 def _over_total(skill: InvokedSkill, budgets: Budgets) -> SkippedEntry:

@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attachments._cut import CutInfo, _composed_size, plan_cut
+from attachments._cut import CutInfo, _composed_size, count_joined, plan_cut
 from attachments._render import render_body, wrap
 from compactor.tokens import TiktokenCounter
 from skills.truncate import LineCounts
@@ -59,3 +59,15 @@ def test_a_text_of_real_source_files_is_cut_to_exact_counts() -> None:
         for limit in (300, 1_200):
             cut = plan_cut(content, render, limit=limit, counter=COUNTER)
             assert cut is not None and cut.tokens == COUNTER.count_text(cut.text) <= limit
+
+
+@settings(max_examples=150, deadline=None)
+@given(sections=st.lists(st.lists(LINE, min_size=1, max_size=30), min_size=1, max_size=4),
+       ending=st.sampled_from(["", "\n", ".", ">"]), joint=st.sampled_from(["\n\n", "\n", "\n---\n"]))
+def test_a_text_joined_from_counted_parts_counts_what_it_holds(
+    sections: list[list[str]], ending: str, joint: str
+) -> None:
+    parts = ["<skill>\n" + "\n".join(lines) + ending for lines in sections]
+    text = "<system-reminder>\nThese skills apply.\n\n" + joint.join(parts) + "\n</system-reminder>"
+    counted = [(part, COUNTER.count_text(part)) for part in parts]
+    assert count_joined(text, counted, COUNTER) == COUNTER.count_text(text)
