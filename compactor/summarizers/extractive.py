@@ -351,12 +351,12 @@ class ExtractiveSummarizer:
         # A result that did not fail names an error only in a line shaped like one (a git log
         # subject or a docstring that says "error" is not a failure).
         pattern = _ERROR_LINE if block.is_error else _REPORTED_ERROR
-        lowered = text.lower()
+        lowered = "" if shows_content and not block.is_error else text.lower()  # file content names no failure
         possible = any(word in lowered for word in _ERROR_WORDS) and (
             _ERROR_LINE.search(text) is not None if block.is_error
             else any(gate.search(lowered) for gate in _REPORTED_ERROR_GATES)
         )
-        error_lines = [] if (shows_content and not block.is_error) or not possible else [
+        error_lines = [] if not possible else [
             ln for ln in text.splitlines() if pattern.search(ln)
         ]
         if block.is_error and not error_lines and text.strip():
