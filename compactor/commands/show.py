@@ -75,6 +75,8 @@ def load_report(path: Path) -> ShownReport:
         raise InputInvalid(f"{path}: not JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise InputInvalid(f"{path}: not a report (a JSON object is expected)")
+    if "compactions" not in data and "trigger" not in data:
+        raise InputInvalid(f"{path}: not a compactor report (no compactions; write one with 'compactor replay --json')")
     try:
         if "trigger" in data and "compactions" not in data:
             one = CompactionReport.model_validate(data)

@@ -81,6 +81,8 @@ def test_show_of_a_single_compaction_report_works(replayed: tuple[dict, Path, Pa
         ("not json", 65, "input_invalid"),
         ("[1, 2]", 65, "input_invalid"),
         ('{"compactions": [{"trigger": "sideways"}]}', 65, "input_invalid"),
+        ('{"trials": [], "best": null}', 65, "input_invalid"),
+        ("{}", 65, "input_invalid"),
     ],
 )
 def test_show_refuses_what_is_not_a_report(tmp_path: Path, content: str | None, code: int, error_id: str) -> None:
