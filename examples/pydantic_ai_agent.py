@@ -9,6 +9,7 @@ fires; each compaction's report is printed.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import tempfile
 from pathlib import Path
@@ -71,7 +72,7 @@ def main() -> None:
             """Run the test suite and return its log."""
             return build_log(turn)
 
-        result = agent.run_sync("Make the test suite pass.")
+        result = asyncio.run(agent.run("Make the test suite pass."))
         print(f"answer: {result.output}")
         print(f"compactions: {len(compaction.reports)}, messages kept: {len(result.all_messages())}")
         print("last compaction report:", compaction.reports[-1].model_dump_json(exclude={"summary", "context"}))
