@@ -22,6 +22,7 @@ from compactor.rounds import is_prompt
 __all__ = [
     "DEFAULT_TOOL_RESULT_MIN_BYTES",
     "DEFAULT_USER_MESSAGE_MAX_BYTES",
+    "MESSAGE_KINDS",
     "Span",
     "SpanKind",
     "head_spans",
@@ -36,8 +37,13 @@ DEFAULT_TOOL_RESULT_MIN_BYTES = 2_000
 DEFAULT_USER_MESSAGE_MAX_BYTES = 600
 """A user message of more UTF-8 bytes than this is cut in the summary and stored on its own."""
 
-SpanKind = Literal["head", "tool_result", "user_message", "facts"]
-"""``facts``: a summarizer's full listing of what it could not show whole (paths, commands)."""
+SpanKind = Literal["head", "tool_result", "user_message", "summary", "reminder", "facts"]
+"""What a span was in the context: ``user_message`` is what the user typed, ``summary`` an
+earlier compaction's summary, ``reminder`` a meta message (an attachment, a hook's note);
+``facts`` is a summarizer's full listing of what it could not show whole (paths, commands)."""
+
+MESSAGE_KINDS: tuple[SpanKind, ...] = ("user_message", "summary", "reminder")
+"""The kinds of span that are a whole user-side message of the head."""
 
 
 class Span(BaseModel):
@@ -101,7 +107,10 @@ def head_spans(
             text = user_message_bytes(message)
             if message.is_meta or message.is_compact_summary or len(text) > user_message_max_bytes:
                 whole = isinstance(message.content, str) or len(blocks) == 1
-                candidates.append(_span("user_message", text, "text/plain", str(index), index, whole))
+                kind: SpanKind = (
+                    "summary" if message.is_compact_summary else "reminder" if message.is_meta else "user_message"
+                )
+                candidates.append(_span(kind, text, "text/plain", str(index), index, whole))
         for block in message.tool_results():
             data = tool_result_bytes(block)
             if len(data) >= tool_result_min_bytes:

@@ -24,7 +24,7 @@ from compactor._templates import render
 from compactor.config import DEFAULT_SUMMARY_FACTS_TOKENS
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.rounds import is_prompt
-from compactor.spans import Span, SpanKind, head_spans, tool_result_bytes
+from compactor.spans import MESSAGE_KINDS, Span, SpanKind, head_spans, tool_result_bytes
 from compactor.summarizers._facts import Facts, command_first_line, layout, relative_path, touched_path
 from compactor.summarizers._prompts import typed
 from compactor.summarizers._thread import Thread
@@ -211,7 +211,7 @@ class ExtractiveSummarizer:
             spans = self.spans(messages)
         head_handle = spans[0].handle
         by_result = {s.ref: s.handle for s in spans if s.kind == "tool_result"}
-        by_message = {s.ref: s.handle for s in spans if s.kind == "user_message"}
+        by_message = {s.ref: s.handle for s in spans if s.kind in MESSAGE_KINDS}
         facts_handle = next((s.handle for s in spans if s.kind == "facts"), None)
         digest = self._digest(messages, by_result, by_message)
         cited_before = {section: list(handles) for section, handles in digest.handles.items()}

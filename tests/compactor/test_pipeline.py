@@ -294,3 +294,17 @@ def test_a_summary_may_cite_what_an_earlier_compaction_stored_but_nothing_unstor
     made_up = "ccr_" + "1" * 32
     refused, _ = run(conversation(), store=store, summarizer=CitingFake([made_up]))
     assert not refused.ok and made_up in (refused.report.error or "")
+
+
+def test_a_second_compaction_names_the_earlier_summary_and_reminders_for_what_they_are() -> None:
+    first, store = run(conversation())
+    assert first.ok
+    again = [*first.messages, *conversation()[1:]]
+    second, _ = run(again, store=store)
+    assert second.ok
+    by_kind = {d.kind: store.get(d.handle) for d in second.report.dropped if d.handle}
+    assert by_kind["summary"].startswith(b"This session continues"), "the earlier summary is stored as one"
+    typed = [store.get(d.handle) for d in second.report.dropped if d.kind == "user_message"]
+    assert not any(t.startswith(b"This session continues") for t in typed), "a summary is not typed by the user"
+    if any(m.is_meta for m in first.messages):
+        assert "reminder" in by_kind
