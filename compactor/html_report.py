@@ -9,6 +9,7 @@ HTML-escaped.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from compactor.chart import LineChart, line_chart
 from compactor.errors import OutputWriteError
 from compactor.report import CompactionReport, MaskingReport
 
-__all__ = ["context_chart", "render_report_html", "write_report_html"]
+__all__ = ["context_chart", "get_command", "render_report_html", "write_report_html"]
 
 
 def context_chart(
@@ -43,6 +44,11 @@ def context_chart(
     return line_chart(points, vertical=marks, horizontal=horizontal)
 
 
+def get_command(store: str | None) -> str:
+    """The ``ccr get`` command line (without the handle) that reads ``store`` (None: the default store)."""
+    return "ccr get" if store is None else f"ccr get --store {shlex.quote(store)}"
+
+
 def render_report_html(
     *,
     session: str,
@@ -52,10 +58,15 @@ def render_report_html(
     threshold: int = 0,
     totals: dict[str, object] | None = None,
     masking: Sequence[MaskingReport] = (),
+    store: str | None = None,
 ) -> str:
-    """The whole page for one replayed session (or one compaction: pass it alone)."""
+    """The whole page for one replayed session (or one compaction: pass it alone).
+
+    ``store`` is the store the handles are in when it is not the default one.
+    """
     return render_html(
         "report.html.j2",
+        get=get_command(store),
         session=session,
         compactions=list(compactions),
         failures=list(failures),

@@ -119,6 +119,8 @@ class ReplayReport(BaseModel):
     """Counter tokens -> model tokens, fitted to the recorded usage (None if never needed)."""
     masking: list[MaskingReport] = Field(default_factory=list)
     """Every masking step between compactions (``compactor.masking``), in order."""
+    store: str | None = None
+    """The store the replay wrote to when it is not the default one (so ``ccr get`` lines can name it)."""
     timeline: list[tuple[int, int]] = Field(default_factory=list)
     """(transcript line, context tokens) before each request and after each compaction: the size over time."""
 

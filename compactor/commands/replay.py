@@ -111,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
         metrics = _metrics(report, store) if args.json else None
     finally:
         store.close()
+    if args.store is not None:  # so that every 'ccr get' line the report prints names it
+        report.store = str(Path(args.store).resolve())
     if args.html is not None:
         _write_html(args.html, report)
     if args.json:
@@ -135,6 +137,7 @@ def _write_html(path: Path, report: ReplayReport) -> None:
         threshold=report.totals.threshold,
         totals=report.totals.model_dump(mode="json"),
         masking=report.masking,
+        store=report.store,
     )
 
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from compactor._cli import write_stdout
 from compactor.errors import InputInvalid, InputNotFound, UsageError
+from compactor.html_report import get_command, write_report_html
 from compactor.report import CompactionReport, MaskingReport
 
 __all__ = ["ShownReport", "load_report", "register", "render_overview", "run"]
@@ -35,6 +36,7 @@ class ShownReport(BaseModel):
     failures: list[CompactionReport] = Field(default_factory=list)
     timeline: list[tuple[int, int]] = Field(default_factory=list)
     masking: list[MaskingReport] = Field(default_factory=list)
+    store: str | None = None
     totals: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -99,8 +101,6 @@ def run(args: argparse.Namespace) -> int:
             )
         chosen = [report.compactions[args.compaction - 1]]
     if args.html is not None:
-        from compactor.html_report import write_report_html
-
         if _same_file(Path(args.report), args.html):
             raise UsageError(f"{args.html}: the page would overwrite the report it is made from; choose another path")
 
@@ -113,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
             threshold=chosen[0].threshold if chosen else int(report.totals.get("threshold") or 0),
             totals=report.totals,
             masking=report.masking if args.compaction is None else [],
+            store=report.store,
         )
         return 0
     if args.summary:
@@ -164,14 +165,14 @@ def render_overview(report: ShownReport, chosen: list[CompactionReport]) -> str:
         lines.append("  dropped (bring back with the command shown):")
         for d in c.dropped:
             piece = "  (part of the head)" if d.piece_of else ""
-            how = f"ccr get {d.handle}" if d.handle else "not recoverable: not in the transcript"
+            how = f"{get_command(report.store)} {d.handle}" if d.handle else "not recoverable: not in the transcript"
             lines.append(f"    {d.kind:<12} {d.tokens:>8,} tokens {d.bytes:>10,} bytes  {how}{piece}")
     for f in report.failures:
         lines.append(f"failed at line {f.at_line}: {f.error_id}: {f.error} (messages kept unchanged)")
     done = [m for m in report.masking if m.ok]
     if done:
         lines += ["", f"masking: {len(done)} steps, {sum(m.results for m in done)} results, "
-                      f"{sum(m.tokens_saved for m in done):,} tokens saved (originals: ccr get HANDLE)"]
+                      f"{sum(m.tokens_saved for m in done):,} tokens saved (originals: {get_command(report.store)} HANDLE)"]
         lines += [f"  line {m.at_line}: {m.results} results, {m.tokens_saved:,} tokens ({m.policy})" for m in done]
     return "\n".join(lines)
 

@@ -47,7 +47,7 @@ def test_show_lists_every_dropped_span_with_the_command_that_brings_it_back(repl
     assert done.returncode == 0, done.stderr
     for c in report["compactions"]:
         for d in c["dropped"]:
-            assert f"ccr get {d['handle']}" in done.stdout
+            assert f"ccr get --store {report['store']} {d['handle']}" in done.stdout
         for a in c["attachments"]:
             assert (a["path"] or a["name"]) in done.stdout
     assert done.stdout.count("compaction ") >= len(report["compactions"])
@@ -144,7 +144,7 @@ def test_masking_steps_appear_in_the_page_and_in_show(tmp_path: Path) -> None:
     html = page.read_text(encoding="utf-8")
     assert "Masking steps" in html and html.count('class="masking"') >= len(steps) + 1
     for handle in steps[0]["handles"]:
-        assert f"ccr get {handle}" in html
+        assert f"ccr get --store {tmp_path / 'ccr.db'} {handle}" in html
     shown = cli("show", str(report_file))
     assert shown.returncode == 0, shown.stderr
     assert f"masking: {len(steps)} steps" in shown.stdout
@@ -177,3 +177,18 @@ def test_a_page_without_compactions_says_the_context_stayed_below_the_threshold(
     report.write_text(cli("replay", str(small), "--store", str(tmp_path / "ccr.db"), "--json").stdout, encoding="utf-8")
     assert cli("show", str(report), "--html", str(page)).returncode == 0
     assert "No compaction: the context stayed below the 167,000-token threshold." in page.read_text(encoding="utf-8")
+
+
+def test_every_ccr_get_line_names_the_store_the_replay_wrote_to(replayed: tuple[dict, Path, Path]) -> None:  # type: ignore[type-arg]
+    report, report_file, page = replayed
+    store = report["store"]
+    assert store and Path(store).is_absolute()
+    handle = report["compactions"][0]["dropped"][0]["handle"]
+    shown = cli("show", str(report_file))
+    line = next(l for l in shown.stdout.splitlines() if handle in l)
+    command = line[line.index("ccr get"):].split("  ")[0]
+    assert command == f"ccr get --store {store} {handle}"
+    assert f"ccr get --store {store} {handle}" in page.read_text(encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", *command.split()], capture_output=True, timeout=60, check=False,
+                          cwd=Path(store).parent.parent)
+    assert done.returncode == 0 and done.stdout.startswith(b"{")
