@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 from ccr.errors import InvalidRequest
+from compactor._cli import write_stdout_bytes
 from ccr.records import RecordFilter
 from ccr.store import Store, open_store
 
@@ -52,10 +53,12 @@ def parse_span(text: str, *, first_default: int, last_default: int) -> tuple[int
 
 
 def write_stdout(data: bytes) -> None:
-    """Write bytes to stdout unchanged (no newline translation, no encoding)."""
-    sys.stdout.flush()
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
+    """Write bytes to stdout unchanged (no newline translation, no encoding).
+
+    Raises:
+        OutputWriteError: stdout is closed or the system refused the write.
+    """
+    write_stdout_bytes(data)
 
 
 def parse_time(text: str) -> datetime:
