@@ -447,9 +447,12 @@ def load_settings(
     if file is None and environ.get(CONFIG_ENV, "").strip():
         file = Path(environ[CONFIG_ENV].strip())
     if file is not None:
-        file_data = _read_file(Path(file))
-        data = _merge(data, file_data)
-        sources.update({path: f"{file}" for path in _flatten(file_data)})
+        try:
+            file_data = _read_file(Path(file))
+            data = _merge(data, file_data)
+            sources.update({path: f"{file}" for path in _flatten(file_data)})
+        except RecursionError as exc:  # the parsers and the merge recurse once per level
+            raise ConfigError(f"settings file {file} is nested too deeply to be settings") from exc
 
     for name, (dotted, parse) in ENV_VARS.items():
         raw = environ.get(name)

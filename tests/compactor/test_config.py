@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,36 @@ def test_a_malformed_file_is_an_error(tmp_path: Path) -> None:
         load_settings(write(tmp_path / "c.json", "{"), env={})
     with pytest.raises(ConfigError, match="table of settings"):
         load_settings(write(tmp_path / "d.json", "[1]"), env={})
+
+
+NESTINGS = {
+    "arrays.json": '{"policy": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    "tables.json": '{"a": ' * 100_000 + "1" + "}" * 100_000,
+    "tables-just-parsed.json": '{"a": ' * 950 + "1" + "}" * 950,
+    "arrays.toml": "x = " + "[" * 100_000 + "]" * 100_000 + "\n",
+    "tables.toml": "x = " + "{a=" * 100_000 + "1" + "}" * 100_000 + "\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NESTINGS))
+def test_a_file_nested_too_deeply_is_a_config_error_naming_the_file(tmp_path: Path, name: str) -> None:
+    path = write(tmp_path / name, NESTINGS[name])
+    with pytest.raises(ConfigError, match=re.escape(str(path))):
+        load_settings(path, env={})
+
+
+@pytest.mark.parametrize("name", ["arrays.json", "tables.toml"])
+def test_the_cli_says_a_file_nested_too_deeply_is_a_config_error(tmp_path: Path, name: str) -> None:
+    import subprocess
+    import sys
+
+    path = write(tmp_path / name, NESTINGS[name])
+    text = write(tmp_path / "a.txt", "hello")
+    done = subprocess.run([sys.executable, "-m", "compactor", "tokens", "--config", str(path), str(text)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("compactor: config_invalid: ") and str(path) in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_an_unknown_file_type_is_an_error(tmp_path: Path) -> None:
