@@ -88,13 +88,14 @@ def build_memory_attachment(
 
     Cut memories' whole texts go to ``store`` (the compaction's recovery store).
     A missing file, or a store that cannot be opened or read, is a skipped
-    ``memory`` entry, not a failure (and no file is created).
+    ``memory`` entry, not a failure. The store is opened read-only: no file
+    is created or changed, and a store on read-only media can be recalled from.
     """
     if not Path(db_path).expanduser().exists():
         why = reason("unavailable", f"no memory store at {db_path}")
         return AttachmentSet(skipped=[SkippedEntry(type="memory", path=str(db_path), reason=why)])
     try:
-        with open_memory(db_path, recovery=store) as db:
+        with open_memory(db_path, recovery=store, readonly=True) as db:
             attachment = recall_attachment(db, memory_query(history, current_work), budget=budget, counter=counter)
     except CompactorError as exc:
         skipped = SkippedEntry(type="memory", path=str(db_path), reason=reason("unavailable", f"{exc.error_id}: {exc}"))

@@ -15,6 +15,7 @@ unset) are in the recall index, so only they are ever recalled.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import heapq
 import itertools
@@ -22,7 +23,9 @@ import math
 import os
 import re
 import sqlite3
+import stat
 import threading
+import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -31,13 +34,13 @@ from types import TracebackType
 from typing import Any, Self
 
 from ccr import errors as ccr_errors
-from ccr._migrations import retry_busy
-from ccr._paths import check_identity, prepare_store_file, tighten_modes
+from ccr._migrations import current_version, retry_busy
+from ccr._paths import check_identity, check_readable_store, prepare_store_file, tighten_modes
 from ccr.store import DEFAULT_HOME, HOME_ENV, Store, open_store
 from compactor.tokens import TokenCounter
 from memory import _bm25
 from memory._packing import Candidate, pack
-from memory._schema import apply_migrations, check_is_memory_store
+from memory._schema import MIGRATIONS, apply_migrations, check_is_memory_store
 from memory.errors import (
     AlreadyStored,
     BrokenChain,
@@ -152,12 +155,20 @@ def default_memory_path(environ: Mapping[str, str] | None = None) -> Path:
     return Path(env.get(HOME_ENV) or DEFAULT_HOME).expanduser() / "memory.db"
 
 
-def open_memory(path: str | Path | None = None, *, recovery: Store | str | Path | None = None) -> MemoryDB:
+def open_memory(
+    path: str | Path | None = None, *, recovery: Store | str | Path | None = None, readonly: bool = False
+) -> MemoryDB:
     """Open (creating if needed) the memory database at ``path`` (default: ``default_memory_path()``).
 
     ``recovery`` is where the whole text behind a cut hit is stored: an open
     store (used, not closed), a path, or None for the default recovery store
     (``$COMPACTOR_HOME/ccr.db``), opened only when first needed.
+
+    ``readonly`` is for reading only (recall, history, get): nothing is
+    created, migrated or changed, so a database on read-only media (a 0444
+    file, a read-only folder) can be read. A file that does not exist yet (or
+    is empty) reads as an empty store, and neither it nor its folder is
+    created. Writes through a read-only database fail with ``StoreError``.
 
     Raises:
         MemoryConfigError: ``COMPACTOR_MEMORY_DB`` is blank.
@@ -166,14 +177,15 @@ def open_memory(path: str | Path | None = None, *, recovery: Store | str | Path 
         StoreError: the file cannot be created, opened or migrated.
     """
     target = default_memory_path() if path is None else Path(path).expanduser()
-    return MemoryDB(target, recovery=recovery)
+    return MemoryDB(target, recovery=recovery, readonly=readonly)
 
 
 class MemoryDB:
     """An open memory database. One per process; close it (or use ``with``)."""
 
-    def __init__(self, path: Path, *, recovery: Store | str | Path | None = None) -> None:
+    def __init__(self, path: Path, *, recovery: Store | str | Path | None = None, readonly: bool = False) -> None:
         self.path = path
+        self.readonly = readonly
         self._recovery_path: str | Path | None = None
         self._recovery: Store | None = None
         if recovery is None or isinstance(recovery, str | Path):
@@ -183,6 +195,10 @@ class MemoryDB:
         self._owns_recovery = False
         self._lock = threading.Lock()
         self._pid = os.getpid()
+        self._conn: sqlite3.Connection | None = None
+        if readonly:
+            self._conn = _open_for_reading(path)
+            return
         with _translated():
             identity = prepare_store_file(path)
         try:
@@ -191,7 +207,7 @@ class MemoryDB:
             )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open memory database {path}: {exc}") from exc
-        self._conn: sqlite3.Connection | None = conn
+        self._conn = conn
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             retry_busy(lambda: conn.execute("PRAGMA schema_version").fetchone())
@@ -496,7 +512,13 @@ class MemoryDB:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any error."""
+        """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any error.
+
+        Raises:
+            StoreError: the database was opened read-only.
+        """
+        if self.readonly:
+            raise StoreError(f"memory database {self.path} was opened read-only; nothing was changed")
         with self._session() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -530,6 +552,88 @@ def _translated() -> Iterator[None]:
         raise NotAStore(str(exc).replace("ccr store", "memory database")) from exc
     except ccr_errors.StoreError as exc:
         raise StoreError(str(exc)) from exc
+
+
+def _empty_store() -> sqlite3.Connection:
+    """An empty memory store in memory: what a database that does not exist yet reads as."""
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    apply_migrations(conn)
+    return conn
+
+
+def _open_for_reading(path: Path) -> sqlite3.Connection:
+    """A connection that can only read the database at ``path``; an empty store when there is none yet.
+
+    SQLite's read-only mode still needs the WAL index (``-shm``); where it
+    cannot be created (a read-only folder) and no WAL content is pending, the
+    file is read as immutable. Pending WAL content that cannot be read is
+    refused rather than ignored.
+
+    Raises:
+        UnsafeStorePath: the path or a sidecar is a symlink or not a regular file.
+        NotAStore: the file is not a memory database.
+        StoreError: the file cannot be read, or was written by a newer version of this code.
+    """
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return _empty_store()
+    except OSError as exc:  # a folder on the way is not a folder, or cannot be searched
+        if exc.errno == errno.ENOTDIR:
+            return _empty_store()
+        raise StoreError(f"cannot read memory database {path}: {exc.strerror or exc}") from exc
+    if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+        return _empty_store()
+    with _translated():
+        check_readable_store(path)
+    base = "file:" + urllib.parse.quote(str(path.absolute()))
+    conn: sqlite3.Connection | None = None
+    try:
+        try:
+            conn = sqlite3.connect(
+                base + "?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None, check_same_thread=False,
+            )
+            retry_busy(lambda: check_is_memory_store(conn, path))  # type: ignore[arg-type]
+        except sqlite3.OperationalError as exc:
+            if conn is not None:
+                conn.close()
+                conn = None
+            code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+            if code not in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
+                raise
+            wal = path.with_name(path.name + "-wal")
+            if os.path.lexists(wal) and os.stat(wal, follow_symlinks=False).st_size > 0:
+                raise StoreError(
+                    f"cannot read memory database {path}: its write-ahead log is pending and cannot be opened ({exc})"
+                ) from exc
+            conn = sqlite3.connect(base + "?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+            check_is_memory_store(conn, path)
+        version = current_version(conn)
+    except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
+        if "not a database" in str(exc):
+            raise NotAStore(f"{path} is not a memory database; left unchanged") from exc
+        raise StoreError(f"cannot read memory database {path}: {exc}") from exc
+    except MemoriesError:
+        if conn is not None:
+            conn.close()
+        raise
+    known = max(m.version for m in MIGRATIONS)
+    if version > known:
+        conn.close()
+        raise StoreError(f"memory database {path} has schema version {version}, newer than this code knows ({known})")
+    if version == 0:  # no memory store yet (a fresh SQLite file): nothing to recall
+        conn.close()
+        return _empty_store()
+    if version < known:
+        conn.close()
+        raise StoreError(
+            f"memory database {path} has schema version {version}, older than this code's ({known}); "
+            "run a writing command (memory remember) once to upgrade it"
+        )
+    return conn
 
 
 def _now() -> datetime:

@@ -18,15 +18,19 @@ __all__ = ["add_text_arguments", "opened_memory", "print_json", "read_text"]
 
 
 @contextmanager
-def opened_memory(args: argparse.Namespace) -> Iterator[MemoryDB]:
+def opened_memory(args: argparse.Namespace, *, readonly: bool = False) -> Iterator[MemoryDB]:
     """The database named by ``--db`` (else the default), its recovery store ``--ccr-store``; closed after.
+
+    Reading commands pass ``readonly``: an existing database is then only
+    read (it may be on read-only media), and one that does not exist reads as
+    an empty store without being created (see ``open_memory``).
 
     Raises:
         MemoryConfigError, StoreError: the database cannot be opened.
     """
     from memory.store import open_memory
 
-    db = open_memory(getattr(args, "db", None), recovery=getattr(args, "ccr_store", None))
+    db = open_memory(getattr(args, "db", None), recovery=getattr(args, "ccr_store", None), readonly=readonly)
     try:
         yield db
     finally:

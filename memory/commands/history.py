@@ -28,6 +28,6 @@ def run(args: argparse.Namespace) -> int:
     from memory.store import check_id
 
     check_id(args.id)
-    with opened_memory(args) as db:
+    with opened_memory(args, readonly=True) as db:
         print_json(answers.history(db, args.id))
     return 0

@@ -37,6 +37,6 @@ def run(args: argparse.Namespace) -> int:
     from memory.store import check_token_budget
 
     check_token_budget(args.token_budget)
-    with opened_memory(args) as db:
+    with opened_memory(args, readonly=True) as db:
         print_json(answers.recall(db, args.query, limit=args.limit, token_budget=args.token_budget))
     return 0

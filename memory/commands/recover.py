@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from ccr.store import open_store
 
     parse_ref(args.handle)
-    with open_store(getattr(args, "ccr_store", None)) as store:
+    with open_store(getattr(args, "ccr_store", None), readonly=True) as store:
         data = store.get(args.handle)
     write_stdout(data)
     return 0

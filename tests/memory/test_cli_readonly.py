@@ -1,0 +1,126 @@
+"""Reading commands (recall, history) create nothing, and read a database on read-only media.
+
+A database that does not exist yet answers as an empty store, and neither
+its folder nor its file is created. An existing one is opened read-only, so a
+0444 file or a read-only folder can be read. Permissions do not bind root, so
+as root the file or folder is made immutable instead (``chattr +i``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory import memory_id, open_memory
+from tests.memory.conftest import run_memory
+
+FACT = "The staging database is reset every night at 02:00 UTC"
+
+
+@pytest.fixture
+def frozen() -> Iterator[list[Path]]:
+    """Paths to make read-only for the test; their modes and attributes come back afterwards."""
+    paths: list[Path] = []
+    yield paths
+    for path in reversed(paths):
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(path)], check=False, capture_output=True)
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+def freeze(path: Path, frozen: list[Path]) -> None:
+    frozen.append(path)
+    path.chmod(0o555 if path.is_dir() else 0o444)
+    if os.geteuid() != 0:
+        return
+    if shutil.which("chattr") is None:
+        pytest.skip("running as root and chattr is missing: cannot make the database read-only for root")
+    done = subprocess.run(["chattr", "+i", str(path)], check=False, capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"running as root on a file system without immutable files: {done.stderr!r}")
+
+
+def make_db(folder: Path) -> Path:
+    folder.mkdir(mode=0o755, exist_ok=True)
+    path = folder / "memory.db"
+    with open_memory(path, recovery=folder / "ccr.db") as db:
+        db.remember(FACT)
+    return path
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    """The folder's files, leaving out an empty WAL and the WAL index a reader may set up."""
+    return {
+        p.name: p.read_bytes()
+        for p in sorted(folder.iterdir())
+        if not p.name.endswith("-shm") and not (p.name.endswith("-wal") and p.stat().st_size == 0)
+    }
+
+
+def test_recall_on_a_database_that_does_not_exist_answers_nothing_and_creates_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent" / "dir" / "m.db"
+    done = run_memory("--db", str(missing), "recall", "staging", home=tmp_path / "home")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"hits": []}
+    assert not (tmp_path / "nonexistent").exists()
+    assert not (tmp_path / "home").exists()
+
+
+def test_history_on_a_database_that_does_not_exist_is_not_found_and_creates_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent" / "m.db"
+    done = run_memory("--db", str(missing), "history", memory_id(FACT), home=tmp_path)
+    assert done.returncode == 66, done.stderr
+    assert done.stderr.startswith(b"memory: memory_not_found: ")
+    assert not missing.parent.exists()
+
+
+def test_recall_on_an_empty_file_answers_nothing_and_leaves_it_empty(tmp_path: Path) -> None:
+    empty = tmp_path / "m.db"
+    empty.write_bytes(b"")
+    done = run_memory("--db", str(empty), "recall", "staging", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"hits": []}
+    assert empty.read_bytes() == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.db"]
+
+
+@pytest.mark.parametrize("how", ["file", "folder"])
+def test_recall_and_history_read_a_read_only_database_and_change_nothing(
+    tmp_path: Path, frozen: list[Path], how: str
+) -> None:
+    folder = tmp_path / "store"
+    path = make_db(folder)
+    before = files(folder)
+    freeze(path if how == "file" else folder, frozen)
+    recalled = run_memory("--db", str(path), "recall", "staging", home=tmp_path / "home")
+    assert recalled.returncode == 0, recalled.stderr
+    assert [h["text"] for h in json.loads(recalled.stdout)["hits"]] == [FACT]
+    history = run_memory("--db", str(path), "history", memory_id(FACT), home=tmp_path / "home")
+    assert history.returncode == 0, history.stderr
+    assert [v["text"] for v in json.loads(history.stdout)["versions"]] == [FACT]
+    assert files(folder) == before
+
+
+def test_writing_to_a_read_only_database_is_still_refused_with_73(tmp_path: Path, frozen: list[Path]) -> None:
+    folder = tmp_path / "store"
+    path = make_db(folder)
+    freeze(path, frozen)
+    done = run_memory("--db", str(path), "remember", "another fact entirely", home=tmp_path / "home")
+    assert done.returncode == 73, done.stderr
+    assert done.stderr.startswith(b"memory: memory_")
+
+
+def test_a_database_opened_read_only_refuses_writes_even_when_it_does_not_exist(tmp_path: Path) -> None:
+    from memory.errors import StoreError
+
+    with open_memory(tmp_path / "none.db", readonly=True) as db:
+        assert db.recall("staging") == []
+        with pytest.raises(StoreError, match="read-only"):
+            db.remember(FACT)
+    assert list(tmp_path.iterdir()) == []
