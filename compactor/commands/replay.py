@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from ccr import Store, open_store
 from compactor._cli import write_stdout
 from compactor.config import load_settings
+from compactor.errors import InputInvalid, InputNotFound
 from compactor.pipeline import CompactionResult
 from compactor.progress import progress
 from compactor.replay import ReplayReport, replay
@@ -87,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if args.masking:
         overrides["masking.enabled"] = args.masking == "on"
     if args.memory_db is not None:
+        _check_memory_db(args.memory_db)
         overrides["pipeline.memory_db"] = str(args.memory_db)
     settings = load_settings(args.config, overrides=overrides)
     if args.html is not None:
@@ -123,6 +126,34 @@ def run(args: argparse.Namespace) -> int:
     if any(f.error_id == "ccr_budget_exceeded" for f in report.failures):
         return _BUDGET_EXIT
     return 1 if report.failures else 0
+
+
+def _check_memory_db(path: Path) -> None:
+    """Refuse a ``--memory-db`` that cannot be recalled from, before the replay starts.
+
+    The user named it, so a typo must not pass as "no memories": a missing
+    file is ``input_not_found`` (66), a folder or a file that is not a memory
+    database ``input_invalid`` (65). (A store configured in the settings that
+    fails at compaction time is a skipped ``memory`` entry instead.) The file
+    is opened read-only: nothing is created or changed.
+
+    Raises:
+        InputNotFound: nothing is there.
+        InputInvalid: a folder, or not a memory database.
+        memory.errors.StoreError: it cannot be read (exit 73).
+    """
+    from memory.errors import NotAStore, UnsafeStorePath
+    from memory.store import open_memory
+
+    target = path.expanduser()
+    if not os.path.lexists(target):
+        raise InputNotFound(f"memory database {path} does not exist")
+    if target.is_dir():
+        raise InputInvalid(f"memory database {path} is a folder, not a file")
+    try:
+        open_memory(target, readonly=True).close()
+    except (NotAStore, UnsafeStorePath) as exc:
+        raise InputInvalid(f"{path} cannot be used as the memory database: {exc}") from exc
 
 
 def _write_html(path: Path, report: ReplayReport) -> None:

@@ -175,3 +175,53 @@ def test_an_output_that_cannot_be_written_exits_73(tmp_path: Path, flag: str) ->
         b"compactor: transcript_write_failed: "
     )
     assert b"Traceback" not in done.stderr
+
+
+def _garbage(path: Path) -> Path:
+    path.write_bytes(b"plain text, not a database")
+    return path
+
+
+def _other_sqlite(path: Path) -> Path:
+    from ccr import open_store
+
+    open_store(path).close()  # a ccr store: an SQLite database, but not a memory database
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "code", "error_id"),
+    [
+        (lambda tmp: tmp / "missing" / "memory.db", 66, "input_not_found"),
+        (lambda tmp: tmp, 65, "input_invalid"),
+        (lambda tmp: _garbage(tmp / "garbage.db"), 65, "input_invalid"),
+        (lambda tmp: _other_sqlite(tmp / "ccr-store.db"), 65, "input_invalid"),
+    ],
+    ids=["missing", "folder", "garbage", "another-sqlite-database"],
+)
+def test_a_memory_db_named_on_the_command_line_that_cannot_be_used_fails_before_the_replay(
+    tmp_path: Path, make: object, code: int, error_id: str
+) -> None:
+    memory_db = make(tmp_path)  # type: ignore[operator]
+    store = tmp_path / "replay-store.db"
+    done = cli("replay", str(LONG), "--json", "--store", str(store), "--memory-db", str(memory_db),
+               env={"COMPACTOR_HOME": str(tmp_path / "home")})
+    assert done.returncode == code, done.stderr.decode()
+    assert done.stderr.decode().startswith(f"compactor: {error_id}: ")
+    assert str(memory_db) in done.stderr.decode()
+    assert done.stdout == b""
+    assert not store.exists()  # refused before the replay opened anything
+
+
+def test_a_configured_memory_db_that_is_missing_stays_a_skipped_entry(tmp_path: Path) -> None:
+    config = tmp_path / "settings.toml"
+    config.write_text("[policy]\ncontext_window = 80000\n")
+    missing = tmp_path / "missing" / "memory.db"
+    done = cli("replay", str(LONG), "--json", "--config", str(config), "--store", str(tmp_path / "ccr.db"),
+               env={"COMPACTOR_HOME": str(tmp_path / "home"), "COMPACTOR_MEMORY_DB": str(missing)})
+    assert done.returncode == 0, done.stderr.decode()
+    report = json.loads(done.stdout)
+    assert report["compactions"]
+    skipped = [s for c in report["compactions"] for s in c["skipped"] if s["type"] == "memory"]
+    assert len(skipped) == len(report["compactions"])
+    assert not missing.parent.exists()
