@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from compactor._cli import write_stdout
-from compactor.errors import InputNotFound, UsageError
+from compactor.errors import InputInvalid, InputNotFound, UsageError
 from compactor.report import TranscriptSegment
 
 __all__ = ["find_segments", "register", "run"]
@@ -46,7 +46,7 @@ def find_segments(source: str) -> tuple[list[TranscriptSegment], Path | None]:
 
     Raises:
         InputNotFound: neither a readable transcript nor a session the hooks recorded.
-        InputInvalid: the session id is unusable.
+        InputInvalid: the session id is unusable, or ``source`` is a folder.
         TranscriptError: the transcript cannot be read.
     """
     from compactor.hooks import load_session_record
@@ -69,6 +69,8 @@ def find_segments(source: str) -> tuple[list[TranscriptSegment], Path | None]:
             return segments, path
         stored = load_session_record(session_id)
         return (list(stored.segments) if stored else []), path
+    if path.is_dir():
+        raise InputInvalid(f"{source}: is a folder, not a transcript")
     if "/" in source or source.endswith(".jsonl"):
         raise InputNotFound(f"{source}: no such transcript")
     recorded = load_session_record(source)

@@ -59,6 +59,7 @@ def _open(name: str) -> tuple[BinaryIO, int | None]:
 
     Raises:
         InputNotFound: the file cannot be opened, or stdin is closed.
+        InputInvalid: ``name`` is a folder.
     """
     if name == "-":
         if sys.stdin is None:
@@ -66,6 +67,8 @@ def _open(name: str) -> tuple[BinaryIO, int | None]:
         return sys.stdin.buffer, None
     try:
         stream = Path(name).open("rb")
+    except IsADirectoryError as exc:
+        raise InputInvalid(f"{name}: is a folder, not a file") from exc
     except OSError as exc:
         raise InputNotFound(f"{name}: {exc.strerror or exc}") from exc
     try:
