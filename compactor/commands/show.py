@@ -116,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
             store=report.store,
         )
         return 0
-    if args.summary:
+    if (args.summary or args.context) and not chosen:
+        write_stdout(_NO_COMPACTION + "\n")
+    elif args.summary:
         write_stdout("\n\n".join(_titled(n, c, c.summary or "(no summary in this report)") for n, c in _numbered(report, chosen)) + "\n")
     elif args.context:
         write_stdout("\n\n".join(_titled(n, c, _context_text(c)) for n, c in _numbered(report, chosen)) + "\n")
@@ -142,11 +144,14 @@ def _context_text(c: CompactionReport) -> str:
     )
 
 
+_NO_COMPACTION = "no compaction in this report"
+
+
 def render_overview(report: ShownReport, chosen: list[CompactionReport]) -> str:
     """Each chosen compaction: sizes, attachments, skipped candidates, dropped spans with ``ccr get`` lines."""
     lines = [f"session: {report.session}"] if report.session else []
     if not chosen:
-        lines.append("no compaction in this report")
+        lines.append(_NO_COMPACTION)
     for n, c in _numbered(report, chosen):
         where = f" at line {c.at_line}" if c.at_line else ""
         lines += [

@@ -192,3 +192,12 @@ def test_every_ccr_get_line_names_the_store_the_replay_wrote_to(replayed: tuple[
     done = subprocess.run([sys.executable, "-m", *command.split()], capture_output=True, timeout=60, check=False,
                           cwd=Path(store).parent.parent)
     assert done.returncode == 0 and done.stdout.startswith(b"{")
+
+
+@pytest.mark.parametrize("flag", ["--summary", "--context"])
+def test_show_summary_or_context_of_a_report_without_compactions_says_so(tmp_path: Path, flag: str) -> None:
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"session": "s.jsonl", "compactions": []}), encoding="utf-8")
+    done = cli("show", str(report), flag)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "no compaction in this report\n"
