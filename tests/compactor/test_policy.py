@@ -190,12 +190,17 @@ def _reserve_cap(transcript: Transcript) -> int:
 def _first_firing(
     messages: list[Message], start: int, end: int, policy: PolicySettings, saved: list[int] | None = None
 ) -> tuple[int, int] | None:
-    """(message index, estimate) where the policy first fires before a request in [start, end]."""
+    """(message index, estimate) where the policy first fires before a request in [start, end].
+
+    The end is always a check point: where a boundary's last record was never written (its
+    logical parent is missing), the user-side message that made Claude Code check is not in
+    the file, and the boundary itself is where it checked.
+    """
     rough = RoughCounter()
     cumulative = 0
     for k in range(start + 1, end + 1):
         cumulative += saved[k - 1] if saved else 0
-        if messages[k - 1].role != "user":
+        if messages[k - 1].role != "user" and k != end:
             continue
         estimate = usage_anchored_estimate(messages[start:k], rough) - cumulative
         if should_compact(estimate, policy, CompactionTracker()).compact:
