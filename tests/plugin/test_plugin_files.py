@@ -155,7 +155,7 @@ def test_plugin_declares_an_icon_and_its_network_hosts() -> None:
 
 def test_readme_says_how_to_install() -> None:
     text = (PLUGIN / "README.md").read_text(encoding="utf-8")
-    assert "pip install '/path/to/compactor[mcp]'" in text
+    assert "pip install /path/to/compactor" in text
     assert "--plugin-dir" in text
 
 
