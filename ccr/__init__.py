@@ -12,8 +12,9 @@ backend, SQLite and all.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from compactor._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from ccr._memory import MemoryStore
@@ -133,14 +134,4 @@ _EXPORTS: dict[str, str] = {
 """Public name -> module defining it (add a line here with each new export)."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ccr' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, __all__)

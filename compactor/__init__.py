@@ -16,8 +16,9 @@ are ``attachments`` and ``skills``.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from compactor._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from compactor.config import Settings, load_settings
@@ -116,16 +117,6 @@ packages (``ccr``, ``attachments``, ``skills``), which build on
 without pulling in the whole pipeline first."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'compactor' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, __all__)
 
 
