@@ -14,7 +14,6 @@ import json
 import os
 import sqlite3
 import threading
-import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -24,6 +23,7 @@ from typing import Any
 from ccr._base import BaseStore, BlobRow, ObjectRow
 from ccr._migrations import MIGRATIONS, apply_migrations, check_is_store, current_version, retry_busy
 from ccr._paths import check_identity, check_readable_store, prepare_store_file, tighten_modes
+from ccr._readonly import BUSY_TIMEOUT_MS, connect_read_only, file_size
 from ccr.errors import BudgetExceeded, CCRError, HandleNotFound, StoreError
 from ccr.handles import handle_for
 from ccr.objects import Currentness, Lifecycle, StoredObject, content_hash, object_id
@@ -31,7 +31,6 @@ from ccr.records import Record, RecordFilter, StoreStats
 
 __all__ = ["BUSY_TIMEOUT_MS", "SQLiteStore"]
 
-BUSY_TIMEOUT_MS = 5000
 _PAGE_SLACK = 4096
 """Pages allowed beyond twice the budget, for schema, indexes and overhead."""
 _PUT_PAGES = 8
@@ -169,11 +168,11 @@ class SQLiteStore(BaseStore):
         Raises:
             StoreError: the store is read-only, busy, or SQLite failed.
         """
-        before = _file_size(self.path)
+        before = file_size(self.path)
         with self._session() as conn:
             conn.execute("VACUUM")
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return max(0, before - _file_size(self.path))
+        return max(0, before - file_size(self.path))
 
     def close(self) -> None:
         with self._lock:
@@ -401,45 +400,10 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
         StoreError: the file cannot be read.
     """
     check_readable_store(path)
-    base = "file:" + urllib.parse.quote(str(path.absolute()))
-    conn: sqlite3.Connection | None = None
     try:
-        conn = sqlite3.connect(
-            base + "?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-            isolation_level=None, check_same_thread=False,
-        )
-        retry_busy(lambda: check_is_store(conn, path))  # type: ignore[arg-type]
-    except sqlite3.OperationalError as exc:
-        if conn is not None:
-            conn.close()
-            conn = None
-        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-        if code not in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
-            raise StoreError(f"cannot read store {path}: {exc}{_damage_hint(exc)}") from exc
-        wal = path.with_name(path.name + "-wal")
-        if _file_size(wal) > 0:
-            raise StoreError(
-                f"cannot read store {path}: its write-ahead log is pending and cannot be opened ({exc})"
-            ) from exc
-        try:
-            conn = sqlite3.connect(
-                base + "?immutable=1", uri=True, isolation_level=None, check_same_thread=False
-            )
-            check_is_store(conn, path)
-        except (sqlite3.Error, CCRError) as exc2:
-            if conn is not None:
-                conn.close()
-            if isinstance(exc2, CCRError):
-                raise
-            raise StoreError(f"cannot read store {path}: {exc2}{_damage_hint(exc2)}") from exc2
+        conn = connect_read_only(path, check_is_store, what="store")
     except sqlite3.Error as exc:
-        if conn is not None:
-            conn.close()
         raise StoreError(f"cannot read store {path}: {exc}{_damage_hint(exc)}") from exc
-    except CCRError:
-        if conn is not None:
-            conn.close()
-        raise
     try:
         version = current_version(conn)
     except sqlite3.Error as exc:
@@ -453,13 +417,6 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
         conn.close()
         raise StoreError(f"{path} holds no ccr store yet")
     return conn
-
-
-def _file_size(path: Path) -> int:
-    try:
-        return os.stat(path, follow_symlinks=False).st_size
-    except OSError:
-        return 0
 
 
 def _stamp(at: datetime) -> str:

@@ -25,7 +25,6 @@ import re
 import sqlite3
 import stat
 import threading
-import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -36,6 +35,7 @@ from typing import Any, Self
 from ccr import errors as ccr_errors
 from ccr._migrations import current_version, retry_busy
 from ccr._paths import check_identity, check_readable_store, prepare_store_file, tighten_modes
+from ccr._readonly import BUSY_TIMEOUT_MS, connect_read_only
 from ccr.store import DEFAULT_HOME, HOME_ENV, Store, open_store
 from compactor.tokens import TokenCounter
 from memory import _bm25
@@ -82,7 +82,6 @@ DEFAULT_TOKEN_BUDGET = 2_000
 DEFAULT_THRESHOLD = 0.1
 """Hits scoring below this are dropped: an off-topic query recalls nothing."""
 MEMORY_DB_ENV = "COMPACTOR_MEMORY_DB"
-BUSY_TIMEOUT_MS = 5000
 
 _ID = re.compile(r"mem_[0-9a-f]{16}")
 _FETCH_CHUNK = 64
@@ -586,40 +585,18 @@ def _open_for_reading(path: Path) -> sqlite3.Connection:
         return _empty_store()
     with _translated():
         check_readable_store(path)
-    base = "file:" + urllib.parse.quote(str(path.absolute()))
     conn: sqlite3.Connection | None = None
     try:
-        try:
-            conn = sqlite3.connect(
-                base + "?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-                isolation_level=None, check_same_thread=False,
-            )
-            retry_busy(lambda: check_is_memory_store(conn, path))  # type: ignore[arg-type]
-        except sqlite3.OperationalError as exc:
-            if conn is not None:
-                conn.close()
-                conn = None
-            code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-            if code not in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
-                raise
-            wal = path.with_name(path.name + "-wal")
-            if os.path.lexists(wal) and os.stat(wal, follow_symlinks=False).st_size > 0:
-                raise StoreError(
-                    f"cannot read memory database {path}: its write-ahead log is pending and cannot be opened ({exc})"
-                ) from exc
-            conn = sqlite3.connect(base + "?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
-            check_is_memory_store(conn, path)
+        conn = connect_read_only(path, check_is_memory_store, what="memory database")
         version = current_version(conn)
+    except ccr_errors.StoreError as exc:  # WAL content pending that cannot be read
+        raise StoreError(str(exc)) from exc
     except sqlite3.Error as exc:
         if conn is not None:
             conn.close()
         if "not a database" in str(exc):
             raise NotAStore(f"{path} is not a memory database; left unchanged") from exc
         raise StoreError(f"cannot read memory database {path}: {exc}") from exc
-    except MemoriesError:
-        if conn is not None:
-            conn.close()
-        raise
     known = max(m.version for m in MIGRATIONS)
     if version > known:
         conn.close()
