@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -93,3 +95,30 @@ def browser(tmp_path: Path) -> Browser:
     if binary is None:
         pytest.skip("chromium is not installed")
     return Browser(binary, tmp_path / "chromium-profile")
+
+
+@pytest.fixture
+def freeze() -> Iterator[Callable[[Path], None]]:
+    """Make a file or folder read-only for the test, even for root; modes and attributes come back after.
+
+    Root ignores file modes, so as root the path is also made immutable
+    (``chattr +i``); where that cannot be done the test skips, saying why.
+    """
+    frozen: list[Path] = []
+
+    def make_read_only(path: Path) -> None:
+        frozen.append(path)
+        path.chmod(0o555 if path.is_dir() else 0o444)
+        if os.geteuid() != 0:
+            return
+        if shutil.which("chattr") is None:
+            pytest.skip("running as root and chattr is missing: cannot make a file read-only for root")
+        done = subprocess.run(["chattr", "+i", str(path)], check=False, capture_output=True)
+        if done.returncode != 0:
+            pytest.skip(f"running as root on a file system without immutable files: {done.stderr!r}")
+
+    yield make_read_only
+    for path in reversed(frozen):
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(path)], check=False, capture_output=True)
+        path.chmod(0o755 if path.is_dir() else 0o644)

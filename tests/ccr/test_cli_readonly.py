@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,30 +29,6 @@ def ccr(*args: str) -> subprocess.CompletedProcess[bytes]:
         [sys.executable, "-m", "ccr", *args], capture_output=True, check=False,
         env={**os.environ, "COMPACTOR_HOME": "/nonexistent-home"},
     )
-
-
-@pytest.fixture
-def frozen() -> Iterator[list[Path]]:
-    """Paths to make read-only for the test; their modes and attributes come back afterwards."""
-    paths: list[Path] = []
-    yield paths
-    for path in reversed(paths):
-        if os.geteuid() == 0:
-            subprocess.run(["chattr", "-i", str(path)], check=False, capture_output=True)
-        path.chmod(0o755 if path.is_dir() else 0o644)
-
-
-def freeze(path: Path, frozen: list[Path]) -> None:
-    frozen.append(path)
-    if os.geteuid() != 0:
-        path.chmod(0o555 if path.is_dir() else 0o444)
-        return
-    path.chmod(0o555 if path.is_dir() else 0o444)
-    if shutil.which("chattr") is None:
-        pytest.skip("running as root and chattr is missing: cannot make the store read-only for root")
-    done = subprocess.run(["chattr", "+i", str(path)], check=False, capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"running as root on a file system without immutable files: {done.stderr!r}")
 
 
 def make_store(folder: Path) -> tuple[Path, list[str]]:
@@ -79,11 +54,11 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("how", ["file", "directory"])
 def test_every_reading_command_works_on_a_read_only_store_and_changes_nothing(
-    tmp_path: Path, frozen: list[Path], how: str
+    tmp_path: Path, freeze: Callable[[Path], None], how: str
 ) -> None:
     folder = tmp_path / "media"
     db, (head, second) = make_store(folder)
-    freeze(db if how == "file" else folder, frozen)
+    freeze(db if how == "file" else folder)
     before = snapshot(folder)
     store = ["--store", str(db)]
     got = ccr(*store, "get", head)
@@ -108,19 +83,19 @@ def test_every_reading_command_works_on_a_read_only_store_and_changes_nothing(
 
 
 def test_a_read_only_store_with_a_pending_log_it_cannot_read_is_refused_not_half_read(
-    tmp_path: Path, frozen: list[Path]
+    tmp_path: Path, freeze: Callable[[Path], None]
 ) -> None:
     folder = tmp_path / "media"
     db, _ = make_store(folder)
     (folder / "ccr.db-wal").write_bytes(b"\x00" * 64)  # a log SQLite would need to index first
-    freeze(folder, frozen)
+    freeze(folder)
     result = ccr("--store", str(db), "stats")
     assert result.returncode == 73
     assert b"write-ahead log" in result.stderr
 
 
 def test_a_read_only_store_from_before_the_session_column_is_still_listed_by_session(
-    tmp_path: Path, frozen: list[Path]
+    tmp_path: Path, freeze: Callable[[Path], None]
 ) -> None:
     import sqlite3
     from datetime import UTC, datetime
@@ -145,7 +120,7 @@ def test_a_read_only_store_from_before_the_session_column_is_still_listed_by_ses
              datetime.now(UTC).isoformat(), len(data), data),
         )
     conn.close()
-    freeze(folder, frozen)
+    freeze(folder)
     listed = ccr("--store", str(db), "list", "--json", "--session", "s2")
     assert listed.returncode == 0, listed.stderr
     assert [r["handle"] for r in json.loads(listed.stdout)] == [handle_for(b"second")]

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,29 +20,6 @@ from memory import memory_id, open_memory
 from tests.memory.conftest import run_memory
 
 FACT = "The staging database is reset every night at 02:00 UTC"
-
-
-@pytest.fixture
-def frozen() -> Iterator[list[Path]]:
-    """Paths to make read-only for the test; their modes and attributes come back afterwards."""
-    paths: list[Path] = []
-    yield paths
-    for path in reversed(paths):
-        if os.geteuid() == 0:
-            subprocess.run(["chattr", "-i", str(path)], check=False, capture_output=True)
-        path.chmod(0o755 if path.is_dir() else 0o644)
-
-
-def freeze(path: Path, frozen: list[Path]) -> None:
-    frozen.append(path)
-    path.chmod(0o555 if path.is_dir() else 0o444)
-    if os.geteuid() != 0:
-        return
-    if shutil.which("chattr") is None:
-        pytest.skip("running as root and chattr is missing: cannot make the database read-only for root")
-    done = subprocess.run(["chattr", "+i", str(path)], check=False, capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"running as root on a file system without immutable files: {done.stderr!r}")
 
 
 def make_db(folder: Path) -> Path:
@@ -92,12 +68,12 @@ def test_recall_on_an_empty_file_answers_nothing_and_leaves_it_empty(tmp_path: P
 
 @pytest.mark.parametrize("how", ["file", "folder"])
 def test_recall_and_history_read_a_read_only_database_and_change_nothing(
-    tmp_path: Path, frozen: list[Path], how: str
+    tmp_path: Path, freeze: Callable[[Path], None], how: str
 ) -> None:
     folder = tmp_path / "store"
     path = make_db(folder)
     before = files(folder)
-    freeze(path if how == "file" else folder, frozen)
+    freeze(path if how == "file" else folder)
     recalled = run_memory("--db", str(path), "recall", "staging", home=tmp_path / "home")
     assert recalled.returncode == 0, recalled.stderr
     assert [h["text"] for h in json.loads(recalled.stdout)["hits"]] == [FACT]
@@ -107,10 +83,10 @@ def test_recall_and_history_read_a_read_only_database_and_change_nothing(
     assert files(folder) == before
 
 
-def test_writing_to_a_read_only_database_is_still_refused_with_73(tmp_path: Path, frozen: list[Path]) -> None:
+def test_writing_to_a_read_only_database_is_still_refused_with_73(tmp_path: Path, freeze: Callable[[Path], None]) -> None:
     folder = tmp_path / "store"
     path = make_db(folder)
-    freeze(path, frozen)
+    freeze(path)
     done = run_memory("--db", str(path), "remember", "another fact entirely", home=tmp_path / "home")
     assert done.returncode == 73, done.stderr
     assert done.stderr.startswith(b"memory: memory_")
