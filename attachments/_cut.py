@@ -180,7 +180,7 @@ def plan_cut(
     likely = len(content) <= room * _LIKELY_FIT_CHARS_PER_TOKEN
     if likely or lines.all_within(room + math.ceil(limit * _WHOLE_SLACK)):
         whole = render(content, None)
-        composed = None if likely or not additive else _composed_size(whole, content, render, None, lines, counter)
+        composed = _composed_size(whole, content, render, None, lines, counter) if additive else None
         tokens = composed if composed is not None else counter.count_text(whole)
         if tokens <= limit:
             return Cut(head=content, tail="", handle=None, text=whole, tokens=tokens, first_line=first_line)
@@ -294,17 +294,23 @@ def _composed_size(
     the first ``k`` pieces of whole lines starting with content, and
     ``after`` starting with content. Anything else (an empty or mid-line
     head, a template that changes the head) is counted whole.
+    The whole content whose lines were not counted is counted as one text
+    (the sum of its pieces, by the same rule): a counter that caches texts
+    (``CachedCounter``) already holds a skill's body counted as the tool
+    result that loaded it, so the skill is not tokenized again.
     """
     if not head.endswith("\n") or not _STARTS_WITH_CONTENT.match(head):
         return None
+    whole = len(head) == len(lines.text)
     k = lines.pieces_in(len(head))
     parts = render(_SENTINEL, cut).split(_SENTINEL)
-    if k is None or len(parts) != 2:
+    if (k is None and not whole) or len(parts) != 2:
         return None
     before, after = parts
     if not before.endswith("\n") or not _STARTS_WITH_CONTENT.match(after) or text != before + head + after:
         return None
-    return counter.count_text(before) + lines.total(k) + counter.count_text(after)
+    head_tokens = lines.total(k) if k is not None and (k <= lines.counted or not whole) else counter.count_text(head)
+    return counter.count_text(before) + head_tokens + counter.count_text(after)
 
 
 _LAST_LINE = re.compile(r"\n(?=[ \t]*\S)")

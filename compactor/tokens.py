@@ -64,6 +64,7 @@ __all__ = [
     "make_counter",
     "message_key",
     "rough_file_tokens",
+    "text_key",
     "usage_anchored_estimate",
     "utf16_length",
 ]
@@ -178,6 +179,9 @@ class TiktokenCounter:
     that a line with content follows: cl100k's pre-tokenizer always splits there (the newline
     is a piece of its own or ends one; the next line's indentation and words start new ones),
     and tokens never cross a piece. ``attachments._cut`` counts a rendering from its parts by it."""
+    sums_block_texts = True
+    """``count_message`` is the sum of ``count_text`` over ``block_texts`` plus ``IMAGE_TOKENS`` per
+    image or document block, so a ``CachedCounter`` may count a message text by text."""
 
     def __init__(self) -> None:
         self._encoding = _offline_encoding()
@@ -235,6 +239,11 @@ def message_key(message: Message) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
+def text_key(text: str) -> bytes:
+    """A 16-byte content hash of a text (the cache key for its count; lone surrogates allowed)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 class CachedCounter:
     """A ``TokenCounter`` that tokenizes each distinct message once.
 
@@ -243,6 +252,12 @@ class CachedCounter:
     ``count_messages`` also remembers the last sequence it counted: when the
     next call starts with the same messages it only counts what was
     appended, so a conversation growing by one message costs one message.
+    With a tokenizing counter (``sums_block_texts`` true, as tiktoken's),
+    ``count_text`` caches by ``text_key`` as well, in a table of its own as
+    large, and a message is counted text by text through that table: a
+    compaction counts texts that were counted before (a tool result stored
+    as a span after its message was counted; the same skill and file lines
+    at every compaction of a replay).
     A ``max_entries`` of 0 keeps no counts (every message is counted each time).
     Messages are treated as values: one mutated in place after it was counted
     keeps its old count there (the library never mutates messages; build a
@@ -257,11 +272,20 @@ class CachedCounter:
         self.misses = 0
         self._max_entries = max_entries
         self._counts: dict[bytes, int] = {}
+        self._text_counts: dict[bytes, int] = {}
+        self._by_text: bool = getattr(counter, "sums_block_texts", False)
         self._seq: list[Message] = []
         self._running: list[int] = []
 
     def count_text(self, text: str) -> int:
-        return self.inner.count_text(text)
+        if not self._by_text:  # the rough counter's count is cheaper than a hash
+            return self.inner.count_text(text)
+        key = text_key(text)
+        count = self._text_counts.get(key)
+        if count is None:
+            count = self.inner.count_text(text)
+            self._remember(self._text_counts, key, count)
+        return count
 
     def count_message(self, message: Message) -> int:
         key = message_key(message)
@@ -270,13 +294,21 @@ class CachedCounter:
             self.hits += 1
             return count
         self.misses += 1
-        count = self.inner.count_message(message)
-        if self._max_entries <= 0:
-            return count
-        if len(self._counts) >= self._max_entries:
-            del self._counts[next(iter(self._counts))]
-        self._counts[key] = count
+        if self._by_text:
+            texts, fixed = block_texts(message)
+            count = sum(self.count_text(t) for t in texts) + fixed * IMAGE_TOKENS
+        else:
+            count = self.inner.count_message(message)
+        self._remember(self._counts, key, count)
         return count
+
+    def _remember(self, table: dict[bytes, int], key: bytes, count: int) -> None:
+        """Keep ``count`` under ``key``, forgetting the table's oldest entry when it is full."""
+        if self._max_entries <= 0:
+            return
+        if len(table) >= self._max_entries:
+            del table[next(iter(table))]
+        table[key] = count
 
     def count_messages(self, messages: Sequence[Message]) -> int:
         """The total count of ``messages``, reusing the previous call's shared prefix."""

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from attachments._cut import CutInfo, _composed_size, count_joined, plan_cut
 from attachments._render import render_body, wrap
-from compactor.tokens import TiktokenCounter
+from compactor.tokens import CachedCounter, TiktokenCounter
 from skills.truncate import LineCounts
 
 COUNTER = TiktokenCounter()
@@ -71,3 +71,27 @@ def test_a_text_joined_from_counted_parts_counts_what_it_holds(
     text = "<system-reminder>\nThese skills apply.\n\n" + joint.join(parts) + "\n</system-reminder>"
     counted = [(part, COUNTER.count_text(part)) for part in parts]
     assert count_joined(text, counted, COUNTER) == COUNTER.count_text(text)
+
+
+class RecordingTiktoken(TiktokenCounter):
+    """tiktoken, recording every text it tokenizes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def count_text(self, text: str) -> int:
+        self.texts.append(text)
+        return super().count_text(text)
+
+
+def test_a_whole_content_counted_before_is_not_tokenized_again_when_it_fits() -> None:
+    inner = RecordingTiktoken()
+    counter = CachedCounter(inner)
+    content = Path(__file__).read_text(encoding="utf-8")
+    counter.count_text(content)  # as the tool result that loaded it was counted
+    inner.texts.clear()
+    cut = plan_cut(content, render, limit=100_000, counter=counter)
+    assert cut is not None and cut.tail == ""
+    assert cut.tokens == COUNTER.count_text(cut.text)
+    assert inner.texts and all(len(t) < 300 for t in inner.texts)  # the wrapper's parts only

@@ -26,6 +26,7 @@ from compactor.tokens import (
     make_counter,
     message_key,
     rough_file_tokens,
+    text_key,
     usage_anchored_estimate,
     utf16_length,
 )
@@ -179,6 +180,45 @@ def test_the_cache_forgets_the_oldest_entries_beyond_its_size() -> None:
     for text in ("a", "b", "c", "a"):
         cached.count_message(user(text))
     assert inner.counted == ["a", "b", "c", "a"]
+
+
+class RecordingTiktoken(TiktokenCounter):
+    """tiktoken, recording every text it tokenizes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def count_text(self, text: str) -> int:
+        self.texts.append(text)
+        return super().count_text(text)
+
+
+def test_a_tokenizing_counter_counts_each_distinct_text_once_across_messages_and_texts() -> None:
+    inner = RecordingTiktoken()
+    cached = CachedCounter(inner)
+    result = "line of a tool result\n" * 50
+    message = Message(role="user", content=[
+        ToolResultBlock(tool_use_id="t1", content=result), ToolResultBlock(tool_use_id="t2", content=result),
+        TextBlock(text="a note"), ImageBlock(source={"type": "base64", "media_type": "image/png", "data": "AA=="}),
+    ])
+    assert cached.count_message(message) == TiktokenCounter().count_message(message)
+    assert inner.texts == [result, "a note"]
+    assert cached.count_text(result) == TiktokenCounter().count_text(result)
+    lone = "a note\ud800"
+    assert cached.count_text(lone) == cached.count_text(lone) == TiktokenCounter().count_text(lone)
+    assert inner.texts == [result, "a note", "a note\ud800"]
+
+
+def test_text_keys_differ_by_content_and_take_lone_surrogates() -> None:
+    assert text_key("a") == text_key("a") != text_key("b")
+    assert text_key("\ud800") != text_key("")
+
+
+def test_the_rough_counter_counts_texts_without_a_cache() -> None:
+    cached = CachedCounter(RoughCounter())
+    assert cached.count_text("x" * 40) == 10
+    assert cached._text_counts == {}
 
 
 def test_a_cache_of_size_zero_counts_every_time_instead_of_failing() -> None:
