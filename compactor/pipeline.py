@@ -291,9 +291,11 @@ def _compact(
 ) -> CompactionResult:
     # 1. snapshot the read-file state, then clear it.
     snapshot = dict(state.read_files)
-    new_state = state.model_copy(deep=True)
-    new_state.read_files = {}
-    new_state.memory_paths = []
+    # What the new state forgets is left out before the deep copy rather than copied and cleared:
+    # the dedup entries seen are most of a state (``reset_after_compaction`` below forgets them too).
+    new_state = state.model_copy(update={
+        "read_files": {}, "memory_paths": [], "dedup": state.dedup.model_copy(update={"seen": {}}),
+    }).model_copy(deep=True)
 
     # 2. split.
     size_of = {id(m): n for m, n in zip(messages, sizes, strict=True)}

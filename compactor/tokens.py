@@ -239,8 +239,20 @@ def message_key(message: Message) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def text_key(text: str) -> bytes:
-    """A 16-byte content hash of a text (the cache key for its count; lone surrogates allowed)."""
+_SHORT_TEXT = 256
+"""Texts up to this many characters are their own cache key (see ``text_key``)."""
+
+
+def text_key(text: str) -> str | bytes:
+    """The cache key for a text's count: a short text itself, else a 16-byte hash of its content.
+
+    Short texts are mostly the lines of files and skills, counted piece by
+    piece: hashing one costs a tenth of tokenizing it, while keeping it
+    costs little memory. A long text (a tool result) is hashed so that the
+    cache does not keep it alive. Lone surrogates are allowed.
+    """
+    if len(text) <= _SHORT_TEXT:
+        return text
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
@@ -272,7 +284,7 @@ class CachedCounter:
         self.misses = 0
         self._max_entries = max_entries
         self._counts: dict[bytes, int] = {}
-        self._text_counts: dict[bytes, int] = {}
+        self._text_counts: dict[str | bytes, int] = {}
         self._by_text: bool = getattr(counter, "sums_block_texts", False)
         self._seq: list[Message] = []
         self._running: list[int] = []
@@ -302,7 +314,7 @@ class CachedCounter:
         self._remember(self._counts, key, count)
         return count
 
-    def _remember(self, table: dict[bytes, int], key: bytes, count: int) -> None:
+    def _remember(self, table: dict[Any, int], key: Any, count: int) -> None:
         """Keep ``count`` under ``key``, forgetting the table's oldest entry when it is full."""
         if self._max_entries <= 0:
             return

@@ -213,6 +213,9 @@ def test_a_tokenizing_counter_counts_each_distinct_text_once_across_messages_and
 def test_text_keys_differ_by_content_and_take_lone_surrogates() -> None:
     assert text_key("a") == text_key("a") != text_key("b")
     assert text_key("\ud800") != text_key("")
+    long = "x" * 10_000
+    assert text_key(long) == text_key("x" * 10_000) != text_key(long + "\ud800")
+    assert isinstance(text_key(long), bytes) and len(text_key(long)) == 16  # the cache does not keep it alive
 
 
 def test_the_rough_counter_counts_texts_without_a_cache() -> None:
