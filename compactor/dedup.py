@@ -19,14 +19,16 @@ reference points at a first occurrence that was dropped, and
 ``expand_all`` turns a deduplicated history back into the original exactly.
 
 The hash is computed without a per-character Python loop: the string's code
-units are read into one big integer and folded pairwise, lane by lane, with
-big-integer arithmetic (see ``djb2``).
+units are read, 8 KB at a time, into big integers and folded pairwise, lane
+by lane, with big-integer arithmetic (see ``djb2`` and ``_poly``).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -61,6 +63,8 @@ UNKNOWN_TOOL = "unknown"
 _M32 = 0xFFFFFFFF
 _SMALL = 64
 """Below this many code units the plain loop is faster than the folding."""
+_BLOCK = 8_192
+"""Bytes of code units hashed as one integer (see ``_poly``)."""
 
 _RESULT_ID = re.compile(r"\n\[result-id: (r\d+)\]\Z")
 _REFERENCE = re.compile(
@@ -68,9 +72,6 @@ _REFERENCE = re.compile(
     r"(?: above; not repeated|, which is no longer in context; recover it with "
     r"<<ccr:(?P<handle>ccr_[0-9a-f]{32})>>)\]\Z"
 )
-
-_masks: dict[bytes, tuple[int, int]] = {}
-
 
 class DedupOutcome(BaseModel):
     """What dedup did to one tool result."""
@@ -83,67 +84,100 @@ class DedupOutcome(BaseModel):
     saved_bytes: int = 0
 
 
-def _mask(pattern: bytes, nbytes: int) -> int:
-    """``pattern`` repeated over at least ``nbytes`` bytes, as an integer (cached, grown on need).
+class _Block(NamedTuple):
+    """Masks and powers for hashing a block of a given size and code unit width (see ``_block``)."""
 
-    A mask longer than the value it is ANDed with costs only the value's size.
+    bytes_even: int
+    """Bytes 0, 2, 4, ... (one-byte code units)."""
+    pairs_even: int
+    """16-bit fields 0 and 2 of every 64-bit lane."""
+    pairs_odd: int
+    """16-bit fields 1 and 3 of every 64-bit lane."""
+    lanes: int
+    """Bits 16 to 47 of every 64-bit lane: where each lane keeps its partial hash."""
+    halves: tuple[tuple[int, int, int], ...]
+    """(bits, all ones below bits, 33**units in the high half) per halving fold, widest first."""
+    step: int
+    """33**units in the whole block, mod 2**32."""
+
+
+@functools.cache
+def _block(nbytes: int, width: int) -> _Block:
+    """The plan for blocks of ``nbytes`` bytes (a power of two, 8 to ``_BLOCK``) of ``width``-byte units."""
+
+    def repeat(pattern: bytes) -> int:
+        return int.from_bytes(pattern * (nbytes // len(pattern)), "little")
+
+    units_per_lane = 8 // width
+    halves = [nbytes // 16 >> k for k in range((nbytes // 16).bit_length())]
+    return _Block(
+        bytes_even=repeat(b"\xff\x00"),
+        pairs_even=repeat(b"\xff\xff\x00\x00"),
+        pairs_odd=repeat(b"\x00\x00\xff\xff"),
+        lanes=repeat(b"\x00\x00\xff\xff\xff\xff\x00\x00"),
+        halves=tuple((64 * h, (1 << 64 * h) - 1, pow(33, units_per_lane * h, 1 << 32)) for h in halves),
+        step=pow(33, nbytes // width, 1 << 32),
+    )
+
+
+def _lanes(x: int, block: _Block, width: int) -> int:
+    """One block's code units (unit i in field i of ``x``) combined into 64-bit lanes.
+
+    Each lane ends up holding the partial hash of the units it covers, mod
+    2**32, in its bits 16 to 47. One-byte units are first paired into 16-bit
+    fields; then adjacent 16-bit fields A, B become ``A * p + B`` in the place
+    of B by one multiplication by ``p << 16`` (no shift), and the two results
+    of a lane are combined with one shift. The top of a lane's value may
+    spill into the low 16 bits of the next lane, which the masks never read.
     """
-    cached = _masks.get(pattern)
-    if cached is None or cached[0] < nbytes:
-        size = max(nbytes, 2 * (cached[0] if cached else 0), 4096)
-        size += -size % len(pattern)
-        cached = (size, int.from_bytes(pattern * (size // len(pattern)), "little"))
-        _masks[pattern] = cached
-    return cached[1]
+    if width == 1:
+        x = (x & block.bytes_even) * 33 + ((x >> 8) & block.bytes_even)
+    pair = 33 ** (2 // width)
+    x = (x & block.pairs_even) * (pair << 16) + (x & block.pairs_odd)
+    return ((x & block.lanes) * (pair * pair) + ((x >> 32) & block.lanes)) & block.lanes
 
 
-_LANES_8 = b"\xff\x00"
-_LANES_16 = b"\xff\xff\x00\x00"
-_LANES_32 = b"\xff\xff\xff\xff\x00\x00\x00\x00"
+def _fold(x: int, block: _Block) -> int:
+    """Fold the lanes of a block down to one partial hash, halves at a time.
 
-
-def _fold(x: int, fields: int, units_per_field: int) -> int:
-    """Fold 64-bit fields (each a partial hash < 2**32) down to one, halves at a time.
-
-    Field j of the low half holds earlier code units than field j of the
-    high half, so it is multiplied by 33 to the power of the code units the
-    high half spans: ``lo * 33**k + hi`` per field, lane-wise mod 2**32.
-    (2**32 - 1)**2 + 2**32 - 1 < 2**64, so no lane spills into the next.
+    Lane j of the low half holds earlier code units than lane j of the high
+    half, so it is multiplied by 33 to the power of the units the high half
+    spans: ``lo * 33**k + hi`` per lane, lane-wise mod 2**32. A product is
+    below 2**64 and starts at bit 16, so it spills at most into the next
+    lane's unused low 16 bits.
     """
-    lanes = _mask(_LANES_32, fields * 8)
-    while fields > 1:
-        if fields & 1:
-            x <<= 64
-            fields += 1
-        half = fields >> 1
-        bits = 64 * half
-        x = ((x & ((1 << bits) - 1)) * pow(33, units_per_field * half, 1 << 32) + (x >> bits)) & lanes
-        fields = half
-    return x
+    for bits, low, power in block.halves:
+        x = ((x & low) * power + (x >> bits)) & block.lanes
+    return x >> 16
 
 
-def _poly_latin1(data: bytes) -> int:
-    """sum(c_i * 33**(n-1-i)) mod 2**32 for one-byte code units."""
-    data = bytes(-len(data) % 8) + data
-    x = int.from_bytes(data, "little")
-    m8 = _mask(_LANES_8, len(data))
-    x = (x & m8) * 33 + ((x >> 8) & m8)
-    m16 = _mask(_LANES_16, len(data))
-    x = (x & m16) * 1089 + ((x >> 16) & m16)
-    m32 = _mask(_LANES_32, len(data))
-    x = ((x & m32) * 1_185_921 + ((x >> 32) & m32)) & m32
-    return _fold(x, len(data) >> 3, 8)
+def _poly(data: bytes, width: int) -> int:
+    """sum(c_i * 33**(n-1-i)) mod 2**32 over the ``width``-byte (1 or 2) code units of ``data``.
 
-
-def _poly_utf16(data: bytes) -> int:
-    """sum(c_i * 33**(n-1-i)) mod 2**32 for two-byte (UTF-16LE) code units."""
-    data = bytes(-len(data) % 8) + data
-    x = int.from_bytes(data, "little")
-    m16 = _mask(_LANES_16, len(data))
-    x = (x & m16) * 33 + ((x >> 16) & m16)
-    m32 = _mask(_LANES_32, len(data))
-    x = ((x & m32) * 1089 + ((x >> 32) & m32)) & m32
-    return _fold(x, len(data) >> 3, 4)
+    A long text is cut into blocks of ``_BLOCK`` bytes because big-integer
+    operations on a block stay in the CPU cache: on texts of 30,000 UTF-16
+    units that is about 1.3 times faster than one integer for the whole text
+    (8 KB measured best of 4 to 32 KB). The blocks' lanes are combined lane by
+    lane (``acc * 33**units_per_block + lanes``), so only the last result is
+    folded. The first, shorter part is a block of its own, padded in front
+    with zero code units (which add nothing to the sum).
+    """
+    head = len(data) % _BLOCK
+    h = 0
+    if head:
+        size = max(8, 1 << (head - 1).bit_length())
+        block = _block(size, width)
+        x = int.from_bytes(bytes(size - head) + data[:head], "little")
+        h = _fold(_lanes(x, block, width), block)
+    if len(data) > head:
+        block = _block(_BLOCK, width)
+        view = memoryview(data)
+        acc = 0
+        for start in range(head, len(data), _BLOCK):
+            x = int.from_bytes(view[start : start + _BLOCK], "little")
+            acc = (acc * block.step + _lanes(x, block, width)) & block.lanes
+        h = h * pow(33, (len(data) - head) // width, 1 << 32) + _fold(acc, block)
+    return h & _M32
 
 
 def djb2(text: str) -> int:
@@ -151,11 +185,12 @@ def djb2(text: str) -> int:
     ``h = 5381; for each code unit c: h = ((h << 5) + h + c) | 0``.
 
     The value is 5381 * 33**n + sum(c_i * 33**(n-1-i)) mod 2**32. Instead of a
-    loop per code unit, the units are read into one integer (little-endian,
-    unit i in field i) and adjacent fields are combined in place with a few
-    big-integer operations per doubling of the field width: 8 -> 16 -> 32
-    -> 64 bits, then halves are folded onto each other. The work per
-    character happens inside CPython's integer arithmetic.
+    loop per code unit, the units of a block are read into one integer
+    (little-endian, unit i in field i) and adjacent fields are combined in
+    place with a few big-integer operations per doubling of the field width:
+    8 -> 16 -> 32 -> 64 bits (``_lanes``); blocks are combined lane by lane,
+    then halves are folded onto each other (``_poly``, ``_fold``). The work
+    per character happens inside CPython's integer arithmetic.
     """
     return _djb2_units(*_code_units(text))
 
@@ -178,7 +213,7 @@ def _djb2_units(data: bytes, wide: bool) -> int:
         for unit in units:
             h = (h * 33 + unit) & _M32
     else:
-        poly = _poly_utf16(data) if wide else _poly_latin1(data)
+        poly = _poly(data, 2 if wide else 1)
         h = (5381 * pow(33, n, 1 << 32) + poly) & _M32
     return h - (1 << 32) if h & 0x80000000 else h
 

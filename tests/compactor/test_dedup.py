@@ -87,6 +87,25 @@ def test_lone_surrogates_hash_like_javascript() -> None:
     assert djb2("\ud83d" * 100) == slow_djb2("\ud83d" * 100)
 
 
+PIECES = ["a", "\u00e9", "\u2192", "\u65e5", "\U0001f600", "\ud83d", "\ude00", "\x00", "\uffff"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(PIECES), st.integers(1, 4000)), min_size=1, max_size=12))
+def test_fast_djb2_equals_the_reference_on_long_texts_with_surrogates(runs: list[tuple[str, int]]) -> None:
+    text = "".join(piece * count for piece, count in runs)
+    assert djb2(text) == slow_djb2(text)
+
+
+@pytest.mark.parametrize("units", [4095, 4096, 4097, 8191, 8192, 8193, 12_289, 40_000])
+def test_fast_djb2_across_several_blocks(units: int) -> None:
+    one_byte = "".join(chr(32 + (i * 31) % 224) for i in range(units))
+    wide = "".join(chr(0x100 + (i * 131) % 0xD000) for i in range(units))
+    pairs = "\U0001f389" * (units // 2) + "\u2192" * (units % 2)
+    for text in (one_byte, wide, pairs, "\ud83d" + wide, wide + "\ude00"):
+        assert djb2(text) == slow_djb2(text)
+
+
 def deduper(**overrides: object) -> Deduper:
     return Deduper(DedupState(), DedupSettings.model_validate(overrides))
 
