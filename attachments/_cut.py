@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict
 from attachments.errors import TailNotStored
 from ccr.handles import handle_for, marker
 from ccr.records import PutRequest
-from compactor.tokens import TokenCounter
+from compactor.tokens import TokenCounter, count_joined
 from skills.truncate import LineCounts, fit_head
 
 __all__ = [
@@ -311,37 +311,6 @@ def _composed_size(
         return None
     head_tokens = lines.total(k) if k is not None and (k <= lines.counted or not whole) else counter.count_text(head)
     return counter.count_text(before) + head_tokens + counter.count_text(after)
-
-
-_LAST_LINE = re.compile(r"\n(?=[ \t]*\S)")
-
-
-def count_joined(text: str, parts: Sequence[tuple[str, int]], counter: TokenCounter) -> int:
-    """The count of ``text``, which holds each of ``parts`` (text, its count) in order with wrapper text around them.
-
-    With a counter that is additive at line starts (see ``_composed_size``)
-    only the wrapper and each part's last line are counted: a part's count
-    less its last line's is the count of the lines before, and the last line
-    is counted again with the wrapper that follows it (a newline that ends
-    it may join what comes before in one token). A skills message holding
-    cut skills is thus not tokenized again. Other counters count ``text``.
-    """
-    if not getattr(counter, "additive_at_line_starts", False):
-        return counter.count_text(text)
-    total = 0
-    pending = ""  # the last line of the previous part, counted with the wrapper after it
-    position = 0
-    for part, tokens in parts:
-        at = text.find(part, position)
-        gap = pending + text[position:at]
-        if at < 0 or not _STARTS_WITH_CONTENT.match(part) or not (gap.endswith("\n") or not gap):
-            return counter.count_text(text)
-        total += counter.count_text(gap) if gap else 0
-        last = max((m.end() for m in _LAST_LINE.finditer(part, max(len(part) - 4096, 0))), default=0)
-        pending = part[last:]
-        total += tokens - (counter.count_text(pending) if last else tokens)
-        position = at + len(part)
-    return total + counter.count_text(pending + text[position:])
 
 
 def _tail_handle(content: str, at: int) -> str:

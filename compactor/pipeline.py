@@ -33,7 +33,7 @@ from compactor.calibration import Calibration
 from compactor.config import DEFAULT_RECOVERY_TOOLS, DEFAULT_TAIL_TOKENS, is_recovery_tool
 from compactor.dedup import expand_references, reset_after_compaction
 from compactor.errors import CompactionDidNotShrink, CompactionFailed, CompactorError, NothingToCompact
-from compactor.messages import Message, ToolResultBlock
+from compactor.messages import Message, TextBlock, ToolResultBlock
 from compactor.readable import readable_text
 from compactor.report import CompactionReport, ContextEntry, DedupReport, DroppedSpan, Trigger
 from compactor.rounds import group_rounds
@@ -41,7 +41,7 @@ from compactor.session import SessionState
 from compactor.spans import Span, head_spans
 from compactor.summarizers.base import SECTION_TITLES, CitingSummarizer, Summarizer
 from compactor.survival import fact_survival
-from compactor.tokens import TokenCounter
+from compactor.tokens import TokenCounter, count_joined
 
 __all__ = [
     "CompactBoundary",
@@ -203,17 +203,19 @@ def store_spans(
     counter: TokenCounter,
     producer: str,
     metadata: Mapping[str, Any] | None = None,
+    head: Sequence[Message] | None = None,
 ) -> tuple[list[str], list[int]]:
     """Store the spans of a head in one transaction; their handles and the tokens each held.
 
     ``head_sizes`` are the head's per-message counts, so that spans which
-    are whole messages are not tokenized again.
+    are whole messages are not tokenized again; with the ``head`` itself, a
+    tool result joined from text blocks is counted from its blocks' counts.
 
     Raises:
         ccr.BudgetExceeded, ccr.StoreError: the store refused; nothing was stored.
     """
     head_tokens = sum(head_sizes)
-    tokens = [_span_tokens(s, head_sizes, head_tokens, counter) for s in spans]
+    tokens = [_span_tokens(s, head, head_sizes, head_tokens, counter) for s in spans]
     handles = store.put_many(
         [
             PutRequest(
@@ -230,13 +232,27 @@ def store_spans(
     return handles, tokens
 
 
-def _span_tokens(span: Span, head_sizes: Sequence[int], head_tokens: int, counter: TokenCounter) -> int:
+def _span_tokens(
+    span: Span, head: Sequence[Message] | None, head_sizes: Sequence[int], head_tokens: int, counter: TokenCounter
+) -> int:
     """Tokens a span held in the context, from the counts already made where possible."""
     if span.kind == "head":
         return head_tokens
     if span.whole_message and span.message_index is not None:
         return head_sizes[span.message_index]
-    return counter.count_text(span.data.decode("utf-8", errors="replace"))
+    text = span.data.decode("utf-8", errors="replace")
+    parts = _result_blocks(span, head)
+    return count_joined(text, [(t, counter.count_text(t)) for t in parts], counter) if parts else counter.count_text(text)
+
+
+def _result_blocks(span: Span, head: Sequence[Message] | None) -> list[str]:
+    """The texts of the blocks a tool-result span was joined from (none for any other span)."""
+    if span.kind != "tool_result" or span.message_index is None or head is None:
+        return []
+    for block in head[span.message_index].tool_results():
+        if block.tool_use_id == span.ref and not isinstance(block.content, str):
+            return [b.text for b in block.content if isinstance(b, TextBlock)]
+    return []
 
 
 def context_entries(out: Sequence[Message], sizes: Sequence[int], *, tail_length: int) -> list[ContextEntry]:
@@ -311,7 +327,7 @@ def _compact(
     head_sizes = sizes[: len(head)]
     head_tokens = sum(head_sizes)
     stored, span_tokens = store_spans(
-        spans, store, head_sizes=head_sizes, counter=counter, producer="compactor.pipeline",
+        spans, store, head_sizes=head_sizes, counter=counter, producer="compactor.pipeline", head=head,
         metadata={"trigger": trigger, **({"session_id": state.session_id} if state.session_id else {})},
     )
     head_handle = stored[0]

@@ -60,6 +60,7 @@ __all__ = [
     "answer_start",
     "block_texts",
     "count_all",
+    "count_joined",
     "is_json_file_read",
     "make_counter",
     "message_key",
@@ -241,6 +242,39 @@ def message_key(message: Message) -> bytes:
 
 _SHORT_TEXT = 256
 """Texts up to this many characters are their own cache key (see ``text_key``)."""
+
+
+_STARTS_WITH_CONTENT = re.compile(r"[ \t]*\S")
+_LAST_LINE = re.compile(r"\n(?=[ \t]*\S)")
+
+
+def count_joined(text: str, parts: Sequence[tuple[str, int]], counter: TokenCounter) -> int:
+    """The count of ``text``, which holds each of ``parts`` (text, its count) in order with wrapper text around them.
+
+    With a counter that is additive at line starts (``TiktokenCounter.additive_at_line_starts``)
+    only the wrapper and each part's last line are counted: a part's count
+    less its last line's is the count of the lines before, and the last line
+    is counted again with the wrapper that follows it (a newline that ends
+    it may join what comes before in one token). A skills message holding
+    cut skills, or a tool result joined from text blocks counted with its
+    message, is thus not tokenized again. Other counters count ``text``.
+    """
+    if not getattr(counter, "additive_at_line_starts", False):
+        return counter.count_text(text)
+    total = 0
+    pending = ""  # the last line of the previous part, counted with the wrapper after it
+    position = 0
+    for part, tokens in parts:
+        at = text.find(part, position)
+        gap = pending + text[position:at]
+        if at < 0 or not _STARTS_WITH_CONTENT.match(part) or not (gap.endswith("\n") or not gap):
+            return counter.count_text(text)
+        total += counter.count_text(gap) if gap else 0
+        last = max((m.end() for m in _LAST_LINE.finditer(part, max(len(part) - 4096, 0))), default=0)
+        pending = part[last:]
+        total += tokens - (counter.count_text(pending) if last else tokens)
+        position = at + len(part)
+    return total + counter.count_text(pending + text[position:])
 
 
 def text_key(text: str) -> str | bytes:

@@ -15,11 +15,11 @@ from ccr import find_handles, open_store
 from compactor.dedup import Deduper, tool_name_map
 from compactor.errors import SummarizerError
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compactor.pipeline import CompactOptions, compact, merge_instructions, split_tail
+from compactor.pipeline import CompactOptions, compact, merge_instructions, split_tail, store_spans
 from compactor.session import ReadFileEntry, SessionState
-from compactor.spans import messages_jsonl
+from compactor.spans import head_spans, messages_jsonl
 from compactor.summarizers import ExtractiveSummarizer, Summary
-from compactor.tokens import RoughCounter
+from compactor.tokens import CachedCounter, RoughCounter, TiktokenCounter
 
 COUNTER = RoughCounter()
 
@@ -308,3 +308,31 @@ def test_a_second_compaction_names_the_earlier_summary_and_reminders_for_what_th
     assert not any(t.startswith(b"This session continues") for t in typed), "a summary is not typed by the user"
     if any(m.is_meta for m in first.messages):
         assert "reminder" in by_kind
+
+
+class RecordingTiktoken(TiktokenCounter):
+    """tiktoken, recording every text it tokenizes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def count_text(self, text: str) -> int:
+        self.texts.append(text)
+        return super().count_text(text)
+
+
+def test_a_stored_tool_result_of_several_text_blocks_is_counted_from_its_blocks_exactly(tmp_path: Path) -> None:
+    inner = RecordingTiktoken()
+    counter = CachedCounter(inner)
+    blocks = [TextBlock(text="first part\n    with lines\n" * 40), TextBlock(text="second part, more\n" * 40)]
+    message = Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content=blocks), TextBlock(text="note")])
+    sizes = [counter.count_message(message)]
+    spans = head_spans([message], tool_result_min_bytes=1)
+    inner.texts.clear()
+    store = open_store(tmp_path / "store.db")
+    _, tokens = store_spans(spans, store, head_sizes=sizes, counter=counter, producer="test", head=[message])
+    store.close()
+    [index] = [i for i, span in enumerate(spans) if span.kind == "tool_result"]
+    assert tokens[index] == TiktokenCounter().count_text(message.tool_results()[0].text())
+    assert inner.texts and all(len(t) < 40 for t in inner.texts)  # the joints, not the joined result
