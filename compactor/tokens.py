@@ -299,11 +299,10 @@ class CachedCounter:
     next call starts with the same messages it only counts what was
     appended, so a conversation growing by one message costs one message.
     With a tokenizing counter (``sums_block_texts`` true, as tiktoken's),
-    ``count_text`` caches by ``text_key`` as well, in a table of its own as
-    large, and a message is counted text by text through that table: a
-    compaction counts texts that were counted before (a tool result stored
-    as a span after its message was counted; the same skill and file lines
-    at every compaction of a replay).
+    ``count_text`` caches by ``text_key`` instead, and a message is counted
+    text by text through that table: a compaction counts texts that were
+    counted before (a tool result stored as a span after its message was
+    counted; the same skill and file lines at every compaction of a replay).
     A ``max_entries`` of 0 keeps no counts (every message is counted each time).
     Messages are treated as values: one mutated in place after it was counted
     keeps its old count there (the library never mutates messages; build a
@@ -320,6 +319,7 @@ class CachedCounter:
         self._counts: dict[bytes, int] = {}
         self._text_counts: dict[str | bytes, int] = {}
         self._by_text: bool = getattr(counter, "sums_block_texts", False)
+        self._tokenized = 0
         self._seq: list[Message] = []
         self._running: list[int] = []
 
@@ -330,22 +330,36 @@ class CachedCounter:
         count = self._text_counts.get(key)
         if count is None:
             count = self.inner.count_text(text)
+            self._tokenized += 1
             self._remember(self._text_counts, key, count)
         return count
 
     def count_message(self, message: Message) -> int:
+        if self._by_text:
+            return self._count_by_text(message)
         key = message_key(message)
         count = self._counts.get(key)
         if count is not None:
             self.hits += 1
             return count
         self.misses += 1
-        if self._by_text:
-            texts, fixed = block_texts(message)
-            count = sum(self.count_text(t) for t in texts) + fixed * IMAGE_TOKENS
-        else:
-            count = self.inner.count_message(message)
+        count = self.inner.count_message(message)
         self._remember(self._counts, key, count)
+        return count
+
+    def _count_by_text(self, message: Message) -> int:
+        """A message's count as the sum of its texts' (cached) counts; a hit when every text was cached.
+
+        The message table is not used: keying a message serializes all of
+        it, which costs more than keying its texts.
+        """
+        texts, fixed = block_texts(message)
+        before = self._tokenized
+        count = sum(self.count_text(t) for t in texts) + fixed * IMAGE_TOKENS
+        if self._tokenized == before:
+            self.hits += 1
+        else:
+            self.misses += 1
         return count
 
     def _remember(self, table: dict[Any, int], key: Any, count: int) -> None:

@@ -204,6 +204,8 @@ def test_a_tokenizing_counter_counts_each_distinct_text_once_across_messages_and
     ])
     assert cached.count_message(message) == TiktokenCounter().count_message(message)
     assert inner.texts == [result, "a note"]
+    assert cached.count_message(message.model_copy()) == TiktokenCounter().count_message(message)
+    assert (cached.hits, cached.misses) == (1, 1)
     assert cached.count_text(result) == TiktokenCounter().count_text(result)
     lone = "a note\ud800"
     assert cached.count_text(lone) == cached.count_text(lone) == TiktokenCounter().count_text(lone)
