@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from compactor._cli import write_stdout
 from compactor.errors import InputInvalid, InputNotFound, UsageError
 from compactor.html_report import get_command, write_report_html
 from compactor.report import CompactionReport, MaskingReport
+from compactor.transcript import refuse_overwriting
 
 __all__ = ["ShownReport", "load_report", "register", "render_overview", "run"]
 
@@ -101,9 +101,7 @@ def run(args: argparse.Namespace) -> int:
             )
         chosen = [report.compactions[args.compaction - 1]]
     if args.html is not None:
-        if _same_file(Path(args.report), args.html):
-            raise UsageError(f"{args.html}: the page would overwrite the report it is made from; choose another path")
-
+        refuse_overwriting(args.report, args.html, what="report")
         write_report_html(
             args.html,
             session=report.session,
@@ -180,13 +178,3 @@ def render_overview(report: ShownReport, chosen: list[CompactionReport]) -> str:
                       f"{sum(m.tokens_saved for m in done):,} tokens saved (originals: {get_command(report.store)} HANDLE)"]
         lines += [f"  line {m.at_line}: {m.results} results, {m.tokens_saved:,} tokens ({m.policy})" for m in done]
     return "\n".join(lines)
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    """Whether ``a`` and ``b`` name one file (also through a link)."""
-    if a.resolve() == b.resolve():
-        return True
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False

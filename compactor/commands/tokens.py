@@ -50,8 +50,8 @@ _BLOCK = 1 << 20
 """Bytes read at a time: a 50 MB file is counted in bounded memory, block by block."""
 
 _SAFE_CUT = re.compile(r"\n(?=[A-Za-z])")
-"""Where a text can be cut without changing its tiktoken count: between a newline and a
-letter, no pre-tokenizer piece of cl100k_base spans the cut, so the counts of the parts add up."""
+"""Where a text is cut: just after a newline that a letter follows, one of the cuts at which a
+counter that is ``additive_at_line_starts`` (tiktoken's cl100k_base) gives parts whose counts add up."""
 
 
 def _open(name: str) -> tuple[BinaryIO, int | None]:
@@ -132,11 +132,11 @@ def run(args: argparse.Namespace) -> int:
     tokens = characters = 0
     try:
         with progress(f"counting {label}", size) as done:
-            if counter.name == "tiktoken":
+            if getattr(counter, "additive_at_line_starts", False):
                 for text in _texts(stream, label, done):
                     tokens += counter.count_text(text)
                     characters += utf16_length(text)
-            else:  # the rough estimate rounds once, over the whole text
+            else:  # a counter that is not additive (the rough estimate rounds once) sees the whole text
                 text = "".join(_texts(stream, label, done))
                 tokens, characters = counter.count_text(text), utf16_length(text)
     finally:

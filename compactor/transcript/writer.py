@@ -271,8 +271,8 @@ def write_atomically(path: Path, chunks: Iterable[bytes]) -> None:
         raise TranscriptWriteError(f"{path}: cannot write transcript: {exc.strerror or exc}") from exc
 
 
-def refuse_overwriting(source: str | Path, output: str | Path) -> None:
-    """An output must never replace the transcript it is made from.
+def refuse_overwriting(source: str | Path, output: str | Path, *, what: str = "transcript") -> None:
+    """An output must never replace the file it is made from (``what`` names that file in the message).
 
     Raises:
         UsageError: ``output`` names the same file as ``source`` (also through a link).
@@ -284,4 +284,4 @@ def refuse_overwriting(source: str | Path, output: str | Path) -> None:
         except OSError:
             same = False
     if same:
-        raise UsageError(f"{output}: the output would overwrite the transcript it is made from; choose another path")
+        raise UsageError(f"{output}: the output would overwrite the {what} it is made from; choose another path")
