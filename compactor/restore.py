@@ -45,21 +45,19 @@ def read_lines(path: Path, first_line: int, last_line: int | None = None) -> tup
         InputNotFound: the file cannot be read.
     """
     chunks: list[bytes] = []
-    number = 0
+    last = 0
     try:
         with path.open("rb") as handle:
             for number, line in enumerate(handle, start=1):
-                if last_line is not None and number > last_line:
-                    number -= 1
+                past_the_end = number > last_line if last_line is not None else not line.endswith(b"\n")
+                if past_the_end:
                     break
-                if not line.endswith(b"\n") and last_line is None:
-                    number -= 1
-                    break
+                last = number
                 if number >= first_line:
                     chunks.append(line)
     except OSError as exc:
         raise InputNotFound(f"{path}: cannot read the transcript: {exc.strerror or exc}") from exc
-    return b"".join(chunks), number
+    return b"".join(chunks), last
 
 
 def store_segment(

@@ -93,13 +93,14 @@ def load_report(path: Path) -> ShownReport:
 def run(args: argparse.Namespace) -> int:
     """Show the report; returns the exit code."""
     report = load_report(Path(args.report))
-    chosen = report.compactions
+    numbered = list(enumerate(report.compactions, start=1))
     if args.compaction is not None:
         if not 1 <= args.compaction <= len(report.compactions):
             raise UsageError(
                 f"--compaction {args.compaction}: the report has {len(report.compactions)} compaction(s)"
             )
-        chosen = [report.compactions[args.compaction - 1]]
+        numbered = [numbered[args.compaction - 1]]
+    chosen = [c for _, c in numbered]
     if args.html is not None:
         refuse_overwriting(args.report, args.html, what="report")
         write_report_html(
@@ -117,16 +118,12 @@ def run(args: argparse.Namespace) -> int:
     if (args.summary or args.context) and not chosen:
         write_stdout(_NO_COMPACTION + "\n")
     elif args.summary:
-        write_stdout("\n\n".join(_titled(n, c, c.summary or "(no summary in this report)") for n, c in _numbered(report, chosen)) + "\n")
+        write_stdout("\n\n".join(_titled(n, c, c.summary or "(no summary in this report)") for n, c in numbered) + "\n")
     elif args.context:
-        write_stdout("\n\n".join(_titled(n, c, _context_text(c)) for n, c in _numbered(report, chosen)) + "\n")
+        write_stdout("\n\n".join(_titled(n, c, _context_text(c)) for n, c in numbered) + "\n")
     else:
-        write_stdout(render_overview(report, chosen) + "\n")
+        write_stdout(render_overview(report, numbered) + "\n")
     return 0
-
-
-def _numbered(report: ShownReport, chosen: list[CompactionReport]) -> list[tuple[int, CompactionReport]]:
-    return [(report.compactions.index(c) + 1, c) for c in chosen]
 
 
 def _titled(n: int, c: CompactionReport, body: str) -> str:
@@ -145,12 +142,13 @@ def _context_text(c: CompactionReport) -> str:
 _NO_COMPACTION = "no compaction in this report"
 
 
-def render_overview(report: ShownReport, chosen: list[CompactionReport]) -> str:
-    """Each chosen compaction: sizes, attachments, skipped candidates, dropped spans with ``ccr get`` lines."""
+def render_overview(report: ShownReport, numbered: list[tuple[int, CompactionReport]]) -> str:
+    """Each compaction given with its number (1 is the report's first): sizes, attachments,
+    skipped candidates, dropped spans with ``ccr get`` lines."""
     lines = [f"session: {report.session}"] if report.session else []
-    if not chosen:
+    if not numbered:
         lines.append(_NO_COMPACTION)
-    for n, c in _numbered(report, chosen):
+    for n, c in numbered:
         where = f" at line {c.at_line}" if c.at_line else ""
         lines += [
             "",
