@@ -32,6 +32,36 @@ settings.register_profile(
     deadline=None,
 )
 
+ROUND_TRIPS = settings.get_profile("adapters")
+"""The settings of the round-trip property tests."""
+COMPACTIONS = settings(ROUND_TRIPS, max_examples=max(20, ROUND_TRIPS.max_examples // 5))
+"""The settings of the property tests that compact (each compaction costs more)."""
+
+Problems = Callable[[Sequence[Any], Sequence[Any]], list[str]]
+"""A format's validity check: what makes a history invalid for its API, given its instructions."""
+
+
+def assert_reads_and_writes_back(adapter_type: Callable[[], Any], history: Any, problems: Problems | None) -> None:
+    """``history`` reads into messages that write back unchanged; written anew by an adapter that did
+    not read them (as a compaction's new messages are), they read back the same (and are valid)."""
+    adapter = adapter_type()
+    messages = adapter.to_messages(history)
+    assert adapter.from_messages(messages) == history
+    written = adapter_type().from_messages(messages)
+    assert adapter_type().to_messages(written) == messages
+    if problems is not None:
+        assert not problems(written, [])
+
+
+def assert_anthropic_history_comes_back(
+    adapter_type: Callable[[], Any], messages: list[Message], problems: Problems
+) -> None:
+    """Anthropic-shaped ``messages`` written in the format are valid there and read back the same."""
+    written = adapter_type().from_messages(messages)
+    assert not problems(written, [])
+    assert adapter_type().to_messages(written) == messages
+
+
 _words = st.text(max_size=12)
 _json_scalar = st.none() | st.booleans() | st.integers(-10**6, 10**6) | _words
 _json = st.recursive(

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 pytest.importorskip("langchain_core")
@@ -23,9 +23,13 @@ from langchain_core.messages import (  # noqa: E402
 
 from compactor.adapters.langchain import LangChainAdapter  # noqa: E402
 from compactor.messages import Message, ToolResultBlock  # noqa: E402
+from tests.compactor.adapters.conftest import (
+    COMPACTIONS,
+    ROUND_TRIPS,
+    assert_anthropic_history_comes_back,
+    assert_reads_and_writes_back,
+)
 
-ROUND_TRIPS = settings.get_profile("adapters")
-COMPACTIONS = settings(ROUND_TRIPS, max_examples=max(20, ROUND_TRIPS.max_examples // 5))
 
 _text = st.text(max_size=20)
 _text_part = st.builds(lambda t: {"type": "text", "text": t}, _text)
@@ -97,12 +101,7 @@ def test_any_history_reads_and_writes_back_unchanged_and_its_messages_write_anew
     data: st.DataObject, strategies: SimpleNamespace
 ) -> None:
     history = data.draw(langchain_history(strategies.inputs))
-    adapter = LangChainAdapter()
-    messages = adapter.to_messages(history)
-    assert adapter.from_messages(messages) == history
-    written = LangChainAdapter().from_messages(messages)
-    assert LangChainAdapter().to_messages(written) == messages
-    assert not problems(written, [])
+    assert_reads_and_writes_back(LangChainAdapter, history, problems)
 
 
 @given(data=st.data())
@@ -110,10 +109,7 @@ def test_any_history_reads_and_writes_back_unchanged_and_its_messages_write_anew
 def test_an_anthropic_history_goes_to_langchain_and_comes_back_the_same(
     data: st.DataObject, strategies: SimpleNamespace
 ) -> None:
-    messages = data.draw(strategies.anthropic_history())
-    written = LangChainAdapter().from_messages(messages)
-    assert not problems(written, [])
-    assert LangChainAdapter().to_messages(written) == messages
+    assert_anthropic_history_comes_back(LangChainAdapter, data.draw(strategies.anthropic_history()), problems)
 
 
 @given(data=st.data())

@@ -7,15 +7,19 @@ from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from compactor.adapters.openai_chat import OpenAIChatAdapter
 from compactor.messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock
 from compactor.tokens import RoughCounter
+from tests.compactor.adapters.conftest import (
+    COMPACTIONS,
+    ROUND_TRIPS,
+    assert_anthropic_history_comes_back,
+    assert_reads_and_writes_back,
+)
 
-ROUND_TRIPS = settings.get_profile("adapters")
-COMPACTIONS = settings(ROUND_TRIPS, max_examples=max(20, ROUND_TRIPS.max_examples // 5))
 
 _text = st.text(max_size=20)
 _text_part = st.builds(lambda t: {"type": "text", "text": t}, _text)
@@ -103,13 +107,7 @@ def test_any_history_reads_and_writes_back_unchanged_and_its_messages_write_anew
     data: st.DataObject, strategies: SimpleNamespace
 ) -> None:
     history = data.draw(chat_history(strategies.inputs))
-    adapter = OpenAIChatAdapter()
-    messages = adapter.to_messages(history)
-    assert adapter.from_messages(messages) == history
-    # Written by an adapter that did not read them (as a compaction's new messages are):
-    written = OpenAIChatAdapter().from_messages(messages)
-    assert OpenAIChatAdapter().to_messages(written) == messages
-    assert not problems(written, [])
+    assert_reads_and_writes_back(OpenAIChatAdapter, history, problems)
 
 
 @given(data=st.data())
@@ -117,10 +115,7 @@ def test_any_history_reads_and_writes_back_unchanged_and_its_messages_write_anew
 def test_an_anthropic_history_goes_to_chat_and_comes_back_the_same(
     data: st.DataObject, strategies: SimpleNamespace
 ) -> None:
-    messages = data.draw(strategies.anthropic_history())
-    written = OpenAIChatAdapter().from_messages(messages)
-    assert not problems(written, [])
-    assert OpenAIChatAdapter().to_messages(written) == messages
+    assert_anthropic_history_comes_back(OpenAIChatAdapter, data.draw(strategies.anthropic_history()), problems)
 
 
 @given(data=st.data())

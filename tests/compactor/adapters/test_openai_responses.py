@@ -7,14 +7,18 @@ from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from compactor.adapters.openai_responses import OpenAIResponsesAdapter
 from compactor.messages import Message
+from tests.compactor.adapters.conftest import (
+    COMPACTIONS,
+    ROUND_TRIPS,
+    assert_anthropic_history_comes_back,
+    assert_reads_and_writes_back,
+)
 
-ROUND_TRIPS = settings.get_profile("adapters")
-COMPACTIONS = settings(ROUND_TRIPS, max_examples=max(20, ROUND_TRIPS.max_examples // 5))
 
 _text = st.text(max_size=20)
 _input_part = st.builds(lambda t: {"type": "input_text", "text": t}, _text) | st.just(
@@ -93,12 +97,7 @@ def test_any_history_reads_and_writes_back_unchanged_and_its_messages_write_anew
     data: st.DataObject, strategies: SimpleNamespace
 ) -> None:
     history = data.draw(responses_history(strategies.inputs))
-    adapter = OpenAIResponsesAdapter()
-    messages = adapter.to_messages(history)
-    assert adapter.from_messages(messages) == history
-    written = OpenAIResponsesAdapter().from_messages(messages)
-    assert OpenAIResponsesAdapter().to_messages(written) == messages
-    assert not problems(written, [])
+    assert_reads_and_writes_back(OpenAIResponsesAdapter, history, problems)
 
 
 @given(data=st.data())
@@ -106,10 +105,7 @@ def test_any_history_reads_and_writes_back_unchanged_and_its_messages_write_anew
 def test_an_anthropic_history_goes_to_responses_and_comes_back_the_same(
     data: st.DataObject, strategies: SimpleNamespace
 ) -> None:
-    messages = data.draw(strategies.anthropic_history())
-    written = OpenAIResponsesAdapter().from_messages(messages)
-    assert not problems(written, [])
-    assert OpenAIResponsesAdapter().to_messages(written) == messages
+    assert_anthropic_history_comes_back(OpenAIResponsesAdapter, data.draw(strategies.anthropic_history()), problems)
 
 
 @given(data=st.data())

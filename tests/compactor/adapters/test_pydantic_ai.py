@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 pytest.importorskip("pydantic_ai")
@@ -30,9 +30,13 @@ from pydantic_ai.usage import RequestUsage  # noqa: E402
 
 from compactor.adapters.pydantic_ai import PydanticAIAdapter  # noqa: E402
 from compactor.messages import Message  # noqa: E402
+from tests.compactor.adapters.conftest import (
+    COMPACTIONS,
+    ROUND_TRIPS,
+    assert_anthropic_history_comes_back,
+    assert_reads_and_writes_back,
+)
 
-ROUND_TRIPS = settings.get_profile("adapters")
-COMPACTIONS = settings(ROUND_TRIPS, max_examples=max(20, ROUND_TRIPS.max_examples // 5))
 
 _text = st.text(max_size=20)
 _user_content = _text | st.sampled_from([
@@ -108,11 +112,7 @@ def test_any_history_reads_and_writes_back_unchanged_and_its_messages_write_anew
     data: st.DataObject, strategies: SimpleNamespace
 ) -> None:
     history = data.draw(pydantic_ai_history(strategies.inputs))
-    adapter = PydanticAIAdapter()
-    messages = adapter.to_messages(history)
-    assert adapter.from_messages(messages) == history
-    written = PydanticAIAdapter().from_messages(messages)
-    assert PydanticAIAdapter().to_messages(written) == messages
+    assert_reads_and_writes_back(PydanticAIAdapter, history, None)
 
 
 @given(data=st.data())
@@ -120,10 +120,7 @@ def test_any_history_reads_and_writes_back_unchanged_and_its_messages_write_anew
 def test_an_anthropic_history_goes_to_pydantic_ai_and_comes_back_the_same(
     data: st.DataObject, strategies: SimpleNamespace
 ) -> None:
-    messages = data.draw(strategies.anthropic_history())
-    written = PydanticAIAdapter().from_messages(messages)
-    assert not problems(written, [])
-    assert PydanticAIAdapter().to_messages(written) == messages
+    assert_anthropic_history_comes_back(PydanticAIAdapter, data.draw(strategies.anthropic_history()), problems)
 
 
 @given(data=st.data())
