@@ -185,9 +185,10 @@ def replay_transcript(
     """
     if output is not None:
         refuse_overwriting(transcript.path, output)
-    run = _Replay(transcript, settings, store, at, counter, summarizer, on_compaction, on_entry)
+    run = _Replay(transcript, settings, store, at, counter, summarizer, on_compaction, on_entry,
+                  keep_output=output is not None)
     report = run.run()
-    if output is not None:
+    if run.output is not None:
         write_transcript(run.output, output, session_id=transcript.session_id, cwd=run.orch.state.cwd)
     return report
 
@@ -203,6 +204,8 @@ class _Replay:
         summarizer: Summarizer | None,
         on_compaction: Callable[[CompactionResult, int], None] | None,
         on_entry: Callable[[int, int], None] | None = None,
+        *,
+        keep_output: bool = False,
     ) -> None:
         self.transcript = transcript
         self.at = at
@@ -225,7 +228,8 @@ class _Replay:
         self.reads: list[tuple[int, str]] = []  # (entry index, path) of every Read
         self.read_texts: list[str] = []  # what each of those reads returned (same order)
         self.points: list[tuple[int, CompactionReport]] = []  # (entry index, report) of successes
-        self.output: list[TranscriptEntry] = []  # the replayed session, as Claude Code would write it
+        # The replayed session as Claude Code would write it, built only when it is to be written.
+        self.output: list[TranscriptEntry] | None = [] if keep_output else None
         self.usage_pairs: list[tuple[int, int]] = []  # (counted, recorded usage) before divergence
         self.next_segment_line = 1  # the first transcript line the next compaction's segment stores
 
@@ -276,10 +280,11 @@ class _Replay:
             tool_use_results=structured or None,
             permission_mode=mode if isinstance(mode, str) else None,
         )
-        records = entry.records
-        if self.diverged:  # recorded usage described a context the replay no longer has
-            records = [{**r, "message": {k: v for k, v in r["message"].items() if k != "usage"}} for r in records]
-        self.output.append(entry.model_copy(update={"message": kept, "records": records}))
+        if self.output is not None:
+            records = entry.records
+            if self.diverged:  # recorded usage described a context the replay no longer has
+                records = [{**r, "message": {k: v for k, v in r["message"].items() if k != "usage"}} for r in records]
+            self.output.append(entry.model_copy(update={"message": kept, "records": records}))
         steps = self.orch.masking_steps
         if len(steps) > len(self.report.masking):  # a masking step ran as the message arrived
             self._diverge()
@@ -390,12 +395,11 @@ class _Replay:
         self.report.compactions.append(report)
         self.report.timeline.append((entry.line, report.post_tokens))
         self.points.append((index, report))
-        self.output.extend(
-            compaction_entries(
+        if self.output is not None:
+            self.output.extend(compaction_entries(
                 trigger, report.pre_tokens, report.post_tokens, result.messages, like=entry.record,
                 metadata={SEGMENT_KEY: segment.model_dump()} if segment is not None else None,
-            )
-        )
+            ))
         self._diverge()
 
     def _failed(self, entry: TranscriptEntry, result: CompactionResult) -> None:
