@@ -356,15 +356,13 @@ class ExtractiveSummarizer:
             _ERROR_LINE.search(text) is not None if block.is_error
             else any(gate.search(lowered) for gate in _REPORTED_ERROR_GATES)
         )
-        error_lines = [] if not possible else [
-            ln for ln in text.splitlines() if pattern.search(ln)
-        ]
-        if block.is_error and not error_lines and text.strip():
-            error_lines = [text.strip().splitlines()[0]]
-        if error_lines:
-            line = f"{name}: {_one_line(error_lines[0], 180)}"
-            if len(error_lines) > 1:
-                line += f" (+{len(error_lines) - 1} more)"
+        first, count = _matching_lines(pattern, text) if possible else (None, 0)
+        if block.is_error and first is None and text.strip():
+            first, count = text.strip().splitlines()[0], 1
+        if first is not None:
+            line = f"{name}: {_one_line(first, 180)}"
+            if count > 1:
+                line += f" (+{count - 1} more)"
             if handle:
                 line += f" {d.cite('Errors and fixes', handle)}"
             if line not in d.errors:
@@ -435,6 +433,34 @@ class ExtractiveSummarizer:
             _next_step(d),
         ]
         return dict(zip(SECTION_TITLES, values, strict=True))
+
+
+def _matching_lines(pattern: re.Pattern[str], text: str) -> tuple[str | None, int]:
+    """The first line of ``text`` (as ``str.splitlines`` cuts it) that ``pattern`` finds something in, and how many do.
+
+    The same answer as searching each line, found with one scan of the text
+    instead of one call per line (a long log has thousands): the lines are
+    joined with plain newlines, so that every separator ``splitlines`` knows
+    is one ``^`` sees, and a match counts for the line it ends in. That is
+    the line a per-line search matches too, for patterns whose matches hold
+    no newline except in leading whitespace (``^\\s*word``), as the error
+    patterns here.
+    """
+    joined = "\n".join(text.splitlines())
+    first: str | None = None
+    count = 0
+    after = -1  # where the last counted line ends: one count per line
+    for found in pattern.finditer(joined):
+        last = max(found.end() - 1, found.start())  # the match's last character (its start if empty)
+        start = joined.rfind("\n", 0, last) + 1
+        if start <= after:
+            continue
+        stop = joined.find("\n", last)
+        after = len(joined) if stop == -1 else stop
+        if first is None:
+            first = joined[start:after]
+        count += 1
+    return first, count
 
 
 def _occurs_as_number(number: str, text: str) -> bool:
