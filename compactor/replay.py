@@ -188,7 +188,7 @@ def replay_transcript(
     run = _Replay(transcript, settings, store, at, counter, summarizer, on_compaction, on_entry,
                   keep_output=output is not None)
     report = run.run()
-    if run.output is not None:
+    if output is not None and run.output is not None:
         write_transcript(run.output, output, session_id=transcript.session_id, cwd=run.orch.state.cwd)
     return report
 
