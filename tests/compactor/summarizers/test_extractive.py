@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from ccr import find_handles
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.summarizers.base import SECTION_TITLES
-from compactor.summarizers.extractive import _ERROR_LINE, _REPORTED_ERROR, ExtractiveSummarizer, _matching_lines
+from compactor.summarizers.extractive import _ERROR_LINE, _REPORTED_ERROR, ExtractiveSummarizer, _error_lines
 
 
 def user(text: str, **kw: object) -> Message:
@@ -286,6 +286,7 @@ def test_an_error_word_in_a_successful_result_is_not_an_error_but_a_reported_fai
 _PIECES = st.sampled_from([
     "error", "Error: ", "FAILED", "fail", "failures", "2 failures", "0 errors", "E   ", "** (", "traceback",
     "ValueError: x", "exception[E1]:", " ", "  ", "\t", "\n", "\r\n", "\r", "\x0b", "\x1c", "\u2028", "ok", "x1",
+    "\u0130", "CANNOT", "Denied", "PANIC:",
 ])
 
 
@@ -294,4 +295,4 @@ _PIECES = st.sampled_from([
 def test_error_lines_are_found_as_a_search_of_each_line_finds_them(text: str) -> None:
     for pattern in (_REPORTED_ERROR, _ERROR_LINE):
         lines = [line for line in text.splitlines() if pattern.search(line)]
-        assert _matching_lines(pattern, text) == (lines[0] if lines else None, len(lines))
+        assert _error_lines(pattern, text) == (lines[0] if lines else None, len(lines))
