@@ -293,6 +293,6 @@ _PIECES = st.sampled_from([
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_PIECES, max_size=30).map("".join))
 def test_error_lines_are_found_as_a_search_of_each_line_finds_them(text: str) -> None:
-    for pattern in (_REPORTED_ERROR, _ERROR_LINE):
+    for failed, pattern in ((False, _REPORTED_ERROR), (True, _ERROR_LINE)):
         lines = [line for line in text.splitlines() if pattern.search(line)]
-        assert _error_lines(pattern, text) == (lines[0] if lines else None, len(lines))
+        assert _error_lines(text, failed) == (lines[0] if lines else None, len(lines))
