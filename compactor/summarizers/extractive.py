@@ -376,6 +376,9 @@ class ExtractiveSummarizer:
 
         found: list[str] = []
         for text in assistant_texts:
+            # A number never spans sentences, so a text citing none is let go before it is split.
+            if not any(len(n) > 1 and seen(n) for n in _NUMBER.findall(text)):
+                continue
             for sentence in _SENTENCE.split(text):
                 if any(len(n) > 1 and seen(n) for n in _NUMBER.findall(sentence)):
                     line = _one_line(sentence.strip().lstrip("-*• ").strip(), 180)
