@@ -7,9 +7,11 @@ tail is stored only once the cut is chosen, and the attachment names the
 handle the store gave back (``plan_cut`` chooses, ``commit_cut`` stores, so a
 candidate that the running total then rejects leaves nothing behind). If the
 store refuses, its error propagates: a tail is never dropped without a handle.
-``build_attachments`` hands the builders a ``TailBatch``, which stores every
-chosen tail of one compaction with a single ``put_many`` (one transaction,
-one sync) once all are chosen, and fails the same way.
+The builders store into a ``StoreBatch``, which names each record by its
+content handle at once and writes them all with a single ``put_many`` (one
+transaction, one sync) when its owner says so: the pipeline's batch holds
+everything one compaction stores (``compactor.pipeline``), and
+``build_attachments`` makes its own when it is given a plain store.
 
 Each line of the content is tokenized at most once (``skills.LineCounts``):
 content short enough to fit at a plain text's density is rendered and
@@ -40,7 +42,7 @@ __all__ = [
     "Cut",
     "CutInfo",
     "Render",
-    "TailBatch",
+    "StoreBatch",
     "TailStore",
     "commit_cut",
     "count_joined",
@@ -73,23 +75,28 @@ class TailStore(Protocol):
 
 
 class BatchStore(Protocol):
-    """The part of the CCR store a ``TailBatch`` uses: storing many records in one transaction."""
+    """The part of the CCR store a ``StoreBatch`` uses: storing many records in one transaction."""
 
     def put_many(self, items: Sequence[PutRequest]) -> list[str]: ...
 
 
-class TailBatch:
-    """A ``TailStore`` that collects the cut tails of one compaction and stores them together.
+class StoreBatch:
+    """Records to store together, each named by its content handle before it is stored.
 
-    ``put`` answers the tail's content handle (``ccr_`` + its sha256: the
-    handle a CCR store gives it), so the attachment names it before it is
-    stored; ``store_in`` then stores every tail with one ``put_many``
-    instead of one transaction and one sync per tail. Nothing that names a
-    tail may be used before ``store_in`` has returned.
+    A CCR handle is the content address of the bytes (``ccr.handle_for``), so
+    ``put`` and ``put_many`` answer it at once and keep the record;
+    ``store_in`` then writes every record kept with one ``put_many`` (one
+    transaction, one sync, all or nothing) instead of one per call. A
+    record's bytes are hashed here at most once, when it is kept (not at all
+    when the caller has the handle: ``put_named``), and not again to check
+    what the store answers. Nothing that names a kept record may be used
+    before ``store_in`` has returned.
     """
 
     def __init__(self) -> None:
         self.requests: list[PutRequest] = []
+        self.handles: list[str] = []
+        self._held: set[str] = set()
 
     def put(
         self,
@@ -101,27 +108,48 @@ class TailBatch:
         tokens_after: int | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> str:
-        """Keep the tail for ``store_in``; its content handle."""
-        self.requests.append(PutRequest(
+        """Keep one record for ``store_in``; its content handle."""
+        return self._keep(PutRequest(
             data=data, content_type=content_type, producer=producer, tokens_before=tokens_before,
             tokens_after=tokens_after, metadata=metadata,
         ))
-        return handle_for(data)
+
+    def put_many(self, items: Sequence[PutRequest]) -> list[str]:
+        """Keep every record for ``store_in``; their content handles in order."""
+        return [self._keep(item) for item in items]
+
+    def put_named(self, request: PutRequest, handle: str) -> str:
+        """Keep ``request`` under ``handle``, its content handle as the caller already has it.
+
+        A span and a planned cut carry the handle of their bytes, so the
+        bytes are not hashed again here; ``store_in`` checks every handle
+        against the one the store computes.
+        """
+        return self._keep(request, handle)
+
+    def holds(self, handle: str) -> bool:
+        """Whether a record kept for ``store_in`` has ``handle``."""
+        return handle in self._held
 
     def store_in(self, store: BatchStore) -> None:
-        """Store every kept tail in one ``put_many``.
+        """Store every kept record in one ``put_many`` (nothing when none was kept).
 
         Raises:
-            TailNotStored: the store named a tail otherwise than by its content handle.
+            TailNotStored: the store named a record otherwise than by its content handle.
             Whatever ``store.put_many`` raises (``ccr.BudgetExceeded``, store
                 errors), unchanged: nothing was stored and the caller fails closed.
         """
         if not self.requests:
             return
-        handles = store.put_many(self.requests)
-        for request, handle in zip(self.requests, handles, strict=True):
-            if handle != handle_for(request.data):
-                raise TailNotStored(f"the store named a cut tail {handle}, not its content handle")
+        if store.put_many(self.requests) != self.handles:
+            raise TailNotStored("the store named a record it was given otherwise than by its content handle")
+
+    def _keep(self, request: PutRequest, handle: str | None = None) -> str:
+        handle = handle if handle is not None else handle_for(request.data)
+        self.requests.append(request)
+        self.handles.append(handle)
+        self._held.add(handle)
+        return handle
 
 
 class CutInfo(BaseModel):
@@ -242,16 +270,21 @@ def commit_cut(
     """
     if cut.handle is None:
         return cut
-    data = cut.tail.encode("utf-8")
-    from_line = cut.first_line + cut.head.count("\n")
-    handle = store.put(
-        data,
+    request = PutRequest(
+        data=cut.tail.encode("utf-8"),
         content_type="text/plain",
         producer=producer,
         tokens_before=cut.tail_tokens if cut.tail_tokens is not None else counter.count_text(cut.tail),
         tokens_after=counter.count_text(marker(cut.handle)),
-        metadata={**(metadata or {}), "from_line": from_line},
+        metadata={**(metadata or {}), "from_line": cut.first_line + cut.head.count("\n")},
     )
+    if isinstance(store, StoreBatch):
+        handle = store.put_named(request, cut.handle)  # the tail's handle was computed when the cut was planned
+    else:
+        handle = store.put(
+            request.data, content_type=request.content_type, producer=request.producer,
+            tokens_before=request.tokens_before, tokens_after=request.tokens_after, metadata=request.metadata,
+        )
     if handle == cut.handle:
         return cut
     text = render(cut.head, _info(cut.head, cut.tail, handle, cut.first_line))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from attachments._cut import BatchStore, TailBatch
+from attachments._cut import BatchStore, StoreBatch
 from attachments.attachment import Attachment, AttachmentSet
 from attachments.budgets import DEFAULT_BUDGETS, Budgets
 from attachments.deltas import full_deltas
@@ -45,7 +45,9 @@ def build_attachments(
     ``snapshot`` is the read-file state taken before compaction cleared it;
     ``files`` gives the files' current content (``DiskFiles`` live,
     ``RecordedFiles`` in a replay); cut tails go to ``store``, all in one
-    ``put_many`` once every cut is chosen (``TailBatch``). Files and
+    ``put_many`` once every cut is chosen. A ``StoreBatch`` given as
+    ``store`` only collects them: its owner stores them with the rest of
+    its transaction (the pipeline does, for a whole compaction). Files and
     skills are held to ``budgets`` as rendered, counted with ``counter``.
     ``history`` (the conversation being compacted) and ``current_work`` (the
     summary's account of it) let the file selection strategy rank files.
@@ -55,7 +57,7 @@ def build_attachments(
         Whatever ``store.put_many`` raises when it refuses the tails (for
             example ``ccr.BudgetExceeded``): the pipeline then fails closed.
     """
-    tails = TailBatch()
+    tails = store if isinstance(store, StoreBatch) else StoreBatch()
     file_attachments, skipped = build_file_attachments(
         snapshot, state, tail, budgets=budgets, counter=counter, store=tails, files=files, cwd=cwd,
         history=history, current_work=current_work,
@@ -63,7 +65,8 @@ def build_attachments(
     skill_attachments, skipped_skills = build_skill_attachment(
         state, budgets=budgets, counter=counter, store=tails
     )
-    tails.store_in(store)
+    if tails is not store:
+        tails.store_in(store)
     attachments: list[Attachment] = [*file_attachments, *task_status_attachments(state, counter)]
     attachments.extend(a for a in (plan_file_attachment(state, counter), plan_mode_attachment(state, counter)) if a)
     attachments.extend(skill_attachments)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from attachments._render import reminder_message, render_reminder
 from attachments.attachment import Attachment, AttachmentSet
@@ -28,6 +29,9 @@ from compactor.tokens import TokenCounter
 from compactor.transcript import read_transcript
 from memory.models import Hit
 from memory.store import DEFAULT_LIMIT, MemoryDB, open_memory
+
+if TYPE_CHECKING:
+    from attachments._cut import StoreBatch
 
 __all__ = ["build_memory_attachment", "memory_query", "recall_attachment", "session_memories"]
 
@@ -82,11 +86,14 @@ def build_memory_attachment(
     current_work: str | None,
     budget: int,
     counter: TokenCounter,
-    store: Store,
+    store: Store | StoreBatch,
 ) -> AttachmentSet:
     """Open the memory store at ``db_path``, recall for the work in progress, and attach what fits.
 
-    Cut memories' whole texts go to ``store`` (the compaction's recovery store).
+    Cut memories' whole texts go to ``store``: the compaction's recovery
+    store, or the ``StoreBatch`` the pipeline writes to it in the
+    compaction's one transaction (recalling only ever *puts* into its
+    recovery store, so a batch stands in for it; the cast says so).
     A missing file, or a store that cannot be opened or read, is a skipped
     ``memory`` entry, not a failure. The store is opened read-only: no file
     is created or changed, and a store on read-only media can be recalled from.
@@ -95,7 +102,7 @@ def build_memory_attachment(
         why = reason("unavailable", f"no memory store at {db_path}")
         return AttachmentSet(skipped=[SkippedEntry(type="memory", path=str(db_path), reason=why)])
     try:
-        with open_memory(db_path, recovery=store, readonly=True) as db:
+        with open_memory(db_path, recovery=cast(Store, store), readonly=True) as db:
             attachment = recall_attachment(db, memory_query(history, current_work), budget=budget, counter=counter)
     except CompactorError as exc:
         skipped = SkippedEntry(type="memory", path=str(db_path), reason=reason("unavailable", f"{exc.error_id}: {exc}"))

@@ -9,6 +9,7 @@ import pytest
 
 import ccr
 from attachments import AttachmentSet, Budgets, DiskFiles, build_attachments
+from attachments._cut import StoreBatch
 from compactor.session import BackgroundTask, InvokedSkill, Plan, ReadFileEntry, SessionState
 from compactor.tokens import RoughCounter, TiktokenCounter
 
@@ -117,3 +118,18 @@ def test_a_store_that_refuses_the_tails_fails_the_build_and_keeps_none_of_them(
         build_attachments({e.path: e for e in entries}, SessionState(), [], budgets=Budgets(file_tokens=1_000),
                           counter=RoughCounter(), store=small, files=DiskFiles())
     assert small.stats().entries == 0
+
+
+def test_a_batch_given_as_the_store_collects_the_tails_for_its_owner_to_store(
+    write_file: Callable[..., ReadFileEntry], store: ccr.Store
+) -> None:
+    entries = [write_file(f"f{n}.txt", f"line {n} " * 3_000 + "\n" + "more\n" * 300, at=float(n)) for n in range(2)]
+    batch = StoreBatch()
+    result = build_attachments({e.path: e for e in entries}, SessionState(), [], budgets=Budgets(file_tokens=1_000),
+                               counter=RoughCounter(), store=batch, files=DiskFiles())
+    handles = [e.handle for e in result.entries if e.handle is not None]
+    assert len(handles) == 2 and batch.handles == handles
+    assert store.stats().entries == 0
+    counting = CountingStore(store)
+    batch.store_in(counting)
+    assert counting.batches == [2] and all(store.contains(h) for h in handles)
