@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from attachments import DiskFiles, FileSource, StalenessWatcher
-from ccr import Retrieval, Store, open_store
+from ccr import PutRequest, Retrieval, Store, open_store
 from compactor.cache import PromptCache, message_time, prefix_effect
 from compactor.calibration import Calibration
 from compactor.config import Settings, load_settings
@@ -257,9 +257,13 @@ class Orchestrator:
         instructions: str | None = None,
         *,
         hook_instructions: str | None = None,
+        also_store: Sequence[PutRequest] = (),
     ) -> CompactionResult:
         """Compact now. On success the session continues from the result's messages.
 
+        ``also_store`` are records to store in the compaction's one store
+        transaction (``compactor.pipeline``): stored if and only if it
+        succeeds, under their content handles (``ccr.handle_for``).
         On failure (``result.ok`` false) nothing changes but the tracker,
         which stops auto-compaction after repeated failures.
         """
@@ -293,6 +297,7 @@ class Orchestrator:
             options=options,
             pre_tokens=self.context_tokens(),
             sizes=self._tally.sizes,
+            also_store=also_store,
         )
         if not result.ok:
             self.tracker.record_failure(self.settings)

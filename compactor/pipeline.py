@@ -4,16 +4,31 @@ Steps (DESIGN.md, "Data flow"):
 
 1. snapshot the read-file state, then clear it (and the loaded memory paths);
 2. split into a head to summarize and a preserved tail of complete API rounds;
-3. store every dropped span in CCR (fail closed: no handle, no drop);
+3. name every dropped span for CCR (fail closed: no handle, no drop);
    recovered content in the head becomes a pointer to the recovery call;
 4. summarize the head;
 5. build the attachments (files, skills, plan, tasks, deltas) under budgets;
 6. render: boundary marker, summary message, tail, attachment messages;
-7. report what happened, with a new ``SessionState``.
+7. report what happened, with a new ``SessionState``, and store everything
+   named in one transaction.
 
 Whether to compact is decided elsewhere (``compactor.policy``); this module
 only acts. Any failure returns the caller's messages unchanged with a report
 that says why: nothing transformed escapes without its handles.
+
+One compaction is one store transaction. Everything it stores (the head's
+spans in step 3, the cut tails of files, skills and memories in step 5, and
+the records a caller asks to store with it, ``also_store``: a replay's
+transcript segment) is kept in a ``StoreBatch`` while the compaction is
+built, and written with a single ``put_many`` at the end of step 7, after
+every check and right before the result is returned. Handles are content
+addresses (``ccr.handle_for``), so the summary and the attachments name them
+before the write; the check that a summary cites only stored handles counts
+the batch. The write is all or nothing: a refusal (``ccr.BudgetExceeded``, a
+store error) fails the compaction closed with nothing stored and nothing
+dropped, and a compaction that fails before the write (a summarizer error, a
+context that would not shrink) stores nothing either. With SQLite's
+synchronous commits, that is one sync per compaction.
 """
 
 from __future__ import annotations
@@ -25,6 +40,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from attachments import AttachmentSet, Budgets, FileSource, build_attachments, mark_announced
+from attachments._cut import BatchStore, StoreBatch
 from attachments.memory import build_memory_attachment
 from ccr import PutRequest, Store, marker
 from compactor._templates import render
@@ -150,13 +166,18 @@ def compact(
     options: CompactOptions | None = None,
     pre_tokens: int | None = None,
     sizes: Sequence[int] | None = None,
+    also_store: Sequence[PutRequest] = (),
 ) -> CompactionResult:
     """Compact ``messages``; see the module docstring for the steps.
 
     ``pre_tokens`` is the context size that triggered the compaction when the
     caller knows it better (for example from recorded usage); by default the
     messages are counted. ``sizes`` are the messages' counts when the caller
-    keeps them (the Orchestrator does), so that nothing is counted twice. Never raises for a failure while compacting: the
+    keeps them (the Orchestrator does), so that nothing is counted twice.
+    ``also_store`` are records to store in the compaction's own transaction
+    (a replay's transcript segment): stored if and only if the compaction
+    succeeds, under their content handles (``ccr.handle_for``), which the
+    summary may cite. Never raises for a failure while compacting: the
     result's ``ok`` is false and its report carries ``error`` and ``error_id``.
     """
     opts = options or CompactOptions()
@@ -165,7 +186,7 @@ def compact(
     pre = opts.calibration.tokens(sum(sizes)) if pre_tokens is None else pre_tokens
     try:
         return _compact(messages, sizes, state, store, counter, summarizer, files, trigger,
-                        merge_instructions(instructions, hook_instructions), opts, pre)
+                        merge_instructions(instructions, hook_instructions), opts, pre, also_store)
     except CompactorError as exc:
         return failed_result(messages, state, exc, trigger=trigger, threshold=opts.threshold, pre_tokens=pre,
                              counter_name=counter.name)
@@ -197,7 +218,7 @@ def failed_result(
 
 def store_spans(
     spans: Sequence[Span],
-    store: Store,
+    store: BatchStore,
     *,
     head_sizes: Sequence[int],
     counter: TokenCounter,
@@ -210,26 +231,27 @@ def store_spans(
     ``head_sizes`` are the head's per-message counts, so that spans which
     are whole messages are not tokenized again; with the ``head`` itself, a
     tool result joined from text blocks is counted from its blocks' counts.
+    A ``StoreBatch`` given as ``store`` only keeps them for its owner to store.
 
     Raises:
         ccr.BudgetExceeded, ccr.StoreError: the store refused; nothing was stored.
     """
     head_tokens = sum(head_sizes)
     tokens = [_span_tokens(s, head, head_sizes, head_tokens, counter) for s in spans]
-    handles = store.put_many(
-        [
-            PutRequest(
-                data=s.data,
-                content_type=s.content_type,
-                producer=f"{producer}:{s.kind}",
-                tokens_before=n,
-                tokens_after=0,
-                metadata={"kind": s.kind, "ref": s.ref, **(metadata or {})},
-            )
-            for s, n in zip(spans, tokens, strict=True)
-        ]
-    )
-    return handles, tokens
+    requests = [
+        PutRequest(
+            data=s.data,
+            content_type=s.content_type,
+            producer=f"{producer}:{s.kind}",
+            tokens_before=n,
+            tokens_after=0,
+            metadata={"kind": s.kind, "ref": s.ref, **(metadata or {})},
+        )
+        for s, n in zip(spans, tokens, strict=True)
+    ]
+    if isinstance(store, StoreBatch):  # a span carries its handle: its bytes are not hashed again
+        return [store.put_named(r, s.handle) for r, s in zip(requests, spans, strict=True)], tokens
+    return store.put_many(requests), tokens
 
 
 def _span_tokens(
@@ -304,7 +326,12 @@ def _compact(
     instructions: str | None,
     opts: CompactOptions,
     pre: int,
+    also_store: Sequence[PutRequest],
 ) -> CompactionResult:
+    # Everything this compaction stores, written in one transaction at the end (module docstring).
+    batch = StoreBatch()
+    batch.put_many(also_store)
+
     # 1. snapshot the read-file state, then clear it.
     snapshot = dict(state.read_files)
     # What the new state forgets is left out before the deep copy rather than copied and cleared:
@@ -319,7 +346,7 @@ def _compact(
     if not head:
         raise NothingToCompact("nothing to compact: the conversation is empty")
 
-    # 3. store every dropped span before anything is dropped. Recovered content
+    # 3. name every dropped span, stored before anything is dropped. Recovered content
     #    is a view of what the store already holds: it is not stored or summarized again.
     head = without_recovered_content(head, opts.recovery_tools)
     spans = summarizer.spans(head) if isinstance(summarizer, CitingSummarizer) else head_spans(head)
@@ -327,7 +354,7 @@ def _compact(
     head_sizes = sizes[: len(head)]
     head_tokens = sum(head_sizes)
     stored, span_tokens = store_spans(
-        spans, store, head_sizes=head_sizes, counter=counter, producer="compactor.pipeline", head=head,
+        spans, batch, head_sizes=head_sizes, counter=counter, producer="compactor.pipeline", head=head,
         metadata={"trigger": trigger, **({"session_id": state.session_id} if state.session_id else {})},
     )
     head_handle = stored[0]
@@ -338,7 +365,7 @@ def _compact(
     else:
         summary = summarizer.summarize(head, instructions)
     # A summary may cite what earlier compactions stored too; it may not cite what was never stored.
-    missing = [h for h in summary.handles if h not in stored and not store.contains(h)]
+    missing = [h for h in summary.handles if not batch.holds(h) and not store.contains(h)]
     if missing:
         raise CompactionFailed(f"summary cites handles that were not stored: {', '.join(missing)}")
 
@@ -350,7 +377,7 @@ def _compact(
         tail,
         budgets=opts.budgets,
         counter=counter,
-        store=store,
+        store=batch,
         files=files,
         cwd=new_state.cwd,
         history=messages,
@@ -360,7 +387,7 @@ def _compact(
     if opts.memory_db is not None:
         recalled = build_memory_attachment(
             opts.memory_db, history=messages, current_work=current_work, budget=opts.budgets.memory_tokens,
-            counter=counter, store=store,
+            counter=counter, store=batch,
         )
         attached.attachments.extend(recalled.attachments)
         attached.skipped.extend(recalled.skipped)
@@ -426,4 +453,5 @@ def _compact(
     boundary = CompactBoundary(
         trigger=trigger, pre_tokens=pre, post_tokens=post, head_handle=head_handle, timestamp=time.time()
     )
+    batch.store_in(store)  # the one transaction; a refusal raises and nothing is dropped
     return CompactionResult(ok=True, boundary=boundary, messages=out, state=new_state, report=report)

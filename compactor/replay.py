@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from attachments import RecordedFiles, reread_coverage
-from ccr import Store
+from ccr import PutRequest, Store
 from compactor.calibration import MAX_PLAUSIBLE_OVERHEAD, Calibration, fit_calibration
 from compactor.config import Settings
 from compactor.messages import Message, ToolResultBlock, ToolUseBlock
@@ -34,7 +34,7 @@ from compactor.errors import CompactorError
 from compactor.pipeline import CompactionResult, failed_result
 from compactor.policy import auto_compact_threshold
 from compactor.report import CompactionReport, DroppedSpan, MaskingReport, TranscriptSegment, Trigger
-from compactor.restore import SEGMENT_KEY, store_segment
+from compactor.restore import SEGMENT_KEY, segment_request
 from compactor.session import SessionState
 from compactor.summarizers import Summarizer
 from compactor.tokens import TokenCounter
@@ -341,25 +341,27 @@ class _Replay:
         self.diverged = True
         self.orch.forget_recorded_usage()
 
-    def _store_segment(self, through_line: int) -> TranscriptSegment | None:
-        """Store the transcript's own lines since the last compaction, byte-exact, for ``compactor restore``.
+    def _segment(self, through_line: int) -> tuple[PutRequest, TranscriptSegment] | None:
+        """The transcript's own lines since the last compaction, byte-exact, for ``compactor restore``.
+
+        The record goes into the compaction's own transaction (``also_store``):
+        it is stored if and only if the compaction is.
 
         Raises:
-            ccr.BudgetExceeded, ccr.StoreError: the store refused; nothing was stored.
             InputNotFound: the transcript can no longer be read.
         """
         path = Path(self.transcript.path)
         if not path.is_file() or through_line < self.next_segment_line:
             return None
-        return store_segment(
-            path, self.orch.store, first_line=self.next_segment_line, last_line=through_line,
+        return segment_request(
+            path, first_line=self.next_segment_line, last_line=through_line,
             producer="compactor.replay", metadata={"session_id": self.transcript.session_id},
         )
 
     def _compact(self, index: int, entry: TranscriptEntry, trigger: Trigger, *, through_line: int) -> None:
         self._calibrate()
         try:
-            segment = self._store_segment(through_line)
+            named = self._segment(through_line)
         except CompactorError as exc:  # fail closed: nothing is dropped that cannot be restored
             self._failed(entry, failed_result(
                 self.orch.messages, self.orch.state, exc, trigger=trigger,
@@ -372,7 +374,8 @@ class _Replay:
         pre_tokens = self.orch.context_tokens()
         if fitted is not None:
             self.orch.calibration = fitted  # what is left after the head (and any unseen context) is gone
-        result = self.orch.compact(trigger)
+        request, segment = named if named is not None else (None, None)
+        result = self.orch.compact(trigger, also_store=[request] if request is not None else ())
         result.report.at_line = entry.line
         if result.ok and unseen:
             # A fragment's earlier context goes with the first head, unstored: it is not in the file.

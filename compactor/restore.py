@@ -6,6 +6,9 @@ compaction are stored in CCR exactly as the file holds them: a *segment*
 (``report.TranscriptSegment``). Segments 1..N joined are the file as it stood
 when compaction N happened, so ``compactor restore`` can write it back, and
 ``claude --resume`` opens it as the conversation before that compaction.
+``segment_request`` names a segment and the record that stores it without
+storing it, so that a replay stores it in the compaction's own transaction
+(``compact(..., also_store=...)``); ``store_segment`` stores it at once.
 
 Where the segments are listed: a replay's ``--output`` file names each in its
 ``compact_boundary`` record (``compactMetadata.compactorTranscript``); the
@@ -19,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ccr import Store
+from ccr import PutRequest, Store, handle_for
 from compactor.errors import InputInvalid, InputNotFound, UsageError
 from compactor.report import TranscriptSegment
 
@@ -28,6 +31,7 @@ __all__ = [
     "read_lines",
     "restored_bytes",
     "segment_from_metadata",
+    "segment_request",
     "store_segment",
 ]
 
@@ -60,6 +64,35 @@ def read_lines(path: Path, first_line: int, last_line: int | None = None) -> tup
     return b"".join(chunks), last
 
 
+def segment_request(
+    path: Path,
+    *,
+    first_line: int,
+    last_line: int | None = None,
+    producer: str,
+    metadata: Mapping[str, Any] | None = None,
+) -> tuple[PutRequest, TranscriptSegment] | None:
+    """The record storing lines ``first_line``..``last_line`` of ``path`` byte-exact, and the segment naming it.
+
+    Nothing is stored: the segment names the record's content handle, and
+    must not be used before the record is stored. None if there are no lines.
+
+    Raises:
+        InputNotFound: the transcript cannot be read.
+    """
+    data, last = read_lines(path, first_line, last_line)
+    if not data:
+        return None
+    request = PutRequest(
+        data=data,
+        content_type="application/x-ndjson",
+        producer=producer,
+        metadata={"kind": "transcript", "first_line": first_line, "last_line": last, **(metadata or {})},
+    )
+    segment = TranscriptSegment(handle=handle_for(data), first_line=first_line, last_line=last, bytes=len(data))
+    return request, segment
+
+
 def store_segment(
     path: Path,
     store: Store,
@@ -75,16 +108,12 @@ def store_segment(
         InputNotFound: the transcript cannot be read.
         ccr.BudgetExceeded, ccr.StoreError: the store refused; nothing was stored.
     """
-    data, last = read_lines(path, first_line, last_line)
-    if not data:
+    named = segment_request(path, first_line=first_line, last_line=last_line, producer=producer, metadata=metadata)
+    if named is None:
         return None
-    handle = store.put(
-        data,
-        content_type="application/x-ndjson",
-        producer=producer,
-        metadata={"kind": "transcript", "first_line": first_line, "last_line": last, **(metadata or {})},
-    )
-    return TranscriptSegment(handle=handle, first_line=first_line, last_line=last, bytes=len(data))
+    request, segment = named
+    handle = store.put_many([request])[0]
+    return segment if handle == segment.handle else segment.model_copy(update={"handle": handle})
 
 
 def segment_from_metadata(metadata: object) -> TranscriptSegment | None:

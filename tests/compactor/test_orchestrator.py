@@ -9,10 +9,11 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from ccr import HandleNotFound, InvalidHandle, open_store
+from ccr import HandleNotFound, InvalidHandle, PutRequest, SQLiteStore, handle_for, open_store
 from compactor.config import load_settings
 from compactor.messages import Message, TextBlock, ToolUseBlock, Usage
 from compactor.orchestrator import Orchestrator
+from compactor.session import ReadFileEntry
 from compactor.tokens import RoughCounter, anchor_index, count_all, usage_anchored_estimate
 
 
@@ -237,3 +238,54 @@ def test_counts_after_compactions_and_recorded_usage_equal_a_full_recount(tmp_pa
         assert orch.compact("manual").ok
         assert orch.tokens_of_messages() == sum(counter.count_message(m) for m in orch.messages)
         assert orch.context_tokens() == orch.calibration.tokens(count_all(orch.messages, counter))
+
+
+class CommitCountingStore(SQLiteStore):
+    """A real SQLite store in a file that counts the transactions it commits."""
+
+    def __init__(self, path: Path, *, max_bytes: int = 64 * 1024 * 1024) -> None:
+        super().__init__(path, max_bytes=max_bytes)
+        self.commits = 0
+        assert self._conn is not None
+        self._conn.set_trace_callback(self._saw)
+
+    def _saw(self, statement: str) -> None:
+        self.commits += statement.strip().upper() == "COMMIT"
+
+
+def _read_big_file(orch: Orchestrator, tmp_path: Path) -> None:
+    """The session read a file too large for its attachment budget: a compaction stores its cut tail."""
+    big = tmp_path / "big.py"
+    big.write_text("".join(f"value_{n} = {n}  # a line of the big file\n" for n in range(3_000)))
+    orch.state.record_read(ReadFileEntry(path=str(big), content=big.read_text(), timestamp=1.0))
+
+
+def test_a_compaction_commits_one_transaction_with_the_records_asked_to_go_with_it(tmp_path: Path) -> None:
+    store = CommitCountingStore(tmp_path / "ccr.db")
+    orch = Orchestrator(
+        settings=load_settings(env={}, overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 2_000,
+                                                  "attachments.file_tokens": 1_000}),
+        store=store, counter=RoughCounter(),
+    )
+    loop(orch, 12)
+    _read_big_file(orch, tmp_path)
+    asked = PutRequest(data=b"recorded with the compaction", producer="test")
+    result = orch.compact("manual", also_store=[asked])
+    assert result.ok
+    tails = [a.handle for a in result.report.attachments if a.handle is not None]
+    assert tails and len(result.report.dropped) > 1
+    assert store.commits == 1
+    assert all(store.contains(h) for h in [*tails, *(d.handle for d in result.report.dropped)])
+    assert store.get(handle_for(asked.data)) == asked.data
+
+
+def test_a_refused_compaction_stores_nothing_it_was_asked_to_store_with_it(tmp_path: Path) -> None:
+    store = CommitCountingStore(tmp_path / "ccr.db", max_bytes=64)
+    orch = Orchestrator(settings=load_settings(env={}, overrides={"pipeline.tail_tokens": 2_000}), store=store,
+                        counter=RoughCounter())
+    loop(orch, 12)
+    messages = list(orch.messages)
+    result = orch.compact("manual", also_store=[PutRequest(data=b"small enough alone")])
+    assert not result.ok and result.report.error_id == "ccr_budget_exceeded"
+    assert orch.messages == messages
+    assert store.stats().entries == 0 and store.commits == 0

@@ -10,16 +10,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attachments import DiskFiles
-from ccr import find_handles, open_store
+from attachments import Budgets, DiskFiles
+from ccr import BudgetExceeded, PutRequest, SQLiteStore, find_handles, handle_for, open_store
 from compactor.dedup import Deduper, tool_name_map
 from compactor.errors import SummarizerError
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.pipeline import CompactOptions, compact, merge_instructions, split_tail, store_spans
-from compactor.session import ReadFileEntry, SessionState
+from compactor.session import InvokedSkill, ReadFileEntry, SessionState
 from compactor.spans import head_spans, messages_jsonl
 from compactor.summarizers import ExtractiveSummarizer, Summary
 from compactor.tokens import CachedCounter, RoughCounter, TiktokenCounter
+from memory import open_memory
 
 COUNTER = RoughCounter()
 
@@ -336,3 +337,88 @@ def test_a_stored_tool_result_of_several_text_blocks_is_counted_from_its_blocks_
     [index] = [i for i, span in enumerate(spans) if span.kind == "tool_result"]
     assert tokens[index] == TiktokenCounter().count_text(message.tool_results()[0].text())
     assert inner.texts and all(len(t) < 40 for t in inner.texts)  # the joints, not the joined result
+
+
+class CommitCountingStore(SQLiteStore):
+    """A real SQLite store in a file that counts the transactions it commits."""
+
+    def __init__(self, path: Path, *, max_bytes: int = 64 * 1024 * 1024) -> None:
+        super().__init__(path, max_bytes=max_bytes)
+        self.commits = 0
+        assert self._conn is not None
+        self._conn.set_trace_callback(self._saw)
+
+    def _saw(self, statement: str) -> None:
+        self.commits += statement.strip().upper() == "COMMIT"
+
+
+def _with_cut_file_and_skill(tmp_path: Path) -> SessionState:
+    """A state whose file and skill attachments are both cut to their budgets, so both store a tail."""
+    source = tmp_path / "big.py"
+    source.write_text("".join(f"value_{n} = {n}  # a line of the big file\n" for n in range(3_000)))
+    state = SessionState()
+    state.record_read(ReadFileEntry(path=str(source), content=source.read_text(), timestamp=1.0))
+    state.invoke_skill(InvokedSkill(name="big", path="/s/big/SKILL.md", content="step\n" * 4_000, invoked_at=1.0))
+    return state
+
+
+ASKED = PutRequest(data=b'{"line": 1}\n', content_type="application/x-ndjson", producer="test:segment")
+
+
+def test_one_compaction_stores_spans_tails_and_the_records_asked_for_in_one_transaction(tmp_path: Path) -> None:
+    store = CommitCountingStore(tmp_path / "ccr.db")
+    out, _ = run(conversation(), _with_cut_file_and_skill(tmp_path), store=store, also_store=[ASKED],
+                 options=CompactOptions(tail_tokens=2_000, budgets=Budgets(file_tokens=1_000, skill_tokens=1_000)))
+    assert out.ok
+    tails = [a.handle for a in out.report.attachments if a.handle is not None]
+    assert {a.type for a in out.report.attachments if a.handle is not None} == {"file", "skill"}
+    assert len(out.report.dropped) > 1 and tails
+    assert store.commits == 1
+    for handle in [d.handle for d in out.report.dropped] + tails:
+        assert store.contains(handle)
+    assert store.get(handle_for(ASKED.data)) == ASKED.data
+
+
+def test_a_refused_write_stores_nothing_of_the_compaction_and_drops_nothing(tmp_path: Path) -> None:
+    options = CompactOptions(tail_tokens=2_000, budgets=Budgets(file_tokens=1_000, skill_tokens=1_000))
+    measured, _ = run(conversation(), _with_cut_file_and_skill(tmp_path), store=open_store(tmp_path / "all.db"),
+                      also_store=[ASKED], options=options)
+    assert measured.ok
+    needed = open_store(tmp_path / "all.db").stats().payload_bytes
+    assert needed > len(ASKED.data)
+    # Room for all but one byte of it: spans, tails and the asked-for record go in together or not at all.
+    small = CommitCountingStore(tmp_path / "small.db", max_bytes=needed - 1)
+    messages = conversation()
+    state = _with_cut_file_and_skill(tmp_path)
+    out, _ = run(messages, state, store=small, also_store=[ASKED], options=options)
+    assert not out.ok and out.report.error_id == BudgetExceeded.error_id
+    assert out.messages == messages and out.state is state and out.boundary is None
+    assert small.stats().entries == 0 and small.commits == 0
+
+
+def test_a_summary_may_cite_a_record_stored_with_its_own_compaction() -> None:
+    out, store = run(conversation(), summarizer=CitingFake([handle_for(ASKED.data)]), also_store=[ASKED])
+    assert out.ok
+    assert store.get(handle_for(ASKED.data)) == ASKED.data
+
+
+def test_a_compaction_that_fails_after_naming_its_spans_stores_none_of_them() -> None:
+    store = open_store(":memory:")
+    out, _ = run(conversation(), store=store, summarizer=CitingFake(["ccr_" + "1" * 32]), also_store=[ASKED])
+    assert not out.ok
+    assert store.stats().entries == 0
+
+
+def test_a_cut_memory_is_stored_in_the_compactions_one_transaction(tmp_path: Path) -> None:
+    big = "".join(f"write the docs for the report generator, note {i}\n" for i in range(4_000))
+    db_path = tmp_path / "memory.db"
+    with open_memory(db_path, recovery=tmp_path / "seed.db") as db:
+        db.remember_many([big])
+    store = CommitCountingStore(tmp_path / "ccr.db")
+    options = CompactOptions(tail_tokens=2_000, memory_db=str(db_path), budgets=Budgets(memory_tokens=500))
+    out, _ = run(conversation(), store=store, options=options)
+    assert out.ok
+    (memory,) = [a for a in out.report.attachments if a.type == "memory"]
+    assert memory.truncated and memory.handle is not None
+    assert store.get(memory.handle) == big.encode()
+    assert store.commits == 1
