@@ -29,6 +29,7 @@ __all__ = [
     "Facts",
     "FileNote",
     "command_first_line",
+    "last_line",
     "layout",
     "relative_path",
     "touched_path",
@@ -141,8 +142,27 @@ class Facts:
                 command.failed += 1
             else:
                 command.ok += 1
-            last = next((ln for ln in reversed(without_result_id(text).splitlines()) if ln.strip()), "")
+            last = last_line(without_result_id(text))
             command.last_output = _one_line(last, _OUTPUT_CHARS) if last else ""
+
+
+_LAST_LINE_WINDOW = 4096
+
+
+def last_line(text: str) -> str:
+    """The last line of ``text`` that is not blank, without its trailing whitespace ("" when none is),
+    as ``str.splitlines`` cuts lines.
+
+    Only the end of the text is split when the line starts within it: a
+    command's output can be megabytes, and splitting all of it made a list
+    of every line to read one.
+    """
+    stripped = text.rstrip()
+    tail = stripped[-_LAST_LINE_WINDOW:]
+    lines = tail.splitlines()
+    if len(lines) < 2 and len(tail) < len(stripped):
+        lines = stripped.splitlines()  # a last line longer than the window
+    return lines[-1] if lines else ""
 
 
 def _file_line(note: FileNote, cwd: str | None, *, absolute: bool = False) -> str:

@@ -24,7 +24,7 @@ from compactor._templates import render
 from compactor.config import DEFAULT_SUMMARY_FACTS_TOKENS
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.rounds import is_prompt
-from compactor.spans import MESSAGE_KINDS, Span, SpanKind, head_spans, tool_result_bytes
+from compactor.spans import MESSAGE_KINDS, Span, SpanKind, head_spans
 from compactor.summarizers._facts import Facts, command_first_line, layout, relative_path, touched_path
 from compactor.summarizers._prompts import typed
 from compactor.summarizers._thread import Thread
@@ -88,7 +88,7 @@ def _full_listing(messages: Sequence[Message]) -> str | None:
                 calls[block.id] = block
                 facts.tool_use(block, index)
             elif isinstance(block, ToolResultBlock) and block.tool_use_id in calls:
-                text = tool_result_bytes(block).decode("utf-8", errors="replace")
+                text = block.text()
                 facts.tool_result(calls[block.tool_use_id], block, text, None, index)
     if not facts.files and not facts.commands:
         return None
@@ -277,7 +277,7 @@ class ExtractiveSummarizer:
                     calls[block.id] = block
                     self._tool_use(d, block, index)
                 elif isinstance(block, ToolResultBlock):
-                    text = tool_result_bytes(block).decode("utf-8", errors="replace")
+                    text = block.text()
                     result_texts.append(text)
                     self._tool_result(d, block, text, calls.get(block.tool_use_id), by_result, index)
                 elif isinstance(block, TextBlock) and message.role == "assistant":
