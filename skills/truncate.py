@@ -34,6 +34,21 @@ _LINE_START = re.compile(r"\n(?=[ \t\r]*\S)")
 _CHUNK = 256
 """Characters per piece when a single line has to be cut inside."""
 
+_FIRST_RATE = 2.5
+"""Characters per token assumed for the first run, before any is counted: less than code or
+prose run at (about 4), so the first run rarely overshoots the budget."""
+
+_MOST_RATE = 6.0
+"""The most characters per token a run is sized at, however sparse the counted pieces were
+(a first piece of blank lines must not size a run far past the budget)."""
+
+_RUN_AIM = 0.9
+"""The share of what the budget left may hold that a run aims at: a run short of the budget is
+followed by a shorter one, while one past it wastes what it counted past the budget."""
+
+_GUESSES = 4
+"""Totals inside a run guessed from its rate before ``LineCounts`` falls back to bisecting."""
+
 
 def truncate_head(text: str, max_tokens: int, counter: TokenCounter) -> tuple[str, str]:
     """Split ``text`` into ``(head, tail)`` with ``head`` at most ``max_tokens`` tokens.
@@ -89,6 +104,17 @@ class LineCounts:
     the first ``k`` pieces' counts: for tiktoken, the count of the text up
     to ``end(k)``. Piece ends are found, and pieces counted, only as far as
     a caller asks, so a huge text costs what its head costs.
+
+    With a counter that is additive at line starts (``TiktokenCounter``),
+    a run of pieces is counted whole, in one call: its count is the sum of
+    its pieces' counts, and one call on a long run costs far less than a
+    call per line (each call has a fixed cost, and a file's lines average
+    about 40 characters). Runs are sized from the budget still left, at the
+    text's own rate of characters per token, so they land just short of it;
+    a piece's own total is found only where a caller needs it, by counting
+    the shorter side of it within the run that holds it (one call). The
+    answers are the same as counting piece by piece. Other counters, and
+    pieces a caller gave (cuts inside a line), are counted piece by piece.
     """
 
     def __init__(self, text: str, counter: TokenCounter, *, ends: Sequence[int] | None = None) -> None:
@@ -96,7 +122,11 @@ class LineCounts:
         self._counter = counter
         self._ends: list[int] = list(ends) if ends is not None else []
         self._more: Iterator[re.Match[str]] | None = None if ends is not None else _LINE_START.finditer(text)
-        self._totals = [0]
+        self._runs = ends is None and bool(getattr(counter, "additive_at_line_starts", False))
+        self._known = [0]
+        """Piece counts ``k`` whose ``total(k)`` is known, ascending; the last is ``counted``."""
+        self._sums = [0]
+        """``total(k)`` for each ``k`` in ``_known``."""
 
     def exists(self, k: int) -> bool:
         """Whether the text has a ``k``-th piece (1-based)."""
@@ -123,8 +153,8 @@ class LineCounts:
 
     @property
     def counted(self) -> int:
-        """How many pieces have been counted so far."""
-        return len(self._totals) - 1
+        """How many pieces have been counted so far (alone or in runs): the first ``counted``."""
+        return self._known[-1]
 
     def total(self, k: int) -> int:
         """The summed counts of the first ``k`` pieces.
@@ -134,40 +164,127 @@ class LineCounts:
         """
         if k:
             self.end(k)
-        while len(self._totals) <= k:
-            self._count_next()
-        return self._totals[k]
+        at = bisect.bisect_left(self._known, k)
+        if at == len(self._known):
+            self._count_to(k)
+            return self._sums[-1]
+        if self._known[at] == k:
+            return self._sums[at]
+        return self._fill(at, k)
 
     def last_within(self, budget: int, lo: int = 0, hi: int | None = None, *, proper: bool = False) -> int:
         """The largest ``k`` in ``[lo, hi)`` with ``total(k) <= budget`` (``lo`` when none is).
 
         ``proper`` leaves out the piece that ends the text (a head shorter than the text is wanted).
         """
-        totals = self._totals
-        while totals[-1] <= budget and (hi is None or len(totals) < hi) and self._candidate(len(totals), proper):
-            self._count_next()
-        top = len(totals) if hi is None else min(hi, len(totals))
-        while top > lo + 1 and not self._candidate(top - 1, proper):
+        self._count_past(budget, hi, proper)
+        top = self.counted if hi is None else min(hi - 1, self.counted)
+        while top > lo and not self._candidate(top, proper):
             top -= 1
-        return max(bisect.bisect_right(totals, budget, lo, top) - 1, lo)
+        if top <= lo:
+            return lo
+        # The known totals bracket the answer: the last within the budget and the next one over it.
+        inside = bisect.bisect_right(self._known, top)
+        below = bisect.bisect_right(self._sums, budget, 0, inside) - 1
+        fits = max(lo, self._known[below]) if below >= 0 else lo
+        if below + 1 == len(self._known):
+            return fits
+        if self._sums[below + 1] <= budget:  # known beyond top and within the budget: so is top
+            return top
+        return self._search(budget, fits, min(top, self._known[below + 1] - 1))
 
     def pieces_in(self, end: int) -> int | None:
         """The ``k`` whose head ``text[:end(k)]`` ends at ``end``, among the piece ends found so far (None: none)."""
         k = bisect.bisect_left(self._ends, end)
         return k + 1 if k < len(self._ends) and self._ends[k] == end else None
 
-    def _count_next(self) -> None:
-        """Count the next piece (whose end is already found)."""
-        totals, ends = self._totals, self._ends
-        start = ends[len(totals) - 2] if len(totals) > 1 else 0
-        totals.append(totals[-1] + self._counter.count_text(self.text[start : ends[len(totals) - 1]]))
-
     def all_within(self, budget: int) -> bool:
         """Whether every piece together counts at most ``budget``."""
-        return not self.exists(self.last_within(budget) + 1)
+        self._count_past(budget, None, False)
+        return self._sums[-1] <= budget and not self.exists(self.counted + 1)
 
     def _candidate(self, k: int, proper: bool) -> bool:
         return self.exists(k) and not (proper and self._ends[k - 1] == len(self.text))
+
+    def _count_past(self, budget: int, hi: int | None, proper: bool) -> None:
+        """Count on until the counted pieces exceed ``budget``, or no candidate below ``hi`` is left."""
+        while self._sums[-1] <= budget and (hi is None or self.counted + 1 < hi) and self._candidate(
+            self.counted + 1, proper
+        ):
+            self._count_to(self._run_end(budget, hi, proper))
+
+    def _run_end(self, budget: int, hi: int | None, proper: bool) -> int:
+        """Where the next run ends: its pieces' characters are about ``_RUN_AIM`` of what the budget left may hold.
+
+        The rate is the characters per token counted so far (``_FIRST_RATE``
+        before anything is), at most ``_MOST_RATE``. A run is at least one
+        piece; without runs, it is exactly one.
+        """
+        k = self.counted + 1
+        if not self._runs:
+            return k
+        rate = self._ends[k - 2] / self._sums[-1] if k > 1 and self._sums[-1] else _FIRST_RATE
+        reach = self._start(k) + (budget - self._sums[-1]) * min(rate, _MOST_RATE) * _RUN_AIM
+        while (hi is None or k + 1 < hi) and self._candidate(k + 1, proper) and self._ends[k] <= reach:
+            k += 1
+        return k
+
+    def _count_to(self, k: int) -> None:
+        """Count the pieces after ``counted`` up to ``k``: as one run, or one by one without runs."""
+        while self.counted < k:
+            step = k if self._runs else self.counted + 1
+            self._sums.append(self._sums[-1] + self._count(self.counted, step))
+            self._known.append(step)
+
+    def _fill(self, at: int, k: int) -> int:
+        """``total(k)`` for a ``k`` inside a run counted whole (between ``_known[at - 1]`` and ``_known[at]``).
+
+        The shorter side of the run is counted: the pieces from its start
+        to ``k``, or those from ``k`` to its end, taken from the run's total.
+        """
+        start, stop = self._known[at - 1], self._known[at]
+        if self._ends[k - 1] - self._start(start + 1) <= self._ends[stop - 1] - self._ends[k - 1]:
+            found = self._sums[at - 1] + self._count(start, k)
+        else:
+            found = self._sums[at] - self._count(k, stop)
+        self._known.insert(at, k)
+        self._sums.insert(at, found)
+        return found
+
+    def _search(self, budget: int, lo: int, top: int) -> int:
+        """The largest ``k`` in ``(lo, top]`` with ``total(k) <= budget`` (``lo`` when none is).
+
+        The totals of ``lo`` and ``top + 1`` bound the search; each probe is
+        first guessed from the known totals around it, at their rate of
+        characters per token, which usually lands within a piece of the
+        answer; after ``_GUESSES`` guesses the search bisects.
+        """
+        probes = 0
+        while lo < top:
+            if probes < _GUESSES:
+                below = bisect.bisect_right(self._known, lo) - 1
+                above = bisect.bisect_right(self._known, top)
+                left, right = self._known[below], self._known[above]
+                spent, span = self._sums[below], self._sums[above] - self._sums[below]
+                start = self._start(left + 1)
+                reach = start + (budget - spent) * (self._ends[right - 1] - start) / max(span, 1)
+                k = min(max(bisect.bisect_right(self._ends, reach, 0, top), lo + 1), top)
+            else:
+                k = (lo + top + 1) // 2
+            probes += 1
+            if self.total(k) <= budget:
+                lo = k
+            else:
+                top = k - 1
+        return lo
+
+    def _start(self, k: int) -> int:
+        """Where the ``k``-th piece starts (its ends are found)."""
+        return self._ends[k - 2] if k > 1 else 0
+
+    def _count(self, after: int, upto: int) -> int:
+        """One counter call on the pieces after the first ``after`` up to the ``upto``-th."""
+        return self._counter.count_text(self.text[self._start(after + 1) : self._ends[upto - 1]])
 
 
 def _longest(lines: LineCounts, limit: int, size: Callable[[str], int], *, proper: bool) -> int:
