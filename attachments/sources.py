@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
@@ -80,22 +81,23 @@ class DiskFiles:
 class RecordedFiles:
     """A replay's view of the files: what the recorded session read and wrote.
 
-    A file is known line by line. A full read or a write makes it complete;
-    a partial read adds the lines it showed. ``read`` answers only for
-    complete files; ``read_slice`` also answers from the known lines. An edit
-    that cannot be applied (its old text is not in what is known) means the
-    record has lost track of the file, which is then forgotten rather than
-    served wrong.
+    A file is known whole or line by line. A full read or a write makes it
+    complete (kept as its text, which most reads and writes of a session
+    are, so that they cost no splitting); a partial read adds the lines it
+    showed. ``read`` answers only for complete files; ``read_slice`` also
+    answers from the known lines. An edit that cannot be applied (its old
+    text is not in what is known) means the record has lost track of the
+    file, which is then forgotten rather than served wrong.
     """
 
     origin: FileOrigin = "recorded"
 
     def __init__(self) -> None:
-        self._lines: dict[str, dict[int, str]] = {}
-        self._complete: dict[str, bool] = {}
+        self._whole: dict[str, str] = {}
+        self._lines: dict[str, dict[int, str]] = {}  # files known only in part, by 1-based line
 
     def __contains__(self, path: object) -> bool:
-        return path in self._lines
+        return path in self._whole or path in self._lines
 
     def record_read(
         self,
@@ -115,7 +117,6 @@ class RecordedFiles:
         or by showing as many lines as ``limit`` allowed) makes the file
         complete.
         """
-        lines = content.splitlines(keepends=True)
         start = max(offset or 1, 1)
         # Claude Code counts lines as the parts between newlines, so a file
         # ending in a newline has one more "line" than splitlines() finds.
@@ -127,9 +128,9 @@ class RecordedFiles:
         if whole:
             self.record_write(path, content)
             return
-        known = self._lines.setdefault(path, {})
-        complete = self._complete.get(path, False)
-        for number, line in enumerate(lines, start):
+        complete = path in self._whole
+        known = self._known_lines(path)
+        for number, line in enumerate(content.splitlines(keepends=True), start):
             at_end = total_lines is not None and number >= total_lines
             if not at_end and not line.endswith(("\n", "\r")):
                 line += "\n"
@@ -138,12 +139,13 @@ class RecordedFiles:
             for number in [n for n in known if n > total_lines]:
                 del known[number]
             complete = complete or all(n in known for n in range(1, total_lines + 1))
-        self._complete[path] = complete
+        if complete:
+            self.record_write(path, _joined(known))
 
     def record_write(self, path: str, content: str) -> None:
         """Remember that ``path`` now holds exactly ``content``."""
-        self._lines[path] = dict(enumerate(content.splitlines(keepends=True), 1))
-        self._complete[path] = True
+        self._whole[path] = content
+        self._lines.pop(path, None)
 
     def apply_edit(
         self, path: str, old: str, new: str, replace_all: bool = False, *, original: str | None = None
@@ -157,59 +159,57 @@ class RecordedFiles:
         """
         if original is not None:
             self.record_write(path, original)
-        if path not in self._lines:
-            return False
-        if self._complete[path]:
-            text = self._text(path)
+        text = self._whole.get(path)
+        if text is not None:
             if old not in text:
                 self.forget(path)
                 return False
             self.record_write(path, text.replace(old, new) if replace_all else text.replace(old, new, 1))
             return True
+        if path not in self._lines:
+            return False
         return self._edit_partial(path, old, new, replace_all)
 
     def forget(self, path: str) -> None:
         """Stop serving ``path`` (deleted, or no longer known)."""
+        self._whole.pop(path, None)
         self._lines.pop(path, None)
-        self._complete.pop(path, None)
 
     def read(self, path: str) -> str | None:
         """The whole recorded content of ``path``, or ``None`` unless all of it is known."""
-        if not self._complete.get(path, False):
-            return None
-        return self._text(path)
+        return self._whole.get(path)
 
     def read_slice(self, path: str, offset: int | None, limit: int | None) -> str | None:
         """Lines ``offset`` .. ``offset + limit - 1``, or ``None`` unless all of them are known.
 
         With no ``limit``, the known lines from ``offset`` up to the first gap.
         """
+        text = self._whole.get(path)
+        if text is not None:
+            return slice_lines(text, offset, limit)
         known = self._lines.get(path)
         if known is None:
             return None
         start = max(offset or 1, 1)
         if limit is None:
-            if self._complete[path]:
-                end = max(known, default=0)
-            else:
-                end = start
-                while end in known:
-                    end += 1
-                end -= 1
-                if end < start:
-                    return None
+            end = start
+            while end in known:
+                end += 1
+            end -= 1
+            if end < start:
+                return None
         else:
             end = start + limit - 1
-            last = max(known, default=0)
-            if self._complete[path]:
-                end = min(end, last)
-            elif any(n not in known for n in range(start, end + 1)):
+            if any(n not in known for n in range(start, end + 1)):
                 return None
-        return "".join(known[n] for n in range(start, end + 1) if n in known)
+        return "".join(known[n] for n in range(start, end + 1))
 
-    def _text(self, path: str) -> str:
-        known = self._lines[path]
-        return "".join(known[n] for n in sorted(known))
+    def _known_lines(self, path: str) -> dict[int, str]:
+        """The known lines of ``path`` by number, to be changed in place (a whole file is split first)."""
+        text = self._whole.pop(path, None)
+        if text is not None:
+            self._lines[path] = dict(enumerate(text.splitlines(keepends=True), 1))
+        return self._lines.setdefault(path, {})
 
     def _edit_partial(self, path: str, old: str, new: str, replace_all: bool) -> bool:
         known = self._lines[path]
@@ -236,3 +236,8 @@ class RecordedFiles:
             return False
         self._lines[path] = rebuilt
         return True
+
+
+def _joined(known: Mapping[int, str]) -> str:
+    """Known lines put back together in order."""
+    return "".join(known[n] for n in sorted(known))
