@@ -6,14 +6,16 @@ line, so that a one-line (minified) file still shows something. ``head +
 tail`` is always the original text, so the tail can be stored and recovered
 exactly.
 
-Each line is tokenized once: the cut is chosen from the lines' cumulative
-counts, and only the heads those counts point at are measured whole (usually
-one or two), instead of measuring a head at every step of a binary search.
+Each line is tokenized about once (in runs of lines, see ``LineCounts``):
+the cut is chosen from the lines' cumulative counts, and only the heads those
+counts point at are measured whole (usually one or two), instead of
+measuring a head at every step of a binary search.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
 
@@ -48,6 +50,10 @@ followed by a shorter one, while one past it wastes what it counted past the bud
 
 _GUESSES = 4
 """Totals inside a run guessed from its rate before ``LineCounts`` falls back to bisecting."""
+
+_ENDS_AT_ONCE = 32
+"""Piece ends found per step: a batch costs about what one end does (found one at a time, the
+ends of a cut file cost a third as much as counting its runs)."""
 
 
 def truncate_head(text: str, max_tokens: int, counter: TokenCounter) -> tuple[str, str]:
@@ -102,19 +108,23 @@ class LineCounts:
     counts a run of newlines as one token, so a cut between them would count
     differently from the pieces on either side. ``total(k)`` is the sum of
     the first ``k`` pieces' counts: for tiktoken, the count of the text up
-    to ``end(k)``. Piece ends are found, and pieces counted, only as far as
-    a caller asks, so a huge text costs what its head costs.
+    to ``end(k)``. Piece ends are found (a few dozen at a time), and pieces
+    counted, only as far as a caller asks, so a huge text costs what its
+    head costs.
 
-    With a counter that is additive at line starts (``TiktokenCounter``),
-    a run of pieces is counted whole, in one call: its count is the sum of
-    its pieces' counts, and one call on a long run costs far less than a
-    call per line (each call has a fixed cost, and a file's lines average
-    about 40 characters). Runs are sized from the budget still left, at the
-    text's own rate of characters per token, so they land just short of it;
-    a piece's own total is found only where a caller needs it, by counting
+    Why runs are counted whole: with a counter that is additive at line
+    starts (``TiktokenCounter``, or a ``CachedCounter`` around it) the
+    count of a run of pieces is the sum of its pieces' counts, and each
+    counter call has a fixed cost (tokenizer, cache key, bookkeeping) about
+    as large as counting a 40-character line, which is what a file's lines
+    average. So the pieces are counted in runs, one call each, sized from
+    the budget still left at the text's own characters per token, to land
+    just short of it (a cut file costs about five calls, not two hundred).
+    A piece's own total is found only where a caller needs it, by counting
     the shorter side of it within the run that holds it (one call). The
-    answers are the same as counting piece by piece. Other counters, and
-    pieces a caller gave (cuts inside a line), are counted piece by piece.
+    answers are those of counting piece by piece. Other counters, and
+    pieces a caller gave (cuts inside a line, which are not line starts),
+    are counted one piece at a time.
     """
 
     def __init__(self, text: str, counter: TokenCounter, *, ends: Sequence[int] | None = None) -> None:
@@ -130,15 +140,8 @@ class LineCounts:
 
     def exists(self, k: int) -> bool:
         """Whether the text has a ``k``-th piece (1-based)."""
-        if k <= len(self._ends):
-            return True
         while len(self._ends) < k and self._more is not None:
-            match = next(self._more, None)
-            if match is None:
-                self._ends.append(len(self.text))
-                self._more = None
-            else:
-                self._ends.append(match.end())
+            self._find_more()
         return k <= len(self._ends)
 
     def end(self, k: int) -> int:
@@ -206,6 +209,15 @@ class LineCounts:
     def _candidate(self, k: int, proper: bool) -> bool:
         return self.exists(k) and not (proper and self._ends[k - 1] == len(self.text))
 
+    def _find_more(self) -> None:
+        """Find the next ``_ENDS_AT_ONCE`` piece ends (the text's end after the last one)."""
+        assert self._more is not None
+        found = [match.end() for match in itertools.islice(self._more, _ENDS_AT_ONCE)]
+        self._ends.extend(found)
+        if len(found) < _ENDS_AT_ONCE:
+            self._ends.append(len(self.text))
+            self._more = None
+
     def _count_past(self, budget: int, hi: int | None, proper: bool) -> None:
         """Count on until the counted pieces exceed ``budget``, or no candidate below ``hi`` is left."""
         while self._sums[-1] <= budget and (hi is None or self.counted + 1 < hi) and self._candidate(
@@ -220,14 +232,17 @@ class LineCounts:
         before anything is), at most ``_MOST_RATE``. A run is at least one
         piece; without runs, it is exactly one.
         """
-        k = self.counted + 1
+        first = self.counted + 1
         if not self._runs:
-            return k
-        rate = self._ends[k - 2] / self._sums[-1] if k > 1 and self._sums[-1] else _FIRST_RATE
-        reach = self._start(k) + (budget - self._sums[-1]) * min(rate, _MOST_RATE) * _RUN_AIM
-        while (hi is None or k + 1 < hi) and self._candidate(k + 1, proper) and self._ends[k] <= reach:
-            k += 1
-        return k
+            return first
+        rate = self._ends[first - 2] / self._sums[-1] if first > 1 and self._sums[-1] else _FIRST_RATE
+        reach = self._start(first) + (budget - self._sums[-1]) * min(rate, _MOST_RATE) * _RUN_AIM
+        while self._more is not None and self._ends[-1] <= reach:
+            self._find_more()
+        last = len(self._ends) if hi is None else min(len(self._ends), hi - 1)
+        if not self._candidate(last, proper):
+            last -= 1
+        return max(first, min(bisect.bisect_right(self._ends, reach), last))
 
     def _count_to(self, k: int) -> None:
         """Count the pieces after ``counted`` up to ``k``: as one run, or one by one without runs."""
