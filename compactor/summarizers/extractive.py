@@ -56,7 +56,10 @@ Each alone, without IGNORECASE, runs about three times faster over a long
 result than the whole pattern does; the last is looser than its branch (any
 digit before the word), which only costs a search of the lines with
 ``_REPORTED_ERROR`` itself, the one that decides."""
-_NUMBER = re.compile(r"(?<![\w.])\d[\d,_.]*\d(?![\w])|(?<![\w.])\d(?![\w.])")
+_NUMBER = re.compile(r"\d(?<=(?<![\w.])\d)(?:[\d,_.]*\d(?![\w])|(?![\w.]))")
+r"""A number standing on its own: ``(?<![\w.])\d[\d,_.]*\d(?![\w])|(?<![\w.])\d(?![\w.])``, written to
+start with the digit (the look back checks the character before it), so that the scan jumps from
+digit to digit instead of trying the look back at every character: about four times faster."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _CONTENT_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Grep", "Glob"})
 """Tools whose results show file content: a line saying "error" there is code, not a failure."""
@@ -376,9 +379,6 @@ class ExtractiveSummarizer:
 
         found: list[str] = []
         for text in assistant_texts:
-            # A number never spans sentences, so a text citing none is let go before it is split.
-            if not any(len(n) > 1 and seen(n) for n in _NUMBER.findall(text)):
-                continue
             for sentence in _SENTENCE.split(text):
                 if any(len(n) > 1 and seen(n) for n in _NUMBER.findall(sentence)):
                     line = _one_line(sentence.strip().lstrip("-*• ").strip(), 180)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ccr import find_handles
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.summarizers.base import SECTION_TITLES
-from compactor.summarizers.extractive import _ERROR_LINE, _REPORTED_ERROR, ExtractiveSummarizer, _error_lines
+from compactor.summarizers.extractive import _ERROR_LINE, _NUMBER, _REPORTED_ERROR, ExtractiveSummarizer, _error_lines
 
 
 def user(text: str, **kw: object) -> Message:
@@ -296,3 +298,12 @@ def test_error_lines_are_found_as_a_search_of_each_line_finds_them(text: str) ->
     for failed, pattern in ((False, _REPORTED_ERROR), (True, _ERROR_LINE)):
         lines = [line for line in text.splitlines() if pattern.search(line)]
         assert _error_lines(text, failed) == (lines[0] if lines else None, len(lines))
+
+
+_PLAIN_NUMBER = re.compile(r"(?<![\w.])\d[\d,_.]*\d(?![\w])|(?<![\w.])\d(?![\w.])")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="0123456789.,_ -aZ\n\u0663", max_size=60))
+def test_numbers_are_found_as_the_plain_definition_finds_them(text: str) -> None:
+    assert _NUMBER.findall(text) == _PLAIN_NUMBER.findall(text)
