@@ -45,17 +45,38 @@ _REPORTED_ERROR = re.compile(
 )
 """A line of a result that did not fail but reports an error: ``error: ...``, ``ValueError: ...``,
 ``FAILED tests/...``, ``5 tests, 2 failures``."""
-_REPORTED_ERROR_GATES = (
-    re.compile(r"^\s*(?:error|fatal|panic|traceback|exception|failed|fail\b|e {2,}|\*\* \()", re.MULTILINE),
-    re.compile(r"(?:error|exception|fatal)(?:\[\w+\])?:"),
-    re.compile(r"\d (?:failed|failures?|errors?)\b"),
-)
-"""``_REPORTED_ERROR``'s branches, in lower case, tried on the lowercased result before its lines.
+_LINE_WORD = r"\s*(?:error|fatal|panic|traceback|exception|failed|fail\b|e {2,}|\*\* \()"
+_FIRST_LINE_WORD = re.compile(_LINE_WORD)
+_LATER_LINE_WORD = re.compile(r"\n" + _LINE_WORD)
+_ERROR_COLONS = tuple(re.compile(word + r"(?:\[\w+\])?:") for word in ("error", "exception", "fatal"))
+_COUNTED = re.compile(r" (?:failed|failures?|errors?)\b")
 
-Each alone, without IGNORECASE, runs about three times faster over a long
-result than the whole pattern does; the last is looser than its branch (any
-digit before the word), which only costs a search of the lines with
-``_REPORTED_ERROR`` itself, the one that decides."""
+
+def _may_report_error(low: str) -> bool:
+    r"""Whether a lowercased result (lines joined by ``\n``) may hold a line ``_REPORTED_ERROR`` finds.
+
+    ``_REPORTED_ERROR``'s branches in lower case, each written to start with
+    a literal so that the scan jumps between its occurrences (the case-insensitive
+    whole pattern, or a branch starting with ``^`` or ``\d``, tries every
+    character: several times slower over a long result): a word after only
+    blanks from a line start, ``error:`` (or ``exception``, ``fatal``, each
+    maybe with ``[code]``), and a digit before `` failed``/`` errors``. The
+    last is looser than its branch (any digit), which only costs a search of
+    the lines with ``_REPORTED_ERROR`` itself, the one that decides.
+    """
+    if _FIRST_LINE_WORD.match(low) or _LATER_LINE_WORD.search(low):
+        return True
+    if any(colon.search(low) for colon in _ERROR_COLONS):
+        return True
+    for word in (" fail", " error"):
+        at = low.find(word)
+        while at != -1:
+            if at and low[at - 1].isdecimal() and _COUNTED.match(low, at):
+                return True
+            at = low.find(word, at + 1)
+    return False
+
+
 _NUMBER = re.compile(r"\d(?<=(?<![\w.])\d)(?:[\d,_.]*\d(?![\w])|(?![\w.]))")
 r"""A number standing on its own: ``(?<![\w.])\d[\d,_.]*\d(?![\w])|(?<![\w.])\d(?![\w.])``, written to
 start with the digit (the look back checks the character before it), so that the scan jumps from
@@ -439,7 +460,7 @@ def _error_lines(text: str, failed: bool) -> tuple[str | None, int]:
     else only when it is shaped like one (``_REPORTED_ERROR``). That is what
     a search of each line with the pattern answers, found faster: most
     results are let go by the cheap tests on the whole lowercased text (an
-    error word, then ``_REPORTED_ERROR_GATES``), and of the rest only lines
+    error word, then ``_may_report_error``), and of the rest only lines
     holding an error word, found with ``str.find``, are searched (running the
     case-insensitive pattern over every line of a long log costs several
     times more). The lines are joined with plain newlines first, so that a
@@ -450,7 +471,7 @@ def _error_lines(text: str, failed: bool) -> tuple[str | None, int]:
     low = joined.lower()
     if not any(word in low for word in _ERROR_WORDS):
         return None, 0
-    if not (_ERROR_LINE.search(joined) if failed else any(gate.search(low) for gate in _REPORTED_ERROR_GATES)):
+    if not (_ERROR_LINE.search(joined) if failed else _may_report_error(low)):
         return None, 0
     if len(low) != len(joined):  # a character lowercased to two: positions no longer line up
         lines = [line for line in joined.split("\n") if pattern.search(line)]
