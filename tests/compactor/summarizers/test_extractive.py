@@ -288,7 +288,7 @@ def test_an_error_word_in_a_successful_result_is_not_an_error_but_a_reported_fai
 _PIECES = st.sampled_from([
     "error", "Error: ", "FAILED", "fail", "failures", "2 failures", "0 errors", "E   ", "** (", "traceback",
     "ValueError: x", "exception[E1]:", " ", "  ", "\t", "\n", "\r\n", "\r", "\x0b", "\x1c", "\u2028", "ok", "x1",
-    "\u0130", "CANNOT", "Denied", "PANIC:",
+    "\u0130", "CANNOT", "Denied", "PANIC:", "3 errors", "12 failed", "1 error", "\u0663 errors",
 ])
 
 
