@@ -119,7 +119,7 @@ class LineCounts:
     as large as counting a 40-character line, which is what a file's lines
     average. So the pieces are counted in runs, one call each, sized from
     the budget still left at the text's own characters per token, to land
-    just short of it (a cut file costs about five calls, not two hundred).
+    just short of it (a cut file costs a handful of calls, not two hundred).
     A piece's own total is found only where a caller needs it, by counting
     the shorter side of it within the run that holds it (one call). The
     answers are those of counting piece by piece. Other counters, and
@@ -269,8 +269,9 @@ class LineCounts:
     def _search(self, budget: int, lo: int, top: int) -> int:
         """The largest ``k`` in ``(lo, top]`` with ``total(k) <= budget`` (``lo`` when none is).
 
-        The totals of ``lo`` and ``top + 1`` bound the search; each probe is
-        first guessed from the known totals around it, at their rate of
+        ``lo`` is taken to fit (it is the answer when nothing above it does),
+        and the first known total past ``top`` is over the budget. Each probe
+        is first guessed from the known totals around it, at their rate of
         characters per token, which usually lands within a piece of the
         answer; after ``_GUESSES`` guesses the search bisects.
         """
