@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from attachments._cut import BatchStore, StoreBatch
+from ccr.batch import BatchStore, StoreBatch
 from attachments.attachment import Attachment, AttachmentSet
 from attachments.budgets import DEFAULT_BUDGETS, Budgets
 from attachments.deltas import full_deltas

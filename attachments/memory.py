@@ -31,7 +31,7 @@ from memory.models import Hit
 from memory.store import DEFAULT_LIMIT, MemoryDB, open_memory
 
 if TYPE_CHECKING:
-    from attachments._cut import StoreBatch
+    from ccr.batch import StoreBatch
 
 __all__ = ["build_memory_attachment", "memory_query", "recall_attachment", "session_memories"]
 

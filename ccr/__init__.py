@@ -19,6 +19,7 @@ from compactor._lazy import lazy_exports as _lazy_exports
 if TYPE_CHECKING:
     from ccr._memory import MemoryStore
     from ccr._sqlite import SQLiteStore
+    from ccr.batch import BatchStore, StoreBatch
     from ccr.errors import (
         ArchiveInvalid,
         BudgetExceeded,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ArchiveInvalid",
+    "BatchStore",
     "BudgetExceeded",
     "CCRError",
     "CorruptRecord",
@@ -75,6 +77,7 @@ __all__ = [
     "RetrievalMode",
     "SQLiteStore",
     "Store",
+    "StoreBatch",
     "StoreConfigError",
     "StoreError",
     "StoreStats",
@@ -93,6 +96,7 @@ __all__ = [
 
 _EXPORTS: dict[str, str] = {
     "ArchiveInvalid": "ccr.errors",
+    "BatchStore": "ccr.batch",
     "BudgetExceeded": "ccr.errors",
     "CCRError": "ccr.errors",
     "CorruptRecord": "ccr.errors",
@@ -116,6 +120,7 @@ _EXPORTS: dict[str, str] = {
     "RetrievalMode": "ccr.retrieval",
     "SQLiteStore": "ccr._sqlite",
     "Store": "ccr.store",
+    "StoreBatch": "ccr.batch",
     "StoreConfigError": "ccr.errors",
     "StoreError": "ccr.errors",
     "StoreStats": "ccr.records",

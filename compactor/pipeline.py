@@ -40,7 +40,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from attachments import AttachmentSet, Budgets, FileSource, build_attachments, mark_announced
-from attachments._cut import BatchStore, StoreBatch
+from ccr.batch import BatchStore, StoreBatch
 from attachments.memory import build_memory_attachment
 from ccr import PutRequest, Store, marker
 from compactor._templates import render

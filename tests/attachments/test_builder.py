@@ -9,7 +9,7 @@ import pytest
 
 import ccr
 from attachments import AttachmentSet, Budgets, DiskFiles, build_attachments
-from attachments._cut import StoreBatch
+from ccr.batch import StoreBatch
 from compactor.session import BackgroundTask, InvokedSkill, Plan, ReadFileEntry, SessionState
 from compactor.tokens import RoughCounter, TiktokenCounter
 
