@@ -13,6 +13,7 @@ import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic_core import PydanticSerializationError
 
 __all__ = [
     "ContentBlock",
@@ -107,6 +108,9 @@ class ToolResultBlock(_Block):
 
 ContentBlock = ToolResultContent
 
+_API_FIELDS = {"role", "content"}
+"""The fields of a message that the Messages API takes."""
+
 _KNOWN_TYPES = frozenset(
     {"text", "image", "document", "thinking", "redacted_thinking", "tool_use", "tool_result"}
 )
@@ -181,5 +185,17 @@ class Message(BaseModel):
         return {"role": self.role, "content": content}
 
     def canonical_json(self) -> str:
-        """A stable JSON form of the API shape, used as a cache key and CCR unit."""
+        """A JSON form of the API shape that does not depend on key order (keys sorted): an identity."""
         return json.dumps(self.to_api(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+    def api_json(self) -> str:
+        """The API shape (``to_api``) as compact JSON, keys in the models' field order: a stored head's line.
+
+        Written by pydantic's serializer, about twice as fast as ``json.dumps``
+        over ``to_api()`` and the same text; content with lone surrogates,
+        which that serializer refuses, goes through ``json.dumps``.
+        """
+        try:
+            return self.model_dump_json(include=_API_FIELDS, exclude_none=True)
+        except PydanticSerializationError:
+            return json.dumps(self.to_api(), ensure_ascii=False, separators=(",", ":"))

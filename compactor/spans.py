@@ -65,7 +65,7 @@ class Span(BaseModel):
 
 def messages_jsonl(messages: Sequence[Message]) -> bytes:
     """Messages as JSONL, one API-shaped message per line (CCR query units)."""
-    return "".join(m.canonical_json() + "\n" for m in messages).encode("utf-8")
+    return "".join(m.api_json() + "\n" for m in messages).encode("utf-8")
 
 
 def tool_result_bytes(block: ToolResultBlock) -> bytes:

@@ -135,7 +135,7 @@ def test_the_next_compaction_settles_the_last_one_to_exactly_what_it_dropped(com
     recovered_replaced = without_recovered_content(summarized_now, tuple(DEFAULT_RECOVERY_TOOLS))
     assert stored(compacted, record["head_handle"]) == messages_jsonl(recovered_replaced)
     now = stored(compacted, record["head_handle"]).decode()
-    assert all(m.canonical_json() in now for m in summarized[len(dropped):])
+    assert all(m.api_json() in now for m in summarized[len(dropped):])
 
 
 def test_the_summarizer_gets_the_instructions_and_the_markers(compacted: Session) -> None:

@@ -57,7 +57,7 @@ def compaction_points(path: Path, tmp_path: Path) -> list[Point]:
                     on_compaction=lambda result, line: results.append(result))
     assert not report.failures, [f.error for f in report.failures]
     # The stored head is the API shape only; the transcript's messages carry the flags (meta, ...).
-    recorded = {m.canonical_json(): m for m in read_transcript(path, subagents=False).messages}
+    recorded = {m.api_json(): m for m in read_transcript(path, subagents=False).messages}
     points = []
     for result in results:
         summary = result.summary_message
