@@ -56,6 +56,7 @@ from compactor.report import TranscriptSegment
 
 if TYPE_CHECKING:
     from ccr import Store
+    from ccr.batch import BatchStore
     from compactor.messages import Message, ToolUseBlock
     from compactor.tokens import CounterName, TokenCounter
     from compactor.transcript import Transcript
@@ -275,7 +276,7 @@ def describe_call(call: ToolUseBlock | None) -> str:
 
 def store_conversation(
     messages: Sequence[Message],
-    store: Store,
+    store: BatchStore,
     *,
     counter: TokenCounter,
     session_id: str,
@@ -286,6 +287,7 @@ def store_conversation(
 ) -> SessionRecord:
     """Store ``messages`` in CCR as the pipeline stores a head, and say what was stored.
 
+    A ``ccr.StoreBatch`` given as ``store`` only keeps the spans, for its owner to store.
     Recovered content (results of the recovery tools) is replaced by a
     pointer to the call first, as the pipeline does, so stored conversations
     do not nest each other.
@@ -379,7 +381,8 @@ def pre_compact(
         StoreError: the store could not be written.
         HookError: the session record could not be written.
     """
-    from compactor.restore import store_segment
+    from ccr.batch import StoreBatch
+    from compactor.restore import segment_request
     from compactor.transcript import read_transcript
 
     if not hook.transcript_path:
@@ -391,20 +394,27 @@ def pre_compact(
     )
     messages = conversation_since_last_compaction(transcript)
     segments = list(previous.segments) if previous else []
-    segment = store_segment(
-        path, store, first_line=segments[-1].last_line + 1 if segments else 1,
+    # The transcript's own lines and the conversation's spans are stored in one transaction.
+    batch = StoreBatch()
+    named = segment_request(
+        path, first_line=segments[-1].last_line + 1 if segments else 1,
         producer="compactor.hooks:transcript", metadata={"session_id": hook.session_id, "trigger": hook.trigger},
     )
+    if named is not None:
+        request, segment = named
+        batch.put_named(request, segment.handle)
+        segments.append(segment)
     record = store_conversation(
         messages,
-        store,
+        batch,
         counter=counter,
         session_id=hook.session_id,
         trigger=hook.trigger,
         transcript_path=str(path),
         recovery_tools=recovery_tools,
     )
-    record = record.model_copy(update={"segments": segments + ([segment] if segment else [])})
+    batch.store_in(store)
+    record = record.model_copy(update={"segments": segments})
     save_session_record(record, home)
     return pre_compact_instructions(record, limit=limit, tool=tool)
 

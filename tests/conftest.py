@@ -1,4 +1,5 @@
-"""Shared test fixtures: an isolated COMPACTOR_HOME and the shared real transcripts."""
+"""Shared test fixtures: an isolated COMPACTOR_HOME, the shared real transcripts, a browser,
+read-only paths and stores that count their transactions."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from ccr import SQLiteStore
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "fixtures"
@@ -122,3 +125,26 @@ def freeze() -> Iterator[Callable[[Path], None]]:
         if os.geteuid() == 0:
             subprocess.run(["chattr", "-i", str(path)], check=False, capture_output=True)
         path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+class CommitCountingStore(SQLiteStore):
+    """A real SQLite store in a file that counts the transactions it commits."""
+
+    def __init__(self, path: Path, *, max_bytes: int = 64 * 1024 * 1024) -> None:
+        super().__init__(path, max_bytes=max_bytes)
+        self.commits = 0
+        assert self._conn is not None
+        self._conn.set_trace_callback(self._saw)
+
+    def _saw(self, statement: str) -> None:
+        self.commits += statement.strip().upper() == "COMMIT"
+
+
+@pytest.fixture
+def counting_store(tmp_path: Path) -> Callable[..., CommitCountingStore]:
+    """A maker of ``CommitCountingStore`` files in the test's folder: ``counting_store("ccr.db", max_bytes=...)``."""
+
+    def make(name: str = "ccr.db", *, max_bytes: int = 64 * 1024 * 1024) -> CommitCountingStore:
+        return CommitCountingStore(tmp_path / name, max_bytes=max_bytes)
+
+    return make

@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from compactor.hooks import (
     describe_call,
     load_session_record,
     parse_hook_input,
+    pre_compact,
     pre_compact_instructions,
     session_record_path,
     session_start_output,
@@ -141,6 +143,17 @@ def test_pre_compact_keeps_a_private_session_record(session: Path, compactor_hom
     assert record.head_handle is not None and record.trigger == "auto"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+def test_pre_compact_stores_the_transcript_lines_and_the_conversation_in_one_transaction(
+    session: Path, compactor_home: Path, counting_store: Callable[..., Any]
+) -> None:
+    store = counting_store("ccr.db")
+    pre_compact(HookInput.model_validate(pre_compact_input(session, "one")), store, counter=RoughCounter())
+    assert store.commits == 1
+    record = load_session_record("one")
+    assert record is not None and record.head_handle is not None and record.segments
+    assert store.contains(record.head_handle) and store.contains(record.segments[-1].handle)
 
 
 @pytest.mark.parametrize(

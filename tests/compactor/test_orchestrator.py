@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from ccr import HandleNotFound, InvalidHandle, PutRequest, SQLiteStore, handle_for, open_store
+from ccr import HandleNotFound, InvalidHandle, PutRequest, handle_for, open_store
 from compactor.config import load_settings
 from compactor.messages import Message, TextBlock, ToolUseBlock, Usage
 from compactor.orchestrator import Orchestrator
@@ -240,19 +242,6 @@ def test_counts_after_compactions_and_recorded_usage_equal_a_full_recount(tmp_pa
         assert orch.context_tokens() == orch.calibration.tokens(count_all(orch.messages, counter))
 
 
-class CommitCountingStore(SQLiteStore):
-    """A real SQLite store in a file that counts the transactions it commits."""
-
-    def __init__(self, path: Path, *, max_bytes: int = 64 * 1024 * 1024) -> None:
-        super().__init__(path, max_bytes=max_bytes)
-        self.commits = 0
-        assert self._conn is not None
-        self._conn.set_trace_callback(self._saw)
-
-    def _saw(self, statement: str) -> None:
-        self.commits += statement.strip().upper() == "COMMIT"
-
-
 def _read_big_file(orch: Orchestrator, tmp_path: Path) -> None:
     """The session read a file too large for its attachment budget: a compaction stores its cut tail."""
     big = tmp_path / "big.py"
@@ -260,8 +249,8 @@ def _read_big_file(orch: Orchestrator, tmp_path: Path) -> None:
     orch.state.record_read(ReadFileEntry(path=str(big), content=big.read_text(), timestamp=1.0))
 
 
-def test_a_compaction_commits_one_transaction_with_the_records_asked_to_go_with_it(tmp_path: Path) -> None:
-    store = CommitCountingStore(tmp_path / "ccr.db")
+def test_a_compaction_commits_one_transaction_with_the_records_asked_to_go_with_it(tmp_path: Path, counting_store: Callable[..., Any]) -> None:
+    store = counting_store("ccr.db")
     orch = Orchestrator(
         settings=load_settings(env={}, overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 2_000,
                                                   "attachments.file_tokens": 1_000}),
@@ -279,8 +268,8 @@ def test_a_compaction_commits_one_transaction_with_the_records_asked_to_go_with_
     assert store.get(handle_for(asked.data)) == asked.data
 
 
-def test_a_refused_compaction_stores_nothing_it_was_asked_to_store_with_it(tmp_path: Path) -> None:
-    store = CommitCountingStore(tmp_path / "ccr.db", max_bytes=64)
+def test_a_refused_compaction_stores_nothing_it_was_asked_to_store_with_it(tmp_path: Path, counting_store: Callable[..., Any]) -> None:
+    store = counting_store("ccr.db", max_bytes=64)
     orch = Orchestrator(settings=load_settings(env={}, overrides={"pipeline.tail_tokens": 2_000}), store=store,
                         counter=RoughCounter())
     loop(orch, 12)

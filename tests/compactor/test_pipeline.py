@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from attachments import Budgets, DiskFiles
-from ccr import BudgetExceeded, PutRequest, SQLiteStore, find_handles, handle_for, open_store
+from ccr import BudgetExceeded, PutRequest, find_handles, handle_for, open_store
 from compactor.dedup import Deduper, tool_name_map
 from compactor.errors import SummarizerError
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -339,19 +340,6 @@ def test_a_stored_tool_result_of_several_text_blocks_is_counted_from_its_blocks_
     assert inner.texts and all(len(t) < 40 for t in inner.texts)  # the joints, not the joined result
 
 
-class CommitCountingStore(SQLiteStore):
-    """A real SQLite store in a file that counts the transactions it commits."""
-
-    def __init__(self, path: Path, *, max_bytes: int = 64 * 1024 * 1024) -> None:
-        super().__init__(path, max_bytes=max_bytes)
-        self.commits = 0
-        assert self._conn is not None
-        self._conn.set_trace_callback(self._saw)
-
-    def _saw(self, statement: str) -> None:
-        self.commits += statement.strip().upper() == "COMMIT"
-
-
 def _with_cut_file_and_skill(tmp_path: Path) -> SessionState:
     """A state whose file and skill attachments are both cut to their budgets, so both store a tail."""
     source = tmp_path / "big.py"
@@ -365,8 +353,8 @@ def _with_cut_file_and_skill(tmp_path: Path) -> SessionState:
 ASKED = PutRequest(data=b'{"line": 1}\n', content_type="application/x-ndjson", producer="test:segment")
 
 
-def test_one_compaction_stores_spans_tails_and_the_records_asked_for_in_one_transaction(tmp_path: Path) -> None:
-    store = CommitCountingStore(tmp_path / "ccr.db")
+def test_one_compaction_stores_spans_tails_and_the_records_asked_for_in_one_transaction(tmp_path: Path, counting_store: Callable[..., Any]) -> None:
+    store = counting_store("ccr.db")
     out, _ = run(conversation(), _with_cut_file_and_skill(tmp_path), store=store, also_store=[ASKED],
                  options=CompactOptions(tail_tokens=2_000, budgets=Budgets(file_tokens=1_000, skill_tokens=1_000)))
     assert out.ok
@@ -379,7 +367,7 @@ def test_one_compaction_stores_spans_tails_and_the_records_asked_for_in_one_tran
     assert store.get(handle_for(ASKED.data)) == ASKED.data
 
 
-def test_a_refused_write_stores_nothing_of_the_compaction_and_drops_nothing(tmp_path: Path) -> None:
+def test_a_refused_write_stores_nothing_of_the_compaction_and_drops_nothing(tmp_path: Path, counting_store: Callable[..., Any]) -> None:
     options = CompactOptions(tail_tokens=2_000, budgets=Budgets(file_tokens=1_000, skill_tokens=1_000))
     measured, _ = run(conversation(), _with_cut_file_and_skill(tmp_path), store=open_store(tmp_path / "all.db"),
                       also_store=[ASKED], options=options)
@@ -387,7 +375,7 @@ def test_a_refused_write_stores_nothing_of_the_compaction_and_drops_nothing(tmp_
     needed = open_store(tmp_path / "all.db").stats().payload_bytes
     assert needed > len(ASKED.data)
     # Room for all but one byte of it: spans, tails and the asked-for record go in together or not at all.
-    small = CommitCountingStore(tmp_path / "small.db", max_bytes=needed - 1)
+    small = counting_store("small.db", max_bytes=needed - 1)
     messages = conversation()
     state = _with_cut_file_and_skill(tmp_path)
     out, _ = run(messages, state, store=small, also_store=[ASKED], options=options)
@@ -409,12 +397,12 @@ def test_a_compaction_that_fails_after_naming_its_spans_stores_none_of_them() ->
     assert store.stats().entries == 0
 
 
-def test_a_cut_memory_is_stored_in_the_compactions_one_transaction(tmp_path: Path) -> None:
+def test_a_cut_memory_is_stored_in_the_compactions_one_transaction(tmp_path: Path, counting_store: Callable[..., Any]) -> None:
     big = "".join(f"write the docs for the report generator, note {i}\n" for i in range(4_000))
     db_path = tmp_path / "memory.db"
     with open_memory(db_path, recovery=tmp_path / "seed.db") as db:
         db.remember_many([big])
-    store = CommitCountingStore(tmp_path / "ccr.db")
+    store = counting_store("ccr.db")
     options = CompactOptions(tail_tokens=2_000, memory_db=str(db_path), budgets=Budgets(memory_tokens=500))
     out, _ = run(conversation(), store=store, options=options)
     assert out.ok

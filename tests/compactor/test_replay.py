@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from ccr import SQLiteStore, find_handles, open_store
+from ccr import find_handles, open_store
 from compactor.config import load_settings
 from compactor.messages import Message
 from compactor.pipeline import CompactionResult
@@ -140,25 +142,12 @@ def test_a_replay_that_thrashes_says_when_and_why_auto_compaction_stopped(tmp_pa
     assert report.totals.stopped_at_line > max(c.at_line or 0 for c in report.compactions)
 
 
-class CommitCountingStore(SQLiteStore):
-    """A real SQLite store in a file that counts the transactions it commits."""
-
-    def __init__(self, path: Path, *, max_bytes: int = 64 * 1024 * 1024) -> None:
-        super().__init__(path, max_bytes=max_bytes)
-        self.commits = 0
-        assert self._conn is not None
-        self._conn.set_trace_callback(self._saw)
-
-    def _saw(self, statement: str) -> None:
-        self.commits += statement.strip().upper() == "COMMIT"
-
-
 LONG = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "long.jsonl"
 SMALL_WINDOW = {"policy.context_window": 60_000, "pipeline.tail_tokens": 2_000}
 
 
-def test_each_compaction_of_a_replay_stores_its_transcript_segment_with_it_in_one_transaction(tmp_path: Path) -> None:
-    store = CommitCountingStore(tmp_path / "ccr.db")
+def test_each_compaction_of_a_replay_stores_its_transcript_segment_with_it_in_one_transaction(tmp_path: Path, counting_store: Callable[..., Any]) -> None:
+    store = counting_store("ccr.db")
     report = replay(LONG, settings=load_settings(env={}, overrides=SMALL_WINDOW), store=store)
     assert len(report.compactions) >= 2 and not report.masking
     assert store.commits == len(report.compactions)  # and a compaction that failed committed nothing
@@ -170,8 +159,8 @@ def test_each_compaction_of_a_replay_stores_its_transcript_segment_with_it_in_on
         assert restored_bytes([s for s in segments if s is not None], store, before=n) == expected
 
 
-def test_a_replay_whose_store_refuses_stores_no_segment_and_no_span(tmp_path: Path) -> None:
-    store = CommitCountingStore(tmp_path / "ccr.db", max_bytes=1_000)
+def test_a_replay_whose_store_refuses_stores_no_segment_and_no_span(tmp_path: Path, counting_store: Callable[..., Any]) -> None:
+    store = counting_store("ccr.db", max_bytes=1_000)
     report = replay(LONG, settings=load_settings(env={}, overrides=SMALL_WINDOW), store=store)
     assert report.failures and not report.compactions
     assert all(f.error_id == "ccr_budget_exceeded" for f in report.failures)
