@@ -57,7 +57,8 @@ def run(workdir: Path) -> None:
             ]))
             answer = orch.answer_recovery_call(f"recover{turn}", call)
             line = next(ln for ln in answer.tool_results()[0].text().splitlines() if needle in ln)
-            print(f"  asked {head} for {needle!r}: {line[:90]}...")
+            at = line.index(needle)
+            print(f"  asked {head} for {needle!r}: ...{line[max(at - 40, 0) : at + 50]}...")
 
     print(f"final context: {orch.context_tokens():,} tokens, dedup hits: {sum(orch.state.dedup.hits.values())}")
 
