@@ -345,13 +345,17 @@ class _Replay:
         """The transcript's own lines since the last compaction, byte-exact, for ``compactor restore``.
 
         The record goes into the compaction's own transaction (``also_store``):
-        it is stored if and only if the compaction is.
+        it is stored if and only if the compaction is. Only a replay that
+        writes the compacted session (``output``) stores it: nothing else
+        replaces the transcript's lines, so without one the transcript itself
+        holds them, and storing a copy of every line cost as much as the rest
+        of the compaction's writes.
 
         Raises:
             InputNotFound: the transcript can no longer be read.
         """
         path = Path(self.transcript.path)
-        if not path.is_file() or through_line < self.next_segment_line:
+        if self.output is None or not path.is_file() or through_line < self.next_segment_line:
             return None
         return segment_request(
             path, first_line=self.next_segment_line, last_line=through_line,

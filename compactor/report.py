@@ -177,7 +177,8 @@ class CompactionReport(_Model):
     reread_coverage_with_tail: float | None = None
     """The same, also counting files whose reads the preserved tail still shows."""
     transcript: TranscriptSegment | None = None
-    """The transcript's records since the previous compaction, stored byte-exact (replays and hooks)."""
+    """The transcript's records since the previous compaction, stored byte-exact: by the PreCompact hook,
+    and by a replay that writes the compacted session (``replay --output``, whose boundaries name it)."""
     summary: str | None = None
     """The summary the summarizer wrote (the summary message wraps it)."""
     context: list[ContextEntry] = Field(default_factory=list)

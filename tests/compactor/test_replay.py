@@ -146,9 +146,12 @@ LONG = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "long.jso
 SMALL_WINDOW = {"policy.context_window": 60_000, "pipeline.tail_tokens": 2_000}
 
 
-def test_each_compaction_of_a_replay_stores_its_transcript_segment_with_it_in_one_transaction(tmp_path: Path, counting_store: Callable[..., Any]) -> None:
+def test_each_compaction_of_a_replay_stores_its_transcript_segment_with_it_in_one_transaction(
+    tmp_path: Path, counting_store: Callable[..., Any]
+) -> None:
     store = counting_store("ccr.db")
-    report = replay(LONG, settings=load_settings(env={}, overrides=SMALL_WINDOW), store=store)
+    settings = load_settings(env={}, overrides=SMALL_WINDOW)
+    report = replay(LONG, settings=settings, store=store, output=tmp_path / "compacted.jsonl")
     assert len(report.compactions) >= 2 and not report.masking
     assert store.commits == len(report.compactions)  # and a compaction that failed committed nothing
     segments = [c.transcript for c in report.compactions]
@@ -159,9 +162,20 @@ def test_each_compaction_of_a_replay_stores_its_transcript_segment_with_it_in_on
         assert restored_bytes([s for s in segments if s is not None], store, before=n) == expected
 
 
-def test_a_replay_whose_store_refuses_stores_no_segment_and_no_span(tmp_path: Path, counting_store: Callable[..., Any]) -> None:
-    store = counting_store("ccr.db", max_bytes=1_000)
+def test_a_replay_that_writes_no_compacted_session_stores_no_copy_of_the_transcript(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "ccr.db")
     report = replay(LONG, settings=load_settings(env={}, overrides=SMALL_WINDOW), store=store)
+    assert report.compactions and all(c.transcript is None for c in report.compactions)
+    kinds = {(r.metadata or {}).get("kind") for r in store.records()}
+    assert "transcript" not in kinds and "head" in kinds
+
+
+def test_a_replay_whose_store_refuses_stores_no_segment_and_no_span(
+    tmp_path: Path, counting_store: Callable[..., Any]
+) -> None:
+    store = counting_store("ccr.db", max_bytes=1_000)
+    report = replay(LONG, settings=load_settings(env={}, overrides=SMALL_WINDOW), store=store,
+                    output=tmp_path / "compacted.jsonl")
     assert report.failures and not report.compactions
     assert all(f.error_id == "ccr_budget_exceeded" for f in report.failures)
     assert store.stats().entries == 0 and store.commits == 0
