@@ -87,6 +87,7 @@ __all__ = [
     "session_start_output",
     "sessions_dir",
     "settle_kept_messages",
+    "still_stored",
     "store_conversation",
 ]
 
@@ -172,6 +173,8 @@ class SessionRecord(BaseModel):
     stored_at: float = 0.0
     segments: list[TranscriptSegment] = Field(default_factory=list)
     """The transcript's own lines stored before each compaction, oldest first (``compactor restore``)."""
+    store: str | None = None
+    """The store file the pre-compact hook wrote to (None: the default one, as records of older versions)."""
 
 
 # -- input ----------------------------------------------------------------------
@@ -414,7 +417,10 @@ def pre_compact(
         recovery_tools=recovery_tools,
     )
     batch.store_in(store)
-    record = record.model_copy(update={"segments": segments})
+    path_of_store = getattr(store, "path", None)
+    record = record.model_copy(update={
+        "segments": segments, "store": str(path_of_store) if isinstance(path_of_store, Path) else None,
+    })
     save_session_record(record, home)
     return pre_compact_instructions(record, limit=limit, tool=tool)
 
@@ -561,6 +567,8 @@ def session_start(
     if hook.source != "compact":
         return None
     record = load_session_record(hook.session_id, home)
+    if record is not None and record.head_handle is not None:
+        record = still_stored(record, home)
     memories = None
     if memory_db is not None and hook.transcript_path:
         from attachments.memory import session_memories
@@ -573,6 +581,38 @@ def session_start(
                 counter=counter or make_counter(counter_name), store=store,
             )
     return session_start_output(hook, record, memories, tool=tool)
+
+
+def still_stored(record: SessionRecord, home: Path | None = None) -> SessionRecord:
+    """``record`` without the handles its store no longer holds, so that a reminder never names one.
+
+    Records leave the store only when someone removes them (``ccr rm``,
+    ``ccr gc --session``, deleting the file); a conversation that is gone is
+    not mentioned, and with the head gone there is no reminder at all. The
+    store is opened read-only: the one the pre-compact hook wrote to, else
+    the default.
+
+    Raises:
+        ccr.CCRError: the store cannot be read.
+    """
+    from ccr import open_store
+
+    if record.store is not None:
+        path = Path(record.store)
+    else:
+        path = default_store_path() if home is None else home / "ccr.db"
+    named = {record.head_handle, record.summarized_handle, *record.earlier_heads, *(r.handle for r in record.results)}
+    held: set[str | None] = set()
+    if path.exists():  # a store that is gone holds nothing (and is not made anew here)
+        with open_store(path, readonly=True) as store:
+            held = {h for h in named if h is not None and store.contains(h)}
+    head = record.head_handle if record.head_handle in held else None
+    return record.model_copy(update={
+        "head_handle": head,
+        "summarized_handle": record.summarized_handle if head and record.summarized_handle in held else head,
+        "earlier_heads": [h for h in record.earlier_heads if h in held],
+        "results": [r for r in record.results if r.handle in held],
+    })
 
 
 # -- session records -------------------------------------------------------------------

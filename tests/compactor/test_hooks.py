@@ -254,6 +254,35 @@ def test_session_start_names_the_conversations_of_earlier_compactions(session: P
     assert text.index(second.group(0)) < text.index(first.group(0))
 
 
+def ccr(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ccr", *args], capture_output=True, text=True, timeout=TIMEOUT_S)
+
+
+def test_session_start_never_names_a_conversation_the_store_no_longer_holds(session: Path, tmp_path: Path) -> None:
+    lines = (FIXTURES / "long.jsonl").read_text().splitlines(keepends=True)
+    last_boundary = max(i for i, line in enumerate(lines) if '"compact_boundary"' in line)
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_text("".join(lines[:last_boundary]))
+    first = MARKER.search(hook("pre-compact", pre_compact_input(earlier, "s7")).stdout)
+    second = MARKER.search(hook("pre-compact", pre_compact_input(session, "s7")).stdout)
+    assert first is not None and second is not None
+    assert ccr("rm", first.group(1)).returncode == 0  # an earlier compaction's conversation, removed by hand
+    context = json.loads(hook("session-start", {"session_id": "s7", "source": "compact"}).stdout)
+    text = context["hookSpecificOutput"]["additionalContext"]
+    assert second.group(0) in text and first.group(1) not in text
+    assert ccr("gc", "--session", "s7").returncode == 0  # everything the session stored
+    done = hook("session-start", {"session_id": "s7", "source": "compact"})
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+
+
+def test_session_start_reads_the_store_the_pre_compact_hook_wrote_to(session: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere" / "ccr.db"
+    stored = MARKER.search(hook("pre-compact", pre_compact_input(session, "s8"), "--store", str(elsewhere)).stdout)
+    assert stored is not None
+    context = json.loads(hook("session-start", {"session_id": "s8", "source": "compact"}).stdout)
+    assert stored.group(0) in context["hookSpecificOutput"]["additionalContext"]
+
+
 @pytest.mark.parametrize("source", ["startup", "resume", "clear"])
 def test_session_start_for_other_sources_prints_nothing(source: str, session: Path) -> None:
     hook("pre-compact", pre_compact_input(session, "s5"))
