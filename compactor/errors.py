@@ -8,6 +8,7 @@
     └── CompactorRuntimeError       valid request, failed while running
         ├── TranscriptError         a transcript could not be read (bad data under strict mode)
         │   └── TranscriptNotFound  the transcript file does not exist
+        │       └── SessionNotFound  the file holds no session with the id asked for
         ├── OutputWriteError        an output file could not be written (exit 73)
         │   └── TranscriptWriteError  a transcript could not be written
         ├── InputNotFound           an input file does not exist (exit 66)
@@ -40,6 +41,7 @@ __all__ = [
     "InputNotFound",
     "NothingToCompact",
     "OutputWriteError",
+    "SessionNotFound",
     "SummarizerError",
     "TranscriptError",
     "TranscriptNotFound",
@@ -86,6 +88,12 @@ class TranscriptNotFound(TranscriptError):
 
     error_id = "transcript_not_found"
     exit_code = 66
+
+
+class SessionNotFound(TranscriptNotFound):
+    """The transcript file holds no session with the id asked for."""
+
+    error_id = "session_not_found"
 
 
 class OutputWriteError(CompactorRuntimeError):

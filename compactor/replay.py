@@ -30,7 +30,7 @@ from compactor.calibration import MAX_PLAUSIBLE_OVERHEAD, Calibration, fit_calib
 from compactor.config import Settings
 from compactor.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.orchestrator import Orchestrator
-from compactor.errors import CompactorError
+from compactor.errors import CompactorError, SessionNotFound
 from compactor.pipeline import CompactionResult, failed_result
 from compactor.policy import auto_compact_threshold
 from compactor.report import CompactionReport, DroppedSpan, MaskingReport, TranscriptSegment, Trigger
@@ -48,6 +48,7 @@ from compactor.transcript import (
     TranscriptEntry,
     compaction_entries,
     file_effect,
+    read_sessions,
     read_transcript,
     refuse_overwriting,
     write_transcript,
@@ -138,22 +139,43 @@ def replay(
     on_compaction: Callable[[CompactionResult, int], None] | None = None,
     output: str | Path | None = None,
     on_entry: Callable[[int, int], None] | None = None,
+    session: str | None = None,
 ) -> ReplayReport:
     """Read the transcript at ``path`` and replay it (see ``replay_transcript``).
+
+    ``session`` picks one session of a file that holds several (by default
+    the last one is read, with a ``mixed_sessions`` warning).
 
     Raises:
         UsageError: ``output`` is the transcript itself (nothing is written).
         TranscriptNotFound: no such file.
+        SessionNotFound: the file holds no session ``session``.
         TranscriptError: unreadable, or bad data with ``strict``.
     """
     if output is not None:
         refuse_overwriting(path, output)
-    # Only the main chain is replayed; subagent files are not read at all.
-    transcript = read_transcript(path, strict=strict, warn=warn, subagents=False, state=False)
+    if session is None:
+        # Only the main chain is replayed; subagent files are not read at all.
+        transcript = read_transcript(path, strict=strict, warn=warn, subagents=False, state=False)
+    else:
+        transcript = _one_of(read_sessions(path, strict=strict, warn=warn), session, path)
     return replay_transcript(
         transcript, settings=settings, store=store, at=at, counter=counter,
         summarizer=summarizer, on_compaction=on_compaction, output=output, on_entry=on_entry,
     )
+
+
+def _one_of(sessions: list[Transcript], session: str, path: str | Path) -> Transcript:
+    """The session ``session`` among those a file holds.
+
+    Raises:
+        SessionNotFound: none has that id.
+    """
+    for transcript in sessions:
+        if transcript.session_id == session:
+            return transcript
+    held = ", ".join(str(t.session_id) for t in sessions) or "none"
+    raise SessionNotFound(f"{path}: no session {session} in this file (it holds: {held})")
 
 
 def replay_transcript(

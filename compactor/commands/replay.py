@@ -41,6 +41,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "report of every compaction.",
     )
     parser.add_argument("session", metavar="SESSION.jsonl", help="the session's JSONL transcript")
+    parser.add_argument(
+        "--session",
+        dest="session_id",
+        metavar="ID",
+        help="replay this session of a file that holds several (default: the last one)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--at",
@@ -110,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
                 on_compaction=_print_failure,
                 output=args.output,
                 on_entry=bar.update,
+                session=args.session_id,
             )
         metrics = _metrics(report, store) if args.json else None
     finally:

@@ -287,7 +287,7 @@ def _one_session(records: list[Record], report: Reporter) -> tuple[str | None, l
         None,
         "mixed_sessions",
         f"the file holds {len(sessions)} sessions ({', '.join(sessions)}); reading {chosen}, "
-        "the others are set aside (read_sessions reads each on its own)",
+        "the others are set aside (`compactor replay --session ID` replays another; read_sessions reads each)",
     )
     mine = [r for r, i in zip(records, ids, strict=True) if i in (chosen, None)]
     others = [r for r, i in zip(records, ids, strict=True) if i not in (chosen, None)]

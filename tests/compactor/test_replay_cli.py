@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compactor.transcript import read_transcript
+from compactor.transcript import read_sessions, read_transcript
 
 LONG = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "long.jsonl"
 
@@ -225,3 +225,32 @@ def test_a_configured_memory_db_that_is_missing_stays_a_skipped_entry(tmp_path: 
     skipped = [s for c in report["compactions"] for s in c["skipped"] if s["type"] == "memory"]
     assert len(skipped) == len(report["compactions"])
     assert not missing.parent.exists()
+
+
+TWO_SESSIONS = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "shapes" / "two_sessions.jsonl"
+
+
+def test_replay_of_a_file_of_two_sessions_replays_the_one_named_by_session(tmp_path: Path) -> None:
+    first, second = read_sessions(TWO_SESSIONS)
+    for transcript in (first, second):
+        done = cli("replay", str(TWO_SESSIONS), "--session", str(transcript.session_id), "--json",
+                   "--store", str(tmp_path / "ccr.db"))
+        assert done.returncode == 0, done.stderr.decode()
+        assert b"sessions" not in done.stderr
+        report = json.loads(done.stdout)
+        assert report["totals"]["messages"] == sum(not m.is_compact_summary for m in transcript.messages)
+
+
+def test_replay_of_a_file_of_two_sessions_says_how_to_pick_another(tmp_path: Path) -> None:
+    done = cli("replay", str(TWO_SESSIONS), "--store", str(tmp_path / "ccr.db"))
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"the file holds 2 sessions" in done.stderr and b"--session ID" in done.stderr
+
+
+def test_replay_of_a_session_the_file_does_not_hold_names_those_it_does(tmp_path: Path) -> None:
+    first, second = read_sessions(TWO_SESSIONS)
+    done = cli("replay", str(TWO_SESSIONS), "--session", "no-such-session", "--store", str(tmp_path / "ccr.db"))
+    assert done.returncode == 66 and done.stdout == b""
+    message = done.stderr.decode()
+    assert message.startswith("compactor: ") and len(message.strip().splitlines()) == 1
+    assert str(first.session_id) in message and str(second.session_id) in message
