@@ -252,6 +252,7 @@ class _Replay:
         self.points: list[tuple[int, CompactionReport]] = []  # (entry index, report) of successes
         # The replayed session as Claude Code would write it, built only when it is to be written.
         self.output: list[TranscriptEntry] | None = [] if keep_output else None
+        self.context_entries: list[int] = []  # with output: the output entry of each message in the context
         self.usage_pairs: list[tuple[int, int]] = []  # (counted, recorded usage) before divergence
         self.next_segment_line = 1  # the first transcript line the next compaction's segment stores
 
@@ -307,8 +308,10 @@ class _Replay:
             if self.diverged:  # recorded usage described a context the replay no longer has
                 records = [{**r, "message": {k: v for k, v in r["message"].items() if k != "usage"}} for r in records]
             self.output.append(entry.model_copy(update={"message": kept, "records": records}))
+            self.context_entries.append(len(self.output) - 1)
         steps = self.orch.masking_steps
         if len(steps) > len(self.report.masking):  # a masking step ran as the message arrived
+            self._show_masked()
             self._diverge()
             fitted = self.report.calibration
             unseen = fitted.unseen if fitted is not None and not self.report.compactions else 0
@@ -321,6 +324,21 @@ class _Replay:
         self.report.totals.messages += 1
         if kept.usage is not None and kept.role == "assistant":
             self.usage_pairs.append((self.orch.tokens_of_messages(), kept.usage.total))
+
+    def _show_masked(self) -> None:
+        """Put in the output what a masking step left in the context: its stubs, in place of the results.
+
+        The output reads back as the context the model sees; the stored
+        originals are named by the stubs.
+        """
+        if self.output is None:
+            return
+        for message, at in zip(self.orch.messages, self.context_entries, strict=True):
+            written = self.output[at]
+            if written.message is not None and written.message.content is not message.content:
+                self.output[at] = written.model_copy(
+                    update={"message": written.message.model_copy(update={"content": message.content})}
+                )
 
     def _record_file_effect(self, index: int, call: ToolUseBlock, result: ToolResultBlock, structured: Any) -> None:
         """Keep the replay's view of the files in step with what the recording read and wrote."""
@@ -425,6 +443,8 @@ class _Replay:
         self.report.timeline.append((entry.line, report.post_tokens))
         self.points.append((index, report))
         if self.output is not None:
+            # The compacted context is written after a boundary: its messages follow it in order.
+            self.context_entries = list(range(len(self.output) + 1, len(self.output) + 1 + len(result.messages)))
             self.output.extend(compaction_entries(
                 trigger, report.pre_tokens, report.post_tokens, result.messages, like=entry.record,
                 metadata={SEGMENT_KEY: segment.model_dump()} if segment is not None else None,

@@ -179,3 +179,18 @@ def test_a_replay_whose_store_refuses_stores_no_segment_and_no_span(
     assert report.failures and not report.compactions
     assert all(f.error_id == "ccr_budget_exceeded" for f in report.failures)
     assert store.stats().entries == 0 and store.commits == 0
+
+
+def test_the_output_shows_the_stubs_masking_left_in_the_context(tmp_path: Path) -> None:
+    overrides = {"masking.enabled": True, "masking.cache_policy": "eager", **SMALL_WINDOW}
+    out = tmp_path / "out.jsonl"
+    with open_store(tmp_path / "ccr.db") as store:
+        report = replay(LONG, settings=load_settings(env={}, overrides=overrides), store=store, output=out)
+        handles = [h for step in report.masking if step.ok for h in step.handles]
+        assert handles and report.compactions  # masked both before and after a compaction
+        written = read_transcript(out, strict=True)
+        assert written.warnings == []
+        shown = {b.tool_use_id: b.text() for m in written.messages for b in m.tool_results()}
+        for handle in handles:
+            tool_use_id = (store.record(handle).metadata or {})["tool_use_id"]
+            assert f"<<ccr:{handle}>>" in shown[tool_use_id]  # the stub, not the result it stands for
