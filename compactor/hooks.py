@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 import time
 from collections.abc import Sequence
@@ -51,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ccr import default_store_path, marker
 from compactor.config import DEFAULT_RECOVERY_TOOLS
+from compactor._quick_hooks import DEFAULT_LISTED_RESULTS, HOOK_INPUT_MAX_BYTES, SESSION_ID, SESSION_ID_PATTERN
 from compactor.errors import CompactorError, HookError, InputInvalid, NothingToCompact
 from compactor.report import TranscriptSegment
 
@@ -91,8 +91,6 @@ __all__ = [
     "store_conversation",
 ]
 
-HOOK_INPUT_MAX_BYTES = 1024 * 1024
-"""Hook input larger than this is refused: Claude Code sends a few hundred bytes."""
 
 CLIENT_RETRIEVE_TOOL = "mcp__plugin_compactor_ccr__ccr_retrieve"
 """The retrieve tool as Claude Code names it: plugin ``compactor``, MCP server ``ccr``.
@@ -100,13 +98,8 @@ CLIENT_RETRIEVE_TOOL = "mcp__plugin_compactor_ccr__ccr_retrieve"
 Claude Code defers MCP tools: the model loads one with ToolSearch
 (``select:<name>``) before it can call it, so the texts say so."""
 
-DEFAULT_LISTED_RESULTS = 15
-"""How many stored tool results the summary instructions name, largest first."""
 
 _WHAT_MAX_CHARS = 120
-_SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
-_SESSION_ID = re.compile(_SESSION_ID_PATTERN.removesuffix("$"))
-"""The pattern as ``re`` matches it: with ``fullmatch``, ``$`` would also accept a final newline."""
 
 
 class HookInput(BaseModel):
@@ -118,7 +111,7 @@ class HookInput(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    session_id: str = Field(pattern=_SESSION_ID_PATTERN)
+    session_id: str = Field(pattern=SESSION_ID_PATTERN)
     transcript_path: str | None = None
     cwd: str | None = None
     hook_event_name: str | None = None
@@ -152,7 +145,7 @@ class SessionRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    session_id: str = Field(pattern=_SESSION_ID_PATTERN)
+    session_id: str = Field(pattern=SESSION_ID_PATTERN)
     head_handle: str | None
     summarized_handle: str | None = None
     """What the pre-compact hook stored: everything the summarizer saw (the summary names it).
@@ -629,7 +622,7 @@ def session_record_path(session_id: str, home: Path | None = None) -> Path:
     Raises:
         InputInvalid: the session id could escape the sessions folder.
     """
-    if not _SESSION_ID.fullmatch(session_id):
+    if not SESSION_ID.fullmatch(session_id):
         raise InputInvalid(f"unusable session id {session_id!r}")
     return sessions_dir(home) / f"{session_id}.json"
 

@@ -25,19 +25,17 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from ccr import default_store_path
-from compactor.config import load_settings
+from compactor._quick_hooks import DEFAULT_LISTED_RESULTS
 from compactor.errors import CompactorError, HookError, InputInvalid
-from compactor.hooks import (
-    DEFAULT_LISTED_RESULTS,
-    HookInput,
-    forget_latest_head,
-    parse_hook_input,
-    pre_compact,
-    session_start,
-)
+
+if TYPE_CHECKING:
+    from compactor.hooks import HookInput
+
+# ``compactor.hooks`` and the settings load pydantic, which costs many times Python's own start:
+# the runs below import them only once the input shows there is something to do.
 
 __all__ = ["HookParser", "register", "run_pre_compact", "run_record_python", "run_session_start"]
 
@@ -107,15 +105,26 @@ def _count(text: str) -> int:
     return int(text)
 
 
+def _read_bytes() -> bytes:
+    """The hook's stdin.
+
+    Raises:
+        InputInvalid: stdin is closed.
+    """
+    if sys.stdin is None:
+        raise InputInvalid("stdin is closed: a hook reads its input there")
+    return sys.stdin.buffer.read()
+
+
 def _read_input() -> HookInput:
     """The hook input from stdin.
 
     Raises:
         InputInvalid: stdin is closed, or its bytes are not a usable hook input.
     """
-    if sys.stdin is None:
-        raise InputInvalid("stdin is closed: a hook reads its input there")
-    return parse_hook_input(sys.stdin.buffer.read())
+    from compactor.hooks import parse_hook_input
+
+    return parse_hook_input(_read_bytes())
 
 
 def _report(exc: CompactorError, what: str) -> None:
@@ -126,6 +135,8 @@ def run_pre_compact(args: argparse.Namespace) -> int:
     """Store the conversation and print the summary instructions; always exits 0."""
     hook: HookInput | None = None
     from ccr import open_store
+    from compactor.config import load_settings
+    from compactor.hooks import pre_compact
     from compactor.tokens import make_counter
 
     try:
@@ -150,6 +161,8 @@ def run_pre_compact(args: argparse.Namespace) -> int:
 
 
 def _forget(hook: HookInput) -> None:
+    from compactor.hooks import forget_latest_head
+
     try:
         forget_latest_head(hook.session_id)
     except CompactorError as exc:
@@ -157,11 +170,23 @@ def _forget(hook: HookInput) -> None:
 
 
 def run_session_start(args: argparse.Namespace) -> int:
-    """Print the after-compaction reminder when there is one; always exits 0."""
+    """Print the after-compaction reminder when there is one; always exits 0.
+
+    Most starts have nothing to say (``compactor._quick_hooks``): they are
+    answered from the input before the settings and models load.
+    """
+    from compactor._quick_hooks import nothing_to_say
+
     try:
+        data = _read_bytes()
+        if nothing_to_say(data, os.environ):
+            return 0
+        from compactor.config import load_settings
+        from compactor.hooks import parse_hook_input, session_start
+
         settings = load_settings()
         output = session_start(
-            _read_input(),
+            parse_hook_input(data),
             memory_db=settings.pipeline.memory_db,
             memory_tokens=settings.attachments.memory_tokens,
             counter_name=settings.counter,
