@@ -241,14 +241,20 @@ def test_session_start_after_compaction_adds_a_reminder_naming_the_stored_conver
     assert "ccr_retrieve" in context
 
 
-def test_session_start_names_the_conversations_of_earlier_compactions(session: Path, tmp_path: Path) -> None:
+def two_compactions(session: Path, tmp_path: Path, session_id: str) -> tuple[re.Match[str], re.Match[str]]:
+    """Run the pre-compact hook at the session's last boundary, then at its end: the markers it printed."""
     lines = (FIXTURES / "long.jsonl").read_text().splitlines(keepends=True)
     last_boundary = max(i for i, line in enumerate(lines) if '"compact_boundary"' in line)
     earlier = tmp_path / "earlier.jsonl"
     earlier.write_text("".join(lines[:last_boundary]))
-    first = MARKER.search(hook("pre-compact", pre_compact_input(earlier, "s4")).stdout)
-    second = MARKER.search(hook("pre-compact", pre_compact_input(session, "s4")).stdout)
+    first = MARKER.search(hook("pre-compact", pre_compact_input(earlier, session_id)).stdout)
+    second = MARKER.search(hook("pre-compact", pre_compact_input(session, session_id)).stdout)
     assert first is not None and second is not None and first.group(1) != second.group(1)
+    return first, second
+
+
+def test_session_start_names_the_conversations_of_earlier_compactions(session: Path, tmp_path: Path) -> None:
+    first, second = two_compactions(session, tmp_path, "s4")
     context = json.loads(hook("session-start", {"session_id": "s4", "source": "compact"}).stdout)
     text = context["hookSpecificOutput"]["additionalContext"]
     assert text.index(second.group(0)) < text.index(first.group(0))
@@ -259,13 +265,7 @@ def ccr(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_session_start_never_names_a_conversation_the_store_no_longer_holds(session: Path, tmp_path: Path) -> None:
-    lines = (FIXTURES / "long.jsonl").read_text().splitlines(keepends=True)
-    last_boundary = max(i for i, line in enumerate(lines) if '"compact_boundary"' in line)
-    earlier = tmp_path / "earlier.jsonl"
-    earlier.write_text("".join(lines[:last_boundary]))
-    first = MARKER.search(hook("pre-compact", pre_compact_input(earlier, "s7")).stdout)
-    second = MARKER.search(hook("pre-compact", pre_compact_input(session, "s7")).stdout)
-    assert first is not None and second is not None
+    first, second = two_compactions(session, tmp_path, "s7")
     assert ccr("rm", first.group(1)).returncode == 0  # an earlier compaction's conversation, removed by hand
     context = json.loads(hook("session-start", {"session_id": "s7", "source": "compact"}).stdout)
     text = context["hookSpecificOutput"]["additionalContext"]
