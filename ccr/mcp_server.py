@@ -22,13 +22,15 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from pydantic import Field
+from compactor._lazy import lazy_exports
+from compactor.mcp_stdio import McpServer, Preloading, Tool, serve_lines
 
-from ccr.store import Store
-from compactor.mcp_stdio import McpServer, Tool, ToolError, serve_lines
-from compactor.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME, recover
+if TYPE_CHECKING:
+    from ccr._mcp_tools import STATS_TOOL_NAME, retrieve_text, stats_text
+    from ccr.store import Store
 
 __all__ = [
     "SERVER_INSTRUCTIONS",
@@ -37,6 +39,7 @@ __all__ = [
     "build_server",
     "retrieve_text",
     "serve",
+    "serve_opening",
     "serve_stdio",
     "server_version",
     "stats_text",
@@ -45,44 +48,11 @@ __all__ = [
 SERVER_NAME = "ccr"
 """The server's name; Claude Code prefixes its tools with ``mcp__<name>__``."""
 
-STATS_TOOL_NAME = "ccr_stats"
-
 SERVER_INSTRUCTIONS = (
     "This server holds the exact text that context compaction removed from the conversation. "
     "When the conversation shows a marker such as <<ccr:ccr_...>>, call ccr_retrieve with it "
     "to read the original instead of guessing or running the tool again."
 )
-
-_STATS_DESCRIPTION = (
-    "How much the recovery store holds: entries, payload bytes, byte budget and whether it is full, as JSON."
-)
-
-_PROPERTIES: dict[str, Any] = RECOVERY_TOOL["input_schema"]["properties"]
-
-
-def retrieve_text(
-    store: Store,
-    handle: str,
-    query: str | None = None,
-    lines: list[int] | None = None,
-    byte_range: list[int] | None = None,
-) -> tuple[str, bool]:
-    """One ``ccr_retrieve`` call answered from ``store``: ``(text, is_error)``.
-
-    Arguments left out are not passed on, so the answer is exactly what the
-    agent-loop recovery tool gives for the same call.
-    """
-    call: dict[str, Any] = {"handle": handle}
-    for key, value in (("query", query), ("lines", lines), ("bytes", byte_range)):
-        if value is not None:
-            call[key] = value
-    answer = recover(store, call)
-    return answer.content, answer.is_error
-
-
-def stats_text(store: Store) -> str:
-    """The store's statistics as one JSON object."""
-    return store.stats().model_dump_json()
 
 
 def build_server(store: Store) -> McpServer:
@@ -90,28 +60,9 @@ def build_server(store: Store) -> McpServer:
 
     The store must stay open while the server runs; the caller closes it.
     """
+    from ccr._mcp_tools import tools_for
 
-    def ccr_retrieve(
-        handle: Annotated[str, Field(description=_PROPERTIES["handle"]["description"])],
-        query: Annotated[str | None, Field(description=_PROPERTIES["query"]["description"])] = None,
-        lines: Annotated[list[int] | None, Field(description=_PROPERTIES["lines"]["description"])] = None,
-        bytes: Annotated[list[int] | None, Field(description=_PROPERTIES["bytes"]["description"])] = None,  # noqa: A002
-    ) -> str:
-        text, is_error = retrieve_text(store, handle, query, lines, bytes)
-        if is_error:
-            raise ToolError(text)
-        return text
-
-    def ccr_stats() -> str:
-        return stats_text(store)
-
-    return McpServer(
-        SERVER_NAME,
-        SERVER_INSTRUCTIONS,
-        [Tool.from_function(ccr_retrieve, RECOVERY_TOOL["description"], name=RECOVERY_TOOL_NAME),
-         Tool.from_function(ccr_stats, _STATS_DESCRIPTION, name=STATS_TOOL_NAME)],
-        version=server_version(),
-    )
+    return McpServer(SERVER_NAME, SERVER_INSTRUCTIONS, tools_for(store), version=server_version())
 
 
 def server_version() -> str:
@@ -146,6 +97,39 @@ def serve(store: Store) -> None:
     serve_stdio(build_server(store))
 
 
+def serve_opening(open_store: Callable[[], Store]) -> None:
+    """Serve the store ``open_store`` opens, answering ``initialize`` while it opens.
+
+    The store is opened and the tools are made in the background
+    (``Preloading``): a client's handshake does not wait for pydantic and
+    SQLite to load. If the store cannot be opened, the error ends the server
+    at the client's first ``tools/list`` or ``tools/call``. The store is
+    closed when the server ends.
+
+    Raises:
+        InputNotFound, InputError: as ``serve_stdio``.
+        Whatever ``open_store`` raises (``StoreError``, ``StoreConfigError``).
+    """
+    opened: list[Store] = []
+
+    def make() -> list[Tool]:
+        from ccr._mcp_tools import tools_for
+
+        opened.append(open_store())
+        return tools_for(opened[0])
+
+    preloading = Preloading(make)
+    try:
+        serve_stdio(McpServer(SERVER_NAME, SERVER_INSTRUCTIONS, preloading, version=server_version()))
+    finally:
+        try:
+            preloading.tools()  # the store may still be opening: let it finish, then close it
+        except Exception:  # noqa: BLE001 - the server already reported or never needed it
+            pass
+        for store in opened:
+            store.close()
+
+
 def serve_stdio(server: McpServer) -> None:
     """Run ``server`` on stdin/stdout; an end without an MCP client is an error.
 
@@ -169,3 +153,10 @@ def serve_stdio(server: McpServer) -> None:
         )
     if not session.initialized:
         raise InputError("stdin ended before any MCP client sent 'initialize'")
+
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {"STATS_TOOL_NAME": "ccr._mcp_tools", "retrieve_text": "ccr._mcp_tools", "stats_text": "ccr._mcp_tools"},
+    __all__,
+)

@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import inspect
 import json
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError, create_model
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = [
     "INVALID_PARAMS",
@@ -39,6 +41,7 @@ __all__ = [
     "PARSE_ERROR",
     "PROTOCOL_VERSIONS",
     "McpServer",
+    "Preloading",
     "StdioSession",
     "Tool",
     "ToolError",
@@ -80,6 +83,8 @@ class Tool:
         JSON string (``"[1, 5]"`` for a list), as the SDK does: some clients
         send arrays that way.
         """
+        from pydantic import create_model
+
         name = name or function.__name__
         fields: dict[str, Any] = {}
         for parameter in inspect.signature(function, eval_str=True).parameters.values():
@@ -98,6 +103,8 @@ class Tool:
 
     def call(self, arguments: Mapping[str, Any]) -> tuple[str, bool]:
         """Run the tool: ``(text, is_error)``."""
+        from pydantic import ValidationError
+
         given = dict(arguments)
         for key in self._decoded & given.keys():
             value = given[key]
@@ -121,17 +128,60 @@ class _RequestError(Exception):
         self.code = code
 
 
+class Preloading:
+    """Tools made in a background thread from the moment this is created, for a server that answers
+    ``initialize`` before they are ready.
+
+    Making a server's tools can cost ten times Python's own start (pydantic
+    builds their argument models, a store opens), and a client's first
+    request waits for the ``initialize`` answer: the handshake goes on while
+    they are made, and ``tools`` waits only for what is left. What making
+    them raised is raised by ``tools``.
+    """
+
+    def __init__(self, make: Callable[[], Sequence[Tool]]) -> None:
+        self._made: Sequence[Tool] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(make,), name="mcp-tools", daemon=True)
+        self._thread.start()
+
+    def _run(self, make: Callable[[], Sequence[Tool]]) -> None:
+        try:
+            self._made = make()
+        except BaseException as exc:  # handed to the thread that asks for the tools
+            self._error = exc
+
+    def tools(self) -> Sequence[Tool]:
+        """The tools, once made.
+
+        Raises:
+            Whatever making them raised.
+        """
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._made is not None
+        return self._made
+
+
 @dataclass
 class McpServer:
     """The protocol state of one server: what it is called, what it says, its tools."""
 
     name: str
     instructions: str
-    tools: Sequence[Tool]
+    tools: Sequence[Tool] | Preloading
+    """The tools, or a ``Preloading`` making them: ``initialize`` and ``ping`` do not wait for it."""
     version: str = ""
 
     def __post_init__(self) -> None:
-        self._by_name = {tool.name: tool for tool in self.tools}
+        self._by_name: dict[str, Tool] | None = None
+
+    def _tools(self) -> dict[str, Tool]:
+        if self._by_name is None:
+            tools = self.tools.tools() if isinstance(self.tools, Preloading) else self.tools
+            self._by_name = {tool.name: tool for tool in tools}
+        return self._by_name
 
     def handle(self, message: Any) -> dict[str, Any] | None:
         """The answer to one decoded JSON-RPC message, or None (a notification, or a client's response)."""
@@ -166,12 +216,12 @@ class McpServer:
         if method == "ping":
             return {}
         if method == "tools/list":
-            return {"tools": [tool.listing() for tool in self.tools]}
+            return {"tools": [tool.listing() for tool in self._tools().values()]}
         if method == "tools/call":
             name, arguments = params.get("name"), params.get("arguments", {})
             if not isinstance(name, str) or not isinstance(arguments, dict | None):
                 raise _RequestError(INVALID_PARAMS, "tools/call needs a tool name and an arguments object")
-            tool = self._by_name.get(name)
+            tool = self._tools().get(name)
             if tool is None:
                 raise _RequestError(INVALID_PARAMS, f"Unknown tool: {name}")
             text, is_error = tool.call(arguments or {})

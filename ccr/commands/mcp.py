@@ -8,10 +8,12 @@ own (``compactor.mcp_stdio``): the ``mcp`` SDK is not needed to run it.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ccr.commands._common import opened_store
-from ccr.mcp_server import serve
+from ccr.mcp_server import serve_opening
+
+if TYPE_CHECKING:
+    from ccr.store import Store
 
 __all__ = ["register", "run"]
 
@@ -33,10 +35,19 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Serve until the client hangs up; returns the exit code.
 
+    The store opens in the background while the client's ``initialize`` is
+    answered (``ccr.mcp_server.serve_opening``).
+
     Raises:
-        StoreConfigError: the budget setting is invalid.
-        StoreError: the store cannot be opened.
+        StoreConfigError: the budget setting is invalid (at the first tool listing or call).
+        StoreError: the store cannot be opened (the same).
     """
-    with opened_store(args, readonly=True) as store:
-        serve(store)
+    path = getattr(args, "store", None)
+
+    def open_read_only() -> Store:  # runs in the background, while the client says hello
+        from ccr.store import open_store
+
+        return open_store(path, readonly=True)
+
+    serve_opening(open_read_only)
     return 0

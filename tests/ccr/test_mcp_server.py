@@ -222,3 +222,14 @@ def test_stats_text_is_the_store_stats_json() -> None:
     store = open_store(":memory:")
     store.put(b"abc")
     assert json.loads(stats_text(store)) == store.stats().model_dump(mode="json")
+
+
+def test_a_store_that_cannot_be_opened_ends_the_server_at_its_first_tool_listing_saying_why(tmp_path: Path) -> None:
+    not_a_store = tmp_path / "notes.db"
+    not_a_store.write_bytes(b"these are notes, not an SQLite file\n" * 100)
+    listing = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode() + b"\n"
+    done = serve_raw(not_a_store, INITIALIZE + listing)
+    hello, *rest = done.stdout.splitlines()
+    assert json.loads(hello)["id"] == 1 and rest == []  # the handshake was answered, the listing was not
+    assert done.returncode != 0 and done.stderr.startswith(b"ccr: ") and b"Traceback" not in done.stderr
+    assert not_a_store.read_bytes() == b"these are notes, not an SQLite file\n" * 100

@@ -7,9 +7,11 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Annotated, Any
 
+import pytest
 from pydantic import Field
 
 from compactor.mcp_stdio import (
@@ -19,6 +21,7 @@ from compactor.mcp_stdio import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     McpServer,
+    Preloading,
     Tool,
     ToolError,
     serve_lines,
@@ -127,3 +130,28 @@ def test_ccr_mcp_ends_at_sigterm_with_stdin_still_open(tmp_path: Path) -> None:
         for stream in (server.stdin, server.stdout, server.stderr):
             if stream is not None:
                 stream.close()
+
+
+def test_a_preloading_server_answers_initialize_before_its_tools_are_made() -> None:
+    answered = threading.Event()
+
+    def make() -> list[Tool]:
+        assert answered.wait(timeout=30), "initialize was never answered while the tools were being made"
+        return [Tool.from_function(echo, "says it back")]
+
+    server = McpServer("t", "be nice", Preloading(make), version="1.2")
+    hello = server.handle({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
+    assert hello is not None and hello["result"]["serverInfo"]["name"] == "t"
+    answered.set()
+    listed = server.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert listed is not None and [t["name"] for t in listed["result"]["tools"]] == ["echo"]
+
+
+def test_what_making_the_tools_raised_is_raised_when_they_are_asked_for() -> None:
+    def make() -> list[Tool]:
+        raise ToolError("the store cannot be opened")
+
+    server = McpServer("t", "be nice", Preloading(make))
+    assert server.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"}) is not None
+    with pytest.raises(ToolError, match="cannot be opened"):
+        server.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
