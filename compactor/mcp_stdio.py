@@ -129,21 +129,26 @@ class _RequestError(Exception):
 
 
 class Preloading:
-    """Tools made in a background thread from the moment this is created, for a server that answers
-    ``initialize`` before they are ready.
+    """Tools made in a background thread once the server has answered ``initialize``.
 
     Making a server's tools can cost ten times Python's own start (pydantic
     builds their argument models, a store opens), and a client's first
-    request waits for the ``initialize`` answer: the handshake goes on while
-    they are made, and ``tools`` waits only for what is left. What making
-    them raised is raised by ``tools``.
+    request waits for the ``initialize`` answer. ``serve_lines`` starts the
+    making (``start``) right after it has written that answer, so that the
+    answer does not share the interpreter with it, and the tools are made
+    while the client reads it and sends its next request; ``tools`` waits
+    only for what is left. What making them raised is raised by ``tools``.
     """
 
     def __init__(self, make: Callable[[], Sequence[Tool]]) -> None:
         self._made: Sequence[Tool] | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, args=(make,), name="mcp-tools", daemon=True)
-        self._thread.start()
+
+    def start(self) -> None:
+        """Start making the tools, if that has not started yet."""
+        if self._thread.ident is None:
+            self._thread.start()
 
     def _run(self, make: Callable[[], Sequence[Tool]]) -> None:
         try:
@@ -157,6 +162,7 @@ class Preloading:
         Raises:
             Whatever making them raised.
         """
+        self.start()
         self._thread.join()
         if self._error is not None:
             raise self._error
@@ -176,6 +182,11 @@ class McpServer:
 
     def __post_init__(self) -> None:
         self._by_name: dict[str, Tool] | None = None
+
+    def warm(self) -> None:
+        """Start making preloading tools (``serve_lines`` calls it once ``initialize`` is answered)."""
+        if isinstance(self.tools, Preloading):
+            self.tools.start()
 
     def _tools(self) -> dict[str, Tool]:
         if self._by_name is None:
@@ -257,6 +268,7 @@ def serve_lines(server: McpServer, lines: Iterable[bytes], output: IO[bytes]) ->
     for line in lines:
         if not line.strip():
             continue
+        hello = False
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
@@ -266,9 +278,11 @@ def serve_lines(server: McpServer, lines: Iterable[bytes], output: IO[bytes]) ->
             if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
                 session.bad(line)
             elif message.get("method") == "initialize":
-                session.initialized = True
+                session.initialized = hello = True
             answer = server.handle(message)
         if answer is not None:
             output.write(json.dumps(answer, ensure_ascii=False).encode() + b"\n")
             output.flush()
+            if hello:
+                server.warm()
     return session

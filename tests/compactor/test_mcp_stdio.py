@@ -7,7 +7,6 @@ import json
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -132,19 +131,22 @@ def test_ccr_mcp_ends_at_sigterm_with_stdin_still_open(tmp_path: Path) -> None:
                 stream.close()
 
 
-def test_a_preloading_server_answers_initialize_before_its_tools_are_made() -> None:
-    answered = threading.Event()
+def test_a_preloading_server_makes_its_tools_once_initialize_is_written() -> None:
+    made: list[bytes] = []
+    output = io.BytesIO()
 
     def make() -> list[Tool]:
-        assert answered.wait(timeout=30), "initialize was never answered while the tools were being made"
+        made.append(output.getvalue())  # what had been written when the making started
         return [Tool.from_function(echo, "says it back")]
 
     server = McpServer("t", "be nice", Preloading(make), version="1.2")
-    hello = server.handle({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
-    assert hello is not None and hello["result"]["serverInfo"]["name"] == "t"
-    answered.set()
-    listed = server.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-    assert listed is not None and [t["name"] for t in listed["result"]["tools"]] == ["echo"]
+    lines = [json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).encode(),
+             json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode()]
+    serve_lines(server, lines, output)
+    hello, listed = (json.loads(line) for line in output.getvalue().splitlines())
+    assert hello["result"]["serverInfo"]["name"] == "t"
+    assert [t["name"] for t in listed["result"]["tools"]] == ["echo"]
+    assert len(made) == 1 and json.loads(made[0])["id"] == 1  # made once, after the answer to initialize
 
 
 def test_what_making_the_tools_raised_is_raised_when_they_are_asked_for() -> None:
