@@ -13,10 +13,9 @@ import random
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeVar
-
-from pydantic import BaseModel, ConfigDict
 
 from ccr.errors import NotAStore, StoreError
 
@@ -36,8 +35,9 @@ MIGRATION_RETRY_SECONDS = 5.0
 T = TypeVar("T")
 
 
-class Migration(BaseModel):
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True)
+class Migration:
+    """One numbered step of the schema (a plain dataclass: opening a store to read it needs no pydantic)."""
 
     version: int
     name: str

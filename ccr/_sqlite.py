@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from ccr._base import BaseStore, BlobRow, ObjectRow
-from ccr._migrations import MIGRATIONS, apply_migrations, check_is_store, current_version, retry_busy
-from ccr._paths import check_identity, check_readable_store, prepare_store_file, tighten_modes
-from ccr._readonly import BUSY_TIMEOUT_MS, connect_read_only, file_size
+from ccr._migrations import apply_migrations, check_is_store, current_version, retry_busy
+from ccr._paths import check_identity, prepare_store_file, tighten_modes
+from ccr._readonly import BUSY_TIMEOUT_MS, file_size
+from ccr._sqlite_read import PUT_PAGES, damage_hint, open_read_only, page_cap, pages_left, read_stats
 from ccr.errors import BudgetExceeded, CCRError, HandleNotFound, StoreError
 from ccr.handles import handle_for
 from ccr.objects import Currentness, Lifecycle, StoredObject, content_hash, object_id
@@ -31,12 +32,6 @@ from ccr.records import Record, RecordFilter, StoreStats
 
 __all__ = ["BUSY_TIMEOUT_MS", "SQLiteStore"]
 
-_PAGE_SLACK = 4096
-"""Pages allowed beyond twice the budget, for schema, indexes and overhead."""
-_PUT_PAGES = 8
-"""Pages kept free below the page cap: what one small record with its index entries may need.
-A put is refused (and ``stats`` says full) once fewer remain, so "full" means
-exactly that a one-byte put would be refused."""
 _IN_CHUNK = 500
 
 _RECORD_COLUMNS = (
@@ -69,7 +64,7 @@ class SQLiteStore(BaseStore):
         self._kind_col = "kind"
         self._conn: sqlite3.Connection | None = None
         if readonly:
-            self._conn = _open_readonly(path)
+            self._conn = open_read_only(path)
             try:
                 self._cap = self._compute_cap(self._conn)
                 if current_version(self._conn) < 2:  # an older store, not upgraded on read-only media
@@ -77,7 +72,7 @@ class SQLiteStore(BaseStore):
                     self._kind_col = "json_extract(metadata, '$.kind')"
             except sqlite3.Error as exc:
                 self.close()
-                raise StoreError(f"cannot read store {path}: {exc}{_damage_hint(exc)}") from exc
+                raise StoreError(f"cannot read store {path}: {exc}{damage_hint(exc)}") from exc
             return
         identity = prepare_store_file(path)
         try:
@@ -88,7 +83,7 @@ class SQLiteStore(BaseStore):
                 check_same_thread=False,
             )
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open store {path}: {exc}{_damage_hint(exc)}") from exc
+            raise StoreError(f"cannot open store {path}: {exc}{damage_hint(exc)}") from exc
         self._conn = conn
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -113,30 +108,13 @@ class SQLiteStore(BaseStore):
         except sqlite3.Error as exc:
             conn.close()
             self._conn = None
-            raise StoreError(f"cannot open store {path}: {exc}{_damage_hint(exc)}") from exc
+            raise StoreError(f"cannot open store {path}: {exc}{damage_hint(exc)}") from exc
 
     # -- public -------------------------------------------------------------------
 
     def stats(self) -> StoreStats:
         with self._session() as conn:
-            row = conn.execute(
-                "SELECT payload_bytes, entries, objects, tokens_before, tokens_after, tokens_saved"
-                " FROM usage WHERE id = 1"
-            ).fetchone()
-            pages_left = self._pages_left(conn)
-        used, entries, objects, before, after, saved = (int(x) for x in row)
-        return StoreStats(
-            backend="sqlite",
-            path=str(self.path),
-            entries=entries,
-            objects=objects,
-            payload_bytes=used,
-            max_bytes=self.max_bytes,
-            full=used >= self.max_bytes or pages_left < _PUT_PAGES,
-            tokens_before=before,
-            tokens_after=after,
-            tokens_saved=saved,
-        )
+            return StoreStats(**read_stats(conn, path=self.path, max_bytes=self.max_bytes, cap=self._cap))
 
     def verify(self, progress: Callable[[int], object] | None = None) -> list[str]:
         bad: list[str] = []
@@ -190,13 +168,13 @@ class SQLiteStore(BaseStore):
             new = rows
             if (
                 used + sum(len(r.data) for r in rows) > self.max_bytes
-                or self._pages_left(conn) < _PUT_PAGES
+                or self._pages_left(conn) < PUT_PAGES
             ):
                 # Only near the budget is it worth asking which rows are already stored.
                 present = self._existing(conn, [r.handle for r in rows])
                 new = [r for r in rows if r.handle not in present]
                 self._refuse_over_budget(used, sum(len(r.data) for r in new))
-                if new and self._pages_left(conn) < _PUT_PAGES:
+                if new and self._pages_left(conn) < PUT_PAGES:
                     raise BudgetExceeded(
                         f"store file {self.path} reached its page cap (nothing is ever evicted)"
                     )
@@ -350,16 +328,10 @@ class SQLiteStore(BaseStore):
                 raise _translate(exc, self.path) from exc
 
     def _compute_cap(self, conn: sqlite3.Connection) -> int:
-        page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
-        if self._page_cap is not None:
-            return int(self._page_cap)
-        return int(2 * self.max_bytes // page_size + _PAGE_SLACK)
+        return int(self._page_cap) if self._page_cap is not None else page_cap(conn, self.max_bytes)
 
     def _pages_left(self, conn: sqlite3.Connection) -> int:
-        """Pages a write may still take: free pages in the file plus room below the cap."""
-        count = int(conn.execute("PRAGMA page_count").fetchone()[0])
-        free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
-        return self._cap - count + free
+        return pages_left(conn, self._cap)
 
     @staticmethod
     def _existing(conn: sqlite3.Connection, handles: list[str]) -> set[str]:
@@ -386,39 +358,6 @@ def _write(conn: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
-def _open_readonly(path: Path) -> sqlite3.Connection:
-    """A connection that can only read the store, for read-only files and directories.
-
-    SQLite's read-only mode still needs the WAL index (``-shm``); where it
-    cannot be created (a read-only directory) and no WAL content is pending,
-    the file is read as immutable. Pending WAL content that cannot be read
-    is refused rather than ignored.
-
-    Raises:
-        UnsafeStorePath: the path is a symlink or not a regular file.
-        NotAStore: the file is not a ccr store.
-        StoreError: the file cannot be read.
-    """
-    check_readable_store(path)
-    try:
-        conn = connect_read_only(path, check_is_store, what="store")
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot read store {path}: {exc}{_damage_hint(exc)}") from exc
-    try:
-        version = current_version(conn)
-    except sqlite3.Error as exc:
-        conn.close()
-        raise StoreError(f"cannot read store {path}: {exc}{_damage_hint(exc)}") from exc
-    known = max(m.version for m in MIGRATIONS)
-    if version > known:
-        conn.close()
-        raise StoreError(f"store schema version {version} is newer than this code knows ({known})")
-    if version == 0:
-        conn.close()
-        raise StoreError(f"{path} holds no ccr store yet")
-    return conn
-
-
 def _stamp(at: datetime) -> str:
     """A timestamp as stored: ISO 8601 in UTC, so stored stamps sort as text."""
     return at.astimezone(UTC).isoformat() if at.tzinfo is not None else at.isoformat()
@@ -438,19 +377,11 @@ def _record_from_row(row: tuple[Any, ...]) -> Record:
     )
 
 
-def _damage_hint(exc: sqlite3.Error) -> str:
-    """What to do when SQLite says the file is damaged; nothing for other errors."""
-    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
-    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or "malformed" in str(exc):
-        return " (the file is damaged: 'ccr repair' salvages every record that is still readable)"
-    return ""
-
-
 def _translate(exc: sqlite3.Error, path: Path) -> CCRError:
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None and code & 0xFF == sqlite3.SQLITE_FULL:
         return BudgetExceeded(f"store file {path} reached its page cap: {exc}")
-    return StoreError(f"store {path} failed: {exc}{_damage_hint(exc)}")
+    return StoreError(f"store {path} failed: {exc}{damage_hint(exc)}")
 
 
 def _object_from_row(row: tuple[Any, ...]) -> StoredObject:

@@ -14,15 +14,15 @@ is an error at open, never a silent fallback.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
 
+from ccr._budget import DEFAULT_MAX_BYTES, MAX_BYTES_ENV, resolve_max_bytes
 from ccr._memory import MemoryStore
 from ccr._paths import DEFAULT_HOME, HOME_ENV, default_store_path
 from ccr._sqlite import SQLiteStore
-from ccr.errors import StoreConfigError
 from ccr.objects import Currentness, Lifecycle, StoredObject, TypedObject
 from ccr.records import PutRequest, Record, RecordFilter, StoreStats
 from ccr.retrieval import Retrieval
@@ -39,9 +39,6 @@ __all__ = [
     "resolve_max_bytes",
 ]
 
-DEFAULT_MAX_BYTES = 512 * 1024 * 1024
-"""Payload budget when nothing else is configured: 512 MiB."""
-MAX_BYTES_ENV = "COMPACTOR_CCR_MAX_BYTES"
 MEMORY = ":memory:"
 """The path that selects the in-memory backend."""
 
@@ -116,26 +113,6 @@ class Store(Protocol):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None: ...
-
-
-def resolve_max_bytes(max_bytes: int | None = None, environ: Mapping[str, str] | None = None) -> int:
-    """The budget in bytes: the argument, else ``COMPACTOR_CCR_MAX_BYTES``, else 512 MiB.
-
-    Raises:
-        StoreConfigError: the argument or the variable is not a positive integer.
-    """
-    if max_bytes is not None:
-        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
-            raise StoreConfigError(f"max_bytes must be a positive integer, got {max_bytes!r}")
-        return max_bytes
-    env = os.environ if environ is None else environ
-    raw = env.get(MAX_BYTES_ENV)
-    if raw is None:
-        return DEFAULT_MAX_BYTES
-    text = raw.strip()
-    if not (text.isascii() and text.isdigit()) or int(text) <= 0:
-        raise StoreConfigError(f"{MAX_BYTES_ENV} must be a positive integer of bytes, got {raw!r}")
-    return int(text)
 
 
 def open_store(

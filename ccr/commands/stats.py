@@ -1,13 +1,21 @@
-"""``ccr stats [--json]``: how full the store is."""
+"""``ccr stats [--json]``: how full the store is.
+
+An existing store file is read directly (``ccr._sqlite_read``), without the
+store's models: pydantic alone costs ten times Python's own start, more
+than this command should. A store that does not exist yet is opened (and
+made) as every command opens one.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import sqlite3
+from pathlib import Path
 from typing import Any
 
-from ccr.commands._common import opened_store
-
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "stats_of_file"]
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -24,12 +32,44 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    with opened_store(args, readonly=True) as store:
-        stats = store.stats()
+    stats = stats_of_file(getattr(args, "store", None))
+    if stats is None:
+        from ccr.commands._common import opened_store
+
+        with opened_store(args, readonly=True) as store:
+            stats = store.stats().model_dump()
     if args.json:
-        print(stats.model_dump_json())
+        print(json.dumps(stats, ensure_ascii=False, separators=(",", ":")))
         return 0
-    for key, value in stats.model_dump().items():
+    for key, value in stats.items():
         shown = str(value).lower() if isinstance(value, bool) else value
         print(f"{key}: {shown}")
     return 0
+
+
+def stats_of_file(path: str | Path | None) -> dict[str, Any] | None:
+    """``StoreStats``'s fields for the store file at ``path`` (None: the default), read directly;
+    None when there is no such file yet (or ``path`` names the in-memory store).
+
+    Raises:
+        StoreConfigError: the budget setting is invalid.
+        UnsafeStorePath, NotAStore, StoreError: as opening the store read-only raises them.
+    """
+    from ccr._budget import resolve_max_bytes
+    from ccr._paths import default_store_path
+    from ccr._sqlite_read import damage_hint, open_read_only, page_cap, read_stats
+    from ccr.errors import StoreError
+
+    if path == ":memory:":
+        return None
+    target = default_store_path() if path is None else Path(path).expanduser()
+    if not os.path.lexists(target) or os.stat(target, follow_symlinks=False).st_size == 0:
+        return None
+    max_bytes = resolve_max_bytes()
+    conn = open_read_only(target)
+    try:
+        return read_stats(conn, path=target, max_bytes=max_bytes, cap=page_cap(conn, max_bytes))
+    except sqlite3.Error as exc:
+        raise StoreError(f"store {target} failed: {exc}{damage_hint(exc)}") from exc
+    finally:
+        conn.close()

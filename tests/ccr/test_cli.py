@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ccr import handle_for
+from ccr import StoreStats, handle_for, open_store
+from ccr._sqlite_read import STATS_FIELDS
 from ccr.cli import COMMANDS
 
 BINARY = bytes(range(256)) + b"\r\n\x00\r" + "é€😀".encode()
@@ -258,3 +259,30 @@ def test_put_with_a_closed_stdin_says_so_instead_of_a_traceback(tmp_path: Path) 
     )
     assert done.returncode == 66
     assert b"ccr_input_not_found" in done.stderr and b"Traceback" not in done.stderr
+
+
+def test_stats_read_from_the_file_are_the_store_s_own(store_arg: list[str], tmp_path: Path) -> None:
+    assert ccr(*store_arg, "put", input=b"abc").returncode == 0
+    assert ccr(*store_arg, "put", "--producer", "test", input="é 日本".encode()).returncode == 0
+    with open_store(store_arg[1], readonly=True) as store:
+        expected = store.stats()
+    assert list(StoreStats.model_fields) == list(STATS_FIELDS)
+    assert ccr(*store_arg, "stats", "--json").stdout.decode() == expected.model_dump_json() + "\n"
+    lines = ccr(*store_arg, "stats").stdout.decode().splitlines()
+    assert lines == [f"{k}: {str(v).lower() if isinstance(v, bool) else v}" for k, v in expected.model_dump().items()]
+
+
+def test_stats_of_a_store_not_made_yet_make_it_and_say_it_is_empty(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    stats = json.loads(ccr("--store", str(path), "stats", "--json").stdout)
+    assert (stats["entries"], stats["full"]) == (0, False) and path.exists()
+
+
+def test_stats_read_no_models(store_arg: list[str]) -> None:
+    ccr(*store_arg, "put", input=b"abc")
+    code = (
+        "import sys; from ccr.cli import main; code = main(sys.argv[1:]); "
+        "assert 'pydantic' not in sys.modules, 'pydantic was loaded'; sys.exit(code)"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *store_arg, "stats"], capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr

@@ -1,0 +1,109 @@
+"""Reading a store file with the standard library alone: opening it read-only, and how full it is.
+
+``SQLiteStore`` uses these, and so does ``ccr stats``, which answers from
+them without loading the store's models: pydantic alone costs ten times
+Python's own start, more than the whole command should.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from ccr._migrations import MIGRATIONS, check_is_store, current_version
+from ccr._paths import check_readable_store
+from ccr._readonly import connect_read_only
+from ccr.errors import StoreError
+
+__all__ = [
+    "PAGE_SLACK",
+    "PUT_PAGES",
+    "STATS_FIELDS",
+    "damage_hint",
+    "open_read_only",
+    "page_cap",
+    "pages_left",
+    "read_stats",
+]
+
+PAGE_SLACK = 4096
+"""Pages allowed beyond twice the budget, for schema, indexes and overhead."""
+PUT_PAGES = 8
+"""Pages kept free below the page cap: what one small record with its index entries may need.
+A put is refused (and ``stats`` says full) once fewer remain, so "full" means
+exactly that a one-byte put would be refused."""
+
+STATS_FIELDS = (
+    "backend", "path", "entries", "objects", "payload_bytes", "max_bytes", "full",
+    "tokens_before", "tokens_after", "tokens_saved", "basis",
+)
+"""The fields of ``ccr.records.StoreStats``, in its order (a test keeps them equal)."""
+
+
+def open_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that can only read the store, for read-only files and directories.
+
+    SQLite's read-only mode still needs the WAL index (``-shm``); where it
+    cannot be created (a read-only directory) and no WAL content is pending,
+    the file is read as immutable. Pending WAL content that cannot be read
+    is refused rather than ignored.
+
+    Raises:
+        UnsafeStorePath: the path is a symlink or not a regular file.
+        NotAStore: the file is not a ccr store.
+        StoreError: the file cannot be read.
+    """
+    check_readable_store(path)
+    try:
+        conn = connect_read_only(path, check_is_store, what="store")
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read store {path}: {exc}{damage_hint(exc)}") from exc
+    try:
+        version = current_version(conn)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise StoreError(f"cannot read store {path}: {exc}{damage_hint(exc)}") from exc
+    known = max(m.version for m in MIGRATIONS)
+    if version > known:
+        conn.close()
+        raise StoreError(f"store schema version {version} is newer than this code knows ({known})")
+    if version == 0:
+        conn.close()
+        raise StoreError(f"{path} holds no ccr store yet")
+    return conn
+
+
+def page_cap(conn: sqlite3.Connection, max_bytes: int) -> int:
+    """The file's page cap for a budget of ``max_bytes``: twice the budget, plus ``PAGE_SLACK`` pages."""
+    page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    return int(2 * max_bytes // page_size + PAGE_SLACK)
+
+
+def pages_left(conn: sqlite3.Connection, cap: int) -> int:
+    """Pages a write may still take: free pages in the file plus room below the cap."""
+    count = int(conn.execute("PRAGMA page_count").fetchone()[0])
+    free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+    return cap - count + free
+
+
+def read_stats(conn: sqlite3.Connection, *, path: Path, max_bytes: int, cap: int) -> dict[str, Any]:
+    """How full the store is, as ``StoreStats``'s fields (``STATS_FIELDS``, in order)."""
+    row = conn.execute(
+        "SELECT payload_bytes, entries, objects, tokens_before, tokens_after, tokens_saved FROM usage WHERE id = 1"
+    ).fetchone()
+    used, entries, objects, before, after, saved = (int(x) for x in row)
+    left = pages_left(conn, cap)
+    return {
+        "backend": "sqlite", "path": str(path), "entries": entries, "objects": objects, "payload_bytes": used,
+        "max_bytes": max_bytes, "full": used >= max_bytes or left < PUT_PAGES, "tokens_before": before,
+        "tokens_after": after, "tokens_saved": saved, "basis": "inferred",
+    }
+
+
+def damage_hint(exc: sqlite3.Error) -> str:
+    """What to do when SQLite says the file is damaged; nothing for other errors."""
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or "malformed" in str(exc):
+        return " (the file is damaged: 'ccr repair' salvages every record that is still readable)"
+    return ""
