@@ -122,10 +122,7 @@ def serve_opening(open_store: Callable[[], Store]) -> None:
     try:
         serve_stdio(McpServer(SERVER_NAME, SERVER_INSTRUCTIONS, preloading, version=server_version()))
     finally:
-        try:
-            preloading.tools()  # the store may still be opening: let it finish, then close it
-        except Exception:  # noqa: BLE001 - the server already reported or never needed it
-            pass
+        preloading.finish()  # the store may still be opening: let it, then close it
         for store in opened:
             store.close()
 

@@ -150,6 +150,11 @@ class Preloading:
         if self._thread.ident is None:
             self._thread.start()
 
+    def finish(self) -> None:
+        """Wait for the making, if it started (what it raised stays for ``tools``)."""
+        if self._thread.ident is not None:
+            self._thread.join()
+
     def _run(self, make: Callable[[], Sequence[Tool]]) -> None:
         try:
             self._made = make()

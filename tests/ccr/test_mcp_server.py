@@ -233,3 +233,10 @@ def test_a_store_that_cannot_be_opened_ends_the_server_at_its_first_tool_listing
     assert json.loads(hello)["id"] == 1 and rest == []  # the handshake was answered, the listing was not
     assert done.returncode != 0 and done.stderr.startswith(b"ccr: ") and b"Traceback" not in done.stderr
     assert not_a_store.read_bytes() == b"these are notes, not an SQLite file\n" * 100
+
+
+def test_a_server_no_client_spoke_to_opens_no_store(tmp_path: Path) -> None:
+    never = tmp_path / "never" / "ccr.db"
+    done = serve_raw(never, b"")
+    assert done.returncode == 65 and b"before any MCP client sent 'initialize'" in done.stderr
+    assert not never.exists()
