@@ -13,8 +13,9 @@ names it). Two tools:
 
 The server is this project's own thin MCP layer (``compactor.mcp_stdio``),
 not the official SDK, whose import alone costs more than the whole start
-should: see that module. ``serve_stdio`` runs any such server, and is what
-``memory mcp`` uses too.
+should: see that module. ``serve_opening`` is what ``ccr mcp`` runs: it
+answers ``initialize`` before the store and the tools (``ccr._mcp_tools``)
+load. ``serve_stdio`` runs any such server, and is what ``memory mcp`` uses too.
 """
 
 from __future__ import annotations
@@ -98,13 +99,13 @@ def serve(store: Store) -> None:
 
 
 def serve_opening(open_store: Callable[[], Store]) -> None:
-    """Serve the store ``open_store`` opens, answering ``initialize`` while it opens.
+    """Serve the store ``open_store`` opens, answering ``initialize`` before it is opened.
 
-    The store is opened and the tools are made in the background
-    (``Preloading``): a client's handshake does not wait for pydantic and
-    SQLite to load. If the store cannot be opened, the error ends the server
-    at the client's first ``tools/list`` or ``tools/call``. The store is
-    closed when the server ends.
+    Once that answer is written, the store is opened and the tools are made
+    in the background (``Preloading``), while the client reads it: the
+    handshake does not wait for pydantic and SQLite to load. If the store
+    cannot be opened, the error ends the server at the client's first
+    ``tools/list`` or ``tools/call``. The store is closed when the server ends.
 
     Raises:
         InputNotFound, InputError: as ``serve_stdio``.
