@@ -19,6 +19,10 @@ tool's ``inputSchema``. The function returns the result text; a
 Requests the server cannot take get JSON-RPC errors: parse error (-32700),
 invalid request (-32600), method not found (-32601), invalid params
 (-32602, also for an unknown tool).
+
+pydantic is imported only where tools are made or called: a server whose
+tools are made in the background (``Preloading``) answers ``initialize``
+before it loads.
 """
 
 from __future__ import annotations
