@@ -8,8 +8,9 @@ each the wall time of a fresh process against ``python -c pass``, interleaved:
   compaction, here of a session with nothing stored), ``compactor --help``,
   ``ccr stats`` and ``memory --help``: at most 12x each. A script that is
   not installed is reported missing.
-- ``ccr mcp`` answering ``initialize`` (a client's first request) over
-  stdio, from the start of the process to the answer: at most 15x.
+- ``ccr mcp`` and ``memory mcp`` (the plugin starts both with every
+  session) answering ``initialize`` (a client's first request) over stdio,
+  from the start of the process to the answer: at most 15x each.
 
 The installed console scripts are run (those beside the running Python),
 with ``COMPACTOR_HOME`` in a temporary folder. Measure on a regular install
@@ -73,7 +74,7 @@ def _mcp_initialize(command: Sequence[str], env: dict[str, str]) -> Callable[[],
             answer = json.loads(line) if line.strip() else {}
             if answer.get("id") != 1 or "result" not in answer:
                 errors.seek(0)
-                raise RuntimeError(f"ccr mcp answered {line!r}: {errors.read().decode()[-500:]}")
+                raise RuntimeError(f"{command[0]} answered {line!r}: {errors.read().decode()[-500:]}")
             return seconds
 
     return run
@@ -129,9 +130,11 @@ def figures(quick: bool = False) -> list[Figure]:
             run = _runner([str(script), *argv[1:]], env, stdin)
             out.append(Figure(f"cold start / python -c pass: {name}", interleaved(run, nothing, runs=runs),
                               12.0, "<=", detail=note))
-        mcp = _mcp_initialize([str(BIN / "ccr"), "--store", store, "mcp"], env)
-        out.append(Figure("ccr mcp answering initialize / python -c pass", _against(mcp, nothing, runs),
-                          15.0, "<=", detail=note))
+        for name, argv in (("ccr mcp", ["ccr", "--store", store, "mcp"]),
+                           ("memory mcp", ["memory", "--db", str(Path(tmp) / "memory.db"), "mcp"])):
+            server = _mcp_initialize([str(BIN / argv[0]), *argv[1:]], env)
+            out.append(Figure(f"{name} answering initialize / python -c pass", _against(server, nothing, runs),
+                              15.0, "<=", detail=note))
     return out
 
 

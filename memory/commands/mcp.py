@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memory.commands._common import opened_memory
+if TYPE_CHECKING:
+    from memory.store import MemoryDB
 
 __all__ = ["register", "run"]
 
@@ -26,12 +27,19 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Serve until the client hangs up; returns the exit code.
 
+    The database opens in the background once the client's ``initialize``
+    is answered (``memory.mcp_server.serve_opening``).
+
     Raises:
         InputNotFound, InputError: stdin is closed or carried no MCP message.
-        StoreError: the database cannot be opened.
+        StoreError: the database cannot be opened (at the first tool listing or call).
     """
-    from memory.mcp_server import serve
+    from memory.mcp_server import serve_opening
 
-    with opened_memory(args) as db:
-        serve(db)
+    def open_db() -> MemoryDB:  # runs in the background, once the client's hello is answered
+        from memory.store import open_memory
+
+        return open_memory(getattr(args, "db", None), recovery=getattr(args, "ccr_store", None))
+
+    serve_opening(open_db)
     return 0

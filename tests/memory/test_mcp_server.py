@@ -178,3 +178,23 @@ def test_without_the_mcp_package_the_server_still_answers(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert {tool["name"] for tool in answers[1]["result"]["tools"]} == TOOLS
+
+
+_HELLO = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}) + "\n"
+_LIST = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + "\n"
+
+
+def test_a_database_that_cannot_be_opened_ends_the_server_at_its_first_tool_listing_saying_why(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "memory.db").write_bytes(b"not a database\n" * 100)
+    done = _serve_raw(tmp_path, input=_HELLO + _LIST)
+    hello, *rest = done.stdout.splitlines()
+    assert json.loads(hello)["id"] == 1 and rest == []  # the handshake was answered, the listing was not
+    assert done.returncode != 0 and done.stderr.startswith("memory: ") and "Traceback" not in done.stderr
+
+
+def test_a_server_no_client_spoke_to_opens_no_database(tmp_path: Path) -> None:
+    done = _serve_raw(tmp_path, stdin=subprocess.DEVNULL)
+    assert done.returncode == 65
+    assert not (tmp_path / "memory.db").exists()
