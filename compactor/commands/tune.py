@@ -9,6 +9,7 @@ written from the finished trials and the exit code is 130.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -85,15 +86,23 @@ def _warn_failures(results: TuneResults) -> None:
 
 
 def _writable_folder(out: Path) -> None:
-    """Make the output folder now, so that an unusable one fails before any replay runs.
+    """Check the output folder now, so that an unusable one fails before any replay runs.
+
+    Nothing is made yet (``_write`` makes the folder): a run that fails
+    before it has results, a missing corpus say, leaves nothing behind. The
+    folder, or the nearest folder above it that exists, must be a writable
+    folder.
 
     Raises:
-        OutputWriteError: ``out`` cannot be made or is not a folder.
+        OutputWriteError: ``out`` is not a folder, or cannot be made or written.
     """
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputWriteError(f"{out}: cannot write the results there: {exc.strerror or exc}") from exc
+    existing = out.absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OutputWriteError(f"{out}: cannot write the results there: {existing} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise OutputWriteError(f"{out}: cannot write the results there: {existing} is not writable")
 
 
 def _write(results: TuneResults, out: Path) -> list[str]:
@@ -103,6 +112,7 @@ def _write(results: TuneResults, out: Path) -> list[str]:
         OutputWriteError: the folder cannot be written.
     """
     try:
+        out.mkdir(parents=True, exist_ok=True)
         write_text(out / "results.json", results_json(results))
         write_text(out / "report.html", render_report(results))
         toml = best_toml(results)

@@ -25,13 +25,14 @@ EXAMPLE = ROOT / "examples" / "tune.toml"
 CHROMIUM = shutil.which("chromium")
 
 
-def cli(*args: str, home: Path) -> subprocess.CompletedProcess[bytes]:
+def cli(*args: str, home: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "compactor", *args],
         capture_output=True,
         env={**os.environ, "COMPACTOR_HOME": str(home)},
         timeout=600,
         check=False,
+        cwd=cwd,
     )
 
 
@@ -95,9 +96,10 @@ def test_a_bad_space_exits_2_before_running(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
-def test_a_missing_corpus_exits_66(tmp_path: Path) -> None:
-    done = cli("tune", str(tmp_path / "none"), "--space", str(EXAMPLE), home=tmp_path)
+def test_a_missing_corpus_exits_66_and_leaves_no_output_folder(tmp_path: Path) -> None:
+    done = cli("tune", str(tmp_path / "none"), "--space", str(EXAMPLE), home=tmp_path, cwd=tmp_path)
     assert done.returncode == 66, done.stderr.decode()
+    assert not (tmp_path / "tune-results").exists()
 
 
 def test_an_out_folder_that_cannot_be_written_exits_73_before_any_replay(tmp_path: Path) -> None:
