@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from compactor._lazy import lazy_exports
-from compactor.mcp_stdio import McpServer, Preloading, Tool, serve_lines
+from compactor.mcp_stdio import McpServer, Tool, opening_server, serve_lines
 
 if TYPE_CHECKING:
     from ccr._mcp_tools import STATS_TOOL_NAME, retrieve_text, stats_text
@@ -111,21 +111,14 @@ def serve_opening(open_store: Callable[[], Store]) -> None:
         InputNotFound, InputError: as ``serve_stdio``.
         Whatever ``open_store`` raises (``StoreError``, ``StoreConfigError``).
     """
-    opened: list[Store] = []
+    with opening_server(SERVER_NAME, SERVER_INSTRUCTIONS, open_store, _tools_for, version=server_version()) as server:
+        serve_stdio(server)
 
-    def make() -> list[Tool]:
-        from ccr._mcp_tools import tools_for
 
-        opened.append(open_store())
-        return tools_for(opened[0])
+def _tools_for(store: Store) -> list[Tool]:
+    from ccr._mcp_tools import tools_for  # pydantic and the store's models load with the tools
 
-    preloading = Preloading(make)
-    try:
-        serve_stdio(McpServer(SERVER_NAME, SERVER_INSTRUCTIONS, preloading, version=server_version()))
-    finally:
-        preloading.finish()  # the store may still be opening: let it, then close it
-        for store in opened:
-            store.close()
+    return tools_for(store)
 
 
 def serve_stdio(server: McpServer) -> None:

@@ -30,9 +30,10 @@ from __future__ import annotations
 import inspect
 import json
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -49,6 +50,7 @@ __all__ = [
     "StdioSession",
     "Tool",
     "ToolError",
+    "opening_server",
     "serve_lines",
 ]
 
@@ -247,6 +249,43 @@ class McpServer:
             text, is_error = tool.call(arguments or {})
             return {"content": [{"type": "text", "text": text}], "isError": is_error}
         raise _RequestError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+_Opened = TypeVar("_Opened", bound=_Closable)
+
+
+@contextmanager
+def opening_server(
+    name: str,
+    instructions: str,
+    open_: Callable[[], _Opened],
+    tools_for: Callable[[_Opened], Sequence[Tool]],
+    *,
+    version: str = "",
+) -> Iterator[McpServer]:
+    """A server whose tools answer from what ``open_`` opens, both made in the background (``Preloading``).
+
+    Nothing is opened until the server has answered ``initialize``; what was
+    opened is closed when the ``with`` block ends, after any making still
+    under way has finished.
+    """
+    opened: list[_Opened] = []
+
+    def make() -> Sequence[Tool]:
+        opened.append(open_())
+        return tools_for(opened[0])
+
+    preloading = Preloading(make)
+    try:
+        yield McpServer(name, instructions, preloading, version=version)
+    finally:
+        preloading.finish()  # what is being opened may still be opening: let it, then close it
+        for resource in opened:
+            resource.close()
 
 
 def _error(request_id: str | int | None, code: int, message: str) -> dict[str, Any]:

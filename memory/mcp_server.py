@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ccr import errors as ccr_errors
 from ccr.mcp_server import serve_stdio, server_version
-from compactor.mcp_stdio import McpServer, Preloading, Tool
+from compactor.mcp_stdio import McpServer, Tool, opening_server
 from memory.errors import InputError, InputNotFound
 
 if TYPE_CHECKING:
@@ -70,21 +70,14 @@ def serve_opening(open_db: Callable[[], MemoryDB]) -> None:
         InputError: stdin ended without an ``initialize`` request, or held lines that are not JSON-RPC.
         Whatever ``open_db`` raises (``MemoryConfigError``, ``StoreError``).
     """
-    opened: list[MemoryDB] = []
+    with opening_server(SERVER_NAME, SERVER_INSTRUCTIONS, open_db, _tools_for, version=server_version()) as server:
+        _serve(server)
 
-    def make() -> list[Tool]:
-        from memory._mcp_tools import tools_for
 
-        opened.append(open_db())
-        return tools_for(opened[0])
+def _tools_for(db: MemoryDB) -> list[Tool]:
+    from memory._mcp_tools import tools_for  # pydantic and the database's models load with the tools
 
-    preloading = Preloading(make)
-    try:
-        _serve(McpServer(SERVER_NAME, SERVER_INSTRUCTIONS, preloading, version=server_version()))
-    finally:
-        preloading.finish()
-        for db in opened:
-            db.close()
+    return tools_for(db)
 
 
 def _serve(server: McpServer) -> None:
