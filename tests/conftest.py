@@ -1,5 +1,5 @@
 """Shared test fixtures: an isolated COMPACTOR_HOME, the shared real transcripts, a browser,
-read-only paths and stores that count their transactions."""
+read-only paths, stores that count their transactions, and a tokenizer that records what it tokenizes."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ccr import SQLiteStore
+from compactor.tokens import TiktokenCounter
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "fixtures"
@@ -148,3 +149,15 @@ def counting_store(tmp_path: Path) -> Callable[..., CommitCountingStore]:
         return CommitCountingStore(tmp_path / name, max_bytes=max_bytes)
 
     return make
+
+
+class RecordingTiktoken(TiktokenCounter):
+    """tiktoken, recording every text it tokenizes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def count_text(self, text: str) -> int:
+        self.texts.append(text)
+        return super().count_text(text)

@@ -15,6 +15,7 @@ from attachments.errors import TailNotStored
 from attachments._render import render_body, wrap
 from compactor.tokens import CachedCounter, TiktokenCounter
 from skills.truncate import LineCounts
+from tests.conftest import RecordingTiktoken
 
 COUNTER = TiktokenCounter()
 
@@ -75,18 +76,6 @@ def test_a_text_joined_from_counted_parts_counts_what_it_holds(
     text = "<system-reminder>\nThese skills apply.\n\n" + joint.join(parts) + "\n</system-reminder>"
     counted = [(part, COUNTER.count_text(part)) for part in parts]
     assert count_joined(text, counted, COUNTER) == COUNTER.count_text(text)
-
-
-class RecordingTiktoken(TiktokenCounter):
-    """tiktoken, recording every text it tokenizes."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    def count_text(self, text: str) -> int:
-        self.texts.append(text)
-        return super().count_text(text)
 
 
 def test_a_whole_content_counted_before_is_not_tokenized_again_when_it_fits() -> None:

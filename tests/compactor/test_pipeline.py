@@ -22,6 +22,7 @@ from compactor.spans import head_spans, messages_jsonl
 from compactor.summarizers import ExtractiveSummarizer, Summary
 from compactor.tokens import CachedCounter, RoughCounter, TiktokenCounter
 from memory import open_memory
+from tests.conftest import RecordingTiktoken
 
 COUNTER = RoughCounter()
 
@@ -310,18 +311,6 @@ def test_a_second_compaction_names_the_earlier_summary_and_reminders_for_what_th
     assert not any(t.startswith(b"This session continues") for t in typed), "a summary is not typed by the user"
     if any(m.is_meta for m in first.messages):
         assert "reminder" in by_kind
-
-
-class RecordingTiktoken(TiktokenCounter):
-    """tiktoken, recording every text it tokenizes."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    def count_text(self, text: str) -> int:
-        self.texts.append(text)
-        return super().count_text(text)
 
 
 def test_a_stored_tool_result_of_several_text_blocks_is_counted_from_its_blocks_exactly(tmp_path: Path) -> None:

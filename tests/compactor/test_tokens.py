@@ -30,6 +30,7 @@ from compactor.tokens import (
     usage_anchored_estimate,
     utf16_length,
 )
+from tests.conftest import RecordingTiktoken
 
 
 class CountingCounter:
@@ -180,18 +181,6 @@ def test_the_cache_forgets_the_oldest_entries_beyond_its_size() -> None:
     for text in ("a", "b", "c", "a"):
         cached.count_message(user(text))
     assert inner.counted == ["a", "b", "c", "a"]
-
-
-class RecordingTiktoken(TiktokenCounter):
-    """tiktoken, recording every text it tokenizes."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    def count_text(self, text: str) -> int:
-        self.texts.append(text)
-        return super().count_text(text)
 
 
 def test_a_tokenizing_counter_counts_each_distinct_text_once_across_messages_and_texts() -> None:
