@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import signal
-import subprocess
-import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
@@ -108,27 +104,6 @@ def test_serve_lines_answers_one_line_per_request_and_counts_what_was_not_json_r
     assert [a["id"] for a in answers] == [1, None, 2]
     assert answers[1]["error"]["code"] == PARSE_ERROR
     assert session.initialized and session.bad_lines == 1 and session.first_bad == b"{not json\n"
-
-
-def test_ccr_mcp_ends_at_sigterm_with_stdin_still_open(tmp_path: Path) -> None:
-    server = subprocess.Popen(
-        [sys.executable, "-m", "ccr", "--store", str(tmp_path / "ccr.db"), "mcp"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )
-    try:
-        assert server.stdin is not None and server.stdout is not None
-        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode() + b"\n")
-        server.stdin.flush()
-        assert json.loads(server.stdout.readline()) == {"jsonrpc": "2.0", "id": 1, "result": {}}
-        server.send_signal(signal.SIGTERM)
-        assert server.wait(timeout=60) == 128 + signal.SIGTERM
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-        for stream in (server.stdin, server.stdout, server.stderr):
-            if stream is not None:
-                stream.close()
 
 
 def test_a_preloading_server_makes_its_tools_once_initialize_is_written() -> None:

@@ -1,4 +1,4 @@
-"""``ccr mcp`` as Claude Code runs it: Ctrl-C ends it even while its client keeps stdin open."""
+"""``ccr mcp`` as Claude Code runs it: Ctrl-C or SIGTERM ends it even while its client keeps stdin open."""
 
 from __future__ import annotations
 
@@ -8,10 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 HANG_GUARD_S = 60
 
 
-def test_ccr_mcp_exits_on_sigint_with_stdin_still_open(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
+def test_ccr_mcp_exits_at_ctrl_c_or_sigterm_with_stdin_still_open(signum: int, tmp_path: Path) -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "ccr", "--store", str(tmp_path / "ccr.db"), "mcp"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -21,9 +24,11 @@ def test_ccr_mcp_exits_on_sigint_with_stdin_still_open(tmp_path: Path) -> None:
         hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
         server.stdin.write((json.dumps(hello) + "\n").encode())
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode() + b"\n")
         server.stdin.flush()
         assert json.loads(server.stdout.readline())["id"] == 1
-        server.send_signal(signal.SIGINT)
+        assert json.loads(server.stdout.readline()) == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        server.send_signal(signum)
         returncode = server.wait(timeout=HANG_GUARD_S)
     finally:
         if server.poll() is None:
@@ -32,4 +37,4 @@ def test_ccr_mcp_exits_on_sigint_with_stdin_still_open(tmp_path: Path) -> None:
         for stream in (server.stdin, server.stdout, server.stderr):
             if stream is not None:
                 stream.close()
-    assert returncode == 128 + signal.SIGINT
+    assert returncode == 128 + signum
