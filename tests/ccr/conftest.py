@@ -1,7 +1,10 @@
-"""Fixtures for the ccr tests: a store per backend, and a fresh store file path."""
+"""Fixtures for the ccr tests: a store per backend, a fresh store file path, and running the ``ccr`` command."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,3 +37,14 @@ def small_store(request: pytest.FixtureRequest, db_path: Path) -> Iterator[Store
         yield opened
     finally:
         opened.close()
+
+
+def ccr(*args: str, input: bytes = b"", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run the ``ccr`` command with ``args`` (``env`` on top of this process's environment)."""
+    return subprocess.run(
+        [sys.executable, "-m", "ccr", *args],
+        input=input,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )

@@ -14,20 +14,9 @@ import pytest
 from ccr import StoreStats, handle_for, open_store
 from ccr._sqlite_read import STATS_FIELDS
 from ccr.cli import COMMANDS
+from tests.ccr.conftest import ccr
 
 BINARY = bytes(range(256)) + b"\r\n\x00\r" + "é€😀".encode()
-
-
-def ccr(
-    *args: str, input: bytes = b"", env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "ccr", *args],
-        input=input,
-        capture_output=True,
-        env={**os.environ, **(env or {})},
-        check=False,
-    )
 
 
 @pytest.fixture

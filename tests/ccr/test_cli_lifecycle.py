@@ -7,25 +7,14 @@ import gzip
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from ccr import PutRequest, handle_for, open_store
+from tests.ccr.conftest import ccr
 
 BINARY = bytes(range(256)) + b"\r\n\x00\r" + "é€😀".encode()
-
-
-def ccr(*args: str, input: bytes = b"", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "ccr", *args],
-        input=input,
-        capture_output=True,
-        env={**os.environ, **(env or {})},
-        check=False,
-    )
 
 
 @pytest.fixture

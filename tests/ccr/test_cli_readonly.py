@@ -8,15 +8,14 @@ is made immutable instead (``chattr +i``), which refuses root's writes too.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from ccr import PutRequest, open_store
+from tests.ccr.conftest import ccr as run_ccr
 
 MESSAGES = b"".join(
     json.dumps({"role": "user", "content": text}).encode() + b"\n"
@@ -25,10 +24,7 @@ MESSAGES = b"".join(
 
 
 def ccr(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "ccr", *args], capture_output=True, check=False,
-        env={**os.environ, "COMPACTOR_HOME": "/nonexistent-home"},
-    )
+    return run_ccr(*args, env={"COMPACTOR_HOME": "/nonexistent-home"})
 
 
 def make_store(folder: Path) -> tuple[Path, list[str]]:

@@ -11,19 +11,14 @@ import os
 import random
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from ccr import PutRequest, open_store
+from tests.ccr.conftest import ccr
 
 PAGE = 4096
-
-
-def ccr(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "ccr", *args], capture_output=True, check=False)
 
 
 def payloads(count: int, seed: int) -> list[bytes]:
