@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
@@ -158,6 +158,13 @@ class Originals(Generic[T]):
         self._by_key = defaultdict(list, {
             key: known[len(known) - wanted[key]:] for key, known in self._by_key.items() if wanted.get(key)
         })
+
+    def restore(self, messages: Sequence[Message], encode: Callable[[Message], Sequence[T]]) -> list[T]:
+        """``messages`` as framework objects: each as the objects it was read from (``match``), else ``encode``d."""
+        out: list[T] = []
+        for message, original in zip(messages, self.match(messages), strict=True):
+            out.extend(original if original is not None else encode(message))
+        return out
 
     def match(self, messages: Sequence[Message]) -> list[list[T] | None]:
         """For each message, the objects it came from, or None when it is new or changed.

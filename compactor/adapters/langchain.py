@@ -90,10 +90,7 @@ class LangChainAdapter:
     def from_messages(self, messages: Sequence[Message]) -> list[BaseMessage]:
         """``Message``s -> LangChain messages, instructions first."""
         names = {use.id: use.name for message in messages for use in message.tool_uses()}
-        out: list[BaseMessage] = list(self.instructions)
-        for message, original in zip(messages, self._originals.match(messages), strict=True):
-            out.extend(original if original is not None else _encode(message, names))
-        return out
+        return [*self.instructions, *self._originals.restore(messages, lambda message: _encode(message, names))]
 
 
 # -- reading -----------------------------------------------------------------

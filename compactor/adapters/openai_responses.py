@@ -98,10 +98,7 @@ class OpenAIResponsesAdapter:
 
     def from_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """``Message``s -> Responses input items, instructions first."""
-        out = [dict(m) for m in self.instructions]
-        for message, original in zip(messages, self._originals.match(messages), strict=True):
-            out.extend(original if original is not None else _encode(message))
-        return out
+        return [*(dict(m) for m in self.instructions), *self._originals.restore(messages, _encode)]
 
 
 def _kind(item: Mapping[str, Any]) -> str:

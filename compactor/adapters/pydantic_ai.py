@@ -120,15 +120,13 @@ class PydanticAIAdapter:
         names = dict(self._tool_names)
         for message in messages:
             names.update({use.id: use.name for use in message.tool_uses()})
-        out: list[ModelMessage] = []
-        for message, original in zip(messages, self._originals.match(messages), strict=True):
-            if original is not None:
-                out.extend(original)
-            elif message.role == "assistant":
-                out.append(_encode_response(message))
-            else:
-                out.append(ModelRequest(parts=_encode_request(message, names), instructions=self.instructions))
-        return self._with_system(out)
+
+        def encode(message: Message) -> list[ModelMessage]:
+            if message.role == "assistant":
+                return [_encode_response(message)]
+            return [ModelRequest(parts=_encode_request(message, names), instructions=self.instructions)]
+
+        return self._with_system(self._originals.restore(messages, encode))
 
     def _with_system(self, out: list[ModelMessage]) -> list[ModelMessage]:
         if not self.system_parts or any(
