@@ -38,6 +38,14 @@ def _rows(count: int, seed: int = 7) -> list[bytes]:
     return [rng.randbytes(RECORD_BYTES) for _ in range(count)]
 
 
+def _insert_batches(conn: sqlite3.Connection, rows: list[bytes], batch: int) -> None:
+    """Insert ``rows`` under their handles, ``batch`` rows a transaction, as a plain SQLite program would."""
+    for i in range(0, len(rows), batch):
+        conn.execute("BEGIN")
+        conn.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?)", [(handle_for(r), r) for r in rows[i : i + batch]])
+        conn.execute("COMMIT")
+
+
 def bench_plain_sqlite(path: Path, rows: list[bytes], batch: int, *, wal: bool) -> float:
     conn = sqlite3.connect(path, isolation_level=None)
     if wal:
@@ -45,16 +53,7 @@ def bench_plain_sqlite(path: Path, rows: list[bytes], batch: int, *, wal: bool) 
         conn.execute("PRAGMA synchronous = FULL")
     conn.execute("CREATE TABLE blobs (handle TEXT PRIMARY KEY, data BLOB NOT NULL)")
 
-    def run() -> None:
-        for i in range(0, len(rows), batch):
-            conn.execute("BEGIN")
-            conn.executemany(
-                "INSERT OR IGNORE INTO blobs VALUES (?, ?)",
-                [(handle_for(r), r) for r in rows[i : i + batch]],
-            )
-            conn.execute("COMMIT")
-
-    elapsed, _ = timed(run)
+    elapsed, _ = timed(lambda: _insert_batches(conn, rows, batch))
     conn.close()
     return elapsed
 
@@ -74,16 +73,7 @@ def bench_reput_plain(path: Path, rows: list[bytes], batch: int) -> float:
     """Insert the rows again into a plain WAL file that already holds them."""
     conn = sqlite3.connect(path, isolation_level=None)
 
-    def run() -> None:
-        for i in range(0, len(rows), batch):
-            conn.execute("BEGIN")
-            conn.executemany(
-                "INSERT OR IGNORE INTO blobs VALUES (?, ?)",
-                [(handle_for(r), r) for r in rows[i : i + batch]],
-            )
-            conn.execute("COMMIT")
-
-    elapsed, _ = timed(run)
+    elapsed, _ = timed(lambda: _insert_batches(conn, rows, batch))
     conn.close()
     return elapsed
 
