@@ -13,7 +13,6 @@ is an error at open, never a silent fallback.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -22,6 +21,7 @@ from typing import Any, Protocol, Self, runtime_checkable
 from ccr._budget import DEFAULT_MAX_BYTES, MAX_BYTES_ENV, resolve_max_bytes
 from ccr._memory import MemoryStore
 from ccr._paths import DEFAULT_HOME, HOME_ENV, default_store_path
+from ccr._readonly import file_size
 from ccr._sqlite import SQLiteStore
 from ccr.objects import Currentness, Lifecycle, StoredObject, TypedObject
 from ccr.records import PutRequest, Record, RecordFilter, StoreStats
@@ -136,5 +136,5 @@ def open_store(
     if isinstance(path, str) and path == MEMORY:
         return MemoryStore(max_bytes=budget)
     target = default_store_path() if path is None else Path(path).expanduser()
-    readable = readonly and (os.path.lexists(target) and os.stat(target, follow_symlinks=False).st_size > 0)
+    readable = readonly and file_size(target) > 0
     return SQLiteStore(target, max_bytes=budget, readonly=readable)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -57,13 +56,14 @@ def stats_of_file(path: str | Path | None) -> dict[str, Any] | None:
     """
     from ccr._budget import resolve_max_bytes
     from ccr._paths import default_store_path
+    from ccr._readonly import file_size
     from ccr._sqlite_read import damage_hint, open_read_only, page_cap, read_stats
     from ccr.errors import StoreError
 
     if path == ":memory:":
         return None
     target = default_store_path() if path is None else Path(path).expanduser()
-    if not os.path.lexists(target) or os.stat(target, follow_symlinks=False).st_size == 0:
+    if file_size(target) == 0:  # no store yet (open_store makes one)
         return None
     max_bytes = resolve_max_bytes()
     conn = open_read_only(target)
