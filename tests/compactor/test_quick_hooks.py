@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compactor._quick_hooks import nothing_to_say
+from compactor._quick_hooks import _OPTIONAL_TEXT, nothing_to_say
 from compactor.errors import CompactorError
-from compactor.hooks import parse_hook_input, session_start
+from compactor.hooks import HookInput, parse_hook_input, session_start
 
 _VALUES = st.one_of(
     st.none(), st.sampled_from(["startup", "resume", "clear", "compact", "", "s1", "../x", "a\n", "x" * 200]),
@@ -67,3 +67,10 @@ def test_after_a_compaction_only_a_session_with_no_record_and_no_memory_has_noth
 def test_oversized_input_goes_to_the_full_hook() -> None:
     data = json.dumps({"session_id": "s1", "source": "startup", "extra": "x" * (1024 * 1024)}).encode()
     assert not nothing_to_say(data, {})
+
+
+def test_the_quick_answer_checks_every_optional_text_field_the_hook_input_has() -> None:
+    optional_text = {
+        name for name, field in HookInput.model_fields.items() if name != "session_id" and field.annotation == str | None
+    }
+    assert set(_OPTIONAL_TEXT) == optional_text and set(HookInput.model_fields) == optional_text | {"session_id"}
