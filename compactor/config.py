@@ -22,6 +22,8 @@ Environment variables (all optional):
                                     compactions (``[masking]``)
 ``COMPACTOR_COUNTER``               token counter: ``tiktoken`` or ``rough``
 ``COMPACTOR_TAIL_TOKENS``           tokens of recent rounds kept verbatim
+``COMPACTOR_CONTEXT_TOKENS``        tokens the compacted context (summary, tail
+                                    and attachments together) may take
 ``COMPACTOR_MEMORY_DB``             memory store to recall from after a compaction
 ``COMPACTOR_SUMMARY_FACTS_TOKENS``  tokens the extractive summary spends on
                                     paths and commands before citing a listing
@@ -98,6 +100,7 @@ __all__ = [
     "DEFAULT_SUMMARIZER",
     "DEFAULT_SUMMARY_FACTS_TOKENS",
     "DEFAULT_SUMMARY_RESERVE_CAP",
+    "DEFAULT_CONTEXT_SHARE",
     "DEFAULT_TAIL_TOKENS",
     "DEFAULT_THRASH_LIMIT",
     "DEFAULT_THRASH_TURNS",
@@ -112,6 +115,7 @@ __all__ = [
     "Settings",
     "SummarizerName",
     "is_recovery_tool",
+    "context_budget",
     "load_settings",
 ]
 
@@ -142,6 +146,10 @@ DEFAULT_RECOVERY_TOOLS: tuple[str, ...] = ("ccr_get", "ccr_query", "ccr_range", 
 # Counting, pipeline, attachments.
 DEFAULT_COUNTER: CounterName = "tiktoken"
 DEFAULT_TAIL_TOKENS = 12_000
+DEFAULT_CONTEXT_SHARE = 0.035
+"""Without ``pipeline.context_tokens``, the compacted context (summary, tail and attachments) may
+take this share of the context window: 7,000 tokens of 200,000. Claude Code's own compacted
+context is about that size once its system prompt and tools are set aside."""
 DEFAULT_SUMMARY_FACTS_TOKENS = 2_400
 """Tokens the extractive summary may spend listing paths and commands; the rest is stored and cited."""
 
@@ -270,6 +278,9 @@ class PipelineSettings(_Model):
     """How a compaction cuts the conversation."""
 
     tail_tokens: int = Field(default=DEFAULT_TAIL_TOKENS, ge=0)
+    context_tokens: int | None = Field(default=None, ge=1_000, le=10_000_000)
+    """The one budget the summary, the preserved tail and the attachments share; None:
+    ``DEFAULT_CONTEXT_SHARE`` of the context window."""
     memory_db: str | None = None
     """A memory store (``memory`` package) to recall from after each compaction; None: no memories."""
     summary_facts_tokens: int = Field(default=DEFAULT_SUMMARY_FACTS_TOKENS, ge=0)
@@ -352,6 +363,7 @@ ENV_VARS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "COMPACTOR_MASKING": ("masking.enabled", _parse_bool),
     "COMPACTOR_COUNTER": ("counter", _as_is),
     "COMPACTOR_TAIL_TOKENS": ("pipeline.tail_tokens", _as_is),
+    "COMPACTOR_CONTEXT_TOKENS": ("pipeline.context_tokens", _as_is),
     "COMPACTOR_MEMORY_DB": ("pipeline.memory_db", _as_is),
     "COMPACTOR_SUMMARY_FACTS_TOKENS": ("pipeline.summary_facts_tokens", _as_is),
     "COMPACTOR_SUMMARIZER": ("summarizer", _as_is),
@@ -501,3 +513,11 @@ def _origin(loc: list[str], sources: Mapping[str, str]) -> str | None:
     prefix = ".".join(loc) + "."
     found = sorted({origin for path, origin in sources.items() if path.startswith(prefix)})
     return ", ".join(found) or None
+
+
+def context_budget(settings: Settings) -> int:
+    """The tokens the compacted context may take (``pipeline.context_tokens``, else
+    ``DEFAULT_CONTEXT_SHARE`` of the context window, at least 2,000)."""
+    if settings.pipeline.context_tokens is not None:
+        return settings.pipeline.context_tokens
+    return max(2_000, int(DEFAULT_CONTEXT_SHARE * settings.policy.context_window))

@@ -33,7 +33,7 @@ from attachments import DiskFiles, FileSource, StalenessWatcher
 from ccr import PutRequest, Retrieval, Store, open_store
 from compactor.cache import PromptCache, message_time, prefix_effect
 from compactor.calibration import Calibration
-from compactor.config import Settings, load_settings
+from compactor.config import Settings, context_budget, load_settings
 from compactor.dedup import Deduper
 from compactor.masking import Masker, masking_decision
 from compactor.messages import Message, ToolResultBlock
@@ -276,6 +276,7 @@ class Orchestrator:
             )
         options = CompactOptions(
             tail_tokens=self.settings.pipeline.tail_tokens,
+            context_tokens=context_budget(self.settings),
             threshold=auto_compact_threshold(self.settings),
             calibration=self.calibration,
             budgets=self.settings.attachments,

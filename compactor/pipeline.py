@@ -33,6 +33,7 @@ synchronous commits, that is one sync per compaction.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -49,14 +50,16 @@ from compactor.calibration import Calibration
 from compactor.config import DEFAULT_RECOVERY_TOOLS, DEFAULT_TAIL_TOKENS, is_recovery_tool
 from compactor.dedup import expand_references, reset_after_compaction
 from compactor.errors import CompactionDidNotShrink, CompactionFailed, CompactorError, NothingToCompact
-from compactor.messages import Message, TextBlock, ToolResultBlock
+from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.readable import readable_text
 from compactor.report import CompactionReport, ContextEntry, DedupReport, DroppedSpan, Trigger
 from compactor.rounds import group_rounds
 from compactor.session import SessionState
 from compactor.spans import Span, head_spans
+from compactor.summarizers._ledger import merge_messages, tail_view
+from compactor.summarizers._ledger_text import listing_span
 from compactor.summarizers.base import SECTION_TITLES, CitingSummarizer, Summarizer
-from compactor.survival import fact_survival
+from compactor.survival import context_retention, continuation, fact_survival
 from compactor.tokens import TokenCounter, count_joined
 
 __all__ = [
@@ -67,10 +70,19 @@ __all__ = [
     "context_entries",
     "failed_result",
     "merge_instructions",
+    "model_text",
     "split_tail",
     "store_spans",
     "without_recovered_content",
 ]
+
+TAIL_SHARE = 0.35
+"""Of a shared context budget, the most the preserved tail may take."""
+_MIN_ATTACHMENT_TOKENS = 1_000
+"""Attachments get at least this much of a shared budget, even when the summary and tail took it all."""
+_FILES_SHARE = 0.6
+"""Of what a shared budget leaves for attachments, the files' part when skills are restored too."""
+
 
 class CompactOptions(BaseModel):
     """How one compaction is shaped. Budgets are in the configured counter's tokens."""
@@ -87,6 +99,9 @@ class CompactOptions(BaseModel):
     """Tools whose results are recovered content: dropped, never stored or summarized again."""
     memory_db: str | None = None
     """A memory store to recall from for the work in progress (``attachments.memory``); None: none."""
+    context_tokens: int | None = Field(default=None, ge=1)
+    """The one budget the summary, the tail and the attachments share (None: each only its own):
+    the tail takes at most ``TAIL_SHARE`` of it, the attachments what the summary and tail leave."""
     cached_messages: int | None = Field(default=None, ge=0)
     """How many messages (from the start) the prompt cache holds; None: all of them (``compactor.cache``)."""
 
@@ -136,8 +151,10 @@ def split_tail(
 
 
 def _split(
-    messages: Sequence[Message], tail_tokens: int, size_of: Callable[[Message], int]
+    messages: Sequence[Message], tail_tokens: int, size_of: Callable[[Message], int], *, last_round_tokens: int = 0
 ) -> tuple[list[Message], list[Message]]:
+    """(head, tail) as ``split_tail`` says; when no round fits ``tail_tokens``, the last round is
+    kept all the same if it is within ``last_round_tokens`` (and half of the conversation)."""
     rounds = group_rounds(messages)
     sizes = [sum(size_of(m) for m in round_) for round_ in rounds]
     limit = min(tail_tokens, sum(sizes) // 2)
@@ -148,6 +165,8 @@ def _split(
             break
         total += size
         kept += 1
+    if kept == 0 and len(sizes) > 1 and sizes[-1] <= min(last_round_tokens, sum(sizes) // 2):
+        kept = 1
     cut = len(rounds) - kept
     return [m for r in rounds[:cut] for m in r], [m for r in rounds[cut:] for m in r]
 
@@ -277,6 +296,23 @@ def _result_blocks(span: Span, head: Sequence[Message] | None) -> list[str]:
     return []
 
 
+def _shared(budgets: Budgets, left: int, *, with_skills: bool) -> Budgets:
+    """``budgets`` cut to what a shared context budget leaves for attachments (at least
+    ``_MIN_ATTACHMENT_TOKENS``): files take it all, or ``_FILES_SHARE`` of it when skills are
+    to be restored too; each file or skill at most half of its part, so that more than one
+    fits; never more than ``budgets`` allow."""
+    left = max(left, _MIN_ATTACHMENT_TOKENS)
+    files = int(left * _FILES_SHARE) if with_skills else left
+    skills = max(1, left - files)
+    return budgets.model_copy(update={
+        "files_total": min(budgets.files_total, files),
+        "file_tokens": min(budgets.file_tokens, max(1, files // 2)),
+        "skills_total": min(budgets.skills_total, skills),
+        "skill_tokens": min(budgets.skill_tokens, max(1, skills // 2) if with_skills else skills),
+        "memory_tokens": min(budgets.memory_tokens, left),
+    })
+
+
 def context_entries(out: Sequence[Message], sizes: Sequence[int], *, tail_length: int) -> list[ContextEntry]:
     """The compacted context ``[summary, *tail, *attachments]`` as the report shows it to a person."""
     parts = ["summary"] + ["tail"] * tail_length + ["attachment"] * (len(out) - 1 - tail_length)
@@ -284,6 +320,22 @@ def context_entries(out: Sequence[Message], sizes: Sequence[int], *, tail_length
         ContextEntry(part=part, role=m.role, tokens=n, text=readable_text(m))  # type: ignore[arg-type]
         for part, m, n in zip(parts, out, sizes, strict=True)
     ]
+
+
+def model_text(messages: Sequence[Message]) -> str:
+    """What the model reads of ``messages``: text, tool results, and each tool call's input as
+    JSON and as its plain values (a command or path as written, not JSON-escaped)."""
+    parts: list[str] = []
+    for message in messages:
+        for block in message.blocks():
+            if isinstance(block, TextBlock):
+                parts.append(block.text)
+            elif isinstance(block, ToolResultBlock):
+                parts.append(block.text())
+            elif isinstance(block, ToolUseBlock):
+                parts.append(json.dumps(block.input, ensure_ascii=False))
+                parts.extend(v for v in block.input.values() if isinstance(v, str))
+    return "\n".join(parts)
 
 
 def without_recovered_content(head: Sequence[Message], recovery_tools: Sequence[str]) -> list[Message]:
@@ -342,7 +394,10 @@ def _compact(
 
     # 2. split.
     size_of = {id(m): n for m, n in zip(messages, sizes, strict=True)}
-    head, tail = _split(messages, opts.tail_tokens, lambda m: size_of[id(m)])
+    tail_limit = opts.tail_tokens if opts.context_tokens is None else min(
+        opts.tail_tokens, int(opts.context_tokens * TAIL_SHARE)
+    )
+    head, tail = _split(messages, tail_limit, lambda m: size_of[id(m)], last_round_tokens=opts.tail_tokens)
     if not head:
         raise NothingToCompact("nothing to compact: the conversation is empty")
 
@@ -351,6 +406,16 @@ def _compact(
     head = without_recovered_content(head, opts.recovery_tools)
     spans = summarizer.spans(head) if isinstance(summarizer, CitingSummarizer) else head_spans(head)
     tail = expand_references(tail, new_state.dedup)
+    # The session ledger takes in what this head shows; the listing of all of it is stored with
+    # the compaction, in place of the summarizer's listing of the head alone.
+    ledger = merge_messages(
+        new_state.ledger, head,
+        result_handles={s.ref: s.handle for s in spans if s.kind == "tool_result" and s.ref},
+        message_handles={
+            s.message_index: s.handle for s in spans if s.kind == "user_message" and s.message_index is not None
+        },
+    )
+    spans = [s for s in spans if s.kind != "facts"] + [listing_span(ledger, new_state.cwd)]
     head_sizes = sizes[: len(head)]
     head_tokens = sum(head_sizes)
     stored, span_tokens = store_spans(
@@ -361,7 +426,7 @@ def _compact(
 
     # 4. summarize.
     if isinstance(summarizer, CitingSummarizer):
-        summary = summarizer.summarize(head, instructions, spans=spans, cwd=new_state.cwd)
+        summary = summarizer.summarize(head, instructions, spans=spans, cwd=new_state.cwd, ledger=ledger, tail=tail)
     else:
         summary = summarizer.summarize(head, instructions)
     # A summary may cite what earlier compactions stored too; it may not cite what was never stored.
@@ -369,13 +434,31 @@ def _compact(
     if missing:
         raise CompactionFailed(f"summary cites handles that were not stored: {', '.join(missing)}")
 
-    # 5. attachments.
+    summary_text = render(
+        "summary_message.j2",
+        head=marker(head_handle),
+        transcript_path=opts.transcript_path,
+        dropped_rounds=summary.dropped_rounds,
+        summary=summary.text.strip(),
+        trigger=trigger,
+    )
+    summary_message = Message(role="user", content=summary_text, is_compact_summary=True)
+    summary_tokens = counter.count_message(summary_message)
+    tail_sizes = [size_of[id(m)] if id(m) in size_of else counter.count_message(m) for m in tail]
+
+    # 5. attachments, within what the summary and the tail left of a shared budget.
+    budgets = opts.budgets
+    if opts.context_tokens is not None:
+        budgets = _shared(
+            budgets, opts.context_tokens - summary_tokens - sum(tail_sizes),
+            with_skills=bool(new_state.skills.get(new_state.agent_id)),
+        )
     current_work = "\n".join(summary.sections.get(t, "") for t in SECTION_TITLES[-2:]).strip() or summary.text
     attached: AttachmentSet = build_attachments(
         snapshot,
         new_state,
         tail,
-        budgets=opts.budgets,
+        budgets=budgets,
         counter=counter,
         store=batch,
         files=files,
@@ -386,22 +469,13 @@ def _compact(
 
     if opts.memory_db is not None:
         recalled = build_memory_attachment(
-            opts.memory_db, history=messages, current_work=current_work, budget=opts.budgets.memory_tokens,
+            opts.memory_db, history=messages, current_work=current_work, budget=budgets.memory_tokens,
             counter=counter, store=batch,
         )
         attached.attachments.extend(recalled.attachments)
         attached.skipped.extend(recalled.skipped)
 
     # 6. render.
-    summary_text = render(
-        "summary_message.j2",
-        head=marker(head_handle),
-        transcript_path=opts.transcript_path,
-        dropped_rounds=summary.dropped_rounds,
-        summary=summary.text.strip(),
-        trigger=trigger,
-    )
-    summary_message = Message(role="user", content=summary_text, is_compact_summary=True)
     out = [summary_message, *tail, *attached.messages]
 
     # 7. report and new state.
@@ -411,11 +485,10 @@ def _compact(
     dedup.hits_at_last_compaction += hits
     dedup.saved_bytes_at_last_compaction += saved
     reset_after_compaction(dedup)
+    ledger.compactions += 1
     mark_announced(new_state)  # the attachments just announced the full sets again
     # Attachments were counted as rendered (their budgets apply to exactly that text), and a tail
     # message that expanding references left as it was has its count in ``sizes``: not again.
-    summary_tokens = counter.count_message(summary_message)
-    tail_sizes = [size_of[id(m)] if id(m) in size_of else counter.count_message(m) for m in tail]
     out_sizes = [summary_tokens, *tail_sizes, *(a.tokens for a in attached.attachments)]
     if sum(out_sizes) >= sum(sizes):
         raise CompactionDidNotShrink(
@@ -423,6 +496,11 @@ def _compact(
             f"conversation ({sum(sizes):,} tokens); it was left as it was"
         )
     post = opts.calibration.tokens(sum(out_sizes))
+    view = tail_view(ledger, tail)
+    retention = context_retention(
+        list(view.paths), list(view.commands), [m.text for m in view.user_messages],
+        model_text(out), cwd=new_state.cwd,
+    )
     report = CompactionReport(
         trigger=trigger,
         pre_tokens=pre,
@@ -445,6 +523,11 @@ def _compact(
         survival=fact_survival(
             head, summary.text, cwd=new_state.cwd, stored={s.handle: s.data for s in spans if s.kind != "head"}
         ),
+        retention=retention,
+        continuation=continuation(
+            view.current_request, [item.text for item in view.open_items()], summary.text
+        ),
+        ledger_facts=len(ledger.paths) + len(ledger.commands) + len(ledger.errors) + len(ledger.user_messages),
         summary=summary.text.strip(),
         context=context_entries(out, out_sizes, tail_length=len(tail)),
         # The summary comes first: the cached prefix is kept up to message 0, that is not at all.

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compactor.survival import Survival
+from compactor.survival import Continuation, Retention, Survival
 
 __all__ = [
     "AttachmentEntry",
@@ -171,6 +171,13 @@ class CompactionReport(_Model):
     survival: Survival | None = None
     """Share of the head's paths, command first lines and typed user messages the summary kept
     (verbatim or by handle; ``compactor.survival``). None when the compaction failed."""
+    retention: Retention | None = None
+    """Of the whole session's facts so far (paths, command first lines, typed user messages), how many
+    the compacted context holds verbatim (``compactor.survival.context_retention``)."""
+    continuation: Continuation | None = None
+    """Whether the summary names the latest typed request and the open items."""
+    ledger_facts: int = 0
+    """Facts the session ledger holds (paths, commands, errors, user messages); all are in the stored listing."""
     at_line: int | None = None
     reread_coverage: float | None = None
     """Replay only: of the files read before and again after, the share file attachments restored."""

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from compactor.ledger import SessionLedger
+
 __all__ = [
     "BackgroundTask",
     "DedupEntry",
@@ -118,7 +120,8 @@ class SessionState(_Model):
     Skills are kept per agent: ``skills[agent_id]`` lists invocations in
     order. ``deferred_tools``/``agent_types``/``mcp_instructions`` are what is
     available now; the ``announced_*`` fields are what the history has
-    already told the model (the deltas announce the difference).
+    already told the model (the deltas announce the difference). ``ledger``
+    carries the session's facts across compactions.
     """
 
     session_id: str | None = None
@@ -139,6 +142,8 @@ class SessionState(_Model):
     announced_agent_types: list[str] = Field(default_factory=list)
     announced_mcp: list[str] = Field(default_factory=list)
     dedup: DedupState = Field(default_factory=DedupState)
+    ledger: SessionLedger = Field(default_factory=SessionLedger)
+    """The facts of the whole session so far, merged at every compaction (``compactor.ledger``)."""
 
     @property
     def in_plan_mode(self) -> bool:

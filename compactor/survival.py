@@ -27,7 +27,7 @@ Pure: no store, no files. ``compactor.pipeline`` puts the result in every
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,7 +36,20 @@ from compactor.messages import Message
 from compactor.summarizers._facts import command_first_line, relative_path, touched_path
 from compactor.summarizers._prompts import collapse, typed
 
-__all__ = ["FactCount", "Survival", "SurvivalCounts", "fact_survival", "head_facts", "missing_facts"]
+__all__ = [
+    "COMMAND_PREFIX_CHARS",
+    "Continuation",
+    "FactCount",
+    "Retention",
+    "Survival",
+    "SurvivalCounts",
+    "USER_PREFIX_CHARS",
+    "context_retention",
+    "continuation",
+    "fact_survival",
+    "head_facts",
+    "missing_facts",
+]
 
 
 class _Model(BaseModel):
@@ -211,3 +224,59 @@ def missing_facts(
         for kind, values in facts.items()
     }
 
+
+
+COMMAND_PREFIX_CHARS = 60
+"""A command counts as kept when this many characters of its first line stand in the context."""
+USER_PREFIX_CHARS = 80
+"""A typed message counts as kept when this many of its first characters stand in the context."""
+
+
+class Retention(_Model):
+    """Of the whole session's facts so far, how many the compacted context (summary, tail,
+    attachments) holds where the model reads them: verbatim, not only inside a stored span."""
+
+    paths: FactCount = Field(default_factory=FactCount)
+    commands: FactCount = Field(default_factory=FactCount)
+    user_messages: FactCount = Field(default_factory=FactCount)
+
+
+class Continuation(_Model):
+    """Whether the summary says where the work stands: the latest typed request, the open items."""
+
+    latest_request: bool | None = None
+    """None when the session has no typed request."""
+    open_items: FactCount = Field(default_factory=FactCount)
+
+
+def context_retention(
+    paths: Sequence[str], commands: Sequence[str], user_messages: Sequence[str], context: str, *, cwd: str | None
+) -> Retention:
+    """How many of the session's ``paths``, command first lines and typed ``user_messages`` stand in
+    ``context`` verbatim: a path whole or relative to ``cwd``, a command's first
+    ``COMMAND_PREFIX_CHARS`` characters, a message's first ``USER_PREFIX_CHARS`` (stripped)."""
+
+    def count(values: Sequence[str], found: Callable[[str], bool]) -> FactCount:
+        kept = sum(1 for v in values if found(v))
+        return FactCount(total=len(values), kept=kept, verbatim=kept)
+
+    return Retention(
+        paths=count(paths, lambda p: p in context or (relative_path(p, cwd) != p and relative_path(p, cwd) in context)),
+        commands=count(commands, lambda c: c[:COMMAND_PREFIX_CHARS] in context),
+        user_messages=count(user_messages, lambda u: u.strip()[:USER_PREFIX_CHARS] in context),
+    )
+
+
+def continuation(latest_request: str | None, open_items: Sequence[str], summary: str) -> Continuation:
+    """Whether ``summary`` names the latest request (its first 60 characters, whitespace folded)
+    and each open item (the same)."""
+    folded = collapse(summary)
+
+    def named(text: str) -> bool:
+        return collapse(text)[:60] in folded
+
+    kept = sum(1 for item in open_items if named(item))
+    return Continuation(
+        latest_request=None if not latest_request else named(latest_request),
+        open_items=FactCount(total=len(open_items), kept=kept, verbatim=kept),
+    )

@@ -46,7 +46,11 @@ from compactor.messages import (
 )
 from compactor.rounds import group_rounds
 from compactor.spans import Span, head_spans
+from compactor.ledger import SessionLedger
+from compactor.summarizers._ledger import tail_view
+from compactor.summarizers._ledger_text import ledger_digest
 from compactor.summarizers.base import SECTION_TITLES, Summary
+from compactor.tokens import RoughCounter
 
 __all__ = [
     "API_KEY_ENV",
@@ -443,6 +447,10 @@ def summarize_rounds(
     raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
 
+_LEDGER_TOKENS = 3_000
+"""Tokens (Claude Code's rough estimate) of ledger facts a model-written summary is given and carries."""
+
+
 class LLMClientSummarizer(ABC):
     """What the SDK-backed summarizers share: checked settings, ``summarize``, closing.
 
@@ -476,6 +484,8 @@ class LLMClientSummarizer(ABC):
         *,
         spans: Sequence[Span] | None = None,
         cwd: str | None = None,
+        ledger: SessionLedger | None = None,
+        tail: Sequence[Message] = (),
     ) -> Summary:
         """Summarize ``messages``, following ``instructions`` as well when given.
 
@@ -489,7 +499,18 @@ class LLMClientSummarizer(ABC):
                 answer was malformed.
         """
         stored = {s.ref: s.handle for s in spans or () if s.kind == "tool_result" and s.ref}
-        return summarize_rounds(messages, instructions, summarizer=self.name, send=self._send, stored=stored)
+        if ledger is None:
+            return summarize_rounds(messages, instructions, summarizer=self.name, send=self._send, stored=stored)
+        # The model gets the session's ledger as input and writes the narrative; the ledger is then
+        # appended to what it wrote, so that no path, command or error rests on the model's memory.
+        facts = ledger_digest(
+            ledger, tail_view(ledger, tail) if tail else ledger, cwd=cwd, count=RoughCounter().count_text,
+            budget_tokens=_LEDGER_TOKENS,
+        )
+        asked = "\n\n".join(p for p in (instructions, render("summary_ledger_input.j2", facts=facts).strip()) if p)
+        summary = summarize_rounds(messages, asked, summarizer=self.name, send=self._send, stored=stored)
+        text = summary.text.rstrip() + "\n\n" + render("summary_ledger_block.j2", facts=facts).strip()
+        return summary.model_copy(update={"text": text})
 
     def close(self) -> None:
         """Close the HTTP connections the client holds."""

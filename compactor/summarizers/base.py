@@ -7,6 +7,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from compactor.ledger import SessionLedger
 from compactor.messages import Message
 from compactor.spans import Span
 
@@ -63,7 +64,9 @@ class CitingSummarizer(Protocol):
     ``spans(messages)`` names every span its summary may cite; the pipeline
     stores exactly those before summarizing and hands them back, so that
     they are computed once. ``cwd`` is the session's working directory, when
-    known (a summary may show paths relative to it).
+    known (a summary may show paths relative to it). ``ledger`` is the
+    session's ledger with ``messages`` merged (``compactor.ledger``), and
+    ``tail`` what the compacted context keeps after them.
     """
 
     name: str
@@ -77,4 +80,6 @@ class CitingSummarizer(Protocol):
         *,
         spans: Sequence[Span] | None = None,
         cwd: str | None = None,
+        ledger: SessionLedger | None = None,
+        tail: Sequence[Message] = (),
     ) -> Summary: ...

@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 from ccr import find_handles
 from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.summarizers.base import SECTION_TITLES
-from compactor.summarizers.extractive import _ERROR_LINE, _NUMBER, _REPORTED_ERROR, ExtractiveSummarizer, _error_lines
+from compactor.summarizers._errors import _ERROR_LINE, _REPORTED_ERROR
+from compactor.summarizers._errors import error_lines as _error_lines
+from compactor.summarizers.extractive import _NUMBER, ExtractiveSummarizer
 
 
 def user(text: str, **kw: object) -> Message:
@@ -97,7 +99,8 @@ def test_todo_list_and_next_step_come_from_the_latest_state() -> None:
     assert "[in_progress] Add a regression test" in pending
     assert "[pending] Update the changelog" in pending
     assert "Fix create endpoint" not in pending
-    assert "Please refactor the inventory service" in summary.sections["Next step"]
+    assert "Please refactor the inventory service" in summary.sections["Primary request and intent"]
+    assert "Finish the item in progress: Add a regression test" in summary.sections["Next step"]
     assert "I will now add the regression test." in summary.sections["Current work"]
 
 
@@ -158,8 +161,7 @@ def test_a_second_summary_carries_the_first_ones_user_messages_and_request() -> 
     messages = second.sections["All user messages"]
     assert "Fix the failing test in tests/test_api.py" in messages
     assert "Now add pagination" in messages
-    assert "Context messages" in messages and "Earlier summaries" in messages
-    assert second.sections["Primary request and intent"].startswith("Fix the failing test")
+    assert second.sections["Primary request and intent"].startswith("- Original goal: Fix the failing test")
     assert "system-reminder" not in messages
     own = {s.handle for s in summarizer.spans(head)}
     assert set(find_handles(messages)) <= own | set(find_handles(first.text))
@@ -188,7 +190,7 @@ def test_past_the_budget_the_oldest_commands_spill_to_a_cited_listing_that_holds
     assert "`make target_59 --jobs 4`" in solving and "`make target_0 --jobs 4`" not in solving
     note = next(line for line in solving.splitlines() if "earlier commands of 60" in line)
     shown = sum(1 for i in range(60) if f"`make target_{i} --jobs 4`" in solving)
-    assert note.startswith(f"- ({60 - shown} earlier commands of 60 are listed in <<ccr:")
+    assert note.startswith(f"- ({60 - shown} earlier commands of 60 are in the full listing <<ccr:")
     listing = {s.handle: s.data.decode() for s in summarizer.spans(messages) if s.kind == "facts"}
     (handle,) = find_handles(note)
     assert all(f"`make target_{i} --jobs 4`" in listing[handle] for i in range(60))
@@ -259,7 +261,7 @@ def test_a_summary_over_its_character_cap_lists_fewer_commands_but_every_user_me
     capped = ExtractiveSummarizer(max_chars=len(roomy.text) - 1_000).summarize(messages)
     assert len(capped.text) <= len(roomy.text) - 1_000
     solving = capped.sections["Problem solving"]
-    assert "earlier commands of 60 are listed in <<ccr:" in solving
+    assert "earlier commands of 60 are in the full listing <<ccr:" in solving
     assert "`make target_59 --jobs 4`" in solving
     assert "- Build everything" in capped.sections["All user messages"]
     assert "- and then deploy it" in capped.sections["All user messages"]

@@ -57,7 +57,9 @@ def test_todo_list_session_pends_open_items_and_continues_the_one_in_progress() 
     assert "[pending] Document the parameters" in pending
     assert "Write the failing test" not in pending
     step = sections["Next step"]
-    assert step.index("Implement limit and offset") < step.index("Now I'll implement limit and offset")
+    assert step.startswith("- Finish the item in progress: Implement limit and offset")
+    assert "Now I'll implement limit and offset" in sections["Current work"]
+    assert "Now I'll implement" not in step, "the next step does not repeat the current work"
     assert "Add pagination to the items endpoint" in step
 
 
@@ -193,13 +195,16 @@ def test_an_unanswered_last_request_comes_first_and_is_not_the_first_request() -
     step = sections["Next step"]
     assert step.startswith("- Answer the user's latest request: Now make the expiry configurable")
     assert "Explain how reservations expire" not in step
-    assert sections["Primary request and intent"] == "Explain how reservations expire"
+    assert sections["Primary request and intent"] == (
+        "- Original goal: Explain how reservations expire\n- Current request: Now make the expiry configurable"
+    )
 
 
 def test_a_session_with_nothing_open_says_so() -> None:
     sections = summarize([user("hi"), say("Hello.")]).sections
     assert sections["Pending tasks"] == "(none recorded)"
-    assert "Carry on from the assistant's last statement: Hello." in sections["Next step"]
+    assert "The assistant's last words: Hello." in sections["Current work"]
+    assert sections["Next step"] == "- Within the user's latest request: hi"
 
 
 def test_a_task_list_result_corrects_statuses_changed_where_the_session_could_not_see() -> None:

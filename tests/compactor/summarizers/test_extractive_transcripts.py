@@ -41,6 +41,7 @@ class Point:
     summary_chars: int
     summary: str
     head: list[Message]
+    tail: list[Message]
 
 
 def compaction_points(path: Path, tmp_path: Path) -> list[Point]:
@@ -64,7 +65,9 @@ def compaction_points(path: Path, tmp_path: Path) -> list[Point]:
         assert result.report.survival is not None and summary is not None and isinstance(summary.content, str)
         jsonl = store.get(result.report.dropped[0].handle).decode()
         head = [recorded.get(line, Message.model_validate(json.loads(line))) for line in jsonl.split("\n")[:-1]]
-        points.append(Point(result.report.at_line, result.report.survival, len(summary.content), summary.content, head))
+        kept = sum(1 for entry in result.report.context if entry.part == "tail")
+        points.append(Point(result.report.at_line, result.report.survival, len(summary.content), summary.content, head,
+                            result.messages[1 : 1 + kept]))
     if points:
         return points
     transcript = read_transcript(path, subagents=False)
@@ -80,7 +83,7 @@ def compaction_points(path: Path, tmp_path: Path) -> list[Point]:
     spans = summarizer.spans(head)
     text = summarizer.summarize(head, spans=spans, cwd=cwd).text
     stored = {s.handle: s.data for s in spans if s.kind != "head"}
-    return [Point(None, fact_survival(head, text, cwd=cwd, stored=stored), len(text), text, head)]
+    return [Point(None, fact_survival(head, text, cwd=cwd, stored=stored), len(text), text, head, [])]
 
 
 def check(points: list[Point]) -> None:
@@ -103,16 +106,17 @@ def section(summary: str, number: int) -> str:
     return summary[start : end if end != -1 else len(summary)]
 
 
-def test_real_sessions_next_step_follows_the_last_typed_request_never_a_wrapper(
+def test_real_sessions_name_the_latest_typed_request_of_head_and_tail_never_a_wrapper(
     shared_transcript: Path, tmp_path: Path
 ) -> None:
     for point in compaction_points(shared_transcript, tmp_path):
-        step, pending, work = section(point.summary, 9), section(point.summary, 7), section(point.summary, 8)
-        for text in (step, pending, work):
+        goal, step = section(point.summary, 1), section(point.summary, 9)
+        pending, work = section(point.summary, 7), section(point.summary, 8)
+        for text in (goal, step, pending, work):
             assert not any(w in text for w in _WRAPPERS), text
-        requests = [t for m in point.head if (t := typed(m)) is not None and t.is_request]
+        requests = [t for m in [*point.head, *point.tail] if (t := typed(m)) is not None and t.is_request]
         if requests:
-            assert " ".join(requests[-1].text.split())[:100] in " ".join(step.split()), (point.line, step)
+            assert " ".join(requests[-1].text.split())[:100] in " ".join(goal.split()), (point.line, goal)
 
 
 def test_real_sessions_keep_paths_commands_and_user_messages_in_a_short_summary(

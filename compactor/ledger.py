@@ -1,0 +1,157 @@
+"""SessionLedger: the facts of a whole session, carried across every compaction.
+
+A plain pydantic value kept in ``SessionState.ledger``. Each compaction
+merges the messages it drops into it (``compactor.summarizers._ledger``), so
+that the ledger holds everything the session has done so far, however many
+times it was compacted: it is never re-extracted from an earlier summary's
+text. It holds:
+
+- every touched path, what was done to it and the last outcome;
+- every distinct shell command (its first line), its runs and last outcome;
+- each error, paired with what resolved it, or marked unresolved;
+- the user's instructions and decisions, verbatim, and every typed message;
+- the task list as of its latest update, background work not yet collected;
+- the current request, with the original goal beside it.
+
+``seq`` numbers the merged messages across the whole session, so that
+"newer" has one meaning in every compaction.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "LedgerBackground",
+    "LedgerCommand",
+    "LedgerError",
+    "LedgerItem",
+    "LedgerMessage",
+    "LedgerPath",
+    "SessionLedger",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LedgerPath(_Model):
+    """A path a tool call named: what was done to it (``read``, ``edited``, ``searched``, ... and how often)."""
+
+    path: str
+    actions: dict[str, int] = Field(default_factory=dict)
+    last_outcome: str = ""
+    """``ok`` or ``failed: <first error line>`` of the latest call that named it."""
+    seq: int = 0
+    """When it was last named (``SessionLedger.seq`` numbering)."""
+    handle: str | None = None
+    """The stored result of the latest call that named it, when that result was stored on its own."""
+
+
+class LedgerCommand(_Model):
+    """A distinct shell command, by its first line."""
+
+    first: str
+    more_lines: int = 0
+    runs: int = 0
+    ok: int = 0
+    failed: int = 0
+    last_output: str = ""
+    """The last non-blank line of its latest output (cut), "" when it printed nothing worth showing."""
+    seq: int = 0
+
+
+class LedgerError(_Model):
+    """An error a tool reported, and what resolved it (None while unresolved)."""
+
+    tool: str
+    key: str
+    """What a fix would touch again: the command's first line, or the path the call named."""
+    line: str
+    more: int = 0
+    """Further error lines in the same result."""
+    handle: str | None = None
+    seq: int = 0
+    edited_since: list[str] = Field(default_factory=list)
+    """Paths edited or written after the error, while it was open."""
+    resolved: str | None = None
+
+
+class LedgerItem(_Model):
+    """An item of the todo list, the task tools or an issue tracker."""
+
+    key: str
+    text: str
+    status: str
+
+
+class LedgerBackground(_Model):
+    """Background work (a shell command or an agent) and whether its output was read."""
+
+    id: str
+    description: str
+    status: str = "running"
+    collected: bool = False
+    output_file: str | None = None
+
+
+class LedgerMessage(_Model):
+    """A message the user typed, whole, with how often it was sent."""
+
+    text: str
+    count: int = 1
+    seq: int = 0
+    is_request: bool = True
+    handle: str | None = None
+    """The stored message, when the session stored it on its own (a long one)."""
+
+
+class SessionLedger(_Model):
+    """Everything the session did so far (see the module docstring)."""
+
+    seq: int = 0
+    """Messages merged so far; the next one merged is numbered ``seq``."""
+    compactions: int = 0
+    paths: dict[str, LedgerPath] = Field(default_factory=dict)
+    commands: dict[str, LedgerCommand] = Field(default_factory=dict)
+    errors: list[LedgerError] = Field(default_factory=list)
+    instructions: list[str] = Field(default_factory=list)
+    """Sentences of the user's that tell the agent how to work ("don't ...", "always ...", "use X instead")."""
+    user_messages: list[LedgerMessage] = Field(default_factory=list)
+    todos: list[LedgerItem] = Field(default_factory=list)
+    tasks: dict[str, LedgerItem] = Field(default_factory=dict)
+    tracker: dict[str, LedgerItem] = Field(default_factory=dict)
+    background: dict[str, LedgerBackground] = Field(default_factory=dict)
+    original_goal: str | None = None
+    """The first request the user typed in the session."""
+    current_request: str | None = None
+    """The latest request the user typed."""
+    current_request_seq: int = -1
+    last_statement: str = ""
+    """The assistant's latest words (its latest statement of intent or result)."""
+    last_statement_seq: int = -1
+    last_actions: list[str] = Field(default_factory=list)
+    """The latest tool calls, each with its outcome."""
+    last_action_seq: int = -1
+    carried: list[str] = Field(default_factory=list)
+    """User messages read from a summary this ledger did not write (a transcript that starts
+    after someone else's compaction): kept as that summary listed them."""
+    carried_pending: list[str] = Field(default_factory=list)
+    """That summary's pending tasks, shown while the session has no list of its own."""
+
+    @property
+    def is_empty(self) -> bool:
+        return self.seq == 0 and not self.carried
+
+    def open_items(self) -> list[LedgerItem]:
+        """Todo items, tasks and tracker items not done, in progress first."""
+        items = [
+            *(t for t in self.todos if t.status in ("in_progress", "pending")),
+            *(t for t in self.tasks.values() if t.status not in ("completed", "deleted")),
+            *(t for t in self.tracker.values() if t.status != "closed"),
+        ]
+        return sorted(items, key=lambda item: item.status != "in_progress")
+
+    def unresolved_errors(self) -> list[LedgerError]:
+        return [e for e in self.errors if e.resolved is None]
