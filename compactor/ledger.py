@@ -22,6 +22,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "LEDGER_KEY",
     "LedgerBackground",
     "LedgerCommand",
     "LedgerError",
@@ -30,6 +31,11 @@ __all__ = [
     "LedgerPath",
     "SessionLedger",
 ]
+
+
+LEDGER_KEY = "compactorLedger"
+"""The ``compactMetadata`` key under which a written compaction boundary carries the ledger, so that
+a session read back (a resumed one, a replay, the plugin's hooks) goes on with it."""
 
 
 class _Model(BaseModel):

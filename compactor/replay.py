@@ -34,6 +34,7 @@ from compactor.errors import CompactorError, SessionNotFound
 from compactor.pipeline import CompactionResult, failed_result
 from compactor.policy import auto_compact_threshold
 from compactor.report import CompactionReport, DroppedSpan, MaskingReport, TranscriptSegment, Trigger
+from compactor.ledger import LEDGER_KEY
 from compactor.restore import SEGMENT_KEY, segment_request
 from compactor.session import SessionState
 from compactor.summarizers import Summarizer
@@ -447,7 +448,10 @@ class _Replay:
             self.context_entries = list(range(len(self.output) + 1, len(self.output) + 1 + len(result.messages)))
             self.output.extend(compaction_entries(
                 trigger, report.pre_tokens, report.post_tokens, result.messages, like=entry.record,
-                metadata={SEGMENT_KEY: segment.model_dump()} if segment is not None else None,
+                metadata={
+                    LEDGER_KEY: result.state.ledger.model_dump(mode="json"),
+                    **({SEGMENT_KEY: segment.model_dump()} if segment is not None else {}),
+                },
             ))
         self._diverge()
 

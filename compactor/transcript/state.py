@@ -15,7 +15,8 @@ numbers removed), written and edited; memory files read; skills invoked;
 plan mode and plan files; the todo list; background agents and whether
 their results were collected; the deferred tools, agent types and MCP
 server instructions announced in ``attachment`` records (Claude Code's
-``*_delta`` attachments); the session id, cwd and permission mode.
+``*_delta`` attachments); the session id, cwd and permission mode; the
+session ledger a boundary we wrote carries.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError
+
+from compactor.ledger import LEDGER_KEY, SessionLedger
 from compactor.transcript._models import TranscriptEntry
 from compactor.transcript.file_effects import FileEdit, FileRead, FileWrite, file_effect, strip_line_numbers
 from compactor.messages import Message, ToolResultBlock, ToolUseBlock
@@ -129,8 +133,21 @@ class StateBuilder:
         """
         for record in entry.records:
             self._apply_record_metadata(record)
+        if entry.kind == "compact_boundary":
+            self._apply_ledger(entry.records[0] if entry.records else {})
         if entry.message is not None:
             self.apply_message(entry.message, tool_use_results=entry.structured_results())
+
+    def _apply_ledger(self, record: Mapping[str, Any]) -> None:
+        """A boundary we wrote carries the session ledger as it stood (``compactor.ledger``); one
+        that does not parse is passed over (the next compaction rebuilds from what it sees)."""
+        meta = record.get("compactMetadata")
+        data = meta.get(LEDGER_KEY) if isinstance(meta, dict) else None
+        if isinstance(data, dict):
+            try:
+                self._state.ledger = SessionLedger.model_validate(data)
+            except ValidationError:
+                pass
 
     def apply_message(
         self,

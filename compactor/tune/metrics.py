@@ -22,6 +22,13 @@ ratios. Definitions (the README's "Tuning" section repeats them):
 - ``survival_*``: of the file paths touched, shell commands' first lines and
   user messages in the compacted part, the share the summary holds verbatim
   (``compactor.survival`` counts them; sessions pool by count).
+- ``retention_*``: of the whole session's paths, command first lines and
+  typed user messages so far, the share the whole compacted context (summary,
+  tail, attachments) holds verbatim, at every compaction
+  (``compactor.survival.context_retention``; pooled by count).
+- ``latest_request_named``: the share of compactions whose summary names the
+  latest typed request; ``open_items_named``: of the open to-do, task and
+  tracker items at compactions, the share the summary names.
 - ``recoverable_share``: of the bytes compactions dropped, the share the CCR
   store returns.
 - ``masking_steps``: masking steps between compactions (``compactor.masking``;
@@ -56,6 +63,11 @@ METRIC_NAMES: dict[str, str] = {
     "survival_paths": "paths in summary",
     "survival_commands": "commands in summary",
     "survival_user_messages": "user messages in summary",
+    "retention_paths": "session paths in context",
+    "retention_commands": "session commands in context",
+    "retention_user_messages": "session user messages in context",
+    "latest_request_named": "latest request in summary",
+    "open_items_named": "open items in summary",
     "recoverable_share": "dropped bytes recoverable",
     "masking_steps": "masking steps",
     "cache_invalidated_per_100_requests": "cache invalidated per 100 requests (tokens)",
@@ -82,6 +94,12 @@ class Metrics(BaseModel):
     attachment_tokens_sum: int = 0
     survival_found: dict[str, int] = {}
     survival_total: dict[str, int] = {}
+    retention_found: dict[str, int] = {}
+    retention_total: dict[str, int] = {}
+    requests_named: int = 0
+    requests_asked: int = 0
+    open_items_found: int = 0
+    open_items_total: int = 0
     dropped_bytes: int = 0
     recoverable_bytes: int = 0
     masking_steps: int = 0
@@ -119,6 +137,26 @@ class Metrics(BaseModel):
     @property
     def survival_user_messages(self) -> float | None:
         return _share(self.survival_found.get("user_messages", 0), self.survival_total.get("user_messages", 0))
+
+    @property
+    def retention_paths(self) -> float | None:
+        return _share(self.retention_found.get("paths", 0), self.retention_total.get("paths", 0))
+
+    @property
+    def retention_commands(self) -> float | None:
+        return _share(self.retention_found.get("commands", 0), self.retention_total.get("commands", 0))
+
+    @property
+    def retention_user_messages(self) -> float | None:
+        return _share(self.retention_found.get("user_messages", 0), self.retention_total.get("user_messages", 0))
+
+    @property
+    def latest_request_named(self) -> float | None:
+        return _share(self.requests_named, self.requests_asked)
+
+    @property
+    def open_items_named(self) -> float | None:
+        return _share(self.open_items_found, self.open_items_total)
 
     @property
     def cache_invalidated_per_100_requests(self) -> float | None:
@@ -176,6 +214,19 @@ def replay_metrics(report: ReplayReport, store: Store | None = None) -> Metrics:
         for kind, (hit, of) in _survival_counts(compaction).items():
             found[kind] = found.get(kind, 0) + hit
             total[kind] = total.get(kind, 0) + of
+        retention = compaction.retention
+        if retention is not None:
+            for kind in _SURVIVAL:
+                part = getattr(retention, kind)
+                metrics.retention_found[kind] = metrics.retention_found.get(kind, 0) + part.kept
+                metrics.retention_total[kind] = metrics.retention_total.get(kind, 0) + part.total
+        if compaction.continuation is not None:
+            named = compaction.continuation.latest_request
+            if named is not None:
+                metrics.requests_asked += 1
+                metrics.requests_named += int(named)
+            metrics.open_items_found += compaction.continuation.open_items.kept
+            metrics.open_items_total += compaction.continuation.open_items.total
         for span in compaction.dropped:
             if span.piece_of is not None:
                 continue  # a piece of a span counted whole
