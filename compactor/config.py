@@ -146,9 +146,9 @@ DEFAULT_RECOVERY_TOOLS: tuple[str, ...] = ("ccr_get", "ccr_query", "ccr_range", 
 # Counting, pipeline, attachments.
 DEFAULT_COUNTER: CounterName = "tiktoken"
 DEFAULT_TAIL_TOKENS = 12_000
-DEFAULT_CONTEXT_SHARE = 0.035
+DEFAULT_CONTEXT_SHARE = 0.03
 """Without ``pipeline.context_tokens``, the compacted context (summary, tail and attachments) may
-take this share of the context window: 7,000 tokens of 200,000. Claude Code's own compacted
+take this share of the context window: 6,000 tokens of 200,000. Claude Code's own compacted
 context is about that size once its system prompt and tools are set aside."""
 DEFAULT_SUMMARY_FACTS_TOKENS = 2_400
 """Tokens the extractive summary may spend listing paths and commands; the rest is stored and cited."""

@@ -80,6 +80,9 @@ TAIL_SHARE = 0.35
 """Of a shared context budget, the most the preserved tail may take."""
 _MIN_ATTACHMENT_TOKENS = 1_000
 """Attachments get at least this much of a shared budget, even when the summary and tail took it all."""
+_FILES_SHOWN = 4
+"""Under a shared budget each file is cut to at most this fraction of the files' part (the rest of it
+in CCR), so that several of the files the session is likely to read again fit."""
 _FILES_SHARE = 0.6
 """Of what a shared budget leaves for attachments, the files' part when skills are restored too."""
 
@@ -299,14 +302,14 @@ def _result_blocks(span: Span, head: Sequence[Message] | None) -> list[str]:
 def _shared(budgets: Budgets, left: int, *, with_skills: bool) -> Budgets:
     """``budgets`` cut to what a shared context budget leaves for attachments (at least
     ``_MIN_ATTACHMENT_TOKENS``): files take it all, or ``_FILES_SHARE`` of it when skills are
-    to be restored too; each file or skill at most half of its part, so that more than one
-    fits; never more than ``budgets`` allow."""
+    to be restored too; each file at most ``1 / _FILES_SHOWN`` of its part and each skill half of
+    its part, so that more than one fits; never more than ``budgets`` allow."""
     left = max(left, _MIN_ATTACHMENT_TOKENS)
     files = int(left * _FILES_SHARE) if with_skills else left
     skills = max(1, left - files)
     return budgets.model_copy(update={
         "files_total": min(budgets.files_total, files),
-        "file_tokens": min(budgets.file_tokens, max(1, files // 2)),
+        "file_tokens": min(budgets.file_tokens, max(1, files // _FILES_SHOWN)),
         "skills_total": min(budgets.skills_total, skills),
         "skill_tokens": min(budgets.skill_tokens, max(1, skills // 2) if with_skills else skills),
         "memory_tokens": min(budgets.memory_tokens, left),

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from compactor.errors import ConfigError, SummarizerError
-from compactor.messages import Message
+from compactor.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.summarizers.base import SECTION_TITLES, Summarizer
 
 
@@ -154,3 +154,27 @@ def test_stored_tool_results_show_their_handles_and_only_those_can_be_cited(clie
     assert f"stored in full as <<ccr:{stored}>>" in prompt
     assert "copy its marker" in prompt
     assert summary.handles == [stored]
+
+
+def test_given_the_ledger_the_model_reads_its_facts_and_they_are_merged_into_what_it_wrote(
+    client: Any, conversation: list[Message], good_answer: str
+) -> None:
+    from compactor.ledger import SessionLedger
+    from compactor.summarizers._ledger import merge_messages
+
+    earlier = merge_messages(SessionLedger(), [
+        Message(role="user", content="Port the importer. Don't change the CSV columns."),
+        Message(role="assistant", content=[ToolUseBlock(id="b0", name="Bash", input={"command": "make import-check"})]),
+        Message(role="user", content=[ToolResultBlock(tool_use_id="b0", content="ok")]),
+    ])
+    ledger = merge_messages(earlier, conversation)
+    client.server.answer(good_answer)
+    with client.make() as summarizer:
+        summary = summarizer.summarize(conversation, "Keep every module name.", ledger=ledger)
+    prompt = client.prompt_of(client.server.requests[0])
+    assert "Keep every module name." in prompt
+    assert "`make import-check`" in prompt and "\"Don't change the CSV columns.\"" in prompt
+    assert summary.text.startswith("1. Primary Request and Intent:")
+    block = summary.text[summary.text.index("Session ledger"):]
+    assert "`make import-check` -> ok" in block, "a fact from before this head is in the summary, not left to the model"
+    assert "src/module_5.py" in block and "Don't change the CSV columns." in block
