@@ -33,8 +33,6 @@ __all__ = ["instruction_sentences", "merge_messages", "searched_path", "tail_vie
 
 _EDIT_ACTIONS = {"Edit": "edited", "MultiEdit": "edited", "NotebookEdit": "edited", "Write": "written"}
 _SEARCH_TOOLS = frozenset({"Grep", "Glob", "LS"})
-_CONTENT_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Grep", "Glob"})
-"""Tools whose results show file content: a line saying "error" there is code, not a failure."""
 _OUTPUT_CHARS = 100
 _ERROR_CHARS = 180
 _ACTIONS_KEPT = 4
@@ -56,6 +54,8 @@ _CONTENT_COMMANDS = re.compile(
 theirs (a log read with ``tail``, a diff); only their own failure counts."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _INSTRUCTION_CHARS = 300
+_REJECTED = ("The user doesn't want to proceed", "The user doesn't want to take this action")
+"""How the client words a tool call the user turned down: a decision, not an error to fix."""
 _NOISE_LINE = re.compile(r"^(?:Shell cwd was reset to .*|\[result-id: r\d+\]|<[^>]{0,40}>)$")
 
 
@@ -257,7 +257,9 @@ def _result(
 ) -> None:
     text = block.text()
     first = command_first_line(call)
-    shows_content = call.name in _CONTENT_TOOLS or (first is not None and _CONTENT_COMMANDS.match(first) is not None)
+    # Only a shell command's own output reports errors in its lines; any other tool's output is
+    # content (a file, a page, a plan) unless the call failed.
+    shows_content = first is None or _CONTENT_COMMANDS.match(first) is not None
     first_error, count = (None, 0) if shows_content and not block.is_error else error_lines(text, block.is_error)
     if block.is_error and first_error is None and text.strip():
         first_error, count = text.strip().splitlines()[0], 1
@@ -281,6 +283,11 @@ def _result(
     ledger.last_action_seq = seq
 
     key = first or touched_path(call) or call.name
+    if block.is_error and text.lstrip().startswith(_REJECTED):
+        decision = f"The user turned down this call: {_describe(call)}"
+        if decision not in ledger.instructions:
+            ledger.instructions.append(decision)
+        return
     if failed and first_error is not None:
         ledger.errors.append(
             LedgerError(
@@ -301,6 +308,8 @@ def _result(
             error.resolved = f"{fixes}`{_flat(error.key, 120)}` {again}" if error.tool == "Bash" else f"{fixes}{again}"
         elif edited and error.key == edited:
             error.resolved = f"{_EDIT_ACTIONS[call.name]} successfully afterwards"
+        elif error.key == call.name == error.tool:
+            error.resolved = f"a later {call.name} call went through"
         elif edited and edited not in error.edited_since and len(error.edited_since) < _EDITED_KEPT:
             error.edited_since.append(edited)
 
@@ -310,14 +319,21 @@ def _short(paths: list[str]) -> list[str]:
     return [p.rstrip("/").rsplit("/", 1)[-1] for p in paths]
 
 
-_CD_PREFIX = re.compile(r"^cd\s+\S+\s*&&\s*")
+_WRAPPERS = re.compile(
+    r"^(?:cd\s+\S+\s*(?:&&|;)\s*)?(?:(?:uv|poetry|pdm|hatch|pipenv)\s+run\s+|npx\s+|pnpm\s+(?:exec\s+)?|"
+    r"yarn\s+|bunx\s+|python3?\s+-m\s+|env\s+(?:\w+=\S+\s+)*|(?:\w+=\S+\s+)+)?"
+)
+"""What runs a program without being it: a leading ``cd DIR &&``, ``uv run``, ``npx``, ``python -m``,
+variable assignments."""
 
 
 def _same_command(failed: str, ran: str) -> bool:
     """Whether a successful run ``ran`` answers the failed command ``failed``: the same first line,
-    or the same first three words once a leading ``cd DIR &&`` is set aside
-    (``pytest -x tests/a.py`` after ``pytest -x tests/a.py -k b``)."""
+    or the same program and first argument once what merely runs it is set aside
+    (``uv run pytest -x tests/a.py`` then ``pytest tests/a.py``; but ``ruff check`` is not
+    answered by ``ruff format``)."""
     if failed == ran:
         return True
-    a, b = _CD_PREFIX.sub("", failed).split(), _CD_PREFIX.sub("", ran).split()
-    return len(a) >= 3 and len(b) >= 3 and a[:3] == b[:3]
+    a = _WRAPPERS.sub("", failed, count=1).split()
+    b = _WRAPPERS.sub("", ran, count=1).split()
+    return len(a) >= 2 and len(b) >= 2 and a[:2] == b[:2]

@@ -143,3 +143,31 @@ def test_a_summary_the_ledger_wrote_is_skipped_and_one_it_did_not_lends_its_user
     ours = merge_messages(SessionLedger(), [user("Ship it")])
     merge_messages(ours, [foreign, user("go on")])
     assert ours.carried == [] and ours.original_goal == "Ship it"
+
+
+def test_a_program_is_not_answered_by_another_subcommand_of_it_but_is_through_its_runner() -> None:
+    ledger = merge_messages(SessionLedger(), [
+        call("b1", "Bash", command="uv run ruff check ."), result("b1", "Found 6 errors (3 fixed, 3 remaining)."),
+        call("b2", "Bash", command="uv run ruff format ."), result("b2", "6 files reformatted"),
+    ])
+    assert ledger.errors[0].resolved is None
+    merge_messages(ledger, [call("b3", "Bash", command="ruff check src"), result("b3", "All checks passed!")])
+    assert ledger.errors[0].resolved == "`uv run ruff check .` ran ok as `ruff check src`"
+
+
+def test_a_call_the_user_turned_down_is_a_decision_not_an_error() -> None:
+    ledger = merge_messages(SessionLedger(), [
+        call("w1", "Write", file_path="/repo/notes.md", content="x"),
+        result("w1", "The user doesn't want to proceed with this tool use. The tool use was rejected.", is_error=True),
+    ])
+    assert ledger.errors == []
+    assert ledger.instructions == ["The user turned down this call: Write /repo/notes.md"]
+
+
+def test_only_a_failed_call_of_another_tool_is_an_error_and_its_next_success_resolves_it() -> None:
+    ledger = merge_messages(SessionLedger(), [
+        call("p1", "ExitPlanMode", plan="try:\n    run()\nexcept Exception:\n    raise"), result("p1", "except Exception:"),
+        call("k1", "Task", prompt="x"), result("k1", "InputValidationError: prompt is required", is_error=True),
+        call("k2", "Task", prompt="review pricing.py", subagent_type="reviewer"), result("k2", "done"),
+    ])
+    assert [(e.tool, e.resolved) for e in ledger.errors] == [("Task", "a later Task call went through")]
