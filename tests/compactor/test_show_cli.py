@@ -37,7 +37,9 @@ def test_the_json_report_carries_each_summary_and_compacted_context(replayed: tu
     for c in report["compactions"]:
         assert c["summary"] and c["summary"] in c["context"][0]["text"]
         parts = [e["part"] for e in c["context"]]
-        assert parts[0] == "summary" and "tail" in parts and "attachment" in parts
+        assert parts[0] == "summary" and "attachment" in parts
+    # A last round larger than the tail's budget is left to the summary; the first compaction keeps one.
+    assert "tail" in [e["part"] for e in report["compactions"][0]["context"]]
     assert len(report["timeline"]) > 10
 
 
