@@ -6,8 +6,9 @@ exclude plan files, memory files and paths the preserved tail already read;
 order the rest by the selection strategy (``attachments.selection``: Claude
 Code's ``recent``, newest read first, or ``activity``); take ``max_files``;
 re-read each (skip the deleted, note the changed); cut each to
-``file_tokens`` with the tail in CCR; accept in order while the running
-total stays within ``files_total``.
+``file_tokens`` with the tail in CCR; accept each in order if the running
+total stays within ``files_total`` (one that does not fit is skipped, and
+later, smaller files are still checked).
 """
 
 from __future__ import annotations
@@ -93,16 +94,12 @@ def build_file_attachments(
 
     attachments: list[Attachment] = []
     total = 0
-    full = False
     origin = getattr(files, "origin", "disk")
     for entry in candidates[:max_files]:
         content = current_content(files, entry)
         if content is None:
             where = "in the recorded session" if origin == "recorded" else "on disk"
             skipped.append(_skip(entry.path, reason("unavailable", f"deleted or not readable {where}")))
-            continue
-        if full:
-            skipped.append(_skip(entry.path, _over_total(total, budgets.files_total)))
             continue
         render = _renderer(
             entry, origin, changed=entry.stale or content_changed(entry, content), lines=_line_count(content)
@@ -116,8 +113,7 @@ def build_file_attachments(
             continue
         if total + plan.tokens > budgets.files_total:
             skipped.append(_skip(entry.path, _over_total(total, budgets.files_total)))
-            full = True
-            continue
+            continue  # as Claude Code does: a later, smaller file may still fit
         cut = commit_cut(
             plan,
             render,
