@@ -21,7 +21,7 @@ from attachments.attachment import Attachment
 from attachments.budgets import Budgets
 from attachments.exclusions import is_memory_file, is_plan_file, normalize_path, read_paths
 from attachments.reasons import reason
-from attachments.selection import FileActivity, file_activity, rank_files
+from attachments.selection import FileActivity, file_activity, newest_first, rank_files
 from attachments.sources import FileSource, slice_lines
 from compactor.messages import Message
 from compactor.readable import readable_text
@@ -65,7 +65,7 @@ def build_file_attachments(
     memory = {normalize_path(p, cwd) for p in state.memory_paths}
     skipped: list[SkippedEntry] = []
     candidates: list[ReadFileEntry] = []
-    for entry in sorted(snapshot.values(), key=lambda e: e.timestamp, reverse=True):
+    for entry in newest_first(snapshot.values()):
         path = entry.path
         normal = normalize_path(path, cwd)
         if is_plan_file(path, plan_path, cwd):
@@ -81,7 +81,7 @@ def build_file_attachments(
         activity = file_activity(history, cwd)
     tail_text = "\n".join(readable_text(m) for m in tail) if selection.strategy != "recent" else None
     candidates = rank_files(
-        candidates, selection, activity=activity, current_work=current_work, tail_text=tail_text, cwd=cwd
+        candidates[::-1], selection, activity=activity, current_work=current_work, tail_text=tail_text, cwd=cwd
     )
     if selection.strategy == "recent":
         max_files, file_tokens, ranked_by = budgets.max_files, budgets.file_tokens, "most recently read"

@@ -5,7 +5,9 @@ the preserved tail already read are excluded before, so their slots go to
 the next candidates); the file builder then takes ``max_files`` of them in
 that order and fits them to the token budgets.
 
-- ``recent`` is Claude Code's rule: the most recently read first.
+- ``recent`` is Claude Code's rule: the most recently read first (by the
+  read's time, then by its position in the conversation: see
+  ``newest_first``).
 - ``activity`` scores what the session shows about each file: whether the
   preserved tail talks about it (names it without reading it: in a grep
   result, an error, the assistant's plan), how often it was read and edited
@@ -44,6 +46,7 @@ __all__ = [
     "STRATEGIES",
     "StrategyName",
     "file_activity",
+    "newest_first",
     "rank_files",
 ]
 
@@ -118,6 +121,18 @@ def file_activity(history: Iterable[Message], cwd: str | None = None) -> dict[st
     return found
 
 
+def newest_first(entries: Iterable[ReadFileEntry]) -> list[ReadFileEntry]:
+    """``entries`` (given in the order they were read, as ``SessionState.read_files`` holds them), newest first.
+
+    The read's time orders them; where time does not separate two reads (the
+    Python API and the framework adapters give messages no timestamps, so
+    every read has the same time) the later position in the conversation
+    comes first.
+    """
+    indexed = sorted(enumerate(entries), key=lambda item: (item[1].timestamp, item[0]), reverse=True)
+    return [entry for _, entry in indexed]
+
+
 def rank_files(
     candidates: Sequence[ReadFileEntry],
     selection: FileSelection,
@@ -127,16 +142,16 @@ def rank_files(
     tail_text: str | None = None,
     cwd: str | None = None,
 ) -> list[ReadFileEntry]:
-    """``candidates`` in the order the strategy restores them (best first).
+    """``candidates`` (in the order they were read) in the order the strategy restores them (best first).
 
     ``activity`` is ``file_activity`` of the conversation being compacted;
     ``current_work`` the summary's account of the work in progress;
     ``tail_text`` the preserved tail as text. All are ignored by ``recent``.
-    Ties keep the newest read first.
+    Ties keep the newest read first (see ``newest_first``).
     """
     from attachments.exclusions import normalize_path
 
-    newest = sorted(candidates, key=lambda e: e.timestamp, reverse=True)
+    newest = newest_first(candidates)
     if selection.strategy == "recent":
         return newest
     seen = activity or {}

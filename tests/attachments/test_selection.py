@@ -10,7 +10,13 @@ from pydantic import ValidationError
 
 import ccr
 from attachments import Budgets, DiskFiles, build_file_attachments
-from attachments.selection import FileActivity, FileSelection, file_activity, rank_files
+from attachments.selection import (
+    FileActivity,
+    FileSelection,
+    file_activity,
+    newest_first,
+    rank_files,
+)
 from compactor.config import load_settings
 from compactor.messages import Message, ToolUseBlock
 from compactor.replay import replay
@@ -35,6 +41,21 @@ def test_recent_orders_newest_read_first_whatever_the_activity() -> None:
     activity = {"/r/a.py": FileActivity(reads=9, edits=9)}
     ranked = rank_files(entries, FileSelection(strategy="recent"), activity=activity)
     assert [e.path for e in ranked] == ["/r/b.py", "/r/c.py", "/r/a.py"]
+
+
+def test_reads_the_clock_does_not_separate_are_ordered_by_their_position() -> None:
+    entries = [entry(f"/r/f{i}.py", 0.0) for i in range(10)]
+    for strategy in ("recent", "activity"):
+        ranked = rank_files(entries, FileSelection(strategy=strategy), activity={})
+        assert [e.path for e in ranked][:5] == [f"/r/f{i}.py" for i in (9, 8, 7, 6, 5)], strategy
+
+
+def test_a_read_again_moves_to_the_newest_position_in_the_session_state() -> None:
+    state = SessionState()
+    for name in ("a", "b", "c"):
+        state.record_read(entry(f"/r/{name}.py", 0.0))
+    state.record_read(entry("/r/a.py", 0.0))
+    assert [e.path for e in newest_first(state.read_files.values())] == ["/r/a.py", "/r/c.py", "/r/b.py"]
 
 
 def test_activity_puts_an_often_edited_file_before_a_newer_glance() -> None:
