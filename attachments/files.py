@@ -86,9 +86,10 @@ def build_file_attachments(
     if selection.strategy == "recent":
         max_files, file_tokens, ranked_by = budgets.max_files, budgets.file_tokens, "most recently read"
     else:
-        # activity restores its own number of files, each cut to its own size or the budget's, whichever is smaller.
-        max_files, ranked_by = selection.max_files, "most active"
-        file_tokens = min(selection.file_tokens, budgets.file_tokens)
+        # activity takes the card's caps unless its own count and cut are set (a cut never above the budget's).
+        max_files = selection.max_files if selection.max_files is not None else budgets.max_files
+        file_tokens = min(selection.file_tokens or budgets.file_tokens, budgets.file_tokens)
+        ranked_by = "most active"
     for entry in candidates[max_files:]:
         skipped.append(_skip(entry.path, reason("beyond_max_files", f"only the {max_files} {ranked_by} files are restored")))
 

@@ -16,12 +16,14 @@ that order and fits them to the token budgets.
   one the model reaches for next.
 
 The weights are settings (``[attachments.selection]``) so that ``compactor
-tune`` can vary them. ``recent`` keeps Claude Code's budgets (``[attachments]
-max_files`` and ``file_tokens``: 5 files of 5,000 tokens); ``activity`` has
-its own count and cut (``[attachments.selection] max_files``, ``file_tokens``:
-7 files of at most 2,000 tokens, or ``[attachments] file_tokens`` if smaller), chosen by ``compactor tune`` so that it restores
-more of what is read again with no more tokens on average. Both stay within
-``[attachments] files_total``.
+tune`` can vary them. Both strategies restore within the card's caps by
+default (``[attachments] max_files``, ``file_tokens`` and ``files_total``: 5
+files of at most 5,000 tokens, 50,000 in all): ``activity`` ranks
+differently, it does not restore more or larger. ``[attachments.selection]
+max_files`` and ``file_tokens`` give ``activity`` its own count and cut; a
+count above ``[attachments] max_files`` is something a user opts into (the
+tuned preset ``examples/activity-tuned.toml``: 7 files of at most 2,000
+tokens), while the cut never exceeds ``[attachments] file_tokens``.
 """
 
 from __future__ import annotations
@@ -54,10 +56,10 @@ StrategyName = Literal["recent", "activity"]
 STRATEGIES: tuple[StrategyName, ...] = ("recent", "activity")
 DEFAULT_STRATEGY: StrategyName = "activity"
 """Chosen with ``compactor tune`` on the project's fixtures and real sessions (see the README, "Tuning")."""
-DEFAULT_ACTIVITY_FILES = 7
-"""``activity`` restores more files than Claude Code's 5 ..."""
-DEFAULT_ACTIVITY_FILE_TOKENS = 2_000
-"""... each cut shorter (the rest in CCR), so that on average it spends no more tokens than ``recent``."""
+DEFAULT_ACTIVITY_FILES = 5
+"""How many files ``activity`` restores with the default settings: ``[attachments] max_files``, the card's 5."""
+DEFAULT_ACTIVITY_FILE_TOKENS = 5_000
+"""... each cut to ``[attachments] file_tokens``, the card's 5,000 (the rest of a longer file is in CCR)."""
 
 _READ_TOOLS = frozenset({"Read"})
 _EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
@@ -69,10 +71,12 @@ class FileSelection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     strategy: StrategyName = DEFAULT_STRATEGY
-    max_files: PositiveInt = DEFAULT_ACTIVITY_FILES
-    """``activity`` only: how many files it restores (``recent`` takes ``[attachments] max_files``)."""
-    file_tokens: PositiveInt = DEFAULT_ACTIVITY_FILE_TOKENS
-    """``activity`` only: the cut of each file, or ``[attachments] file_tokens`` when that is smaller."""
+    max_files: PositiveInt | None = None
+    """``activity`` only: how many files it restores; None takes ``[attachments] max_files``.
+
+    A number above ``[attachments] max_files`` goes past the card's cap: the user opts into it."""
+    file_tokens: PositiveInt | None = None
+    """``activity`` only: the cut of each file; None, or a number above ``[attachments] file_tokens``, takes that."""
     read_weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
     """Weight of log(1 + reads since the last compaction)."""
     edit_weight: float = Field(default=2.0, ge=0, allow_inf_nan=False)
