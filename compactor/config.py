@@ -135,9 +135,12 @@ DEFAULT_DEDUP_THRESHOLD = 50_000
 """A result is eligible while its length + 26 stays within its tool's threshold."""
 DEFAULT_DEDUP_THRESHOLDS: dict[str, int | None] = {"Read": None}
 """Per-tool thresholds; None means unbounded."""
-DEFAULT_RECOVERY_TOOLS: tuple[str, ...] = ("ccr_get", "ccr_query", "ccr_range", "ccr_retrieve")
-"""Tools whose output is recovered content, never deduplicated (an MCP name
-``mcp__<server>__<tool>`` matches on its last part)."""
+DEFAULT_RECOVERY_TOOLS: tuple[str, ...] = (
+    "ccr_get", "ccr_query", "ccr_range", "ccr_retrieve", "retrieve_tool_output", "tokenjuice_retrieve"
+)
+"""Tools whose output is recovered content, never deduplicated, masked or compacted again (an MCP
+name ``mcp__<server>__<tool>`` matches on its last part): ours, and TinyJuice's ``tokenjuice_retrieve``
+with its legacy alias ``retrieve_tool_output``."""
 
 # Counting, pipeline, attachments.
 DEFAULT_COUNTER: CounterName = "tiktoken"

@@ -191,6 +191,16 @@ def test_recovery_output_is_never_deduplicated() -> None:
     assert d.state.counter == 0 and not d.state.hits
 
 
+@pytest.mark.parametrize(
+    "tool", ["tokenjuice_retrieve", "retrieve_tool_output", "mcp__tinyjuice__tokenjuice_retrieve"]
+)
+def test_tinyjuice_recovery_tools_are_recovery_tools_and_never_deduplicated(tool: str) -> None:
+    d = deduper()
+    for _ in range(2):
+        assert d.apply(tool, LONG).content == LONG
+    assert d.state.counter == 0 and not d.state.hits
+
+
 def test_applying_twice_changes_nothing() -> None:
     d = deduper()
     tagged = d.apply("Bash", LONG).content

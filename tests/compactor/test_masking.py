@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from attachments import RecordedFiles
 from ccr import MemoryStore, Store, find_handles, open_store
-from compactor.config import MaskingSettings, load_settings
+from compactor.config import DedupSettings, MaskingSettings, load_settings
 from compactor.dedup import expand_references, reference_text, without_result_id
 from compactor.errors import ConfigError
 from compactor.masking import Masker, masking_decision, result_text
@@ -177,6 +177,23 @@ def test_small_results_errors_and_recovered_content_are_never_masked() -> None:
     masked = _texts(outcome.messages)
     assert masked["small"] == "a.py\nb.py"
     assert masked["err"] == BIG and masked["rec"] == BIG and masked["mcp"] == BIG
+    assert outcome.results == 2 and masked["b0"] != BIG + "end 0"
+
+
+def test_tinyjuice_recovery_answers_are_never_masked_with_the_default_recovery_tools() -> None:
+    messages = [
+        Message(role="user", content="go"),
+        _call("tj", "tokenjuice_retrieve", token="tj:" + "1" * 32), _result("tj", BIG),
+        _call("legacy", "retrieve_tool_output", token="2" * 32), _result("legacy", BIG),
+        *_conversation(4)[1:],
+    ]
+    masker = Masker(MaskingSettings(enabled=True, keep_rounds=2, min_tokens=300), DedupSettings().recovery_tools)
+    masker.reset(messages)
+    names = {c.id: c.name for m in messages for c in m.tool_uses()}
+    outcome = masker.mask(messages, store=MemoryStore(max_bytes=10**8), counter=RoughCounter(), dedup=DedupState(),
+                          tool_names=names)
+    masked = _texts(outcome.messages)
+    assert masked["tj"] == BIG and masked["legacy"] == BIG
     assert outcome.results == 2 and masked["b0"] != BIG + "end 0"
 
 
