@@ -87,6 +87,7 @@ __all__ = [
     "DEFAULT_MASKING_BATCH_MIN_SHARE",
     "DEFAULT_MASKING_BATCH_SHARE",
     "DEFAULT_MASKING_CACHE_POLICY",
+    "DEFAULT_MASKING_FOOTER",
     "DEFAULT_MASKING_CACHE_TTL_SECONDS",
     "DEFAULT_MASKING_ENABLED",
     "DEFAULT_MASKING_KEEP_ROUNDS",
@@ -106,6 +107,7 @@ __all__ = [
     "ENV_VARS",
     "LLMSettings",
     "MaskingCachePolicy",
+    "MaskingFooter",
     "MaskingSettings",
     "PipelineSettings",
     "PolicySettings",
@@ -150,6 +152,7 @@ DEFAULT_SUMMARY_FACTS_TOKENS = 2_400
 
 # Masking between compactions (compactor.masking) and the prompt cache (compactor.cache).
 MaskingCachePolicy = Literal["eager", "batch", "cold"]
+MaskingFooter = Literal["compactor", "tinyjuice"]
 DEFAULT_MASKING_ENABLED = False
 DEFAULT_MASKING_KEEP_ROUNDS = 3
 """Tool results of the last this many answers are never masked."""
@@ -164,6 +167,9 @@ DEFAULT_MASKING_BATCH_MIN_SHARE = 0.1
 DEFAULT_MASKING_CACHE_TTL_SECONDS = 300.0
 """The prompt cache's lifetime since its last use (5 minutes)."""
 DEFAULT_MASKING_CACHE_POLICY: MaskingCachePolicy = "cold"
+DEFAULT_MASKING_FOOTER: MaskingFooter = "compactor"
+"""How a masked result names its stored original: ours (``<<ccr:...>>`` and ``ccr_retrieve``), or
+TinyJuice's partial-view footer (``tokenjuice_retrieve`` with token ``tj:<hex>``)."""
 
 # Summarizer.
 SummarizerName = Literal["extractive", "anthropic", "openai"]
@@ -297,6 +303,8 @@ class MaskingSettings(_Model):
     batch_min_share: float = Field(default=DEFAULT_MASKING_BATCH_MIN_SHARE, ge=0, le=1, allow_inf_nan=False)
     cache_ttl_seconds: float = Field(default=DEFAULT_MASKING_CACHE_TTL_SECONDS, gt=0, allow_inf_nan=False)
     cache_policy: MaskingCachePolicy = DEFAULT_MASKING_CACHE_POLICY
+    footer: MaskingFooter = DEFAULT_MASKING_FOOTER
+    """``tinyjuice`` for agents that know TinyJuice's partial views (offer them ``TINYJUICE_RECOVERY_TOOL``)."""
 
     @model_validator(mode="after")
     def _batch_not_below_soft(self) -> MaskingSettings:
