@@ -135,8 +135,9 @@ DEFAULT_DEDUP_MIN_LENGTH = 256
 """Results this long or shorter (UTF-16 code units) are never deduplicated."""
 DEFAULT_DEDUP_THRESHOLD = 50_000
 """A result is eligible while its length + 26 stays within its tool's threshold."""
-DEFAULT_DEDUP_THRESHOLDS: dict[str, int | None] = {"Read": None}
-"""Per-tool thresholds; None means unbounded."""
+DEFAULT_DEDUP_THRESHOLDS: dict[str, int | None] = {"Bash": 30_000, "Grep": 20_000, "Read": None}
+"""Per-tool thresholds, Claude Code's persistence thresholds (the size past which it saves a result to
+disk): Bash 30,000, Grep 20,000, Read none; None means unbounded."""
 DEFAULT_RECOVERY_TOOLS: tuple[str, ...] = (
     "ccr_get", "ccr_query", "ccr_range", "ccr_retrieve", "retrieve_tool_output", "tokenjuice_retrieve"
 )
@@ -246,11 +247,12 @@ class DedupSettings(_Model):
     @field_validator("thresholds", mode="before")
     @classmethod
     def _unbounded_tools(cls, value: Any) -> Any:
+        """Read ``"unbounded"`` as None, and lay the tools named over the defaults (naming one changes only it)."""
         if isinstance(value, Mapping):
             for tool, limit in value.items():
                 if isinstance(limit, bool):
                     raise ValueError(f"threshold for {tool} must be a number or 'unbounded', not {str(limit).lower()}")
-            return {k: (None if v == "unbounded" else v) for k, v in value.items()}
+            return {**DEFAULT_DEDUP_THRESHOLDS, **{k: (None if v == "unbounded" else v) for k, v in value.items()}}
         return value
 
     @field_validator("thresholds")
