@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         FileSelection,
         StrategyName,
         file_activity,
+        newest_first,
         rank_files,
     )
     from attachments.sources import DiskFiles, FileOrigin, FileSource, RecordedFiles, slice_lines
@@ -83,6 +84,7 @@ __all__ = [
     "mark_stale",
     "memory_query",
     "needs_status",
+    "newest_first",
     "normalize_path",
     "pending_deltas",
     "plan_file_attachment",
@@ -135,6 +137,7 @@ _EXPORTS: dict[str, str] = {
     "mark_stale": "attachments.staleness",
     "memory_query": "attachments.memory",
     "needs_status": "attachments.tasks",
+    "newest_first": "attachments.selection",
     "normalize_path": "attachments.exclusions",
     "pending_deltas": "attachments.deltas",
     "plan_file_attachment": "attachments.plan",

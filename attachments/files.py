@@ -6,8 +6,9 @@ exclude plan files, memory files and paths the preserved tail already read;
 order the rest by the selection strategy (``attachments.selection``: Claude
 Code's ``recent``, newest read first, or ``activity``); take ``max_files``;
 re-read each (skip the deleted, note the changed); cut each to
-``file_tokens`` with the tail in CCR; accept in order while the running
-total stays within ``files_total``.
+``file_tokens`` with the tail in CCR; accept each in order if the running
+total stays within ``files_total`` (one that does not fit is skipped, and
+later, smaller files are still checked).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from attachments.attachment import Attachment
 from attachments.budgets import Budgets
 from attachments.exclusions import is_memory_file, is_plan_file, normalize_path, read_paths
 from attachments.reasons import reason
-from attachments.selection import FileActivity, file_activity, rank_files
+from attachments.selection import FileActivity, file_activity, newest_first, rank_files
 from attachments.sources import FileSource, slice_lines
 from compactor.messages import Message
 from compactor.readable import readable_text
@@ -64,7 +65,7 @@ def build_file_attachments(
     memory = {normalize_path(p, cwd) for p in state.memory_paths}
     skipped: list[SkippedEntry] = []
     candidates: list[ReadFileEntry] = []
-    for entry in sorted(snapshot.values(), key=lambda e: e.timestamp, reverse=True):
+    for entry in newest_first(snapshot.values()):
         path = entry.path
         normal = normalize_path(path, cwd)
         if is_plan_file(path, plan_path, cwd):
@@ -80,29 +81,26 @@ def build_file_attachments(
         activity = file_activity(history, cwd)
     tail_text = "\n".join(readable_text(m) for m in tail) if selection.strategy != "recent" else None
     candidates = rank_files(
-        candidates, selection, activity=activity, current_work=current_work, tail_text=tail_text, cwd=cwd
+        candidates[::-1], selection, activity=activity, current_work=current_work, tail_text=tail_text, cwd=cwd
     )
     if selection.strategy == "recent":
         max_files, file_tokens, ranked_by = budgets.max_files, budgets.file_tokens, "most recently read"
     else:
-        # activity restores its own number of files, each cut to its own size or the budget's, whichever is smaller.
-        max_files, ranked_by = selection.max_files, "most active"
-        file_tokens = min(selection.file_tokens, budgets.file_tokens)
+        # activity takes the card's caps unless its own count and cut are set (a cut never above the budget's).
+        max_files = selection.max_files if selection.max_files is not None else budgets.max_files
+        file_tokens = min(selection.file_tokens or budgets.file_tokens, budgets.file_tokens)
+        ranked_by = "most active"
     for entry in candidates[max_files:]:
         skipped.append(_skip(entry.path, reason("beyond_max_files", f"only the {max_files} {ranked_by} files are restored")))
 
     attachments: list[Attachment] = []
     total = 0
-    full = False
     origin = getattr(files, "origin", "disk")
     for entry in candidates[:max_files]:
         content = current_content(files, entry)
         if content is None:
             where = "in the recorded session" if origin == "recorded" else "on disk"
             skipped.append(_skip(entry.path, reason("unavailable", f"deleted or not readable {where}")))
-            continue
-        if full:
-            skipped.append(_skip(entry.path, _over_total(total, budgets.files_total)))
             continue
         render = _renderer(
             entry, origin, changed=entry.stale or content_changed(entry, content), lines=_line_count(content)
@@ -116,8 +114,7 @@ def build_file_attachments(
             continue
         if total + plan.tokens > budgets.files_total:
             skipped.append(_skip(entry.path, _over_total(total, budgets.files_total)))
-            full = True
-            continue
+            continue  # as Claude Code does: a later, smaller file may still fit
         cut = commit_cut(
             plan,
             render,

@@ -2,8 +2,9 @@
 
 All accepted skills share one message (as Claude Code sends them), with one
 report entry per skill. Each skill's section is cut to ``skill_tokens`` (tail
-in CCR, with a note pointing at the skill's path); skills are accepted in
-order while the whole message stays within ``skills_total``.
+in CCR, with a note pointing at the skill's path); each skill is accepted in
+order if the whole message stays within ``skills_total`` (one that does not
+fit is skipped, and older, smaller skills are still checked).
 """
 
 from __future__ import annotations
@@ -43,11 +44,7 @@ def build_skill_attachment(
     """
     accepted: list[tuple[InvokedSkill, Cut, Render]] = []
     skipped: list[SkippedEntry] = []
-    full = False
     for skill in invoked_skills(state):
-        if full:
-            skipped.append(_over_total(skill, budgets))
-            continue
         render = _renderer(skill)
         plan = plan_cut(skill.content, render, limit=budgets.skill_tokens, counter=counter)
         if plan is None:
@@ -64,8 +61,7 @@ def build_skill_attachment(
             [c for _, c, _ in accepted] + [plan], counter
         ) > budgets.skills_total:
             skipped.append(_over_total(skill, budgets))
-            full = True
-            continue
+            continue  # as Claude Code does: an older, smaller skill may still fit
         accepted.append((skill, plan, render))
     if not accepted:
         return [], skipped

@@ -5,7 +5,9 @@ the preserved tail already read are excluded before, so their slots go to
 the next candidates); the file builder then takes ``max_files`` of them in
 that order and fits them to the token budgets.
 
-- ``recent`` is Claude Code's rule: the most recently read first.
+- ``recent`` is Claude Code's rule: the most recently read first (by the
+  read's time, then by its position in the conversation: see
+  ``newest_first``).
 - ``activity`` scores what the session shows about each file: whether the
   preserved tail talks about it (names it without reading it: in a grep
   result, an error, the assistant's plan), how often it was read and edited
@@ -14,12 +16,14 @@ that order and fits them to the token budgets.
   one the model reaches for next.
 
 The weights are settings (``[attachments.selection]``) so that ``compactor
-tune`` can vary them. ``recent`` keeps Claude Code's budgets (``[attachments]
-max_files`` and ``file_tokens``: 5 files of 5,000 tokens); ``activity`` has
-its own count and cut (``[attachments.selection] max_files``, ``file_tokens``:
-7 files of at most 2,000 tokens, or ``[attachments] file_tokens`` if smaller), chosen by ``compactor tune`` so that it restores
-more of what is read again with no more tokens on average. Both stay within
-``[attachments] files_total``.
+tune`` can vary them. Both strategies restore within the card's caps by
+default (``[attachments] max_files``, ``file_tokens`` and ``files_total``: 5
+files of at most 5,000 tokens, 50,000 in all): ``activity`` ranks
+differently, it does not restore more or larger. ``[attachments.selection]
+max_files`` and ``file_tokens`` give ``activity`` its own count and cut; a
+count above ``[attachments] max_files`` is something a user opts into (the
+tuned preset ``examples/activity-tuned.toml``: 7 files of at most 2,000
+tokens), while the cut never exceeds ``[attachments] file_tokens``.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ __all__ = [
     "STRATEGIES",
     "StrategyName",
     "file_activity",
+    "newest_first",
     "rank_files",
 ]
 
@@ -51,10 +56,10 @@ StrategyName = Literal["recent", "activity"]
 STRATEGIES: tuple[StrategyName, ...] = ("recent", "activity")
 DEFAULT_STRATEGY: StrategyName = "activity"
 """Chosen with ``compactor tune`` on the project's fixtures and real sessions (see the README, "Tuning")."""
-DEFAULT_ACTIVITY_FILES = 7
-"""``activity`` restores more files than Claude Code's 5 ..."""
-DEFAULT_ACTIVITY_FILE_TOKENS = 2_000
-"""... each cut shorter (the rest in CCR), so that on average it spends no more tokens than ``recent``."""
+DEFAULT_ACTIVITY_FILES = 5
+"""How many files ``activity`` restores with the default settings: ``[attachments] max_files``, the card's 5."""
+DEFAULT_ACTIVITY_FILE_TOKENS = 5_000
+"""... each cut to ``[attachments] file_tokens``, the card's 5,000 (the rest of a longer file is in CCR)."""
 
 _READ_TOOLS = frozenset({"Read"})
 _EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
@@ -66,10 +71,12 @@ class FileSelection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     strategy: StrategyName = DEFAULT_STRATEGY
-    max_files: PositiveInt = DEFAULT_ACTIVITY_FILES
-    """``activity`` only: how many files it restores (``recent`` takes ``[attachments] max_files``)."""
-    file_tokens: PositiveInt = DEFAULT_ACTIVITY_FILE_TOKENS
-    """``activity`` only: the cut of each file, or ``[attachments] file_tokens`` when that is smaller."""
+    max_files: PositiveInt | None = None
+    """``activity`` only: how many files it restores; None takes ``[attachments] max_files``.
+
+    A number above ``[attachments] max_files`` goes past the card's cap: the user opts into it."""
+    file_tokens: PositiveInt | None = None
+    """``activity`` only: the cut of each file; None, or a number above ``[attachments] file_tokens``, takes that."""
     read_weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
     """Weight of log(1 + reads since the last compaction)."""
     edit_weight: float = Field(default=2.0, ge=0, allow_inf_nan=False)
@@ -118,6 +125,18 @@ def file_activity(history: Iterable[Message], cwd: str | None = None) -> dict[st
     return found
 
 
+def newest_first(entries: Iterable[ReadFileEntry]) -> list[ReadFileEntry]:
+    """``entries`` (given in the order they were read, as ``SessionState.read_files`` holds them), newest first.
+
+    The read's time orders them; where time does not separate two reads (the
+    Python API and the framework adapters give messages no timestamps, so
+    every read has the same time) the later position in the conversation
+    comes first.
+    """
+    indexed = sorted(enumerate(entries), key=lambda item: (item[1].timestamp, item[0]), reverse=True)
+    return [entry for _, entry in indexed]
+
+
 def rank_files(
     candidates: Sequence[ReadFileEntry],
     selection: FileSelection,
@@ -127,16 +146,16 @@ def rank_files(
     tail_text: str | None = None,
     cwd: str | None = None,
 ) -> list[ReadFileEntry]:
-    """``candidates`` in the order the strategy restores them (best first).
+    """``candidates`` (in the order they were read) in the order the strategy restores them (best first).
 
     ``activity`` is ``file_activity`` of the conversation being compacted;
     ``current_work`` the summary's account of the work in progress;
     ``tail_text`` the preserved tail as text. All are ignored by ``recent``.
-    Ties keep the newest read first.
+    Ties keep the newest read first (see ``newest_first``).
     """
     from attachments.exclusions import normalize_path
 
-    newest = sorted(candidates, key=lambda e: e.timestamp, reverse=True)
+    newest = newest_first(candidates)
     if selection.strategy == "recent":
         return newest
     seen = activity or {}

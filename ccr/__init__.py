@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         UnknownObjectType,
         UnsafeStorePath,
     )
-    from ccr.handles import Ref, find_handles, handle_for, marker, parse_ref
+    from ccr.handles import Ref, find_handles, handle_for, marker, parse_ref, tinyjuice_marker
     from ccr.objects import (
         OBJECT_TYPES,
         Currentness,
@@ -92,6 +92,7 @@ __all__ = [
     "marker",
     "open_store",
     "parse_ref",
+    "tinyjuice_marker",
 ]
 
 _EXPORTS: dict[str, str] = {
@@ -135,6 +136,7 @@ _EXPORTS: dict[str, str] = {
     "marker": "ccr.handles",
     "open_store": "ccr.store",
     "parse_ref": "ccr.handles",
+    "tinyjuice_marker": "ccr.handles",
 }
 """Public name -> module defining it (add a line here with each new export)."""
 

@@ -12,6 +12,11 @@ handle as the marker ``<<ccr:ccr_...>>``.
 - the half-stripped marker: ``ccr:ccr_...``
 - a pointer into a stored JSON value: ``ccr://<id>[/field/path]`` (path
   segments are percent-decoded, so ``%2F`` selects a key containing ``/``)
+- TinyJuice's marker ``tj:<32 hex>`` (also inside one pair of brackets,
+  ``[tj:...]``, ``⟦tj:...⟧``, ``【tj:...】``, ``⟨tj:...⟩``, ``«tj:...»``), and
+  its legacy form ``retrieve_tool_output("<32 hex>")`` (either quote, the
+  token bare or as ``tj:<32 hex>``): the hex is a blob handle's, so both
+  name ``ccr_<32 hex>`` (``tinyjuice_marker`` writes the marker)
 
 It never touches storage, so a malformed reference fails before any I/O.
 """
@@ -38,6 +43,7 @@ __all__ = [
     "is_object_id",
     "marker",
     "parse_ref",
+    "tinyjuice_marker",
 ]
 
 HANDLE_PREFIX = "ccr_"
@@ -52,6 +58,12 @@ _FIND_RE = re.compile(rf"(?<![0-9A-Za-z_]){_ID}(?![0-9A-Za-z_])")
 _MARKER_RE = re.compile(rf"<<ccr:({_ID})>>")
 _HALF_RE = re.compile(rf"ccr:({_ID})")
 _POINTER_RE = re.compile(rf"ccr://({_ID})((?:/[^/]+)*)/?")
+_TJ = rf"tj:({_HEX32})"
+_TJ_BRACKETS = ("[]", "⟦⟧", "【】", "⟨⟩", "«»")
+_TJ_RE = re.compile("|".join([_TJ, *(re.escape(b[0]) + _TJ + re.escape(b[1]) for b in _TJ_BRACKETS)]))
+_LEGACY = rf"""retrieve_tool_output\(\s*(["'])(?:tj:)?({_HEX32})\1\s*\)"""
+_LEGACY_RE = re.compile(_LEGACY)
+_FIND_TJ_RE = re.compile(rf"(?<![0-9A-Za-z_]){_TJ}(?![0-9A-Za-z_])|{_LEGACY}")
 
 RefKind = Literal["blob", "object"]
 
@@ -87,6 +99,17 @@ def marker(handle: str) -> str:
     return f"<<ccr:{handle}>>"
 
 
+def tinyjuice_marker(handle: str) -> str:
+    """TinyJuice's marker for a blob handle, ``tj:<32 hex>`` (``parse_ref`` reads it back).
+
+    Raises:
+        InvalidHandle: ``handle`` is not a bare blob handle.
+    """
+    if not _HANDLE_RE.fullmatch(handle):
+        raise InvalidHandle(f"not a blob handle: {_shorten(handle)!r}")
+    return "tj:" + handle.removeprefix(HANDLE_PREFIX)
+
+
 def is_handle(text: str) -> bool:
     """Whether ``text`` is exactly a bare blob handle (``ccr_`` + 32 hex)."""
     return _HANDLE_RE.fullmatch(text) is not None
@@ -116,21 +139,29 @@ def parse_ref(ref: str) -> Ref:
         path = tuple(unquote(seg) for seg in match.group(2).split("/")[1:])
     elif _ID_RE.fullmatch(text):
         handle = text
+    elif match := _TJ_RE.fullmatch(text):
+        handle = HANDLE_PREFIX + next(g for g in match.groups() if g)
+    elif match := _LEGACY_RE.fullmatch(text):
+        handle = HANDLE_PREFIX + match.group(2)
     else:
         raise InvalidHandle(
-            f"not a CCR reference: {_shorten(text)!r} "
-            "(expected ccr_<32 hex>, <<ccr:...>>, ccr:ccr_... or ccr://<id>[/path])"
+            f"not a CCR reference: {_shorten(text)!r} (expected ccr_<32 hex>, <<ccr:...>>, ccr:ccr_..., "
+            'ccr://<id>[/path], tj:<32 hex> or retrieve_tool_output("<32 hex>"))'
         )
     kind: RefKind = "object" if handle.startswith(OBJECT_PREFIX) else "blob"
     return Ref(handle=handle, kind=kind, path=path)
 
 
 def find_handles(text: str) -> list[str]:
-    """Every handle or object id named in ``text`` (bare or in any marker form).
+    """Every handle or object id named in ``text`` (bare or in any marker form, TinyJuice's included).
 
     De-duplicated, in order of first appearance.
     """
-    return list(dict.fromkeys(m.group(0) for m in _FIND_RE.finditer(text)))
+    found = [(m.start(), m.group(0)) for m in _FIND_RE.finditer(text)]
+    if "tj:" in text or "retrieve_tool_output" in text:
+        found += [(m.start(), HANDLE_PREFIX + (m.group(1) or m.group(3))) for m in _FIND_TJ_RE.finditer(text)]
+        found.sort()
+    return list(dict.fromkeys(handle for _, handle in found))
 
 
 def _shorten(text: str, limit: int = 80) -> str:

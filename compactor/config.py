@@ -89,6 +89,7 @@ __all__ = [
     "DEFAULT_MASKING_BATCH_MIN_SHARE",
     "DEFAULT_MASKING_BATCH_SHARE",
     "DEFAULT_MASKING_CACHE_POLICY",
+    "DEFAULT_MASKING_FOOTER",
     "DEFAULT_MASKING_CACHE_TTL_SECONDS",
     "DEFAULT_MASKING_ENABLED",
     "DEFAULT_MASKING_KEEP_ROUNDS",
@@ -109,6 +110,7 @@ __all__ = [
     "ENV_VARS",
     "LLMSettings",
     "MaskingCachePolicy",
+    "MaskingFooter",
     "MaskingSettings",
     "PipelineSettings",
     "PolicySettings",
@@ -137,11 +139,15 @@ DEFAULT_DEDUP_MIN_LENGTH = 256
 """Results this long or shorter (UTF-16 code units) are never deduplicated."""
 DEFAULT_DEDUP_THRESHOLD = 50_000
 """A result is eligible while its length + 26 stays within its tool's threshold."""
-DEFAULT_DEDUP_THRESHOLDS: dict[str, int | None] = {"Read": None}
-"""Per-tool thresholds; None means unbounded."""
-DEFAULT_RECOVERY_TOOLS: tuple[str, ...] = ("ccr_get", "ccr_query", "ccr_range", "ccr_retrieve")
-"""Tools whose output is recovered content, never deduplicated (an MCP name
-``mcp__<server>__<tool>`` matches on its last part)."""
+DEFAULT_DEDUP_THRESHOLDS: dict[str, int | None] = {"Bash": 30_000, "Grep": 20_000, "Read": None}
+"""Per-tool thresholds, Claude Code's persistence thresholds (the size past which it saves a result to
+disk): Bash 30,000, Grep 20,000, Read none; None means unbounded."""
+DEFAULT_RECOVERY_TOOLS: tuple[str, ...] = (
+    "ccr_get", "ccr_query", "ccr_range", "ccr_retrieve", "retrieve_tool_output", "tokenjuice_retrieve"
+)
+"""Tools whose output is recovered content, never deduplicated, masked or compacted again (an MCP
+name ``mcp__<server>__<tool>`` matches on its last part): ours, and TinyJuice's ``tokenjuice_retrieve``
+with its legacy alias ``retrieve_tool_output``."""
 
 # Counting, pipeline, attachments.
 DEFAULT_COUNTER: CounterName = "tiktoken"
@@ -155,6 +161,7 @@ DEFAULT_SUMMARY_FACTS_TOKENS = 2_400
 
 # Masking between compactions (compactor.masking) and the prompt cache (compactor.cache).
 MaskingCachePolicy = Literal["eager", "batch", "cold"]
+MaskingFooter = Literal["compactor", "tinyjuice"]
 DEFAULT_MASKING_ENABLED = False
 DEFAULT_MASKING_KEEP_ROUNDS = 3
 """Tool results of the last this many answers are never masked."""
@@ -169,6 +176,9 @@ DEFAULT_MASKING_BATCH_MIN_SHARE = 0.1
 DEFAULT_MASKING_CACHE_TTL_SECONDS = 300.0
 """The prompt cache's lifetime since its last use (5 minutes)."""
 DEFAULT_MASKING_CACHE_POLICY: MaskingCachePolicy = "cold"
+DEFAULT_MASKING_FOOTER: MaskingFooter = "compactor"
+"""How a masked result names its stored original: ours (``<<ccr:...>>`` and ``ccr_retrieve``), or
+TinyJuice's partial-view footer (``tokenjuice_retrieve`` with token ``tj:<hex>``)."""
 
 # Summarizer.
 SummarizerName = Literal["extractive", "anthropic", "openai"]
@@ -245,11 +255,12 @@ class DedupSettings(_Model):
     @field_validator("thresholds", mode="before")
     @classmethod
     def _unbounded_tools(cls, value: Any) -> Any:
+        """Read ``"unbounded"`` as None, and lay the tools named over the defaults (naming one changes only it)."""
         if isinstance(value, Mapping):
             for tool, limit in value.items():
                 if isinstance(limit, bool):
                     raise ValueError(f"threshold for {tool} must be a number or 'unbounded', not {str(limit).lower()}")
-            return {k: (None if v == "unbounded" else v) for k, v in value.items()}
+            return {**DEFAULT_DEDUP_THRESHOLDS, **{k: (None if v == "unbounded" else v) for k, v in value.items()}}
         return value
 
     @field_validator("thresholds")
@@ -305,6 +316,8 @@ class MaskingSettings(_Model):
     batch_min_share: float = Field(default=DEFAULT_MASKING_BATCH_MIN_SHARE, ge=0, le=1, allow_inf_nan=False)
     cache_ttl_seconds: float = Field(default=DEFAULT_MASKING_CACHE_TTL_SECONDS, gt=0, allow_inf_nan=False)
     cache_policy: MaskingCachePolicy = DEFAULT_MASKING_CACHE_POLICY
+    footer: MaskingFooter = DEFAULT_MASKING_FOOTER
+    """``tinyjuice`` for agents that know TinyJuice's partial views (offer them ``TINYJUICE_RECOVERY_TOOL``)."""
 
     @model_validator(mode="after")
     def _batch_not_below_soft(self) -> MaskingSettings:

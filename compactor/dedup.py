@@ -3,8 +3,10 @@
 Applied to each tool result before it is counted or checked against a
 threshold (DESIGN.md, "Dedup"). A result is eligible when it is a string,
 not an error, not recovered content (CCR retrieval), longer than 256 UTF-16
-code units, and its length + 26 is within its tool's persistence threshold
-(50,000 by default, unbounded for Read; see ``DedupSettings``).
+code units (JavaScript's string length, not bytes), and its length + 26 is
+within its tool's persistence threshold: Claude Code's, 30,000 for Bash,
+20,000 for Grep, none for Read, 50,000 for every other tool (see
+``DedupSettings``).
 
 The key is djb2 over UTF-16 code units with 32-bit wrap-around, the value
 JavaScript's ``h = ((h << 5) + h + c) | 0`` gives, but a hash match alone

@@ -4,7 +4,10 @@ Between compactions the context grows mostly by tool output the agent has
 already acted on. Masking replaces each tool result older than the last
 ``keep_rounds`` answers and larger than ``min_tokens`` by a short stub
 (``templates/masked_result.j2``): the tool and its input, the first and last
-lines, the size, and the ``<<ccr:...>>`` marker of the exact bytes. A Read
+lines, the size, and the ``<<ccr:...>>`` marker of the exact bytes (or, with
+``footer = "tinyjuice"``, TinyJuice's partial-view footer naming
+``tokenjuice_retrieve`` and the token ``tj:<hex>``,
+``templates/masked_result_tinyjuice.j2``). A Read
 result that a later successful Read, Edit or Write of the same file has made
 stale becomes a pointer first, whatever its size (when the pointer is
 shorter). The tool calls, the user's messages and everything else stay as
@@ -38,7 +41,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ccr import PutRequest, Store, handle_for
+from ccr import PutRequest, Store, handle_for, tinyjuice_marker
 from ccr.errors import CCRError
 from compactor._templates import render
 from compactor.config import MaskingSettings, is_recovery_tool
@@ -311,7 +314,9 @@ class Masker:
             tag = _first_occurrence(text, dedup)
             shown = tag[1] if tag is not None else text  # the stub shows the output, not its dedup tag
             context = _stub_context(self.calls.get(candidate.tool_use_id), candidate, shown, tokens)
-            stub = _render_stub(context, handle=handle_for(text.encode("utf-8", "surrogatepass")))
+            stub = _render_stub(
+                context, handle=handle_for(text.encode("utf-8", "surrogatepass")), footer=self.settings.footer
+            )
             stub_tokens = counter.count_text(stub)
             if tokens <= stub_tokens:
                 if candidate.path is None:
@@ -438,7 +443,10 @@ def _has_content(line: str) -> bool:
     return bool(line.strip()) and bool(_NUMBERED.sub("", line, count=1).strip())
 
 
-def _render_stub(context: Mapping[str, object], *, handle: str) -> str:
+def _render_stub(context: Mapping[str, object], *, handle: str, footer: str = "compactor") -> str:
+    if footer == "tinyjuice":
+        token = tinyjuice_marker(handle)
+        return render("masked_result_tinyjuice.j2", token=token, **context).rstrip("\n")
     return render("masked_result.j2", handle=handle, **context).rstrip("\n")
 
 

@@ -11,12 +11,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ccr import CCRError, Store
 from ccr.retrieval import notice_text
 
-__all__ = ["RECOVERY_TOOL", "RECOVERY_TOOL_NAME", "RecoveryAnswer", "RecoveryRequest", "recover"]
+__all__ = [
+    "RECOVERY_TOOL",
+    "RECOVERY_TOOL_NAME",
+    "RecoveryAnswer",
+    "RecoveryRequest",
+    "TINYJUICE_RECOVERY_TOOL",
+    "recover",
+]
 
 RECOVERY_TOOL_NAME = "ccr_retrieve"
 
@@ -49,13 +56,37 @@ RECOVERY_TOOL: dict[str, Any] = {
 }
 """The tool definition to put in a Messages request's ``tools``."""
 
+TINYJUICE_RECOVERY_TOOL: dict[str, Any] = {
+    "name": "tokenjuice_retrieve",
+    "description": (
+        "Return the exact original of a compacted tool output shown as a PARTIAL view. Pass the token "
+        "exactly as the partial view's footer gives it. Call it only when the omitted data matters; "
+        "keep the token for later exact retrieval."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "token": {"type": "string", "description": 'the token from the footer, e.g. "tj:0123..."'},
+            "query": RECOVERY_TOOL["input_schema"]["properties"]["query"],
+            "lines": RECOVERY_TOOL["input_schema"]["properties"]["lines"],
+            "bytes": RECOVERY_TOOL["input_schema"]["properties"]["bytes"],
+        },
+        "required": ["token"],
+        "additionalProperties": False,
+    },
+}
+"""The same tool as TinyJuice names it, for agents shown its partial-view footer (``[masking] footer``).
+
+``recover`` answers it too: ``token`` is read as the handle."""
+
 
 class RecoveryRequest(BaseModel):
     """One call of the recovery tool, validated."""
 
     model_config = ConfigDict(extra="forbid")
 
-    handle: str
+    handle: str = Field(validation_alias=AliasChoices("handle", "token"))
+    """The handle or marker; TinyJuice's tool calls it ``token``."""
     query: str | None = None
     lines: tuple[int, int] | None = None
     bytes_: tuple[int, int] | None = Field(default=None, alias="bytes")

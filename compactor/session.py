@@ -150,7 +150,13 @@ class SessionState(_Model):
         return self.permission_mode == "plan"
 
     def record_read(self, entry: ReadFileEntry) -> None:
-        """Remember a read; a newer read of the same path replaces the older one."""
+        """Remember a read; a newer read of the same path replaces the older one.
+
+        ``read_files`` stays in the order of the last read of each path, so
+        that reads the clock does not separate (messages without timestamps)
+        are still ordered by their position in the conversation.
+        """
+        self.read_files.pop(entry.path, None)
         self.read_files[entry.path] = entry
 
     def invoke_skill(self, skill: InvokedSkill) -> None:

@@ -46,4 +46,6 @@ def invoked_skills(state: SessionState, agent_id: str | None = None) -> list[Inv
     main conversation, nor the other way round.
     """
     agent = state.agent_id if agent_id is None else agent_id
-    return sorted(state.skills.get(agent, []), key=lambda s: s.invoked_at, reverse=True)
+    # The list is in invocation order: where times are equal (no timestamps), the later invocation comes first.
+    indexed = sorted(enumerate(state.skills.get(agent, [])), key=lambda item: (item[1].invoked_at, item[0]), reverse=True)
+    return [skill for _, skill in indexed]

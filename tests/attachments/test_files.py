@@ -117,15 +117,18 @@ def test_a_file_that_fits_is_shown_whole_without_a_handle(
     assert store.stats().entries == 0
 
 
-def test_the_running_total_stops_acceptance(write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store) -> None:
+def test_a_file_over_the_running_total_is_skipped_and_later_files_are_still_checked(
+    write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store
+) -> None:
+    """Claude Code's budget filter keeps checking after a miss: a small file after a big one still fits."""
     big = [write_file(f"big{i}.py", lines(400, f"b{i}"), at=10.0 - i) for i in range(3)]
     tiny = write_file("tiny.py", "x = 1\n", at=1.0)
     budgets = Budgets(file_tokens=3_000, files_total=7_000)
     snapshot = {e.path: e for e in [*big, tiny]}
     attached, skipped = build(snapshot, counter=counter, store=store, budgets=budgets)
-    assert [a.entries[0].path for a in attached] == [big[0].path, big[1].path]
+    assert [a.entries[0].path for a in attached] == [big[0].path, big[1].path, tiny.path]
     assert sum(a.tokens for a in attached) <= 7_000
-    assert reasons(skipped) == {big[2].path: "over_total_budget", tiny.path: "over_total_budget"}
+    assert reasons(skipped) == {big[2].path: "over_total_budget"}
     assert store.stats().entries == 2, "a rejected candidate leaves no tail behind"
 
 

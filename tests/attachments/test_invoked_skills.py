@@ -64,6 +64,23 @@ def test_the_skills_total_is_respected_and_the_rest_named(counter: TiktokenCount
     assert all(s.reason.startswith("over_total_budget:") and s.type == "skill" for s in skipped)
 
 
+def test_a_skill_over_the_total_is_skipped_and_older_smaller_skills_are_still_checked(
+    counter: TiktokenCounter, store: ccr.Store
+) -> None:
+    """As in Claude Code, the total is checked skill by skill: one miss does not end the list."""
+    big = [skill(f"big{i}", 10.0 - i, size=400) for i in range(6)]
+    small = skill("small", 1.0, size=40)
+    [attachment], skipped = build_skill_attachment(
+        state_with(small, *big), budgets=Budgets(), counter=counter, store=store
+    )
+    kept = [e.name for e in attachment.entries]
+    assert counter.count_text(attachment.message.text()) <= 25_000
+    assert "small" in kept and "big5" not in kept
+    assert [s.name for s in skipped] == [name for name in ("big0", "big1", "big2", "big3", "big4", "big5")
+                                         if name not in kept]
+    assert all(s.reason.startswith("over_total_budget:") for s in skipped)
+
+
 def test_a_tight_total_skips_skills_rather_than_exceeding(counter: TiktokenCounter, store: ccr.Store) -> None:
     budgets = Budgets(skill_tokens=5_000, skills_total=30)
     attachments, skipped = build_skill_attachment(state_with(skill("a", 1.0)), budgets=budgets, counter=counter,

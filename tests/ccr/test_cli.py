@@ -60,6 +60,17 @@ def test_put_reads_stdin_and_store_option_works_after_the_command(store_arg: lis
     assert ccr("get", put.stdout.decode().strip(), *store_arg).stdout == b"from stdin\n"
 
 
+def test_get_takes_tinyjuice_markers_and_a_short_token_is_a_usage_error(store_arg: list[str]) -> None:
+    handle = ccr(*store_arg, "put", "-", input=BINARY).stdout.decode().strip()
+    for ref in (f"tj:{handle[4:]}", f'retrieve_tool_output("{handle[4:]}")'):
+        got = ccr(*store_arg, "get", ref)
+        assert got.returncode == 0, got.stderr
+        assert got.stdout == BINARY
+    short = ccr(*store_arg, "get", "tj:" + handle[4:20])
+    assert short.returncode != 0 and short.stdout == b""
+    assert b"tj:<32 hex>" in short.stderr
+
+
 def test_compactor_home_chooses_the_default_store(tmp_path: Path) -> None:
     home = tmp_path / "home"
     put = ccr("put", input=b"x", env={"COMPACTOR_HOME": str(home)})

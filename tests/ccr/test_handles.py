@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ccr import InvalidHandle, find_handles, handle_for, marker, parse_ref
+from ccr import InvalidHandle, find_handles, handle_for, marker, parse_ref, tinyjuice_marker
 
 H = "ccr_" + "0123456789abcdef" * 2
+HEX = H.removeprefix("ccr_")
 OBJ = "ccr_obj_" + "fedcba9876543210" * 2
 
 
@@ -42,6 +43,23 @@ def test_resolver_accepts_every_documented_shape_of_a_blob_handle(text: str) -> 
     assert ref.path == ()
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"tj:{HEX}", f"[tj:{HEX}]", f"\u27e6tj:{HEX}\u27e7", f"\u3010tj:{HEX}\u3011", f" tj:{HEX} ",
+        f'retrieve_tool_output("{HEX}")', f"retrieve_tool_output('{HEX}')", f'retrieve_tool_output( "tj:{HEX}" )',
+    ],
+)
+def test_resolver_accepts_tinyjuice_markers_and_the_legacy_call_form(text: str) -> None:
+    assert parse_ref(text) == parse_ref(H)
+
+
+def test_tinyjuice_marker_writes_tj_and_the_handles_hex() -> None:
+    assert tinyjuice_marker(H) == f"tj:{HEX}"
+    with pytest.raises(InvalidHandle):
+        tinyjuice_marker(OBJ)
+
+
 def test_resolver_accepts_object_pointers_with_a_field_path() -> None:
     ref = parse_ref(f"ccr://{OBJ}/content/files/0/a%2Fb")
     assert ref.kind == "object"
@@ -70,6 +88,15 @@ def test_resolver_accepts_object_pointers_with_a_field_path() -> None:
         "ccr_obj_" + "0" * 31,
         "r12",
         "../../etc/passwd",
+        "tj:" + HEX[:16],
+        "tj:" + HEX.upper(),
+        f"tj:{H}",
+        f"[tj:{HEX}",
+        f"(tj:{HEX}]",
+        f"tj:{HEX}0",
+        f'retrieve_tool_output("{HEX}\')',
+        f"retrieve_tool_output({HEX})",
+        f'tokenjuice_retrieve("{HEX}")',
     ],
 )
 def test_resolver_rejects_every_other_shape(text: str) -> None:
@@ -87,6 +114,13 @@ def test_find_handles_finds_bare_handles_and_markers_in_order_without_duplicates
     other = handle_for(b"other")
     text = f"first <<ccr:{H}>> then ccr:{other}, see ccr://{OBJ}/content and again {H}."
     assert find_handles(text) == [H, other, OBJ]
+
+
+def test_find_handles_finds_tinyjuice_markers_as_handles_in_order() -> None:
+    other = handle_for(b"other")
+    text = f'first tj:{HEX}, then <<ccr:{other}>>, legacy retrieve_tool_output("{HEX}"); x-tj:{other[4:]}0 no'
+    assert find_handles(text) == [H, other]
+    assert find_handles(f"[compacted ... with token \"{tinyjuice_marker(other)}\"] and {H}") == [other, H]
 
 
 def test_find_handles_ignores_lookalikes_glued_to_other_word_characters() -> None:

@@ -33,10 +33,18 @@ def test_defaults_are_the_named_constants() -> None:
     assert settings.attachments.max_files == 5 and settings.attachments.skills_total == 25_000
 
 
-def test_read_is_unbounded_and_other_tools_default_to_fifty_thousand() -> None:
+def test_read_is_unbounded_bash_and_grep_have_claude_codes_thresholds_and_others_fifty_thousand() -> None:
     dedup = Settings().dedup
     assert dedup.threshold_for("Read") is None
-    assert dedup.threshold_for("Bash") == 50_000
+    assert (dedup.threshold_for("Bash"), dedup.threshold_for("Grep")) == (30_000, 20_000)
+    assert dedup.threshold_for("Glob") == 50_000
+
+
+def test_a_file_naming_one_tools_threshold_keeps_the_other_defaults(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.toml", '[dedup.thresholds]\nBash = 40000\n')
+    dedup = load_settings(path, env={}).dedup
+    assert dedup.threshold_for("Bash") == 40_000
+    assert dedup.threshold_for("Read") is None and dedup.threshold_for("Grep") == 20_000
 
 
 def test_a_toml_file_sets_values_and_unbounded_tools(tmp_path: Path) -> None:

@@ -158,10 +158,18 @@ def test_length_is_measured_in_utf16_code_units() -> None:
     assert not is_eligible("Bash", "\U0001f600" * 128, DedupSettings())
 
 
-def test_the_threshold_counts_the_26_characters_of_the_tag() -> None:
+@pytest.mark.parametrize(
+    ("tool", "threshold"), [("Bash", 30_000), ("Grep", 20_000), ("Glob", 50_000), ("WebFetch", 50_000)]
+)
+def test_the_threshold_is_claude_codes_persistence_threshold_and_counts_the_26_characters_of_the_tag(
+    tool: str, threshold: int
+) -> None:
+    """Claude Code persists Bash output above 30,000 characters and Grep's above 20,000, others above 50,000."""
     s = DedupSettings()
-    assert is_eligible("Bash", "x" * (50_000 - 26), s)
-    assert not is_eligible("Bash", "x" * (50_000 - 25), s)
+    assert is_eligible(tool, "x" * (threshold - 26), s)
+    assert not is_eligible(tool, "x" * (threshold - 25), s)
+    assert not is_eligible(tool, "\u00e9" * (threshold - 25), s), "the length is in UTF-16 code units, not bytes"
+    assert is_eligible(tool, "\u00e9" * (threshold - 26), s)
 
 
 def test_read_is_unbounded() -> None:
@@ -172,7 +180,8 @@ def test_thresholds_are_configurable_per_tool() -> None:
     s = DedupSettings(thresholds={"Read": None, "Grep": 1_000}, default_threshold=None)
     assert not is_eligible("Grep", "x" * 975, s)
     assert is_eligible("Grep", "x" * 974, s)
-    assert is_eligible("Bash", "x" * 2_000_000, s)
+    assert is_eligible("Glob", "x" * 2_000_000, s)
+    assert not is_eligible("Bash", "x" * 30_000, s), "a tool not named keeps its default"
 
 
 def test_errors_and_disabled_dedup_are_left_alone() -> None:
@@ -188,6 +197,16 @@ def test_recovery_output_is_never_deduplicated() -> None:
     for _ in range(2):
         assert d.apply("mcp__compactor__ccr_get", LONG).content == LONG
         assert d.apply("Bash", "x" * 400, recovered=True).content == "x" * 400
+    assert d.state.counter == 0 and not d.state.hits
+
+
+@pytest.mark.parametrize(
+    "tool", ["tokenjuice_retrieve", "retrieve_tool_output", "mcp__tinyjuice__tokenjuice_retrieve"]
+)
+def test_tinyjuice_recovery_tools_are_recovery_tools_and_never_deduplicated(tool: str) -> None:
+    d = deduper()
+    for _ in range(2):
+        assert d.apply(tool, LONG).content == LONG
     assert d.state.counter == 0 and not d.state.hits
 
 

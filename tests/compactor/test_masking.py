@@ -15,8 +15,8 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from attachments import RecordedFiles
-from ccr import MemoryStore, Store, find_handles, open_store
-from compactor.config import MaskingSettings, load_settings
+from ccr import MemoryStore, Store, find_handles, open_store, parse_ref, tinyjuice_marker
+from compactor.config import DedupSettings, MaskingSettings, load_settings
 from compactor.dedup import expand_references, reference_text, without_result_id
 from compactor.errors import ConfigError
 from compactor.masking import Masker, masking_decision, result_text
@@ -177,6 +177,23 @@ def test_small_results_errors_and_recovered_content_are_never_masked() -> None:
     masked = _texts(outcome.messages)
     assert masked["small"] == "a.py\nb.py"
     assert masked["err"] == BIG and masked["rec"] == BIG and masked["mcp"] == BIG
+    assert outcome.results == 2 and masked["b0"] != BIG + "end 0"
+
+
+def test_tinyjuice_recovery_answers_are_never_masked_with_the_default_recovery_tools() -> None:
+    messages = [
+        Message(role="user", content="go"),
+        _call("tj", "tokenjuice_retrieve", token="tj:" + "1" * 32), _result("tj", BIG),
+        _call("legacy", "retrieve_tool_output", token="2" * 32), _result("legacy", BIG),
+        *_conversation(4)[1:],
+    ]
+    masker = Masker(MaskingSettings(enabled=True, keep_rounds=2, min_tokens=300), DedupSettings().recovery_tools)
+    masker.reset(messages)
+    names = {c.id: c.name for m in messages for c in m.tool_uses()}
+    outcome = masker.mask(messages, store=MemoryStore(max_bytes=10**8), counter=RoughCounter(), dedup=DedupState(),
+                          tool_names=names)
+    masked = _texts(outcome.messages)
+    assert masked["tj"] == BIG and masked["legacy"] == BIG
     assert outcome.results == 2 and masked["b0"] != BIG + "end 0"
 
 
@@ -492,6 +509,27 @@ def test_tune_judges_masking_by_its_steps_and_the_cache_it_invalidates(replays: 
     per_100 = off.cache_invalidated_per_100_requests
     assert per_100 is not None and per_100 > 0
     assert per_100 == 100 * replays(LONG, False)[0].totals.cache_invalidated_tokens / off.requests
+
+
+def test_the_tinyjuice_footer_renders_a_partial_view_that_names_tokenjuice_retrieve_and_its_token() -> None:
+    messages = _conversation(8)
+    store = MemoryStore(max_bytes=10**8)
+    ours = _texts(_mask(messages, store, keep_rounds=3, min_tokens=300).messages)["b0"]
+    stub = _texts(_mask(messages, store, keep_rounds=3, min_tokens=300, footer="tinyjuice").messages)["b0"]
+    handle = find_handles(ours)[0]
+    assert store.get(handle) == (BIG + "end 0").encode()
+    assert "<<ccr:" not in stub and "def handler_1(request)" in stub and "end 0" in stub
+    footer = stub.splitlines()[-1]
+    assert footer.startswith("[compacted tool output - this is a PARTIAL view; the full original (")
+    assert footer.endswith(f'is available by calling tokenjuice_retrieve with token "{tinyjuice_marker(handle)}"]')
+    assert find_handles(stub) == [handle] and parse_ref(tinyjuice_marker(handle)).handle == handle
+
+
+def test_the_footer_is_a_setting_whose_default_is_ours() -> None:
+    assert load_settings(None, env={}).masking.footer == "compactor"
+    assert load_settings(None, env={}, overrides={"masking.footer": "tinyjuice"}).masking.footer == "tinyjuice"
+    with pytest.raises(ConfigError, match="footer"):
+        load_settings(None, env={}, overrides={"masking.footer": "loud"})
 
 
 def test_the_stub_of_a_read_shows_its_last_line_with_content() -> None:

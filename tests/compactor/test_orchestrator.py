@@ -278,3 +278,37 @@ def test_a_refused_compaction_stores_nothing_it_was_asked_to_store_with_it(tmp_p
     assert not result.ok and result.report.error_id == "ccr_budget_exceeded"
     assert orch.messages == messages
     assert store.stats().entries == 0 and store.commits == 0
+
+
+def _read_ten_files_without_timestamps(tmp_path: Path, **overrides: object) -> tuple[Orchestrator, list[str]]:
+    """An API-driven session (no message carries a time) that reads f0 ... f9 in turn, then works on."""
+    orch = make(tmp_path, **overrides)
+    paths = []
+    for i in range(10):
+        source = tmp_path / f"f{i}.py"
+        source.write_text(f"VALUE_{i} = {i}\n")
+        paths.append(str(source))
+        orch.add_message(Message(role="user", content=f"look at f{i}"))
+        orch.add_message(
+            Message(role="assistant", content=[ToolUseBlock(id=f"r{i}", name="Read", input={"file_path": str(source)})])
+        )
+        orch.add_tool_result(f"r{i}", f"     1\tVALUE_{i} = {i}\n")
+    loop(orch, 6)
+    return orch, paths
+
+
+def _restored_paths(orch: Orchestrator) -> list[str]:
+    result = orch.compact()
+    assert result.report.ok
+    return [e.path for e in result.report.attachments if e.type == "file" and e.path is not None]
+
+
+def test_without_timestamps_recent_restores_the_last_files_read(tmp_path: Path) -> None:
+    orch, paths = _read_ten_files_without_timestamps(tmp_path, **{"attachments.selection.strategy": "recent"})
+    assert _restored_paths(orch) == paths[9:4:-1]
+
+
+def test_without_timestamps_the_default_restores_the_newest_files_too(tmp_path: Path) -> None:
+    orch, paths = _read_ten_files_without_timestamps(tmp_path)
+    restored = _restored_paths(orch)
+    assert restored[:5] == paths[9:4:-1], "reads alike in activity: the newest first"

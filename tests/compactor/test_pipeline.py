@@ -276,6 +276,21 @@ def test_recovered_content_is_not_stored_or_summarized_again() -> None:
     assert "RECOVERED" not in out.messages[0].text()
 
 
+@pytest.mark.parametrize("tool", ["tokenjuice_retrieve", "retrieve_tool_output"])
+def test_tinyjuice_recovery_answers_are_not_stored_or_summarized_again(tool: str) -> None:
+    recovered = "RECOVERED " + "r" * 5_000
+    messages = [
+        user("what did the build say?"),
+        Message(role="assistant", content=[ToolUseBlock(id="rc", name=tool, input={"token": "tj:" + "a" * 32})]),
+        result("rc", recovered),
+        *conversation(),
+    ]
+    out, store = run(messages)
+    assert out.ok
+    assert all(b"RECOVERED" not in store.get(d.handle) for d in out.report.dropped)
+    assert "RECOVERED" not in out.messages[0].text()
+
+
 class CitingFake:
     """A summarizer that cites whatever handles it is told to."""
 

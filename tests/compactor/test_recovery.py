@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from ccr import marker, open_store
+from ccr import marker, open_store, tinyjuice_marker
 from compactor.config import load_settings
 from compactor.messages import Message, ToolUseBlock
 from compactor.orchestrator import Orchestrator
-from compactor.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME, recover
+from compactor.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME, TINYJUICE_RECOVERY_TOOL, recover
 from compactor.tokens import RoughCounter
 
 ORIGINAL = b"\n\n".join(f"paragraph {i}: the value of item-{i} is {i * 7}".encode() for i in range(50))
@@ -32,6 +32,16 @@ def test_a_marker_brings_back_the_whole_original(stored) -> None:  # type: ignor
     store, handle = stored
     answer = recover(store, {"handle": marker(handle)})
     assert not answer.is_error and answer.content.encode() == ORIGINAL
+
+
+def test_tinyjuice_s_tool_is_offered_and_its_token_brings_back_the_whole_original(stored) -> None:  # type: ignore[no-untyped-def]
+    store, handle = stored
+    assert TINYJUICE_RECOVERY_TOOL["name"] == "tokenjuice_retrieve"
+    assert TINYJUICE_RECOVERY_TOOL["input_schema"]["required"] == ["token"]
+    for token in (tinyjuice_marker(handle), f'retrieve_tool_output("{handle[4:]}")', handle):
+        answer = recover(store, {"token": token})
+        assert not answer.is_error and answer.content.encode() == ORIGINAL
+    assert recover(store, {"token": handle, "handle": handle}).is_error
 
 
 def test_query_lines_and_bytes_select_parts(stored) -> None:  # type: ignore[no-untyped-def]

@@ -38,3 +38,12 @@ def test_reinvoking_moves_a_skill_to_newest_and_names_stay_announced() -> None:
 def test_the_time_defaults_to_now() -> None:
     state = SessionState()
     assert record_invocation(state, info("a"), "A").invoked_at > 0
+
+
+def test_invocations_at_the_same_time_come_back_latest_invoked_first() -> None:
+    """Messages without timestamps give every invocation the same time: their order decides."""
+    state = SessionState()
+    for name in ("a", "b", "c"):
+        record_invocation(state, info(name), name.upper(), at=0.0)
+    record_invocation(state, info("a"), "A2", at=0.0)
+    assert [s.name for s in invoked_skills(state)] == ["a", "c", "b"]
