@@ -68,15 +68,17 @@ def test_manifest_names_the_plugin_with_the_package_version() -> None:
     assert manifest["author"]["name"].strip()
 
 
-def test_hooks_run_pre_compact_and_session_start_after_compaction() -> None:
+def test_hooks_run_pre_compact_session_start_and_post_compact_around_a_compaction() -> None:
     hooks = load("hooks/hooks.json")["hooks"]
-    assert set(hooks) == {"PreCompact", "SessionStart"}
+    assert set(hooks) == {"PreCompact", "SessionStart", "PostCompact"}
     (pre,) = hooks["PreCompact"]
     (start,) = hooks["SessionStart"]
-    assert start["matcher"] == "compact"
+    (post,) = hooks["PostCompact"]
+    assert start["matcher"] == "compact" and pre["matcher"] == post["matcher"] == "manual|auto"
     assert [h["command"] for h in pre["hooks"]] == [LAUNCH_PREFIX + "compactor hook pre-compact"]
     assert [h["command"] for h in start["hooks"]] == [LAUNCH_PREFIX + "compactor hook session-start"]
-    for hook in pre["hooks"] + start["hooks"]:
+    assert [h["command"] for h in post["hooks"]] == [LAUNCH_PREFIX + "compactor hook post-compact"]
+    for hook in pre["hooks"] + start["hooks"] + post["hooks"]:
         assert hook["type"] == "command"
         assert isinstance(hook.get("timeout", 60), int)
 
