@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from fake_api import Call, Say, request_text
+from git_server import GitServer
 from harness import REPO_ROOT, RETRIEVE_TOOL, STATS_TOOL, Session
 
 World = Callable[..., Session]
@@ -21,7 +24,7 @@ RECALL_TOOL = "mcp__plugin_compactor_memory__memory_recall"
 NOTES = "".join(f"{i:04d} the deploy key rotates on day {i % 28 + 1}\n" for i in range(400))
 
 
-def install(session: Session, marketplace: Path) -> None:
+def install(session: Session, marketplace: Path | str) -> None:
     added = session.client("plugin", "marketplace", "add", str(marketplace))
     assert added.returncode == 0, added.stdout + added.stderr
     installed = session.client("plugin", "install", "compactor@compactor")
@@ -88,5 +91,36 @@ def test_a_pip_installed_copy_is_a_marketplace_and_finds_the_python_it_was_insta
     python.chmod(0o755)
     session = world(plugin=None, python=None)
     install(session, share)
+    work_compact_and_use_the_tools(session)
+    assert_hooks_and_servers_ran(session)
+
+
+def git(*args: str, cwd: Path) -> None:
+    done = subprocess.run(["git", "-c", "user.name=compactor", "-c", "user.email=compactor@example.invalid",
+                           "-c", "init.defaultBranch=main", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_a_git_url_of_the_repository_installs_and_finds_the_python_record_python_wrote(
+    world: World, tmp_path: Path
+) -> None:
+    """The client clones the marketplace and copies the plugin out of it: ``record-python`` tells it the Python."""
+    work = tmp_path / "repository"
+    for part in ("plugin", ".claude-plugin"):
+        shutil.copytree(REPO_ROOT / part, work / part)
+    git("init", "-q", cwd=work)
+    git("add", "-A", cwd=work)
+    git("commit", "-q", "-m", "the plugin and its marketplace", cwd=work)
+    served = tmp_path / "served"
+    served.mkdir()
+    git("clone", "-q", "--bare", str(work), str(served / "compactor.git"), cwd=tmp_path)
+    session = world(plugin=None, python=None)
+    recorded = session.compactor("hook", "record-python")
+    assert recorded.returncode == 0, recorded.stderr
+    with GitServer(served) as server:
+        install(session, server.url_of("compactor.git"))
+        assert any("git-upload-pack" in r for r in server.requests)
     work_compact_and_use_the_tools(session)
     assert_hooks_and_servers_ran(session)
