@@ -23,6 +23,7 @@ from compactor.hooks import (
     SessionRecord,
     load_session_record,
     record_compact_summary,
+    save_session_record,
     session_record_path,
     session_start,
     session_start_output,
@@ -205,3 +206,17 @@ def test_a_ledger_with_nothing_to_say_leaves_the_text_as_it_was(before_second_co
     assert session_start_output(start, record, ledger=Ledger(None)) == plain
     assert "LEDGER" in context_of(session_start_output(start, record, ledger=Ledger()))
     assert session_start_output(HookInput(session_id="s1", source="startup"), record, ledger=Ledger()) is None
+
+
+def test_a_record_settled_by_an_older_version_passes_on_the_head_it_announced(compactor_home: Path) -> None:
+    """Older versions replaced ``head_handle`` by what was dropped and kept the announced one in ``summarized_handle``."""
+    announced, dropped, older, new = (f"ccr_{c * 32}" for c in "abcd")
+    path = session_record_path("s1")
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"session_id": "s1", "head_handle": dropped, "summarized_handle": announced,
+                                "kept_messages": 2, "earlier_heads": [older]}))
+    save_session_record(SessionRecord(session_id="s1", head_handle=new, summarized_handle=new))
+    record = load_session_record("s1")
+    assert record is not None
+    assert record.earlier_heads == [older, announced]
+    assert record.earlier_dropped == [older, dropped]
