@@ -90,6 +90,8 @@ def test_a_pip_installed_copy_is_a_marketplace_and_finds_the_python_it_was_insta
     python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # stands in for the environment's python
     python.chmod(0o755)
     session = world(plugin=None, python=None)
+    validated = session.client("plugin", "validate", str(share))
+    assert validated.returncode == 0 and "warning" not in validated.stdout.lower(), validated.stdout
     install(session, share)
     work_compact_and_use_the_tools(session)
     assert_hooks_and_servers_ran(session)
