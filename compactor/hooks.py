@@ -1,6 +1,6 @@
 """Claude Code hooks that make its own compaction reversible.
 
-Claude Code runs a hook command with the event as JSON on stdin. Two events
+Claude Code runs a hook command with the event as JSON on stdin. Three events
 matter here:
 
 - **PreCompact** (``compactor hook pre-compact``): before Claude Code
@@ -17,6 +17,11 @@ matter here:
   tells the model where the conversation before it is stored and that the
   tool ``mcp__plugin_compactor_ccr__ccr_retrieve`` (deferred: loaded with
   ToolSearch) brings any part of it back.
+- **PostCompact** (``compactor hook post-compact``): Claude Code's own summary
+  (``compact_summary``) is noted in the session record. Claude Code 2.1.332
+  runs it after SessionStart, so the SessionStart text only has it with
+  clients that run PostCompact first (``session_ledger`` gets the record
+  either way).
 
 Claude Code keeps the last few messages verbatim across a compaction (the
 boundary's ``compactMetadata.preservedMessages``), and which ones is only
