@@ -8,6 +8,11 @@ all three. So the session-start hook cannot know this compaction's
 neither hook can read the boundary. ``compactor/hooks.py`` works in either
 order; this test says which one the pinned client uses, so that a new
 client that changes it is noticed.
+
+The SessionStart text after a compaction reaches the model whole up to
+10,000 characters (``compactor.hooks.SESSION_START_MAX_CHARS``); one
+character more and the client keeps only a 2,000-character preview (the
+rest goes to a file the model is pointed at), so the hook must never pass it.
 """
 
 from __future__ import annotations
@@ -19,8 +24,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fake_api import Call, Say
+import pytest
+from fake_api import Call, Say, request_text
 from harness import PLUGIN, Session
+
+from compactor.hooks import SESSION_START_MAX_CHARS
 
 World = Callable[..., Session]
 
@@ -76,3 +84,27 @@ def test_the_client_runs_pre_compact_then_session_start_then_post_compact_before
     last_summary = events[-1]["summary"]
     assert isinstance(last_summary, str) and session.api.summary_text in last_summary
     assert record["compact_summary"] == last_summary, "the post-compact hook recorded the client's summary"
+
+
+@pytest.mark.parametrize("size", [SESSION_START_MAX_CHARS, SESSION_START_MAX_CHARS + 1])
+def test_a_session_start_text_reaches_the_model_whole_up_to_the_limit_and_only_as_a_preview_past_it(
+    world: World, tmp_path: Path, size: int
+) -> None:
+    plugin = tmp_path / "plugin"
+    shutil.copytree(PLUGIN, plugin)
+    text = "x" * (size - len("END-OF-TEXT.")) + "END-OF-TEXT."
+    emit = tmp_path / "emit.py"
+    answer = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    emit.write_text(f"import sys\nsys.stdin.read()\nprint({json.dumps(json.dumps(answer))})\n")
+    command = f'"{sys.executable}" "{emit}"'
+    hooks = {"hooks": {"SessionStart": [{"matcher": "compact", "hooks": [{"type": "command", "command": command}]}]}}
+    (plugin / "hooks" / "hooks.json").write_text(json.dumps(hooks))
+    session = world(plugin=plugin)
+    session.run("hello", script=[Say("Hi.")])
+    session.run("/compact")
+    session.run("go on", script=[Say("Going on.")])
+    seen = request_text(session.api.of_kind("main")[-1].body)
+    if size <= SESSION_START_MAX_CHARS:
+        assert text in seen
+    else:
+        assert "END-OF-TEXT." not in seen and "x" * 2_000 in seen and "x" * 2_001 not in seen
