@@ -33,7 +33,9 @@ SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 SESSION_ID = re.compile(SESSION_ID_PATTERN.removesuffix("$"))
 """The pattern as ``re`` matches it: with ``fullmatch``, ``$`` would also accept a final newline."""
 
-_OPTIONAL_TEXT = ("transcript_path", "cwd", "hook_event_name", "trigger", "custom_instructions", "source")
+_OPTIONAL_TEXT = (
+    "transcript_path", "cwd", "hook_event_name", "trigger", "custom_instructions", "source", "compact_summary",
+)
 """``compactor.hooks.HookInput``'s optional text fields: another type there is bad input."""
 
 _NAMING_MEMORY = ("COMPACTOR_MEMORY_DB", "COMPACTOR_CONFIG")

@@ -26,6 +26,7 @@ COMMANDS: Commands = {
     "restore": ("compactor.commands.restore", "undo compactions: write the session as it stood before compaction N"),
     "show": ("compactor.commands.show", "show what a compaction did: summary, context, dropped spans (or an HTML page)"),
     "tune": ("compactor.commands.tune", "search budgets and strategies on recorded sessions"),
+    "plugin": ("compactor.commands.plugin", "where the Claude Code plugin of this installation is"),
 }
 """Command name -> (module, one-line help), in help order. Adding a command is one line here."""
 

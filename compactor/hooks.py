@@ -1,6 +1,6 @@
 """Claude Code hooks that make its own compaction reversible.
 
-Claude Code runs a hook command with the event as JSON on stdin. Two events
+Claude Code runs a hook command with the event as JSON on stdin. Three events
 matter here:
 
 - **PreCompact** (``compactor hook pre-compact``): before Claude Code
@@ -17,6 +17,11 @@ matter here:
   tells the model where the conversation before it is stored and that the
   tool ``mcp__plugin_compactor_ccr__ccr_retrieve`` (deferred: loaded with
   ToolSearch) brings any part of it back.
+- **PostCompact** (``compactor hook post-compact``): Claude Code's own summary
+  (``compact_summary``) is noted in the session record. Claude Code 2.1.332
+  runs it after SessionStart, so the SessionStart text only has it with
+  clients that run PostCompact first (``session_ledger`` gets the record
+  either way).
 
 Claude Code keeps the last few messages verbatim across a compaction (the
 boundary's ``compactMetadata.preservedMessages``), and which ones is only
@@ -42,7 +47,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -70,6 +75,7 @@ __all__ = [
     "CLIENT_RETRIEVE_TOOL",
     "DEFAULT_LISTED_RESULTS",
     "HOOK_INPUT_MAX_BYTES",
+    "SESSION_START_MAX_CHARS",
     "HookInput",
     "SessionRecord",
     "StoredResult",
@@ -81,7 +87,9 @@ __all__ = [
     "parse_hook_input",
     "pre_compact",
     "pre_compact_instructions",
+    "record_compact_summary",
     "save_session_record",
+    "session_ledger",
     "session_record_path",
     "session_start",
     "session_start_output",
@@ -121,6 +129,8 @@ class HookInput(BaseModel):
     """PreCompact: the text after ``/compact``."""
     source: str | None = None
     """SessionStart: ``startup``, ``resume``, ``clear`` or ``compact``."""
+    compact_summary: str | None = None
+    """PostCompact: the summary Claude Code wrote."""
 
 
 class StoredResult(BaseModel):
@@ -147,16 +157,25 @@ class SessionRecord(BaseModel):
 
     session_id: str = Field(pattern=SESSION_ID_PATTERN)
     head_handle: str | None
+    """What the pre-compact hook stored: everything the summarizer saw, under the handle the
+    summarizer was told, the summary names and the session-start text announces. It never changes."""
     summarized_handle: str | None = None
-    """What the pre-compact hook stored: everything the summarizer saw (the summary names it).
-
-    It equals ``head_handle`` until the session-start hook has read which
-    messages Claude Code kept verbatim; then ``head_handle`` is exactly what
-    the compaction dropped."""
+    """The same as ``head_handle`` (records of older versions could differ: there it is what the summarizer saw)."""
+    dropped_handle: str | None = None
+    """Exactly what the compaction dropped (``head_handle`` without the messages Claude Code kept
+    verbatim), once a later hook has read the boundary; None until then, or when it kept nothing."""
     kept_messages: int = 0
     """How many of the summarized messages Claude Code kept verbatim (in no head yet)."""
     earlier_heads: list[str] = Field(default_factory=list)
-    """Conversations stored by this session's earlier compactions, oldest first."""
+    """The ``head_handle`` of each earlier compaction of this session, oldest first: the handles
+    that were announced, and that the earlier summaries name."""
+    earlier_dropped: list[str] = Field(default_factory=list)
+    """What each earlier compaction dropped exactly, oldest first (its ``dropped_handle``, else its
+    head): with ``head_handle`` they hold each message of the session once."""
+    compact_summary: str | None = None
+    """Claude Code's own summary of this compaction, from the PostCompact hook; None while unknown
+    (before that hook has run, or with a client that has no PostCompact: the transcript shows the
+    summary once the client has written the boundary, after its hooks)."""
     transcript_path: str | None = None
     trigger: str | None = None
     messages: int = 0
@@ -421,37 +440,78 @@ def pre_compact(
 # -- session start -----------------------------------------------------------------
 
 
+SESSION_START_MAX_CHARS = 10_000
+"""The most ``additionalContext`` a SessionStart hook may return after a compaction (Claude Code's limit)."""
+
+def session_ledger(hook: HookInput, record: SessionRecord | None, *, budget: int) -> str | None:
+    """The session's ledger for the text after a compaction, in at most ``budget`` characters; None for none.
+
+    ``record`` is the session's record as the session-start hook reads it
+    (None when the session stored nothing): the stored head, the kept
+    messages and, when the PostCompact hook has already run (clients that
+    run it before SessionStart), ``compact_summary``, Claude Code's own
+    summary of this compaction, to leave out what it already holds. The
+    transcript is ``hook.transcript_path`` (the new boundary is not written
+    yet). Nothing is rendered yet: the reminder and the memories are all
+    the text says.
+    """
+    return None
+
+
+def _within(text: str, limit: int) -> str:
+    """``text`` cut at a line end to at most ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    note = "\n[{:,} more characters left out: the hook's text is limited to {:,}]"
+    room = limit - len(note.format(len(text), limit))
+    cut = text.rfind("\n", 0, room)
+    cut = room if cut <= 0 else cut
+    return text[:cut] + note.format(len(text) - cut, limit)
+
+
 def session_start_output(
-    hook: HookInput, record: SessionRecord | None, memories: str | None = None, *, tool: str = CLIENT_RETRIEVE_TOOL
+    hook: HookInput,
+    record: SessionRecord | None,
+    memories: str | None = None,
+    *,
+    tool: str = CLIENT_RETRIEVE_TOOL,
+    ledger: Callable[..., str | None] = session_ledger,
+    limit: int = SESSION_START_MAX_CHARS,
 ) -> str | None:
     """The SessionStart hook's JSON output, or None when there is nothing to add.
 
     Only a start after a compaction (``source`` ``compact``) gets anything: a
-    reminder when the session's conversation was stored, and ``memories``
-    (the recalled ``memory`` reminder) when there are any.
+    reminder when the session's conversation was stored (naming the handle
+    the summarizer saw), then what ``ledger(hook, record, budget=...)``
+    returns within the characters the reminder and ``memories`` (the
+    recalled ``memory`` reminder) leave, then the memories; never more than
+    ``limit`` characters in all.
     """
     if hook.source != "compact":
         return None
-    if record is None or record.head_handle is None:
-        if not memories:
-            return None
-        return json.dumps(
-            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": memories}},
-            ensure_ascii=False,
-        )
-    from compactor._templates import render
+    parts: list[str] = []
+    if record is not None and record.head_handle is not None:
+        from compactor._templates import render
 
-    context = render(
-        "hook_session_start.j2",
-        head=marker(record.head_handle),
-        summarized=marker(record.summarized_handle or record.head_handle),
-        kept=record.kept_messages,
-        earlier=[marker(h) for h in record.earlier_heads],
-        results=len(record.results),
-        tool=tool,
-    ).strip()
+        head = _announced(record) or record.head_handle
+        parts.append(render(
+            "hook_session_start.j2",
+            head=marker(head),
+            kept=record.kept_messages,
+            earlier=[marker(h) for h in record.earlier_heads],
+            results=len(record.results),
+            tool=tool,
+        ).strip())
+    separators = 2 * (len(parts) + (1 if memories else 0))
+    room = limit - sum(map(len, parts)) - len(memories or "") - separators
+    told = ledger(hook, record, budget=room) if room > 0 else None
+    if told:
+        parts.append(told.strip())
     if memories:
-        context = f"{context}\n\n{memories}"
+        parts.append(memories)
+    if not parts:
+        return None
+    context = _within("\n\n".join(parts), limit)
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}},
         ensure_ascii=False,
@@ -466,14 +526,16 @@ def settle_kept_messages(
     counter: TokenCounter,
     recovery_tools: Sequence[str] = DEFAULT_RECOVERY_TOOLS,
 ) -> SessionRecord:
-    """After a compaction: make the record's head exactly what it dropped, and count what it kept.
+    """After a compaction: store exactly what it dropped and count what it kept.
 
     ``record`` is what the pre-compact hook stored (everything summarized);
-    ``transcript`` now ends with the compaction's boundary. When the boundary
-    names messages Claude Code kept verbatim and they end the summarized
-    conversation, the conversation without them is stored and becomes the
-    head. Otherwise (nothing kept, a record from an older hook, a transcript
-    that does not match what was stored) the record comes back unchanged.
+    ``transcript`` now ends with the compaction's boundary. The record's
+    ``head_handle`` stays what it was (the handle the summarizer saw and the
+    session-start text announced). When the boundary names messages Claude
+    Code kept verbatim and they end the summarized conversation, the
+    conversation without them is stored as ``dropped_handle``. Otherwise
+    (nothing kept, a record from an older hook, a transcript that does not
+    match what was stored) the record comes back unchanged.
 
     Raises:
         BudgetExceeded: the store is full; nothing was stored.
@@ -484,8 +546,8 @@ def settle_kept_messages(
 
     if not transcript.compactions or record.head_handle is None or record.kept_messages:
         return record
-    if record.summarized_handle not in (None, record.head_handle):
-        return record
+    if record.dropped_handle is not None or record.summarized_handle not in (None, record.head_handle):
+        return record  # settled already (by an older version: then its head is what was dropped)
     count = len(transcript.compactions) - 1
     summarized = _conversation_before(transcript, count)
     kept = kept_uuids(transcript, count)
@@ -502,9 +564,33 @@ def settle_kept_messages(
         dropped, store, counter=counter, session_id=record.session_id, trigger=record.trigger,
         transcript_path=record.transcript_path, recovery_tools=recovery_tools, now=record.stored_at,
     )
-    return exact.model_copy(
-        update={"summarized_handle": record.head_handle, "kept_messages": tail, "segments": record.segments}
-    )
+    return record.model_copy(update={"dropped_handle": exact.head_handle, "kept_messages": tail})
+
+
+def record_compact_summary(hook: HookInput, home: Path | None = None) -> SessionRecord | None:
+    """Handle a PostCompact event: note Claude Code's summary (and trigger) in the session's record.
+
+    Only a session whose latest pre-compact hook wrote a record gets it (a
+    session that stored nothing keeps no record); the record as saved, or
+    None when there is none or the input carries no summary. Claude Code
+    2.1.332 runs this after the SessionStart hook (``tests/e2e``), so that
+    hook only sees the summary with clients that run PostCompact first;
+    the record keeps it for whoever reads it later.
+
+    Raises:
+        InputInvalid: the session id is unusable.
+        HookError: the record cannot be read or written.
+    """
+    if hook.compact_summary is None:
+        return None
+    record = load_session_record(hook.session_id, home)
+    if record is None:
+        return None
+    record = record.model_copy(update={
+        "compact_summary": hook.compact_summary, "trigger": record.trigger or hook.trigger,
+    })
+    save_session_record(record, home)
+    return record
 
 
 def _settle_previous(
@@ -542,6 +628,7 @@ def session_start(
     counter: TokenCounter | None = None,
     counter_name: CounterName = "tiktoken",
     tool: str = CLIENT_RETRIEVE_TOOL,
+    ledger: Callable[..., str | None] = session_ledger,
 ) -> str | None:
     """Handle a SessionStart event: the reminder for a session that was just compacted, or None.
 
@@ -551,7 +638,9 @@ def session_start(
     for the last typed request are added (``attachments.memory``), within
     ``memory_tokens``, counted by ``counter`` (built from ``counter_name``
     when not given, and only when memories are recalled: the tokenizer is
-    slow to load).
+    slow to load). ``ledger`` is as for :func:`session_start_output`; the
+    record it gets holds ``compact_summary`` only when the PostCompact hook
+    ran first (Claude Code 2.1.332 runs it after this one).
 
     Raises:
         HookError: the session record exists but cannot be read.
@@ -573,7 +662,7 @@ def session_start(
                 Path(hook.transcript_path).expanduser(), memory_db, budget=memory_tokens,
                 counter=counter or make_counter(counter_name), store=store,
             )
-    return session_start_output(hook, record, memories, tool=tool)
+    return session_start_output(hook, record, memories, tool=tool, ledger=ledger)
 
 
 def still_stored(record: SessionRecord, home: Path | None = None) -> SessionRecord:
@@ -594,7 +683,10 @@ def still_stored(record: SessionRecord, home: Path | None = None) -> SessionReco
         path = Path(record.store)
     else:
         path = default_store_path() if home is None else home / "ccr.db"
-    named = {record.head_handle, record.summarized_handle, *record.earlier_heads, *(r.handle for r in record.results)}
+    named = {
+        record.head_handle, record.summarized_handle, record.dropped_handle,
+        *record.earlier_heads, *record.earlier_dropped, *(r.handle for r in record.results),
+    }
     held: set[str | None] = set()
     if path.exists():  # a store that is gone holds nothing (and is not made anew here)
         with open_store(path, readonly=True) as store:
@@ -603,7 +695,9 @@ def still_stored(record: SessionRecord, home: Path | None = None) -> SessionReco
     return record.model_copy(update={
         "head_handle": head,
         "summarized_handle": record.summarized_handle if head and record.summarized_handle in held else head,
+        "dropped_handle": record.dropped_handle if head and record.dropped_handle in held else None,
         "earlier_heads": [h for h in record.earlier_heads if h in held],
+        "earlier_dropped": [h for h in record.earlier_dropped if h in held],
         "results": [r for r in record.results if r.handle in held],
     })
 
@@ -662,10 +756,16 @@ def save_session_record(record: SessionRecord, home: Path | None = None) -> Path
     except HookError:
         previous = None  # a damaged record is replaced, not merged
     earlier = list(previous.earlier_heads) if previous else []
-    same_compaction = (record.head_handle, record.summarized_handle)
-    if previous and previous.head_handle and previous.head_handle not in same_compaction:
-        earlier.append(previous.head_handle)
-    record = record.model_copy(update={"earlier_heads": [h for h in earlier if h != record.head_handle]})
+    earlier_dropped = list(previous.earlier_dropped or previous.earlier_heads) if previous else []
+    announced = _announced(previous) if previous else None
+    if previous and previous.head_handle and announced and announced != _announced(record):
+        earlier.append(announced)
+        earlier_dropped.append(previous.dropped_handle or previous.head_handle)
+    ours = {record.head_handle, record.dropped_handle}
+    record = record.model_copy(update={
+        "earlier_heads": [h for h in earlier if h not in ours],
+        "earlier_dropped": [h for h in earlier_dropped if h not in ours],
+    })
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".session-", suffix=".json")
@@ -681,6 +781,11 @@ def save_session_record(record: SessionRecord, home: Path | None = None) -> Path
     return path
 
 
+def _announced(record: SessionRecord) -> str | None:
+    """The head the summarizer saw (a record of an older version kept it in ``summarized_handle``)."""
+    return record.summarized_handle or record.head_handle
+
+
 def forget_latest_head(session_id: str, home: Path | None = None) -> None:
     """After a failed pre-compact hook: keep the earlier heads, but name no latest one.
 
@@ -693,8 +798,8 @@ def forget_latest_head(session_id: str, home: Path | None = None) -> None:
         return
     save_session_record(
         previous.model_copy(
-            update={"head_handle": None, "summarized_handle": None, "kept_messages": 0, "results": [],
-                    "stored_at": time.time()}
+            update={"head_handle": None, "summarized_handle": None, "dropped_handle": None, "kept_messages": 0,
+                    "results": [], "compact_summary": None, "stored_at": time.time()}
         ),
         home,
     )

@@ -32,6 +32,10 @@ registered in Python instead of as hook commands:
   (tested with SDK 0.2.189 and its Claude Code 2.1.332). After an auto
   compaction only this reminder reaches the conversation, not the
   summary instructions.
+- **PostCompact**: Claude Code's own summary (``compact_summary``) and the
+  trigger are noted in the session's record (``compactor.hooks.record_compact_summary``);
+  the callback answers ``{}``. Like ``SessionStart``, the event is not in
+  the SDK's ``HookEvent`` type, and the client runs it after SessionStart.
 - **MCP servers** ``ccr`` and ``memory``: stdio servers started with the
   ``ccr mcp`` and ``memory mcp`` commands of this Python, on the same
   ``COMPACTOR_HOME`` as the hooks. Claude Code names their tools
@@ -65,6 +69,7 @@ from compactor.hooks import (
     forget_latest_head,
     load_session_record,
     parse_hook_input,
+    record_compact_summary,
 )
 from compactor.hooks import pre_compact as store_before_compaction
 from compactor.hooks import session_start as reminder_after_compaction
@@ -75,6 +80,7 @@ __all__ = ["ClaudeAgentSDKCompaction", "mcp_tool_name"]
 PRE_COMPACT_TIMEOUT_S = 120.0
 """As the plugin's hook: storing a long session (and loading the tokenizer) can take a while."""
 SESSION_START_TIMEOUT_S = 30.0
+POST_COMPACT_TIMEOUT_S = 30.0
 
 
 def mcp_tool_name(server: str, tool: str) -> str:
@@ -185,16 +191,31 @@ class ClaudeAgentSDKCompaction:
             return {}
         return cast(SyncHookJSONOutput, json.loads(output)) if output is not None else {}
 
+    async def post_compact(
+        self, input: Mapping[str, Any], tool_use_id: str | None, context: HookContext
+    ) -> SyncHookJSONOutput:
+        """The PostCompact callback: note Claude Code's summary in the session's record; answers ``{}``."""
+        return await anyio.to_thread.run_sync(self._post_compact, dict(input))
+
+    def _post_compact(self, data: dict[str, Any]) -> SyncHookJSONOutput:
+        try:
+            record_compact_summary(_hook_input(data), self.home)
+        except CompactorError as exc:
+            self.on_error(exc, "the summary is not recorded; nothing else changes")
+        return {}
+
     # -- what goes into ClaudeAgentOptions ----------------------------------------------
 
     @property
     def hooks(self) -> dict[str, list[HookMatcher]]:
-        """``ClaudeAgentOptions.hooks`` entries: PreCompact (manual and auto) and SessionStart (after a compaction)."""
+        """``ClaudeAgentOptions.hooks`` entries: PreCompact (manual and auto), SessionStart (after a
+        compaction) and PostCompact."""
         return {
             "PreCompact": [HookMatcher(hooks=[self.pre_compact], timeout=PRE_COMPACT_TIMEOUT_S)],
             "SessionStart": [
                 HookMatcher(matcher="compact", hooks=[self.session_start], timeout=SESSION_START_TIMEOUT_S)
             ],
+            "PostCompact": [HookMatcher(hooks=[self.post_compact], timeout=POST_COMPACT_TIMEOUT_S)],
         }
 
     @property

@@ -1,10 +1,11 @@
-"""``compactor hook pre-compact|session-start``: Claude Code hook commands (JSON on stdin).
+"""``compactor hook pre-compact|session-start|post-compact``: Claude Code hook commands (JSON on stdin).
 
 ``pre-compact`` stores the conversation since the last compaction in CCR
 (``--store`` or ``$COMPACTOR_HOME/ccr.db``) and prints extra instructions for
 Claude Code's summarizer; ``session-start`` prints, after a compaction, the
 ``hookSpecificOutput`` JSON that reminds the model where that conversation is
-stored. The logic is in ``compactor.hooks``.
+stored; ``post-compact`` records Claude Code's summary in the session's
+record. The logic is in ``compactor.hooks``.
 
 These commands never block Claude Code: when anything fails (bad input, a
 missing transcript, a full store, a bad flag in the hook's command line)
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 # ``compactor.hooks`` and the settings load pydantic, which costs many times Python's own start:
 # the runs below import them only once the input shows there is something to do.
 
-__all__ = ["HookParser", "register", "run_pre_compact", "run_record_python", "run_session_start"]
+__all__ = ["HookParser", "register", "run_post_compact", "run_pre_compact", "run_record_python", "run_session_start"]
 
 
 class HookParser(argparse.ArgumentParser):
@@ -57,7 +58,7 @@ class HookParser(argparse.ArgumentParser):
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the ``hook`` subcommand and its two events."""
+    """Add the ``hook`` subcommand and its events."""
     parser = subparsers.add_parser(
         "hook",
         help="Claude Code hook commands (read the hook's JSON on stdin)",
@@ -90,6 +91,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "names it, and how to load it with ToolSearch); print nothing for other sources.",
     )
     start.set_defaults(func=run_session_start)
+    post = events.add_parser(
+        "post-compact",
+        help="after a compaction, record Claude Code's summary in the session record",
+        description="PostCompact hook: write the compact_summary (and trigger) Claude Code sends into the "
+        "session's record under $COMPACTOR_HOME/sessions, for the hooks that run after it. Prints nothing.",
+    )
+    post.set_defaults(func=run_post_compact)
     record = events.add_parser(
         "record-python",
         help="record this Python for the plugin's launcher ($COMPACTOR_HOME/python)",
@@ -196,6 +204,17 @@ def run_session_start(args: argparse.Namespace) -> int:
         return 0
     if output is not None:
         print(output)
+    return 0
+
+
+def run_post_compact(args: argparse.Namespace) -> int:
+    """Note Claude Code's summary in the session record; prints nothing, always exits 0."""
+    try:
+        from compactor.hooks import record_compact_summary
+
+        record_compact_summary(_read_input())
+    except CompactorError as exc:
+        _report(exc, "the summary is not recorded; nothing else changes")
     return 0
 
 

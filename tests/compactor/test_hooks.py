@@ -500,12 +500,15 @@ def test_pre_compact_stores_what_is_summarized_then_the_next_one_settles_it_to_w
     record = load_session_record("rec")
     assert record is not None and record.head_handle == record.summarized_handle and record.kept_messages == 0
     assert ccr_get(compactor_home / "ccr.db", record.head_handle) == messages_jsonl(summarized)
+    announced = record.head_handle
 
     second = hook("pre-compact", pre_compact_input(whole, "rec"))
     assert second.returncode == 0 and second.stderr == ""
     record = load_session_record("rec")
     assert record is not None
-    (settled,) = record.earlier_heads
+    assert record.earlier_heads == [announced], "the earlier head is the one the summarizer saw and was announced"
+    (settled,) = record.earlier_dropped
+    assert settled != announced
     kept = preserved(whole)
     dropped = [m for m in summarized if m.uuid not in kept]
     assert len(dropped) == len(summarized) - len(kept)
@@ -522,15 +525,15 @@ def test_settling_names_the_kept_part_once_the_boundary_is_written(tmp_path: Pat
     settled = settle_kept_messages(record, read_transcript(whole), store, counter=RoughCounter())
     kept = preserved(whole)
     assert settled.kept_messages == len(kept)
-    assert settled.summarized_handle == record.head_handle and settled.head_handle != record.head_handle
-    assert settled.head_handle is not None
-    assert store.get(settled.head_handle) == messages_jsonl([m for m in summarized if m.uuid not in kept])
+    assert settled.head_handle == settled.summarized_handle == record.head_handle, "the announced head never changes"
+    assert settled.dropped_handle is not None and settled.dropped_handle != record.head_handle
+    assert store.get(settled.dropped_handle) == messages_jsonl([m for m in summarized if m.uuid not in kept])
     assert settle_kept_messages(settled, read_transcript(whole), store, counter=RoughCounter()) is settled
     output = session_start_output(HookInput(session_id="s", source="compact"), settled)
     assert output is not None
     text = json.loads(output)["hookSpecificOutput"]["additionalContext"]
-    assert f"the last {len(kept)} message(s) before the compaction are still in this context verbatim" in text
-    assert f"<<ccr:{record.head_handle}>> holds them too" in text
+    assert f"under <<ccr:{record.head_handle}>> (it also holds the last {len(kept)} message(s)" in text
+    assert settled.dropped_handle not in text
 
 
 def test_settling_leaves_a_record_of_another_conversation_alone(tmp_path: Path) -> None:

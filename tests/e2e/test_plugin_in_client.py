@@ -128,7 +128,8 @@ def test_the_next_compaction_settles_the_last_one_to_exactly_what_it_dropped(com
     record = compacted.session_record()
     summarized, dropped = summarized_and_dropped(compacted, 0)
     assert 0 < len(dropped) < len(summarized), "the client keeps its last messages verbatim; else this means less"
-    (settled,) = record["earlier_heads"]
+    assert record["earlier_heads"] == [first["head_handle"]], "the earlier head is the one announced"
+    (settled,) = record["earlier_dropped"]
     assert settled != first["head_handle"]
     assert stored(compacted, settled) == messages_jsonl(dropped)
     summarized_now, _ = summarized_and_dropped(compacted, 1)
@@ -201,7 +202,13 @@ def test_auto_compactions_store_each_message_in_exactly_one_head(world: World) -
     boundaries = session.boundaries()
     assert [b["compactMetadata"]["trigger"] for b in boundaries] == ["auto", "auto"]
     record = session.session_record()
-    (earlier,) = record["earlier_heads"]
+    first_reminder = next(p for r in session.api.of_kind("main") for p in request_text(r.body).split("\n")
+                          if "This conversation was just compacted" in p)
+    announced = MARKER.search(first_reminder)
+    assert announced is not None
+    assert record["earlier_heads"] == [announced.group(1)], "the record names the head the first reminder announced"
+    assert f"<<ccr:{announced.group(1)}>>" in request_text(session.api.of_kind("compaction")[0].body)
+    (earlier,) = record["earlier_dropped"]
     _, dropped = summarized_and_dropped(session, 0)
     assert stored(session, earlier) == messages_jsonl(dropped)
     summarized, _ = summarized_and_dropped(session, 1)

@@ -68,15 +68,17 @@ def test_manifest_names_the_plugin_with_the_package_version() -> None:
     assert manifest["author"]["name"].strip()
 
 
-def test_hooks_run_pre_compact_and_session_start_after_compaction() -> None:
+def test_hooks_run_pre_compact_session_start_and_post_compact_around_a_compaction() -> None:
     hooks = load("hooks/hooks.json")["hooks"]
-    assert set(hooks) == {"PreCompact", "SessionStart"}
+    assert set(hooks) == {"PreCompact", "SessionStart", "PostCompact"}
     (pre,) = hooks["PreCompact"]
     (start,) = hooks["SessionStart"]
-    assert start["matcher"] == "compact"
+    (post,) = hooks["PostCompact"]
+    assert start["matcher"] == "compact" and pre["matcher"] == post["matcher"] == "manual|auto"
     assert [h["command"] for h in pre["hooks"]] == [LAUNCH_PREFIX + "compactor hook pre-compact"]
     assert [h["command"] for h in start["hooks"]] == [LAUNCH_PREFIX + "compactor hook session-start"]
-    for hook in pre["hooks"] + start["hooks"]:
+    assert [h["command"] for h in post["hooks"]] == [LAUNCH_PREFIX + "compactor hook post-compact"]
+    for hook in pre["hooks"] + start["hooks"] + post["hooks"]:
         assert hook["type"] == "command"
         assert isinstance(hook.get("timeout", 60), int)
 
@@ -191,3 +193,41 @@ def test_launch_turns_any_failure_of_a_hook_into_exit_zero(plugin_copy: Path, tm
     assert "Fatal Python error" in hook.stderr and "failed (exit 2)" in hook.stderr
     server = launch("ccr", "mcp", plugin=plugin_copy, env=env)
     assert server.returncode == 2
+
+
+def test_launch_finds_the_environment_a_wheel_installed_it_into(tmp_path: Path) -> None:
+    prefix = tmp_path / "venv"
+    plugin = prefix / "share" / "compactor" / "plugin"
+    shutil.copytree(PLUGIN, plugin)
+    python = prefix / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # stands in for the venv's python
+    python.chmod(0o755)
+    done = launch("compactor", "hook", "--help", plugin=plugin, env={"HOME": str(tmp_path / "home")})
+    assert done.returncode == 0 and done.stdout.startswith("usage: compactor hook"), done.stderr
+
+
+def test_the_wheel_carries_every_file_of_the_plugin_and_the_marketplace_in_the_same_layout() -> None:
+    data_files = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["data-files"]
+    shipped = {
+        f"{target}/{path.name}": path
+        for target, patterns in data_files.items()
+        for pattern in patterns
+        for path in ROOT.glob(pattern)
+        if path.is_file()
+    }
+    wanted = [p for p in PLUGIN.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    wanted.append(ROOT / ".claude-plugin" / "marketplace.json")
+    assert sorted(shipped.values()) == sorted(wanted)
+    for target, path in shipped.items():
+        assert target == f"share/compactor/{path.relative_to(ROOT).as_posix()}"
+    assert LAUNCH.stat().st_mode & 0o111, "the launcher must stay executable: the wheel keeps its mode"
+
+
+def test_the_repository_is_a_marketplace_that_lists_the_plugin_folder() -> None:
+    marketplace = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text(encoding="utf-8"))
+    manifest = load(".claude-plugin/plugin.json")
+    assert marketplace["name"] == "compactor" and marketplace["owner"]["name"].strip()
+    assert marketplace["metadata"]["description"].strip()
+    (entry,) = marketplace["plugins"]
+    assert entry == {"name": manifest["name"], "source": "./plugin", "description": manifest["description"]}

@@ -158,7 +158,9 @@ def test_a_manual_compact_runs_the_pre_compact_callback_which_stores_what_is_sum
     failed = [m for m in sdk_session.messages if isinstance(m, SystemMessage) and m.data.get("tag") == "hook_callback_failed"]
     assert not failed, failed
     record = sdk_session.compaction.records[0]
-    assert record == sdk_session.saved["record"]
+    after = sdk_session.saved["record"]
+    assert after.compact_summary is not None, "the PostCompact callback notes the summary"
+    assert record == after.model_copy(update={"compact_summary": None})
     assert record.trigger == "manual"
     transcript = read_transcript(sdk_session.transcript())
     summarized = transcript.messages[: transcript.compactions[0].message_index]
@@ -179,10 +181,19 @@ def test_the_next_compaction_settles_the_first_to_exactly_what_it_dropped(sdk_se
     while dropped and dropped[-1].uuid in kept:
         dropped.pop()
     assert 0 < len(dropped) < len(summarized), "the client keeps its last messages verbatim; else this means less"
-    (settled,) = second.earlier_heads
+    assert second.earlier_heads == [first.head_handle], "the earlier head is the one the summarizer saw"
+    (settled,) = second.earlier_dropped
     assert settled != first.head_handle
     assert sdk_session.stored(settled) == messages_jsonl(dropped)
     assert second.trigger == "manual" and second.head_handle not in (first.head_handle, settled)
+
+
+@needs_client
+def test_the_post_compact_callback_records_claude_codes_summary(sdk_session: SdkSession) -> None:
+    record = load_session_record(sdk_session.transcript().stem, sdk_session.compaction.home)
+    assert record is not None and record.head_handle == sdk_session.compaction.records[-1].head_handle
+    assert record.compact_summary is not None and sdk_session.api.summary_text in record.compact_summary
+    assert "PostCompact" in sdk_session.compaction.hooks
 
 
 @needs_client

@@ -1,0 +1,58 @@
+"""The plugin-ledger benchmark's replay of the client's hook sequence, on the long fixture session."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from compactor.hooks import SESSION_START_MAX_CHARS
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"
+SESSION = ROOT / "fixtures" / "sessions" / "long.jsonl"
+MARKER = re.compile(r"<<ccr:(ccr_[0-9a-f]{32})>>")
+
+
+def load(name: str) -> ModuleType:
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = load("bench_plugin_ledger")
+
+
+def test_the_replay_runs_every_compaction_hook_the_plugin_registers() -> None:
+    for event, value in (("PreCompact", "auto"), ("PostCompact", "manual"), ("SessionStart", "compact")):
+        assert bench.hook_commands(bench.PLUGIN, event, value), event
+    assert bench.hook_commands(bench.PLUGIN, "SessionStart", "startup") == []
+
+
+def test_the_hook_sequence_on_a_fixture_session_announces_each_stored_head_and_records_the_summary(
+    tmp_path: Path,
+) -> None:
+    points = bench.replay_hooks(SESSION, tmp_path)
+    assert [p.compaction for p in points] == [1, 2]
+    assert all(p.stderr == [] for p in points), [p.stderr for p in points]
+    session_id = next(json.loads(line)["sessionId"] for line in SESSION.read_text().splitlines()
+                      if '"sessionId"' in line)
+    record = json.loads((tmp_path / "compactor-home" / "sessions" / f"{session_id}.json").read_text())
+    first, second = (MARKER.search(p.session_start) for p in points)
+    assert first is not None and second is not None
+    assert second.group(1) == record["head_handle"] and record["earlier_heads"] == [first.group(1)]
+    assert record["compact_summary"] == points[-1].summary, "PostCompact recorded Claude Code's summary"
+    for point in points:
+        assert 0 < len(point.session_start) <= SESSION_START_MAX_CHARS
+        assert point.summary.strip() and sum(point.total.values()) > 0
+        for kind in bench.KINDS:
+            assert point.alone[kind] <= point.with_plugin[kind] <= point.total[kind]
+    assert "with plugin / Claude Code alone / total" in bench.table(points)
