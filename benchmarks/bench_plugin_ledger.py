@@ -14,8 +14,10 @@ it, through the launcher), at each recorded compaction:
 SessionStart hook the most it could know.) The model's context is then
 Claude Code's summary plus the SessionStart text. In it, the facts of the
 session so far (everything before the boundary: touched paths, shell
-commands' first lines, messages the user typed; ``compactor.survival``'s
-rules, verbatim only) are searched, and in Claude Code's summary alone for
+commands' first lines, messages the user typed; found as the reports'
+``retention`` finds them, ``compactor.survival.context_retention``: a path
+whole or relative, a command by its first 60 characters, a message by its
+first 80) are searched, and in Claude Code's summary alone for
 comparison. The figures are the shares found with the plugin (targets:
 the issue's goals, 0.95 / 0.85 / 0.95), and the longest SessionStart text
 against Claude Code's 10,000-character limit (target at most 1.0). They are
@@ -39,7 +41,7 @@ from _common import REPO, Figure, main, missing, shared_sessions
 
 from compactor.hooks import SESSION_START_MAX_CHARS
 from compactor.messages import Message
-from compactor.survival import fact_survival
+from compactor.survival import context_retention, head_facts
 from compactor.transcript import read_transcript
 
 PLUGIN = REPO / "plugin"
@@ -105,8 +107,9 @@ def _text(content: Any) -> str:
 
 
 def _found(head: Sequence[Message], text: str, cwd: str | None) -> dict[str, int]:
-    counts = fact_survival(head, text, cwd=cwd).counts
-    return {kind: getattr(counts, kind).kept for kind in KINDS}
+    facts = head_facts(head)
+    kept = context_retention(facts["paths"], facts["commands"], facts["user_messages"], text, cwd=cwd)
+    return {kind: getattr(kept, kind).kept for kind in KINDS}
 
 
 def replay_hooks(session: Path, work: Path, *, plugin: Path = PLUGIN, python: str = sys.executable) -> list[Point]:
@@ -138,10 +141,10 @@ def replay_hooks(session: Path, work: Path, *, plugin: Path = PLUGIN, python: st
                                                   "compact_summary": summary}, env, stderr)
         told = run_hooks(plugin, "SessionStart", "compact",
                          {**base, "hook_event_name": "SessionStart", "source": "compact"}, env, stderr)
-        facts = fact_survival(head, "", cwd=cwd).counts
+        facts = head_facts(head)
         points.append(Point(
             session=session.parent.name if session.name == "session.jsonl" else session.stem, compaction=n,
-            summary=summary, session_start=told, total={k: getattr(facts, k).total for k in KINDS},
+            summary=summary, session_start=told, total={k: len(facts[k]) for k in KINDS},
             with_plugin=_found(head, f"{summary}\n{told}", cwd), alone=_found(head, summary, cwd), stderr=stderr,
         ))
     return points

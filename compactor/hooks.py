@@ -57,6 +57,7 @@ from ccr import default_store_path, marker
 from compactor.config import DEFAULT_RECOVERY_TOOLS
 from compactor._quick_hooks import DEFAULT_LISTED_RESULTS, HOOK_INPUT_MAX_BYTES, SESSION_ID, SESSION_ID_PATTERN
 from compactor.errors import CompactorError, HookError, InputInvalid, NothingToCompact
+from compactor.ledger import SessionLedger
 from compactor.report import TranscriptSegment
 
 if TYPE_CHECKING:
@@ -143,6 +144,8 @@ class StoredResult(BaseModel):
     what: str
     """The tool with its file path, command or pattern, on one line."""
     bytes: int
+    path: str | None = None
+    """The file the call read, wrote or edited, when it named one."""
 
 
 class SessionRecord(BaseModel):
@@ -187,6 +190,11 @@ class SessionRecord(BaseModel):
     """The transcript's own lines stored before each compaction, oldest first (``compactor restore``)."""
     store: str | None = None
     """The store file the pre-compact hook wrote to (None: the default one, as records of older versions)."""
+    ledger: SessionLedger | None = None
+    """The session's ledger as of the latest pre-compact hook: every fact of the whole transcript
+    (``compactor.ledger``), for the session-start text; None for records of older versions."""
+    ledger_handle: str | None = None
+    """The ledger's full listing, stored with the conversation."""
 
 
 # -- input ----------------------------------------------------------------------
@@ -314,6 +322,7 @@ def store_conversation(
     """
     from compactor.pipeline import store_spans, without_recovered_content
     from compactor.spans import head_spans
+    from compactor.summarizers._facts import touched_path
 
     if not messages:
         raise NothingToCompact("no messages since the last compaction: nothing to store")
@@ -330,6 +339,7 @@ def store_conversation(
             tool=calls[span.ref].name if span.ref in calls else "unknown",
             what=describe_call(calls.get(span.ref or "")),
             bytes=len(span.data),
+            path=touched_path(calls[span.ref]) if span.ref in calls else None,
         )
         for span, handle in zip(spans, handles, strict=True)
         if span.kind == "tool_result"
@@ -396,8 +406,11 @@ def pre_compact(
         StoreError: the store could not be written.
         HookError: the session record could not be written.
     """
+    from ccr import PutRequest
     from ccr.batch import StoreBatch
     from compactor.restore import segment_request
+    from compactor.summarizers._ledger import merge_messages
+    from compactor.summarizers._ledger_text import listing_span
     from compactor.transcript import read_transcript
 
     if not hook.transcript_path:
@@ -428,10 +441,19 @@ def pre_compact(
         transcript_path=str(path),
         recovery_tools=recovery_tools,
     )
+    # The session's ledger, from the whole transcript: every fact so far, whatever Claude Code's
+    # summaries kept. Its full listing is stored with the conversation.
+    ledger = merge_messages(SessionLedger(), transcript.messages)
+    listing = listing_span(ledger, transcript.state.cwd)
+    batch.put_named(PutRequest(
+        data=listing.data, producer="compactor.hooks:facts",
+        metadata={"kind": "facts", "session_id": hook.session_id, "trigger": hook.trigger},
+    ), listing.handle)
     batch.store_in(store)
     path_of_store = getattr(store, "path", None)
     record = record.model_copy(update={
         "segments": segments, "store": str(path_of_store) if isinstance(path_of_store, Path) else None,
+        "ledger": ledger, "ledger_handle": listing.handle,
     })
     save_session_record(record, home)
     return pre_compact_instructions(record, limit=limit, tool=tool)
@@ -447,15 +469,26 @@ def session_ledger(hook: HookInput, record: SessionRecord | None, *, budget: int
     """The session's ledger for the text after a compaction, in at most ``budget`` characters; None for none.
 
     ``record`` is the session's record as the session-start hook reads it
-    (None when the session stored nothing): the stored head, the kept
-    messages and, when the PostCompact hook has already run (clients that
-    run it before SessionStart), ``compact_summary``, Claude Code's own
-    summary of this compaction, to leave out what it already holds. The
-    transcript is ``hook.transcript_path`` (the new boundary is not written
-    yet). Nothing is rendered yet: the reminder and the memories are all
-    the text says.
+    (None when the session stored nothing): its ``ledger`` holds every fact of
+    the transcript the pre-compact hook read. The text goes in order of what
+    Claude Code's summary keeps least (``compactor.summarizers._ledger_text.session_start_text``);
+    when the PostCompact hook has already run (clients that run it before
+    SessionStart), ``compact_summary`` is Claude Code's own summary of this
+    compaction, and the facts it holds verbatim are left out. What does not
+    fit is counted and left to the stored full listing. Nothing when the
+    latest pre-compact hook failed or its conversation is no longer stored
+    (``head_handle`` None): an older ledger could say the work stands where
+    it no longer does.
     """
-    return None
+    if record is None or record.ledger is None or record.head_handle is None or budget <= 0:
+        return None  # no record, an older one's, or the latest pre-compact failed: its facts may be stale
+    from compactor.summarizers._ledger_text import session_start_text
+
+    reads = {r.path: r.handle for r in record.results if r.tool == "Read" and r.path}
+    return session_start_text(
+        record.ledger, budget=budget, cwd=hook.cwd, listing=marker(record.ledger_handle) if record.ledger_handle else None,
+        summary=record.compact_summary, read_handles=reads,
+    )
 
 
 def _within(text: str, limit: int) -> str:
@@ -685,7 +718,7 @@ def still_stored(record: SessionRecord, home: Path | None = None) -> SessionReco
         path = default_store_path() if home is None else home / "ccr.db"
     named = {
         record.head_handle, record.summarized_handle, record.dropped_handle,
-        *record.earlier_heads, *record.earlier_dropped, *(r.handle for r in record.results),
+        *record.earlier_heads, *record.earlier_dropped, *(r.handle for r in record.results), record.ledger_handle,
     }
     held: set[str | None] = set()
     if path.exists():  # a store that is gone holds nothing (and is not made anew here)
@@ -699,6 +732,7 @@ def still_stored(record: SessionRecord, home: Path | None = None) -> SessionReco
         "earlier_heads": [h for h in record.earlier_heads if h in held],
         "earlier_dropped": [h for h in record.earlier_dropped if h in held],
         "results": [r for r in record.results if r.handle in held],
+        "ledger_handle": record.ledger_handle if record.ledger_handle in held else None,
     })
 
 

@@ -190,7 +190,7 @@ def test_the_session_start_text_never_passes_its_limit(before_second_compaction:
     ledger = Ledger("x" * 50_000)
     text = context_of(session_start_output(start, record, "MEMORIES", ledger=ledger))
     ((_, budget),) = ledger.calls
-    reminder = context_of(session_start_output(start, record))
+    reminder = context_of(session_start_output(start, record, ledger=Ledger(None)))
     assert len(text) == SESSION_START_MAX_CHARS
     assert text == f"{reminder}\n\n{'x' * budget}\n\nMEMORIES", "the reminder, the ledger within its room, the memories"
     huge = context_of(session_start_output(start, record, "m\n" * 20_000, ledger=Ledger(None)))
@@ -202,8 +202,11 @@ def test_a_ledger_with_nothing_to_say_leaves_the_text_as_it_was(before_second_co
     pre_compact(before_second_compaction)
     record = load_session_record("s1")
     start = HookInput(session_id="s1", source="compact")
-    plain = session_start_output(start, record)
+    assert record is not None and record.ledger is not None
+    plain = session_start_output(start, record.model_copy(update={"ledger": None}))  # nothing for the default
+    assert plain is not None and "The session's ledger" not in plain
     assert session_start_output(start, record, ledger=Ledger(None)) == plain
+    assert "The session's ledger" in context_of(session_start_output(start, record))
     assert "LEDGER" in context_of(session_start_output(start, record, ledger=Ledger()))
     assert session_start_output(HookInput(session_id="s1", source="startup"), record, ledger=Ledger()) is None
 
@@ -220,3 +223,62 @@ def test_a_record_settled_by_an_older_version_passes_on_the_head_it_announced(co
     assert record is not None
     assert record.earlier_heads == [older, announced]
     assert record.earlier_dropped == [older, dropped]
+
+
+def _session_facts(path: Path) -> tuple[list[str], list[str], list[str]]:
+    from compactor.survival import head_facts
+    from compactor.transcript import read_transcript
+
+    facts = head_facts(read_transcript(path).messages)
+    return facts["paths"], facts["commands"], facts["user_messages"]
+
+
+def test_after_a_compaction_the_session_start_text_carries_the_whole_sessions_ledger(
+    before_second_compaction: Path, compactor_home: Path
+) -> None:
+    pre_compact(before_second_compaction)
+    done = hook("session-start", {"session_id": "s1", "hook_event_name": "SessionStart", "source": "compact",
+                                  "transcript_path": str(before_second_compaction)})
+    assert done.returncode == 0 and done.stderr == ""
+    text = context_of(done.stdout)
+    assert len(text) <= SESSION_START_MAX_CHARS
+    assert text.startswith("This conversation was just compacted") and "The session's ledger" in text
+    paths, commands, messages = _session_facts(before_second_compaction)
+    # The transcript holds an earlier compaction: facts from before it are named too.
+    assert all(p in text for p in paths), [p for p in paths if p not in text]
+    assert all(c[:60] in text for c in commands), [c for c in commands if c[:60] not in text]
+    assert all(m.strip()[:80] in text for m in messages)
+    record = load_session_record("s1")
+    assert record is not None and record.ledger_handle is not None
+    assert f"<<ccr:{record.ledger_handle}>>" in text or "more facts are left out" not in text
+
+
+def test_facts_claude_codes_own_summary_holds_are_left_out_when_post_compact_ran_first(
+    before_second_compaction: Path, compactor_home: Path
+) -> None:
+    pre_compact(before_second_compaction)
+    paths, commands, _ = _session_facts(before_second_compaction)
+    start = HookInput(session_id="s1", source="compact")
+    record = load_session_record("s1")
+    assert record is not None
+    before = context_of(session_start_output(start, record))
+    known = record.model_copy(update={"compact_summary": f"Claude Code's summary names {commands[0]} and {paths[0]}."})
+    after = context_of(session_start_output(start, known))
+    listed = f"\n- `{commands[0]}`"  # its line among the commands (an error line may still quote it)
+    assert listed in before and listed not in after
+    assert len(after) < len(before)
+
+
+def test_a_ledger_too_large_for_the_limit_is_cut_by_facts_and_names_the_stored_listing(
+    before_second_compaction: Path, compactor_home: Path
+) -> None:
+    from compactor.hooks import session_ledger
+
+    pre_compact(before_second_compaction)
+    record = load_session_record("s1")
+    assert record is not None
+    start = HookInput(session_id="s1", source="compact")
+    text = session_ledger(start, record, budget=1_500)
+    assert text is not None and len(text) <= 1_500
+    assert "more facts are left out here in the full listing <<ccr:" in text
+    assert session_ledger(start, record.model_copy(update={"head_handle": None}), budget=9_000) is None
