@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
             masking=report.masking if args.compaction is None else [],
             store=report.store,
         )
+        print(f"compactor: wrote the report page to {args.html}", file=sys.stderr)
         return 0
     if (args.summary or args.context) and not chosen:
         write_stdout(_NO_COMPACTION + "\n")

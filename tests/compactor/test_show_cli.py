@@ -107,6 +107,7 @@ def test_show_html_writes_the_same_page_as_replay_html(replayed: tuple[dict, Pat
     done = cli("show", str(report_file), "--html", str(again))
     assert done.returncode == 0, done.stderr
     assert again.read_text(encoding="utf-8") == page.read_text(encoding="utf-8")
+    assert done.stdout == "" and done.stderr == f"compactor: wrote the report page to {again}\n"
 
 
 def test_the_page_is_self_contained(replayed: tuple[dict, Path, Path]) -> None:  # type: ignore[type-arg]
