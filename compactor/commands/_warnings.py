@@ -46,8 +46,8 @@ class WarningPrinter:
             if sum(len(g) for g in shapes) > 1:
                 counts = ", ".join(f"{len(g)} {g[0].kind}" for g in sorted(shapes, key=lambda g: -len(g)))
                 self._print(
-                    f"{file}: {sum(len(g) for g in shapes)} warnings about shapes Claude Code writes itself "
-                    f"({counts}), each read as Claude Code meant; --verbose lists them"
+                    f"{file}: {sum(len(g) for g in shapes)} shapes Claude Code writes, read as it meant "
+                    f"({counts}; --verbose lists them)"
                 )
                 groups = [g for g in groups if g[0].kind not in SHAPE_KINDS]
             for group in groups:

@@ -216,7 +216,7 @@ def _say_where_the_store_is(report: ReplayReport, store: Path | None) -> None:
     if not (t.dropped_spans or t.masked_results):
         return
     path = Path(store).resolve() if store is not None else default_store_path()
-    _say(f"stored what the compactions dropped in {path} (bring a span back with: {get_command(report.store)} HANDLE)")
+    _say(f"the dropped spans are stored in {path} (get one back: {get_command(report.store)} HANDLE)")
 
 
 def _print_failure(result: CompactionResult, line: int) -> None:

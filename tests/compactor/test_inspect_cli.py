@@ -197,8 +197,7 @@ def test_repeated_dangling_parent_links_are_one_warning_line_with_their_count(tm
     done = inspect(str(path), "--json")
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
-        (f"compactor: warning: {path}: 4 warnings about shapes Claude Code writes itself (4 dangling_parent), "
-         "each read as Claude Code meant; --verbose lists them")
+        f"compactor: warning: {path}: 4 shapes Claude Code writes, read as it meant (4 dangling_parent; --verbose lists them)"
     ]
     assert json.loads(done.stdout)["warnings"] == 4
 

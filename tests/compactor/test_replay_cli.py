@@ -64,8 +64,8 @@ def test_the_table_is_the_default_output(tmp_path: Path) -> None:
     text = done.stdout.decode()
     assert "compactions:" in text and "re-read coverage" in text
     assert done.stderr.decode().splitlines() == [
-        (f"compactor: stored what the compactions dropped in {(tmp_path / 'ccr.db').resolve()} "
-         f"(bring a span back with: ccr get --store {(tmp_path / 'ccr.db').resolve()} HANDLE)")
+        (f"compactor: the dropped spans are stored in {(tmp_path / 'ccr.db').resolve()} "
+         f"(get one back: ccr get --store {(tmp_path / 'ccr.db').resolve()} HANDLE)")
     ]
 
 
@@ -77,7 +77,7 @@ def test_replay_names_the_default_store_on_stderr_and_json_stdout_stays_only_the
     assert done.returncode == 0, done.stderr.decode()
     assert json.loads(done.stdout)["compactions"]
     assert done.stderr.decode().splitlines() == [
-        f"compactor: stored what the compactions dropped in {home / 'ccr.db'} (bring a span back with: ccr get HANDLE)",
+        f"compactor: the dropped spans are stored in {home / 'ccr.db'} (get one back: ccr get HANDLE)",
         f"compactor: wrote the compacted session to {out}",
         f"compactor: wrote the report page to {page}",
     ]
