@@ -141,8 +141,8 @@ def render_list(source: str, segments: list[TranscriptSegment], transcript: Path
     ]
     n = len(segments)
     return "\n".join([
-        f"{n} compaction{'s' if n != 1 else ''} of {source} can be undone; each stored the lines "
-        "the session had gained since the one before:",
+        (f"{n} compaction{'s' if n != 1 else ''} of {source} can be undone; each stored the lines "
+         "the session had gained since the one before:"),
         "",
         *table,
         "",
