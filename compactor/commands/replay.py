@@ -16,8 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from ccr import Store, open_store
-from ccr._paths import default_store_path
+from ccr import Store, default_store_path, open_store
 from compactor._cli import write_stdout
 from compactor.commands._warnings import printed_warnings
 from compactor.config import load_settings
