@@ -11,6 +11,7 @@ from typing import Any
 from ccr.archive import Archive, open_archive, read_archive
 from ccr.commands._common import opened_store
 from ccr.errors import ArchiveInvalid, InputError, InputNotFound
+from ccr.records import Record
 
 __all__ = ["register", "run"]
 
@@ -22,7 +23,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         description="Read an archive written by 'ccr export' (FILE, or - for stdin) and store its "
         "records under their own handles, keeping their metadata and creation times. "
         "Everything is checked first: a record whose bytes do not match its handle, or an "
-        "archive that is cut short, stores nothing (exit 65). Records already stored are kept.",
+        "archive that is cut short, stores nothing (exit 65). Records already stored are kept. "
+        "Prints a line for each record that was new, then the counts.",
     )
     parser.add_argument("file", metavar="FILE", help="archive to read (.jsonl, .jsonl.gz, or -)")
     parser.set_defaults(func=run)
@@ -32,9 +34,24 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     blobs, objects = _read(args.file)
     with opened_store(args) as store:
+        handles = list(dict.fromkeys(record.handle for record, _ in blobs))
+        held = {h for h in handles if store.contains(h)}
         store.restore(blobs, objects)
-    print(f"imported {len(blobs)} record(s) and {len(objects)} typed object(s)")
+    records = {record.handle: record for record, _ in blobs}
+    new = [h for h in handles if h not in held]
+    lines = [f"new {h}  {_kind(records[h])}  {records[h].size:,} bytes" for h in new]
+    lines.append(
+        f"imported {len(handles)} record(s), {len(new)} new and {len(held)} already stored, "
+        f"and {len(objects)} typed object(s)"
+    )
+    print("\n".join(lines))
     return 0
+
+
+def _kind(record: Record) -> str:
+    """The record's kind as its producer recorded it (``head``, ``tool_result``, ...), else its producer."""
+    kind = (record.metadata or {}).get("kind")
+    return kind if isinstance(kind, str) and kind else record.producer or "-"
 
 
 def _read(name: str) -> Archive:

@@ -2,8 +2,9 @@
 
 Prints the main chain's messages, tool calls by tool, the files it read,
 the compactions Claude Code recorded, and token counts. Problems in the file
-are warnings on stderr (``compactor: warning: file:line: ...``) unless
-``--strict`` makes the first one an error (exit 65).
+are warnings on stderr (``compactor: warning: file:line: ...``; repeated ones
+are counted on one line unless ``--verbose``) unless ``--strict`` makes the
+first one an error (exit 65).
 """
 
 from __future__ import annotations
@@ -11,15 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from compactor._cli import write_stdout
+from compactor.commands._warnings import printed_warnings
 from compactor.progress import progress
 from compactor.tokens import make_counter, usage_anchored_estimate
-from compactor.transcript import ReadWarning, Transcript, read_transcript
+from compactor.transcript import Transcript, read_transcript
 
 __all__ = ["register", "run", "summarize"]
 
@@ -34,7 +35,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("session", metavar="SESSION.jsonl", help="the session's JSONL transcript")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    parser.add_argument("--strict", action="store_true", help="treat the first bad line as an error (exit 65)")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="treat the first bad line as an error (exit 65); the shapes Claude Code writes itself stay warnings",
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print every warning about the transcript (default: one line per kind, with a count)",
+    )
     parser.add_argument(
         "--counter",
         choices=("tiktoken", "rough"),
@@ -42,10 +52,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="token counter (default: tiktoken)",
     )
     parser.set_defaults(func=run)
-
-
-def _print_warning(warning: ReadWarning) -> None:
-    print(f"compactor: warning: {warning}", file=sys.stderr)
 
 
 def _size(path: str) -> int | None:
@@ -62,8 +68,10 @@ def run(args: argparse.Namespace) -> int:
         TranscriptNotFound: the file does not exist.
         TranscriptError: it cannot be read, or (strict) it holds bad data.
     """
-    with progress(f"reading {Path(args.session).name}", _size(args.session)) as bar:
-        transcript = read_transcript(args.session, strict=args.strict, warn=_print_warning, on_read=bar.advance)
+    with printed_warnings(verbose=args.verbose or args.strict) as warn, progress(
+        f"reading {Path(args.session).name}", _size(args.session), unit="bytes"
+    ) as bar:
+        transcript = read_transcript(args.session, strict=args.strict, warn=warn, on_read=bar.advance)
     summary = summarize(transcript, counter_name=args.counter)
     text = json.dumps(summary, indent=2, ensure_ascii=False) if args.json else _render_text(summary)
     write_stdout(text + "\n")

@@ -16,15 +16,15 @@ import os
 import sys
 from pathlib import Path
 
-from ccr import Store, open_store
+from ccr import Store, default_store_path, open_store
 from compactor._cli import write_stdout
+from compactor.commands._warnings import printed_warnings
 from compactor.config import load_settings
 from compactor.errors import InputInvalid, InputNotFound
 from compactor.pipeline import CompactionResult
 from compactor.progress import progress
 from compactor.replay import ReplayReport, replay
 from compactor.summarizers import make_summarizer
-from compactor.transcript import ReadWarning
 
 __all__ = ["register", "render_table", "run"]
 
@@ -73,7 +73,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "never the input file (exit 2)",
     )
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write the report as a self-contained HTML page")
-    parser.add_argument("--strict", action="store_true", help="treat the first bad line as an error (exit 65)")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="treat the first bad line as an error (exit 65); the shapes Claude Code writes itself stay warnings",
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print every warning about the transcript (default: one line per kind, with a count)",
+    )
     parser.add_argument(
         "--memory-db",
         type=Path,
@@ -104,7 +113,9 @@ def run(args: argparse.Namespace) -> int:
         refuse_overwriting(args.session, args.html)
     store = open_store(args.store)
     try:
-        with progress(f"replaying {Path(args.session).name}", None) as bar:
+        with printed_warnings(verbose=args.verbose or args.strict) as warn, progress(
+            f"replaying {Path(args.session).name}", None, unit="entries"
+        ) as bar:
             report = replay(
                 args.session,
                 settings=settings,
@@ -112,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
                 at=args.at,
                 summarizer=make_summarizer(settings),
                 strict=args.strict,
-                warn=_print_warning,
+                warn=warn,
                 on_compaction=_print_failure,
                 output=args.output,
                 on_entry=bar.update,
@@ -130,6 +141,12 @@ def run(args: argparse.Namespace) -> int:
         write_stdout(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     else:
         write_stdout(render_table(report) + "\n")
+    # Where the files went, on stderr: never in the --json output.
+    _say_where_the_store_is(report, args.store)
+    if args.output is not None:
+        _say(f"wrote the compacted session to {args.output}")
+    if args.html is not None:
+        _say(f"wrote the report page to {args.html}")
     if any(f.error_id == "ccr_budget_exceeded" for f in report.failures):
         return _BUDGET_EXIT
     return 1 if report.failures else 0
@@ -186,8 +203,19 @@ def _metrics(report: ReplayReport, store: Store) -> dict[str, object]:
     return replay_metrics(report, store).as_json()
 
 
-def _print_warning(warning: ReadWarning) -> None:
-    print(f"compactor: warning: {warning}", file=sys.stderr)
+def _say(text: str) -> None:
+    print(f"compactor: {text}", file=sys.stderr)
+
+
+def _say_where_the_store_is(report: ReplayReport, store: Path | None) -> None:
+    """One line on stderr naming the store the replay's dropped spans went to (nothing when none was stored)."""
+    from compactor.html_report import get_command
+
+    t = report.totals
+    if not (t.dropped_spans or t.masked_results):
+        return
+    path = Path(store).resolve() if store is not None else default_store_path()
+    _say(f"the dropped spans are stored in {path} (get one back: {get_command(report.store)} HANDLE)")
 
 
 def _print_failure(result: CompactionResult, line: int) -> None:

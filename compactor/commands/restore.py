@@ -6,7 +6,9 @@ compaction (``compactor.restore``). TRANSCRIPT is a file written by
 ``compactor replay --output`` (its boundaries name the stored lines) or a
 Claude Code transcript whose compactions the plugin's PreCompact hook saw; a
 SESSION_ID is looked up in the hook's records under ``$COMPACTOR_HOME/sessions``.
-``--list`` prints the compactions that can be undone instead.
+``--list`` prints a table of the compactions that can be undone instead
+(``--json``: the rows as JSON), or, when there is none, why and what would
+make undo possible.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 from compactor._cli import write_stdout
 from compactor.errors import InputInvalid, InputNotFound, UsageError
 from compactor.report import TranscriptSegment
 
-__all__ = ["find_segments", "register", "run"]
+__all__ = ["find_segments", "register", "render_list", "run"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,15 +32,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "restore",
         help="undo compactions: write the session as it stood before compaction N",
         description="Write a Claude Code session as it stood before compaction N (default: the last), "
-        "byte for byte, from the transcript lines stored before each compaction. SOURCE is a "
-        "transcript (written by 'compactor replay --output', or a Claude Code session the plugin "
+        "byte for byte, from the transcript lines stored before each compaction. SESSION_ID|TRANSCRIPT "
+        "is a transcript (written by 'compactor replay --output', or a Claude Code session the plugin "
         "hooks saw) or a session id the hooks recorded.",
     )
     parser.add_argument("source", metavar="SESSION_ID|TRANSCRIPT", help="a transcript file or a session id")
     parser.add_argument("--before", type=int, metavar="N", help="undo compaction N and everything after it (1 is the first)")
     parser.add_argument("--output", type=Path, metavar="FILE", help="where to write the restored session (JSONL)")
-    parser.add_argument("--list", action="store_true", help="list the compactions that can be undone")
-    parser.add_argument("--store", type=Path, help="CCR store file (default: $COMPACTOR_HOME/ccr.db)")
+    parser.add_argument("--list", action="store_true", help="list the compactions that can be undone (a table)")
+    parser.add_argument("--json", action="store_true", help="with --list: print the list as JSON")
+    parser.add_argument("--store", type=Path, metavar="PATH", help="CCR store file (default: $COMPACTOR_HOME/ccr.db)")
     parser.set_defaults(func=run)
 
 
@@ -90,8 +94,13 @@ def run(args: argparse.Namespace) -> int:
             {"compaction": n, "first_line": s.first_line, "last_line": s.last_line, "bytes": s.bytes, "handle": s.handle}
             for n, s in enumerate(segments, start=1)
         ]
-        write_stdout(json.dumps(rows, indent=2) + "\n")
+        if args.json:
+            write_stdout(json.dumps(rows, indent=2) + "\n")
+        else:
+            write_stdout(render_list(args.source, segments, transcript) + "\n")
         return 0
+    if args.json:
+        raise UsageError("--json goes with --list (a restore writes the session to --output)")
     from ccr import open_store
     from compactor.restore import restored_bytes
     from compactor.transcript import refuse_overwriting, write_atomically
@@ -111,3 +120,59 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def render_list(source: str, segments: list[TranscriptSegment], transcript: Path | None) -> str:
+    """The ``--list`` table: one row per compaction that can be undone, then how to undo one; when
+    there is none, why, and what would have made undo possible."""
+    if not segments:
+        return _why_nothing(source, transcript)
+    from compactor.progress import human_count
+
+    rows = [("compaction", "lines", "size", "stored as")]
+    rows += [
+        (str(n), f"{s.first_line:,}-{s.last_line:,}", human_count(s.bytes, "bytes"), s.handle)
+        for n, s in enumerate(segments, start=1)
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    table = [
+        "  ".join(cell.rjust(w) if i < 3 else cell for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
+        for row in rows
+    ]
+    n = len(segments)
+    return "\n".join([
+        (f"{n} compaction{'s' if n != 1 else ''} of {source} can be undone; each stored the lines "
+         "the session had gained since the one before:"),
+        "",
+        *table,
+        "",
+        f"undo compaction N and everything after it: compactor restore {source} --before N --output FILE",
+    ])
+
+
+def _why_nothing(source: str, transcript: Path | None) -> str:
+    """Why nothing can be undone: no compaction at all, or compactions whose lines no one stored."""
+    from compactor.transcript import iter_records
+
+    boundaries = 0
+    if transcript is not None and transcript.is_file():
+        boundaries = sum(
+            1
+            for line in iter_records(transcript)
+            if line.data.get("type") == "system" and line.data.get("subtype") == "compact_boundary"
+        )
+    how = (
+        "Undo is possible for the compactions whose lines were stored before they happened: in Claude Code, "
+        "run with the plugin (claude --plugin-dir plugin), whose PreCompact hook stores them; for a replay, "
+        "write the compacted session with 'compactor replay SESSION --output FILE' and list FILE."
+    )
+    if transcript is None or not transcript.is_file():
+        why = f"nothing to undo: no compaction of {source} had its lines stored."
+    elif boundaries == 0:
+        why = f"nothing to undo: {source} holds no compaction."
+    else:
+        why = (
+            f"nothing to undo: {source} holds {boundaries} compaction{'s' if boundaries != 1 else ''}, "
+            "but none had its lines stored before it happened."
+        )
+    return why + "\n" + textwrap.fill(how, width=78, break_on_hyphens=False, break_long_words=False)

@@ -4,14 +4,16 @@ REPORT.json is what ``compactor replay --json`` printed (one replay, many
 compactions) or a single compaction report. By default each compaction is
 listed with its sizes, attachments, skipped candidates and every dropped span
 with the ``ccr get`` line that brings it back; ``--summary`` prints the
-summary, ``--context`` the whole compacted context, and ``--html FILE``
-writes the self-contained page that ``replay --html`` writes.
+summary, ``--context`` the whole compacted context, ``--json`` the report
+as JSON, and ``--html FILE`` writes the self-contained page that
+``replay --html`` writes.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +57,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     what.add_argument("--summary", action="store_true", help="print the summary the compaction wrote")
     what.add_argument("--context", action="store_true", help="print the compacted context, message by message")
     what.add_argument("--html", type=Path, metavar="FILE", help="write a self-contained HTML page of the report")
+    what.add_argument("--json", action="store_true", help="print the report (or compaction N's) as JSON")
     parser.set_defaults(func=run)
 
 
@@ -114,8 +117,13 @@ def run(args: argparse.Namespace) -> int:
             masking=report.masking if args.compaction is None else [],
             store=report.store,
         )
+        print(f"compactor: wrote the report page to {args.html}", file=sys.stderr)
         return 0
-    if (args.summary or args.context) and not chosen:
+    if args.json:
+        shown = report.model_copy(update={"compactions": chosen}) if args.compaction is not None else report
+        exclude = {"failures", "timeline", "masking"} if args.compaction is not None else set()
+        write_stdout(json.dumps(shown.model_dump(mode="json", exclude=exclude), indent=2, ensure_ascii=False) + "\n")
+    elif (args.summary or args.context) and not chosen:
         write_stdout(_NO_COMPACTION + "\n")
     elif args.summary:
         write_stdout("\n\n".join(_titled(n, c, c.summary or "(no summary in this report)") for n, c in numbered) + "\n")
@@ -156,13 +164,25 @@ def render_overview(report: ShownReport, numbered: list[tuple[int, CompactionRep
             f"(threshold {c.threshold:,}); summary {c.summary_tokens:,}, head {c.head_tokens:,} {c.counter} tokens",
             "  attachments:",
         ]
+        # A candidate restored under another kind (the plan file, read as a file too) is said on
+        # its attachment's row, not listed again as skipped.
+        attached = {a.path for a in c.attachments if a.path}
+        also = {s.path: s for s in c.skipped if s.path in attached}
+        skipped = [s for s in c.skipped if s.path not in attached]
+        labels = [(a.type, a.path or a.name or "") for a in c.attachments]
+        labels += [(s.type, s.path or s.name or "") for s in skipped]
+        kinds = max((len(kind) for kind, _ in labels), default=0)
+        names = max((len(name) for _, name in labels), default=0)
         lines += [
-            f"    {a.type:<22} {a.path or a.name or '':<50} {a.tokens:>7,}"
+            f"    {a.type:<{kinds}}  {a.path or a.name or '':<{names}}  {a.tokens:>7,} tokens"
             + (f"  cut, rest: {a.handle}" if a.truncated and a.handle else "")
+            + (f"  (also read as a {also[a.path].type}: restored once, here)" if a.path in also else "")
             for a in c.attachments
         ] or ["    (none)"]
         lines.append("  skipped:")
-        lines += [f"    {s.type:<22} {s.path or s.name or ''}: {s.reason}" for s in c.skipped] or ["    (none)"]
+        lines += [f"    {s.type:<{kinds}}  {s.path or s.name or '':<{names}}  {s.reason}" for s in skipped] or [
+            "    (none)"
+        ]
         lines.append("  dropped (bring back with the command shown):")
         for d in c.dropped:
             piece = "  (part of the head)" if d.piece_of else ""

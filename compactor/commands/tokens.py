@@ -21,7 +21,7 @@ from typing import BinaryIO
 
 from compactor.config import load_settings
 from compactor.errors import InputInvalid, InputNotFound
-from compactor.progress import Progress, progress
+from compactor.progress import progress
 from compactor.tokens import make_counter, utf16_length
 
 __all__ = ["register", "run"]
@@ -49,9 +49,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 _BLOCK = 1 << 20
 """Bytes read at a time: a 50 MB file is counted in bounded memory, block by block."""
 
-_SAFE_CUT = re.compile(r"\n(?=[A-Za-z])")
-"""Where a text is cut: just after a newline that a letter follows, one of the cuts at which a
-counter that is ``additive_at_line_starts`` (tiktoken's cl100k_base) gives parts whose counts add up."""
+_SAFE_CUT = re.compile(r"\n(?=[ \t]*\S)")
+"""Where a text is cut: just after a newline that a line with content follows, where a counter that
+is ``additive_at_line_starts`` (tiktoken's cl100k_base) gives parts whose counts add up. Every line of
+a JSONL file starts such a line, so a big transcript is counted piece by piece too."""
 
 
 def _open(name: str) -> tuple[BinaryIO, int | None]:
@@ -78,15 +79,16 @@ def _open(name: str) -> tuple[BinaryIO, int | None]:
     return stream, size or None
 
 
-def _texts(stream: BinaryIO, label: str, done: Progress) -> Iterator[str]:
-    """The UTF-8 text of ``stream`` in pieces cut only where counts add up (``_SAFE_CUT``).
+def _texts(stream: BinaryIO, label: str) -> Iterator[tuple[str, int]]:
+    """The UTF-8 text of ``stream`` in pieces cut only where counts add up (``_SAFE_CUT``), each with
+    the bytes read since the previous one (so that a progress bar moves as pieces are counted).
 
     Raises:
         InputNotFound: the stream cannot be read.
         InputInvalid: the bytes are not UTF-8.
     """
     decoder = codecs.getincrementaldecoder("utf-8")()
-    pending, offset = "", 0
+    pending, offset, reported = "", 0, 0
     while True:
         try:
             block = stream.read(_BLOCK)
@@ -98,14 +100,14 @@ def _texts(stream: BinaryIO, label: str, done: Progress) -> Iterator[str]:
         except UnicodeDecodeError as exc:
             raise InputInvalid(f"{label}: not UTF-8 text (byte {offset - carried + exc.start})") from exc
         offset += len(block)
-        done.advance(len(block))
         if not block:
-            if pending:
-                yield pending
+            if pending or offset > reported:
+                yield pending, offset - reported
             return
         cut = _last_safe_cut(pending)
         if cut:
-            yield pending[:cut]
+            yield pending[:cut], offset - reported
+            reported = offset
             pending = pending[cut:]
 
 
@@ -131,13 +133,18 @@ def run(args: argparse.Namespace) -> int:
     label = "stdin" if args.file == "-" else args.file
     tokens = characters = 0
     try:
-        with progress(f"counting {label}", size) as done:
+        with progress(f"counting {label}", size, unit="bytes") as done:
             if getattr(counter, "additive_at_line_starts", False):
-                for text in _texts(stream, label, done):
+                for text, read in _texts(stream, label):  # the bar moves once a piece is counted
                     tokens += counter.count_text(text)
                     characters += utf16_length(text)
+                    done.advance(read)
             else:  # a counter that is not additive (the rough estimate rounds once) sees the whole text
-                text = "".join(_texts(stream, label, done))
+                pieces = []
+                for text, read in _texts(stream, label):
+                    pieces.append(text)
+                    done.advance(read)
+                text = "".join(pieces)
                 tokens, characters = counter.count_text(text), utf16_length(text)
     finally:
         if args.file != "-":

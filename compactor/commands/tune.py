@@ -1,7 +1,9 @@
 """``compactor tune CORPUS... --space SPACE.toml``: search settings on recorded sessions.
 
-Writes ``results.json``, ``report.html`` and ``best.toml`` to ``--out`` and
-prints a table of the trials. A progress bar (trials done, ETA, best so far)
+Writes ``results.json``, ``report.html`` and ``best.toml`` to ``--out`` (by
+default a new folder under ``$COMPACTOR_HOME/tune/runs/``, never the current
+folder), says where on stderr, and prints a table of the trials (``--json``:
+``results.json`` itself). A progress bar (trials done, ETA, best so far)
 shows on a terminal only. Ctrl-C keeps what finished: the reports are
 written from the finished trials and the exit code is 130.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +53,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--config", type=Path, help="base settings every trial starts from (TOML or JSON)")
     parser.add_argument("--jobs", type=int, help="parallel replays (default: the CPU count)")
     parser.add_argument("--executor", choices=("local", "ray"), default="local", help="local process pool or Ray")
-    parser.add_argument("--out", type=Path, default=Path("tune-results"), help="output folder (default: tune-results)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="output folder (default: a new folder per run under $COMPACTOR_HOME/tune/runs/, named by its UTC time)",
+    )
+    parser.add_argument("--json", action="store_true", help="print results.json on stdout instead of the table")
     parser.add_argument("--no-cache", action="store_true", help="replay everything; neither read nor write the cache")
     parser.set_defaults(func=run)
 
@@ -61,14 +69,17 @@ def run(args: argparse.Namespace) -> int:
         print("compactor: compactor_usage: --jobs must be at least 1", file=sys.stderr)
         return 2
     space = load_space(args.space)
-    _writable_folder(args.out)
+    out = args.out if args.out is not None else _run_folder()
+    _writable_folder(out)
     cache = None if args.no_cache else ResultCache(default_cache_dir())
     executor = make_executor(args.executor, args.jobs)
-    with _progress_bar(space.search.objective, space.search.objective_at) as progress:
+    workers = f"{getattr(executor, 'workers', 1)} at a time" if args.executor == "local" else "on Ray"
+    with _progress_bar(space.search.objective, space.search.objective_at, workers) as progress:
         results = run_tune(args.corpus, space, executor=executor, config=args.config, cache=cache, progress=progress)
     _warn_failures(results)
-    written = _write(results, args.out)
-    write_stdout(render_table(results) + "\n" + f"wrote {', '.join(written)} in {args.out}\n")
+    written = _write(results, out)
+    write_stdout(results_json(results) if args.json else render_table(results) + "\n")
+    print(f"compactor: wrote {', '.join(written)} in {out}", file=sys.stderr)
     return _INTERRUPTED_EXIT if results.interrupted else 0
 
 
@@ -83,6 +94,18 @@ def _warn_failures(results: TuneResults) -> None:
                 "its figures leave them out (results.json counts them under failures)",
                 file=sys.stderr,
             )
+
+
+def _run_folder() -> Path:
+    """A new folder for this run's results: ``$COMPACTOR_HOME/tune/runs/<UTC time>`` (never in the current
+    folder, which may be a checkout). Named by the second; a second run in the same second gets ``-2``."""
+    runs = default_cache_dir() / "runs"
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    folder, n = runs / stamp, 1
+    while folder.exists():
+        n += 1
+        folder = runs / f"{stamp}-{n}"
+    return folder
 
 
 def _writable_folder(out: Path) -> None:
@@ -126,11 +149,17 @@ def _write(results: TuneResults, out: Path) -> list[str]:
 
 
 class _progress_bar:
-    """A rich progress bar on stderr when it is a terminal; otherwise nothing."""
+    """A rich progress bar on stderr when it is a terminal; otherwise nothing.
 
-    def __init__(self, objective: str, at: str) -> None:
+    Until the first replay comes back (the workers start and import first)
+    the bar pulses and the time spent runs; then it shows replays done, the
+    time left and the best trial so far.
+    """
+
+    def __init__(self, objective: str, at: str, workers: str) -> None:
         self.objective = objective
         self.at = at
+        self.workers = workers
         self.bar: Any = None
         self.task: Any = None
 
@@ -138,19 +167,21 @@ class _progress_bar:
         if not sys.stderr.isatty():
             return None
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, Progress, TextColumn
+
+        from compactor.progress import time_column
 
         self.bar = Progress(
-            TextColumn("replays"),
+            TextColumn("tuning"),
             BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
+            TextColumn("{task.fields[count]}"),
+            time_column(),
             TextColumn("{task.fields[best]}"),
             console=Console(stderr=True),
             transient=True,
         )
         self.bar.start()
-        self.task = self.bar.add_task("tune", total=None, best="")
+        self.task = self.bar.add_task("tune", total=None, count="starting", best="")
         return self.update
 
     def update(self, done: int, total: int, best: TrialResult | None) -> None:
@@ -158,7 +189,8 @@ class _progress_bar:
         if best is not None and self.at in best.totals:
             value = best.totals[self.at].figures().get(self.objective)
             label = f"best {best.id}: {self.objective} {format_figure(self.objective, value)}"
-        self.bar.update(self.task, completed=done, total=total, best=label)
+        count = f"{done:,}/{total:,} replays" + (f", {self.workers}" if done < total else "")
+        self.bar.update(self.task, completed=done, total=total if done else None, count=count, best=label)
 
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:

@@ -169,6 +169,30 @@ def test_export_then_import_keeps_handles_bytes_metadata_and_times(db: Path, tmp
     assert ccr("--store", str(other), "verify").returncode == 0
 
 
+def test_import_names_each_record_that_was_new_and_counts_those_already_stored(db: Path, tmp_path: Path) -> None:
+    groups = fill(db)
+    archive = tmp_path / "a.jsonl"
+    assert ccr("--store", str(db), "export", str(archive)).returncode == 0
+    handles = [h for g in groups.values() for h in g]
+    other = tmp_path / "other" / "ccr.db"
+    with open_store(db) as source:
+        first = source.get(handles[0])
+    with open_store(other) as store:
+        kept = store.put(first)
+    assert kept == handles[0]
+    done = ccr("--store", str(other), "import", str(archive))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.decode().splitlines()
+    named = [line.split()[1] for line in lines[:-1]]
+    assert sorted(named) == sorted(h for h in handles if h != kept)
+    assert all(line.startswith("new ccr_") and line.endswith(" bytes") for line in lines[:-1])
+    assert lines[-1] == f"imported {len(handles)} record(s), {len(handles) - 1} new and 1 already stored, and 0 typed object(s)"
+    again = ccr("--store", str(other), "import", str(archive))
+    assert again.stdout.decode().splitlines() == [
+        f"imported {len(handles)} record(s), 0 new and {len(handles)} already stored, and 0 typed object(s)"
+    ]
+
+
 def test_import_refuses_a_tampered_or_cut_archive_and_stores_nothing(db: Path, tmp_path: Path) -> None:
     fill(db)
     archive = tmp_path / "a.jsonl"

@@ -173,3 +173,51 @@ def test_inspect_strict_refuses_records_appended_twice_with_exit_65() -> None:
     assert "already read at line" in done.stderr and done.stdout == ""
     lenient = inspect(str(SHAPES / "duplicated.jsonl"), "--json")
     assert lenient.returncode == 0 and json.loads(lenient.stdout)["warnings"] == 3
+
+
+def _dangling_session(path: Path, *, missing: int) -> Path:
+    """A session of user/assistant turns where ``missing`` records name a parent the file never wrote."""
+    lines = []
+    for i in range(1, 2 * missing + 3):
+        role = "user" if i % 2 else "assistant"
+        content: object = f"turn {i}" if role == "user" else [{"type": "text", "text": f"answer {i}"}]
+        message: dict[str, Any] = {"role": role, "content": content}
+        if role == "assistant":
+            message.update({"id": f"m{i}", "usage": USAGE})
+        parent = f"never-written-{i}" if i % 2 and i > 1 else (f"u{i - 1}" if i > 1 else None)
+        lines.append(json.dumps({"type": role, "message": message, "uuid": f"u{i}", "parentUuid": parent,
+                                 "sessionId": "sess-dangling", "isSidechain": False,
+                                 "timestamp": f"2026-01-01T00:00:{i:02d}Z"}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_repeated_dangling_parent_links_are_one_warning_line_with_their_count(tmp_path: Path) -> None:
+    path = _dangling_session(tmp_path / "s.jsonl", missing=4)
+    done = inspect(str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"compactor: warning: {path}: 4 shapes Claude Code writes, read as it meant (4 dangling_parent; --verbose lists them)"
+    ]
+    assert json.loads(done.stdout)["warnings"] == 4
+
+
+def test_verbose_and_strict_print_each_dangling_parent_link(tmp_path: Path) -> None:
+    path = _dangling_session(tmp_path / "s.jsonl", missing=4)
+    for flag in ("--verbose", "--strict"):
+        done = inspect(str(path), flag)
+        assert done.returncode == 0, done.stderr
+        lines = done.stderr.splitlines()
+        assert len(lines) == 4, flag
+        assert all("parentUuid never-written-" in line and "is not in the file" in line for line in lines)
+
+
+def test_a_repeated_bad_line_is_one_warning_naming_the_first_and_counting_the_rest(tmp_path: Path) -> None:
+    path = session(tmp_path / "s.jsonl", extra_lines=['{"type": "hologram"}'] * 3)
+    done = inspect(str(path))
+    assert done.returncode == 0
+    assert done.stderr.splitlines() == [
+        (f"compactor: warning: {path}: 3 warnings of kind unknown_type, the first: line 3: unknown entry type "
+         "'hologram'; kept as-is (2 more like it; --verbose lists each)")
+    ]
+    assert len(inspect(str(path), "--verbose").stderr.splitlines()) == 3

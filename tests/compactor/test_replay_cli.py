@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ccr import open_store
 from compactor.transcript import read_sessions, read_transcript
 
 LONG = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "long.jsonl"
@@ -46,16 +47,25 @@ def test_replay_report_has_the_contract_fields(long_replay: tuple[dict, Path]) -
 
 
 def test_every_dropped_handle_resolves_byte_exact_through_ccr_get(long_replay: tuple[dict, Path]) -> None:  # type: ignore[type-arg]
+    """Every handle is read back from the store file; one of each kind also through the ``ccr get``
+    command itself (a process per handle would cost a minute for the same proof)."""
     report, store = long_replay
     handles = [d for c in report["compactions"] for d in c["dropped"]]
-    handles += [a for c in report["compactions"] for a in c["attachments"] if a["handle"]]
+    handles += [{**a, "kind": f"attachment:{a['type']}"} for c in report["compactions"] for a in c["attachments"]
+                if a["handle"]]
     assert handles
-    for item in handles:
+    with open_store(store, readonly=True) as opened:
+        for item in handles:
+            data = opened.get(item["handle"])
+            assert "ccr_" + hashlib.sha256(data).hexdigest()[:32] == item["handle"]
+            if "bytes" in item:
+                assert len(data) == item["bytes"]
+    one_of_each_kind = {item["kind"]: item for item in reversed(handles)}
+    assert {"head", "tool_result"} <= set(one_of_each_kind)
+    for item in one_of_each_kind.values():
         got = cli("get", item["handle"], "--store", str(store), prog="ccr")
         assert got.returncode == 0, got.stderr.decode()
         assert "ccr_" + hashlib.sha256(got.stdout).hexdigest()[:32] == item["handle"]
-        if "bytes" in item:
-            assert len(got.stdout) == item["bytes"]
 
 
 def test_the_table_is_the_default_output(tmp_path: Path) -> None:
@@ -63,7 +73,32 @@ def test_the_table_is_the_default_output(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr.decode()
     text = done.stdout.decode()
     assert "compactions:" in text and "re-read coverage" in text
-    assert done.stderr == b""
+    assert done.stderr.decode().splitlines() == [
+        (f"compactor: the dropped spans are stored in {(tmp_path / 'ccr.db').resolve()} "
+         f"(get one back: ccr get --store {(tmp_path / 'ccr.db').resolve()} HANDLE)")
+    ]
+
+
+def test_replay_names_the_default_store_on_stderr_and_json_stdout_stays_only_the_report(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    page, out = tmp_path / "page.html", tmp_path / "out.jsonl"
+    done = cli("replay", str(LONG), "--json", "--html", str(page), "--output", str(out),
+               env={"COMPACTOR_HOME": str(home)})
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout)["compactions"]
+    assert done.stderr.decode().splitlines() == [
+        f"compactor: the dropped spans are stored in {home / 'ccr.db'} (get one back: ccr get HANDLE)",
+        f"compactor: wrote the compacted session to {out}",
+        f"compactor: wrote the report page to {page}",
+    ]
+    assert (home / "ccr.db").is_file() and page.is_file() and out.is_file()
+
+
+def test_a_replay_that_drops_nothing_names_no_store(tmp_path: Path) -> None:
+    small = LONG.parent / "small.jsonl"
+    done = cli("replay", str(small), "--store", str(tmp_path / "ccr.db"))
+    assert done.returncode == 0, done.stderr.decode()
+    assert "no compaction" in done.stdout.decode() and done.stderr == b""
 
 
 def test_a_store_too_small_compacts_nothing_says_why_and_exits_73(tmp_path: Path) -> None:
@@ -255,3 +290,15 @@ def test_replay_of_a_session_the_file_does_not_hold_names_those_it_does(tmp_path
     message = done.stderr.decode()
     assert message.startswith("compactor: ") and len(message.strip().splitlines()) == 1
     assert str(first.session_id) in message and str(second.session_id) in message
+
+
+def test_replay_of_a_real_session_with_dangling_links_warns_in_one_line(shared_transcripts: Path, tmp_path: Path) -> None:
+    session = shared_transcripts / "entire-2.1.29-1e0816ef.jsonl"
+    done = cli("replay", str(session), "--json", "--store", str(tmp_path / "ccr.db"))
+    assert done.returncode == 0, done.stderr.decode()
+    warnings = [line for line in done.stderr.decode().splitlines() if line.startswith("compactor: warning:")]
+    assert len(warnings) == 1 and "dangling_parent" in warnings[0] and "--verbose lists them" in warnings[0]
+    verbose = cli("replay", str(session), "--json", "--verbose", "--store", str(tmp_path / "ccr.db"))
+    listed = [line for line in verbose.stderr.decode().splitlines() if line.startswith("compactor: warning:")]
+    assert len(listed) > 1 and all("is not in the file" in line for line in listed)
+    assert verbose.stdout == done.stdout

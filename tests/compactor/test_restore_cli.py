@@ -72,10 +72,44 @@ def test_by_default_restore_undoes_the_last_compaction_and_the_file_reads_as_a_s
 
 def test_list_names_every_compaction_that_can_be_undone(replayed: tuple[dict, Path, Path]) -> None:  # type: ignore[type-arg]
     report, _, output = replayed
-    done = cli("restore", str(output), "--list")
+    done = cli("restore", str(output), "--list", "--json")
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     assert [r["handle"] for r in rows] == [c["transcript"]["handle"] for c in report["compactions"]]
+
+
+def test_list_is_a_table_for_people_by_default(replayed: tuple[dict, Path, Path]) -> None:  # type: ignore[type-arg]
+    report, _, output = replayed
+    done = cli("restore", str(output), "--list")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    n = len(report["compactions"])
+    assert lines[0].startswith(f"{n} compactions of {output} can be undone")
+    assert lines[2].split() == ["compaction", "lines", "size", "stored", "as"]
+    for number, (line, c) in enumerate(zip(lines[3:3 + n], report["compactions"], strict=True), start=1):
+        segment = c["transcript"]
+        assert line.split()[0] == str(number) and line.split()[-1] == segment["handle"]
+        assert f"{segment['first_line']:,}-{segment['last_line']:,}" in line
+    assert lines[-1] == f"undo compaction N and everything after it: compactor restore {output} --before N --output FILE"
+
+
+def test_list_of_a_session_whose_compactions_no_one_stored_says_why_and_how_undo_becomes_possible() -> None:
+    done = cli("restore", str(LONG), "--list")
+    assert done.returncode == 0, done.stderr
+    recorded = len(read_transcript(LONG).compactions)
+    assert recorded > 0
+    assert done.stdout.startswith(
+        f"nothing to undo: {LONG} holds {recorded} compactions, but none had its lines stored before it happened.\n"
+    )
+    assert "claude --plugin-dir plugin" in done.stdout and "--output FILE" in done.stdout
+    assert json.loads(cli("restore", str(LONG), "--list", "--json").stdout) == []
+
+
+def test_list_of_a_session_with_no_compaction_says_so(tmp_path: Path) -> None:
+    small = LONG.parent / "small.jsonl"
+    done = cli("restore", str(small), "--list")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"nothing to undo: {small} holds no compaction.\n")
 
 
 @pytest.mark.parametrize(
@@ -142,3 +176,11 @@ def test_claude_codes_own_compactions_are_undone_from_what_the_pre_compact_hook_
     done = cli("restore", str(moved), "--before", "1", "--output", str(tmp_path / "via-file.jsonl"))
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "via-file.jsonl").read_bytes() == b"".join(lines[:cuts[0]])
+
+
+def test_restore_help_names_its_argument_as_the_synopsis_does() -> None:
+    done = cli("restore", "--help")
+    assert done.returncode == 0
+    assert "SOURCE" not in done.stdout
+    assert done.stdout.count("SESSION_ID|TRANSCRIPT") >= 3  # usage, description, argument
+    assert "--json" in done.stdout

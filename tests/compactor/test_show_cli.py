@@ -109,6 +109,7 @@ def test_show_html_writes_the_same_page_as_replay_html(replayed: tuple[dict, Pat
     done = cli("show", str(report_file), "--html", str(again))
     assert done.returncode == 0, done.stderr
     assert again.read_text(encoding="utf-8") == page.read_text(encoding="utf-8")
+    assert done.stdout == "" and done.stderr == f"compactor: wrote the report page to {again}\n"
 
 
 def test_the_page_is_self_contained(replayed: tuple[dict, Path, Path]) -> None:  # type: ignore[type-arg]
@@ -203,3 +204,56 @@ def test_show_summary_or_context_of_a_report_without_compactions_says_so(tmp_pat
     done = cli("show", str(report), flag)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "no compaction in this report\n"
+
+
+def _section(text: str, title: str) -> list[str]:
+    """The rows under ``title`` ("  attachments:") of the first compaction, up to the next section."""
+    lines = text.splitlines()
+    start = lines.index(title) + 1
+    end = next(i for i in range(start, len(lines)) if not lines[i].startswith("    "))
+    return lines[start:end]
+
+
+def test_show_columns_stay_aligned_when_a_path_is_long(replayed: tuple[dict, Path, Path], tmp_path: Path) -> None:  # type: ignore[type-arg]
+    report, _, _ = replayed
+    first = report["compactions"][0]
+    long_path = "/home/USER/projects/inventory/" + "very-long-folder-name/" * 4 + "module.py"
+    first["attachments"][1]["path"] = long_path
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(first), encoding="utf-8")
+    done = cli("show", str(edited))
+    assert done.returncode == 0, done.stderr
+    rows = _section(done.stdout, "  attachments:")
+    assert any(long_path in row for row in rows)
+    token_columns = {row.index(" tokens") for row in rows}
+    assert len(token_columns) == 1  # every row's token count ends in the same column
+    reasons = _section(done.stdout, "  skipped:")
+    starts = {len(row) - len(s["reason"]) for row, s in zip(reasons, [s for s in first["skipped"]
+              if s["path"] not in {a["path"] for a in first["attachments"]}], strict=True)}
+    assert len(starts) == 1
+
+
+def test_show_lists_the_plan_file_once_as_its_attachment_not_again_as_skipped(replayed: tuple[dict, Path, Path]) -> None:  # type: ignore[type-arg]
+    report, report_file, _ = replayed
+    first = report["compactions"][0]
+    plan = next(a for a in first["attachments"] if a["type"] == "plan_file")
+    assert any(s["path"] == plan["path"] and s["reason"].startswith("plan_file") for s in first["skipped"])
+    done = cli("show", str(report_file), "-n", "1")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count(plan["path"]) == 1
+    [row] = [r for r in _section(done.stdout, "  attachments:") if plan["path"] in r]
+    assert row.split()[0] == "plan_file" and "also read as a file" in row
+
+
+def test_show_json_prints_the_report_or_one_compaction_as_json(replayed: tuple[dict, Path, Path], tmp_path: Path) -> None:  # type: ignore[type-arg]
+    report, report_file, _ = replayed
+    whole = cli("show", str(report_file), "--json")
+    assert whole.returncode == 0, whole.stderr
+    data = json.loads(whole.stdout)
+    assert [c["dropped"] for c in data["compactions"]] == [c["dropped"] for c in report["compactions"]]
+    assert data["session"] == report["session"] and data["store"] == report["store"]
+    second = json.loads(cli("show", str(report_file), "--json", "-n", "2").stdout)
+    assert len(second["compactions"]) == 1 and second["compactions"][0]["summary"] == report["compactions"][1]["summary"]
+    again = tmp_path / "again.json"
+    again.write_text(whole.stdout, encoding="utf-8")
+    assert cli("show", str(again)).stdout == cli("show", str(report_file)).stdout

@@ -158,3 +158,18 @@ def test_report_html_draws_its_charts_in_a_headless_browser(
     shot = tmp_path / "report.png"
     done = _chromium("--window-size=1200,1600", f"--screenshot={shot}", page, profile=tmp_path / "profile2")
     assert done.returncode == 0 and shot.stat().st_size > 10_000
+
+
+def test_without_out_the_results_go_to_a_new_folder_under_the_home_and_json_prints_them(tmp_path: Path) -> None:
+    checkout, home = tmp_path / "checkout", tmp_path / "home"
+    checkout.mkdir()
+    done = cli("tune", str(SESSIONS / "small.jsonl"), "--space", str(EXAMPLE), "--jobs", "1", "--json",
+               home=home, cwd=checkout)
+    assert done.returncode == 0, done.stderr.decode()
+    assert list(checkout.iterdir()) == []
+    [line] = [x for x in done.stderr.decode().splitlines() if x.startswith("compactor: wrote ")]
+    folder = Path(line.rsplit(" in ", 1)[1])
+    assert folder.parent == home / "tune" / "runs"
+    assert line == f"compactor: wrote results.json, report.html, best.toml in {folder}"
+    assert done.stdout.decode() == (folder / "results.json").read_text(encoding="utf-8")
+    assert json.loads(done.stdout)["best"]
