@@ -129,11 +129,28 @@ class CompactingSession(SessionABC):
             out = cast(list[TResponseInputItem], self.run_history.process(items))
         return ModelInputData(input=out, instructions=data.model_data.instructions)
 
+    def retrieve(
+        self,
+        handle: str,
+        query: str | None = None,
+        lines: list[int] | None = None,
+        bytes: list[int] | None = None,  # noqa: A002 - the recovery tool's argument name
+        max_tokens: int | None = None,
+        exact: bool | None = None,
+    ) -> str:
+        """Answer a ``ccr_retrieve`` call from this session's store, as the recovery tool does.
+
+        For an agent loop of your own, or to read a handle yourself: text in
+        any case (errors too), at most ``max_tokens`` tokens (default 5,000;
+        0 for no bound), tool outputs raw unless ``exact``.
+        """
+        return self.history.retrieve(handle, query, lines, bytes, max_tokens, exact)
+
     @property
     def recovery_tool(self) -> FunctionTool:
         """``ccr_retrieve`` as an Agents SDK function tool, answering from this session's store."""
         return function_tool(
-            self.history.retrieve, name_override=RECOVERY_TOOL_NAME,
+            self.retrieve, name_override=RECOVERY_TOOL_NAME,
             description_override=str(RECOVERY_TOOL["description"]), strict_mode=False,
         )
 
