@@ -176,10 +176,16 @@ def _answer_text(
     shown = _fitting(texts, room, count)
     if shown == len(pieces):
         return lead + "".join(texts)
+    scores = found.unit_scores
+    if scores is not None and found.mode == "query" and not found.whole:
+        best = _best_units(found, pieces, texts, room, count, rendered=render, bound=budget)
+        if best is not None:
+            return lead + best
+        top = max(range(len(scores)), key=lambda i: (scores[i], -i))
+        return lead + _long_first_piece(store, found, pieces[top], texts[top], room, count, rendered=render,
+                                        bound=budget)
     if shown == 0:
         return lead + _long_first_piece(store, found, pieces[0], texts[0], room, count, rendered=render, bound=budget)
-    if found.unit_scores is not None and found.mode == "query" and not found.whole:
-        return lead + _best_units(found, pieces, texts, room, count, rendered=render, bound=budget)
     cut = _cut_notice(found, pieces, shown, budget, rendered=render)
     shown = _fitting(texts[:shown], max(room - count.count_text(cut) - 2, 1), count)
     if shown == 0:
@@ -196,10 +202,11 @@ def _best_units(
     *,
     rendered: bool,
     bound: int,
-) -> str:
+) -> str | None:
     """A query's answer within ``room``: the best-scoring units that fit, in their original order.
 
     Each unit left out is marked where it was, and the notice names its lines.
+    None when not even one unit fits.
     """
     from compactor._templates import render
 
@@ -215,6 +222,8 @@ def _best_units(
             if used + cost <= room - reserve:
                 chosen.add(i)
                 used += cost
+        if not chosen:
+            return None
         left_out = [pieces[i].lines for i in units if i not in chosen]
         notice = render("recovery_cut_notice.j2", kind="units", max_tokens=bound, handle=found.ref or found.handle,
                         rendered=rendered, shown=len(chosen), total=len(units),
@@ -439,9 +448,8 @@ def _long_first_piece(
     with what was shown, so the ranges start at its first byte.
     """
     from compactor._templates import render
-    from skills.truncate import truncate_head
 
-    head, _ = truncate_head(text, max(room - _LONG_NOTICE_TOKENS, 1), counter)
+    head = _head_within(text, max(room - _LONG_NOTICE_TOKENS, 1), counter)
     offset = piece.offset
     if offset is None and piece.lines is not None:  # a line range or a unit: find where it starts
         original = store.retrieve(found.ref or found.handle).data
@@ -457,3 +465,20 @@ def _long_first_piece(
                     first=first, size=size, end=offset + size, pages=pages[:_PAGES_NAMED] or [(offset, offset + size)],
                     more=len(pages) > _PAGES_NAMED, rendered=False).rstrip("\n")
     return head + ("" if head.endswith("\n") else "\n") + notice + "\n"
+
+
+def _head_within(text: str, room: int, counter: TokenCounter) -> str:
+    """The longest start of ``text`` within ``room`` tokens: whole lines, unless that leaves most of the room empty."""
+    from skills.truncate import truncate_head
+
+    head, _ = truncate_head(text, room, counter)
+    if counter.count_text(head) * 2 >= room or len(head) == len(text):
+        return head
+    low, high = len(head), min(len(text), max(room, 1) * 16)
+    while low < high:  # the longest prefix (in characters) that fits
+        middle = (low + high + 1) // 2
+        if counter.count_text(text[:middle]) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low]

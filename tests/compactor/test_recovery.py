@@ -182,3 +182,13 @@ def test_a_negative_max_tokens_is_an_error_answer(tmp_path: Path) -> None:
     store = open_store(tmp_path / "ccr.db")
     answer = recover(store, {"handle": store.put(b"abc"), "max_tokens": -1})
     assert answer.is_error and "max_tokens" in answer.content
+
+
+def test_a_query_whose_every_match_is_over_the_bound_shows_the_start_of_the_best_one(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "ccr.db")
+    rows = [json.dumps({"role": "user", "content": f"alpha {i} " + "filler " * 3_000}) for i in range(3)]
+    rows[1] = json.dumps({"role": "user", "content": "alpha beta " + "filler " * 3_000})
+    handle = store.put(("\n".join(rows) + "\n").encode())
+    answer = recover(store, {"handle": handle, "query": "alpha beta", "max_tokens": 400})
+    assert COUNTER.count_text(answer.content) <= 400
+    assert "[line 2: user]\nalpha beta" in answer.content and '"bytes": [' in answer.content
