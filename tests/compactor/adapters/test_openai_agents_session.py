@@ -181,3 +181,10 @@ def test_an_input_that_is_not_this_sessions_is_compacted_on_its_own() -> None:
     out = _filter(session, other)
     assert session.run_history.reports and not session.history.reports
     assert "compacted" in str(out[0]["content"]) and asyncio.run(session.get_items()) == []
+
+
+def test_the_session_answers_retrieve_itself_bounded() -> None:
+    session = _settings_session()
+    handle = session.history.orchestrator.store.put(b"".join(b"row %d\n" % i for i in range(30_000)))
+    assert session.retrieve(handle, lines=[2, 3]) == "row 1\nrow 2\n"
+    assert "answer cut to 5,000 tokens" in session.retrieve(handle)
