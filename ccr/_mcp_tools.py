@@ -32,14 +32,18 @@ def retrieve_text(
     query: str | None = None,
     lines: list[int] | None = None,
     byte_range: list[int] | None = None,
+    max_tokens: int | None = None,
+    exact: bool | None = None,
 ) -> tuple[str, bool]:
     """One ``ccr_retrieve`` call answered from ``store``: ``(text, is_error)``.
 
     Arguments left out are not passed on, so the answer is exactly what the
-    agent-loop recovery tool gives for the same call.
+    agent-loop recovery tool gives for the same call (at most 5,000 tokens
+    unless ``max_tokens`` says otherwise).
     """
     call: dict[str, Any] = {"handle": handle}
-    for key, value in (("query", query), ("lines", lines), ("bytes", byte_range)):
+    for key, value in (("query", query), ("lines", lines), ("bytes", byte_range), ("max_tokens", max_tokens),
+                       ("exact", exact)):
         if value is not None:
             call[key] = value
     answer = recover(store, call)
@@ -59,8 +63,12 @@ def tools_for(store: Store) -> list[Tool]:
         query: Annotated[str | None, Field(description=_PROPERTIES["query"]["description"])] = None,
         lines: Annotated[list[int] | None, Field(description=_PROPERTIES["lines"]["description"])] = None,
         bytes: Annotated[list[int] | None, Field(description=_PROPERTIES["bytes"]["description"])] = None,  # noqa: A002
+        max_tokens: Annotated[
+            int | None, Field(description=_PROPERTIES["max_tokens"]["description"], ge=0)
+        ] = None,
+        exact: Annotated[bool | None, Field(description=_PROPERTIES["exact"]["description"])] = None,
     ) -> str:
-        text, is_error = retrieve_text(store, handle, query, lines, bytes)
+        text, is_error = retrieve_text(store, handle, query, lines, bytes, max_tokens, exact)
         if is_error:
             raise ToolError(text)
         return text

@@ -54,7 +54,9 @@ class Retrieval(BaseModel):
     ``whole`` is true when the complete original was returned. ``notice``
     says when the answer is not what the selection asked for (see
     ``RetrievalNotice``); ``lines_total`` counts the original's lines for a
-    line range.
+    line range; ``unit_lines`` says which lines of the original each unit a
+    query returned spans, and ``unit_scores`` how well it matched, so that a
+    caller can keep the best ones and point at the others.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -72,6 +74,10 @@ class Retrieval(BaseModel):
     units_returned: int | None = None
     notice: RetrievalNotice | None = None
     lines_total: int | None = None
+    unit_lines: tuple[tuple[int, int], ...] | None = None
+    """For a query: where each returned unit is in the original, as 1-based inclusive line ranges."""
+    unit_scores: tuple[float, ...] | None = None
+    """For a query: each returned unit's BM25 score, in the same order."""
 
     @property
     def text(self) -> str:
@@ -249,7 +255,16 @@ def select_query(data: bytes, query: str) -> Retrieval:
         whole=False,
         units_total=len(seg.units),
         units_returned=len(best),
+        unit_lines=tuple(_line_span(data, *seg.units[i]) for i in best),
+        unit_scores=tuple(scores[i] for i in best),
     )
+
+
+def _line_span(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """The 1-based inclusive lines of ``data`` that bytes ``[start, end)`` lie on."""
+    first = data.count(b"\n", 0, start) + 1
+    body = data[start:end].rstrip(b"\r\n")
+    return first, first + body.count(b"\n")
 
 
 def _assemble(data: bytes, seg: Segmentation, chosen: list[int]) -> bytes:

@@ -367,9 +367,12 @@ class Orchestrator:
         """Answer a call of ``compactor.recovery.RECOVERY_TOOL`` and add it as its tool result.
 
         The answer is recovery output: it is never deduplicated. A bad or
-        unknown handle comes back as an error result the model can read.
+        unknown handle comes back as an error result the model can read. It
+        holds at most the call's ``max_tokens`` (5,000 unless it says; 0 for
+        no bound), with a notice naming the ranges that page through the rest
+        (``compactor.recovery``).
         """
-        answer = recover(self.store, tool_input)
+        answer = recover(self.store, tool_input, counter=self.counter)
         return self.add_tool_result(tool_use_id, answer.content, is_error=answer.is_error)
 
     def tokens_of_messages(self) -> int:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     )
     from memory.models import Hit, Memory, Remembered
     from memory.store import (
+        DEFAULT_HIT_TOKENS,
         DEFAULT_LIMIT,
         DEFAULT_THRESHOLD,
         DEFAULT_TOKEN_BUDGET,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AlreadyStored",
     "BrokenChain",
+    "DEFAULT_HIT_TOKENS",
     "DEFAULT_LIMIT",
     "DEFAULT_THRESHOLD",
     "DEFAULT_TOKEN_BUDGET",
@@ -75,7 +77,7 @@ _EXPORTS: dict[str, str] = {
     )},
     **{name: "memory.models" for name in ("Hit", "Memory", "Remembered")},
     **{name: "memory.store" for name in (
-        "DEFAULT_LIMIT", "DEFAULT_THRESHOLD", "DEFAULT_TOKEN_BUDGET", "MAX_TEXT_BYTES", "MemoryDB",
+        "DEFAULT_HIT_TOKENS", "DEFAULT_LIMIT", "DEFAULT_THRESHOLD", "DEFAULT_TOKEN_BUDGET", "MAX_TEXT_BYTES", "MemoryDB",
         "default_memory_path", "memory_id", "open_memory",
     )},
 }

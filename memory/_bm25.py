@@ -15,15 +15,18 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-__all__ = ["B", "K1", "STOP_WORDS", "idf", "query_terms", "score", "term_counts", "terms"]
+__all__ = ["B", "K1", "STOP_WORDS", "STOP_WORDS_SIGNATURE", "idf", "query_terms", "score", "term_counts", "terms"]
 
 K1 = 1.5
 B = 0.75
 
 STOP_WORDS = frozenset(
-    "a an and are as at be by for from has he in is it its of on or that the to was were will with".split()
+    "a an and are as at be by for from has in is it of on or that the to was were what where will with".split()
 )
-"""The 26 words that are never terms."""
+"""The 26 words that are never terms: "where is the deploy key" is recalled by deploy and key alone."""
+
+STOP_WORDS_SIGNATURE = " ".join(sorted(STOP_WORDS))
+"""What the recall index records it was built with; a database built with other stop words is reindexed."""
 
 _TERM = re.compile(r"[^\W_]+")
 """A run of letters or digits (``\\w`` without the underscore)."""

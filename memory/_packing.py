@@ -1,11 +1,15 @@
 """Packing ranked memories into a token budget, greedily, without counting huge texts whole.
 
-Hits are taken in rank order while they fit what is left of the budget; one
-that does not fit is passed over for the next. The exception is the first
-hit: when it alone is larger than the whole budget it comes back as its head
-(whole lines where possible, never a broken character) with a handle to the
-whole text, because a recall that answers nothing about the best match
-would hide it. That head uses up the budget.
+Every hit passes through compression on its way into a context: one longer
+than ``hit_tokens`` comes back as its head (whole lines where possible,
+never a broken character) with a ``recovery_handle`` naming the whole text
+in the recovery store, so that one long memory cannot crowd out the rest.
+Hits are then taken in rank order while they fit what is left of the
+budget; one that does not fit is passed over for the next. The exception is
+the first hit: when even its head is larger than the whole budget it comes
+back as a head within the budget (with its handle), because a recall that
+answers nothing about the best match would hide it. That head uses up the
+budget. An unlimited budget takes every hit whole.
 """
 
 from __future__ import annotations
@@ -32,34 +36,41 @@ def pack(
     budget: int | None,
     counter: TokenCounter,
     stash: Callable[[str], str],
+    hit_tokens: int | None = None,
 ) -> list[Hit]:
     """At most ``limit`` hits whose ``tokens_added`` sum to at most ``budget`` (None: unlimited).
 
-    ``stash`` stores a whole text and returns its recovery handle; it is
-    called only for a first hit that has to be cut.
+    With a budget, a hit over ``hit_tokens`` (None: no cap of its own) is
+    cut to its head and carries a handle. ``stash`` stores a whole text and
+    returns its recovery handle; it is called only for hits that are cut.
     """
     hits: list[Hit] = []
     left = budget
+    cap = None if budget is None or hit_tokens is None else min(hit_tokens, budget)
     for index, (memory_id, score, text) in enumerate(candidates):
         if len(hits) >= limit or left == 0:
             break
-        tokens = _tokens_within(text, left, counter)
-        if tokens is not None:
-            hits.append(Hit(id=memory_id, text=text, score=score, tokens_added=tokens))
-            left = None if left is None else left - tokens
+        if left is None:
+            hits.append(Hit(id=memory_id, text=text, score=score, tokens_added=counter.count_text(text)))
             continue
-        if index == 0 and left is not None:
-            head = _head(text, left, counter)
-            handle = stash(text)
-            hits.append(
-                Hit(
-                    id=memory_id,
-                    text=head,
-                    score=score,
-                    tokens_added=counter.count_text(head),
-                    recovery_handle=handle,
-                )
-            )
+        tokens = _tokens_within(text, left if cap is None else cap, counter)
+        if tokens is not None:  # within its cap (without one: within what is left)
+            if tokens <= left:
+                hits.append(Hit(id=memory_id, text=text, score=score, tokens_added=tokens))
+                left -= tokens
+            continue
+        room = (left if cap is None else min(cap, left)) if index == 0 else cap
+        if room is None:  # without a cap, only the best hit is cut
+            continue
+        head = _head(text, room, counter)
+        head_tokens = counter.count_text(head)
+        if head_tokens > left or (index > 0 and not head):
+            continue
+        hits.append(
+            Hit(id=memory_id, text=head, score=score, tokens_added=head_tokens, recovery_handle=stash(text))
+        )
+        left -= head_tokens
+        if index == 0 and room == budget:  # the best hit alone was larger than the whole budget
             break
     return hits
 

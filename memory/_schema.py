@@ -1,7 +1,10 @@
 """The memory database's tables, created and upgraded by numbered migrations.
 
 ``memories`` holds every version of every memory; ``postings`` and
-``corpus`` are the recall index, and hold only current versions. The migrations run
+``corpus`` are the recall index, and hold only current versions;
+``recall_index`` records the stop words it was built with, so that a
+database indexed with other stop words is reindexed when opened for writing
+(``reindex_if_stale``). The migrations run
 through the recovery store's runner: each in one ``BEGIN IMMEDIATE``
 transaction with the row that records it, re-checked inside that transaction,
 retried on SQLITE_BUSY for up to 5 seconds when processes open a fresh file
@@ -14,9 +17,10 @@ import sqlite3
 
 from ccr._migrations import Migration
 from ccr._migrations import apply_migrations as run_migrations
+from memory._bm25 import STOP_WORDS_SIGNATURE, term_counts
 from memory.errors import NotAStore
 
-__all__ = ["MIGRATIONS", "apply_migrations", "check_is_memory_store"]
+__all__ = ["MIGRATIONS", "apply_migrations", "check_is_memory_store", "index_is_current", "reindex_if_stale"]
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -45,6 +49,17 @@ MIGRATIONS: tuple[Migration, ...] = (
                 total_length INTEGER NOT NULL
             )""",
             "INSERT INTO corpus VALUES (1, 0, 0)",
+        ),
+    ),
+    Migration(
+        version=2,
+        name="the stop words the recall index was built with",
+        statements=(
+            """CREATE TABLE recall_index (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                stop_words TEXT NOT NULL
+            )""",
+            "INSERT INTO recall_index VALUES (1, '')",  # built with version 1's list: rebuilt on opening
         ),
     ),
 )
@@ -76,3 +91,45 @@ def apply_migrations(conn: sqlite3.Connection) -> int:
         sqlite3.Error: SQLite failed (busy beyond the retry budget, I/O, ...).
     """
     return run_migrations(conn, MIGRATIONS)
+
+
+def index_is_current(conn: sqlite3.Connection) -> bool:
+    """Whether the recall index was built with today's stop words (the schema up to date)."""
+    row = conn.execute("SELECT stop_words FROM recall_index WHERE id = 1").fetchone()
+    return row is not None and row[0] == STOP_WORDS_SIGNATURE
+
+
+def reindex_if_stale(conn: sqlite3.Connection) -> bool:
+    """Rebuild the recall index from the current memories if it was built with other stop words.
+
+    One ``BEGIN IMMEDIATE`` transaction, re-checked inside it, so processes
+    opening the file at once rebuild it once. Returns whether it rebuilt.
+
+    Raises:
+        sqlite3.Error: SQLite failed (busy, I/O, ...).
+    """
+    if index_is_current(conn):
+        return False
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if index_is_current(conn):
+            conn.execute("COMMIT")
+            return False
+        conn.execute("DELETE FROM postings")
+        docs = total = 0
+        for mid, text in conn.execute("SELECT id, text FROM memories WHERE valid_until IS NULL").fetchall():
+            counts, length = term_counts(text)
+            docs += 1
+            total += length
+            conn.executemany(
+                "INSERT INTO postings (term, id, tf, length) VALUES (?, ?, ?, ?)",
+                [(term, mid, tf, length) for term, tf in counts.items()],
+            )
+        conn.execute("UPDATE corpus SET docs = ?, total_length = ? WHERE id = 1", (docs, total))
+        conn.execute("UPDATE recall_index SET stop_words = ? WHERE id = 1", (STOP_WORDS_SIGNATURE,))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return True

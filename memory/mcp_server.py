@@ -1,9 +1,12 @@
 """The memory MCP server: a model remembers, recalls, supersedes and forgets across sessions.
 
 ``memory mcp`` runs it over stdio (the plugin's ``.mcp.json`` names it beside
-``ccr``). Five tools answer exactly what the CLI prints (``memory.answers``):
-``memory_remember``, ``memory_recall``, ``memory_supersede``,
-``memory_history`` and ``memory_forget``. A refused call (a negative budget,
+``ccr``). Five tools, named as the seed names them, answer in the seed's
+shapes (``memory.answers``): ``cavemem_remember``, ``cavemem_recall``,
+``cavemem_supersede``, ``cavemem_history`` and ``cavemem_forget``. Their old
+names (``memory_remember`` ...) are listed too and answer as the command line
+does, for one release, so that permission rules and scripts naming them keep
+working. A refused call (a negative budget,
 an unknown id, text over 256 KiB) is an error result naming the error id,
 never a crash of the server.
 
@@ -29,15 +32,18 @@ from memory.errors import InputError, InputNotFound
 if TYPE_CHECKING:
     from memory.store import MemoryDB
 
-__all__ = ["SERVER_INSTRUCTIONS", "SERVER_NAME", "TOOL_NAMES", "build_server", "serve", "serve_opening"]
+__all__ = ["LEGACY_TOOL_NAMES", "SERVER_INSTRUCTIONS", "SERVER_NAME", "TOOL_NAMES", "build_server", "serve", "serve_opening"]
 
 SERVER_NAME = "memory"
-TOOL_NAMES = ("memory_remember", "memory_recall", "memory_supersede", "memory_history", "memory_forget")
+TOOL_NAMES = ("cavemem_remember", "cavemem_recall", "cavemem_supersede", "cavemem_history", "cavemem_forget")
+LEGACY_TOOL_NAMES = ("memory_remember", "memory_recall", "memory_supersede", "memory_history", "memory_forget")
+"""The tools' names before ``TOOL_NAMES``: still served, for this release only."""
 
 SERVER_INSTRUCTIONS = (
     "This server keeps memories across sessions. Remember durable facts (decisions, conventions, "
-    "what failed and why) with memory_remember; recall them with memory_recall before redoing work; "
-    "when a fact changes, memory_supersede the old one instead of adding a contradiction."
+    "what failed and why) with cavemem_remember; recall them with cavemem_recall before redoing work; "
+    "when a fact changes, cavemem_supersede the old one instead of adding a contradiction. The "
+    "memory_* tools are old names of the same tools, kept for one release."
 )
 
 def build_server(db: MemoryDB) -> McpServer:

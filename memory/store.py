@@ -40,7 +40,7 @@ from ccr.store import DEFAULT_HOME, HOME_ENV, Store, open_store
 from compactor.tokens import TokenCounter
 from memory import _bm25
 from memory._packing import Candidate, pack
-from memory._schema import MIGRATIONS, apply_migrations, check_is_memory_store
+from memory._schema import MIGRATIONS, apply_migrations, check_is_memory_store, index_is_current, reindex_if_stale
 from memory.errors import (
     AlreadyStored,
     BrokenChain,
@@ -60,6 +60,7 @@ from memory.models import Hit, Memory, Remembered
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
+    "DEFAULT_HIT_TOKENS",
     "DEFAULT_LIMIT",
     "DEFAULT_THRESHOLD",
     "DEFAULT_TOKEN_BUDGET",
@@ -81,6 +82,8 @@ DEFAULT_TOKEN_BUDGET = 2_000
 """Tokens a recall may add when the caller does not say; 0 means unlimited."""
 DEFAULT_THRESHOLD = 0.1
 """Hits scoring below this are dropped: an off-topic query recalls nothing."""
+DEFAULT_HIT_TOKENS = 500
+"""Within a budget, a hit longer than this many tokens comes back as its head plus a recovery handle."""
 MEMORY_DB_ENV = "COMPACTOR_MEMORY_DB"
 
 _ID = re.compile(r"mem_[0-9a-f]{16}")
@@ -220,6 +223,7 @@ class MemoryDB:
             with _translated():
                 apply_migrations(conn)
                 tighten_modes(path)
+            retry_busy(lambda: reindex_if_stale(conn))
         except MemoriesError:
             self._close_connection()
             raise
@@ -404,20 +408,24 @@ class MemoryDB:
         token_budget: int = DEFAULT_TOKEN_BUDGET,
         threshold: float = DEFAULT_THRESHOLD,
         counter: TokenCounter | None = None,
+        hit_tokens: int | None = DEFAULT_HIT_TOKENS,
     ) -> list[Hit]:
         """The current memories that best match ``query``, packed into ``token_budget`` tokens.
 
         BM25 (``memory._bm25``) over current memories; hits scoring below
         ``threshold`` are dropped (an off-topic query answers nothing), ties
         go to the smaller id, and hits are packed greedily in rank order. An
-        explicit ``token_budget=0`` means unlimited. A first hit larger than
-        the whole budget comes back as its head, with the whole text stored
-        in the recovery store under ``recovery_handle``. Tokens are counted
-        with ``counter`` (default: the project's tiktoken counter).
+        explicit ``token_budget=0`` means unlimited, every hit whole.
+        Within a budget each hit is compressed on its way out: one longer
+        than ``hit_tokens`` (None: no cap per hit) comes back as its head,
+        with the whole text stored in the recovery store under
+        ``recovery_handle``; so does a first hit larger than the whole
+        budget (its head then fills the budget). Tokens are counted with
+        ``counter`` (default: the project's tiktoken counter).
 
         Raises:
             InvalidRequest: an empty query, ``limit`` below 1, a negative
-                budget, or a negative or non-finite threshold.
+                budget, ``hit_tokens`` below 1, or a negative or non-finite threshold.
             ccr.BudgetExceeded, ccr.StoreError: the whole text of a cut hit could not be stored.
             StoreError: the database failed.
         """
@@ -426,6 +434,8 @@ class MemoryDB:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidRequest(f"limit must be a positive integer, not {limit!r}")
         budget = check_token_budget(token_budget)
+        if hit_tokens is not None and (isinstance(hit_tokens, bool) or not isinstance(hit_tokens, int) or hit_tokens < 1):
+            raise InvalidRequest(f"hit_tokens must be a positive integer or None, not {hit_tokens!r}")
         if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold < math.inf:
             raise InvalidRequest(f"threshold must be a finite number >= 0, not {threshold!r}")
         terms = _bm25.query_terms(query)
@@ -441,7 +451,7 @@ class MemoryDB:
             scores = _bm25.score(postings, n=int(docs), total_length=int(total))
             return pack(
                 _texts(conn, _ranked(scores, threshold)), limit=limit, budget=budget, counter=counter,
-                stash=self._stash,
+                stash=self._stash, hit_tokens=hit_tokens,
             )
 
     def recover(self, handle: str) -> bytes:
@@ -557,6 +567,7 @@ def _empty_store() -> sqlite3.Connection:
     """An empty memory store in memory: what a database that does not exist yet reads as."""
     conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     apply_migrations(conn)
+    reindex_if_stale(conn)
     return conn
 
 
@@ -609,6 +620,12 @@ def _open_for_reading(path: Path) -> sqlite3.Connection:
         raise StoreError(
             f"memory database {path} has schema version {version}, older than this code's ({known}); "
             "run a writing command (memory remember) once to upgrade it"
+        )
+    if not index_is_current(conn):
+        conn.close()
+        raise StoreError(
+            f"memory database {path} was indexed for recall with other stop words than this code's; "
+            "run a writing command (memory remember) once to reindex it"
         )
     return conn
 

@@ -43,11 +43,20 @@ def test_langgraph_example_compacts_and_recovers() -> None:
     assert "recovered: make test TURN=3 build-id b0003x" in out
 
 
+def test_langchain_agent_example_compacts_and_recovers() -> None:
+    pytest.importorskip("langchain.agents")
+    out = _run_example("langchain_agent.py")
+    assert out.count("compacted") >= 1 and "last compaction report: {" in out
+    assert "recovered: make test TURN=3 build-id b0003x" in out
+
+
 def test_openai_agents_example_compacts_and_recovers() -> None:
     pytest.importorskip("agents")
     out = _run_example("openai_agents_session.py")
     assert out.count("compacted") >= 1 and "last compaction report: {" in out
     assert "recovered: make test TURN=3 build-id b0003x" in out and "second run:" in out
+    reports = [line for line in out.splitlines() if line.startswith("compacted ")]
+    assert len(reports) == len(set(reports))  # one report per compaction, not one per history
 
 
 def test_claude_agent_sdk_example_compacts_stores_and_recovers() -> None:

@@ -1,4 +1,4 @@
-"""The README's promises: two commands first, CI runs the test one, its examples are real and its code runs."""
+"""The README's promises: two commands first, CI runs the test one, its examples are real, its code runs, and the sizes it states."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import pytest
 
 import pytest
 
@@ -155,3 +157,15 @@ def test_every_python_block_without_an_extra_runs_as_pasted_in_order(tmp_path: P
     assert done.returncode == 0, f"{ran[-1] if ran else 'README.md'}: {done.stderr.decode()}"
     assert ran == [f"README.md:{line}" for line, _ in blocks]
     assert (tmp_path / "compactor" / "ccr.db").is_file()  # the Orchestrator's store: the first block ran for real
+
+
+def test_the_claude_agent_sdk_binary_size_the_readme_states_is_what_its_wheel_installs() -> None:
+    text = (ROOT / "README.md").read_text()
+    stated = {int(n) for n in re.findall(r"installs a (\d+) MB(?: Claude Code)? binary", text)}
+    assert stated, "the README no longer says how large the SDK's binary is"
+    spec = importlib.util.find_spec("claude_agent_sdk")
+    bundled = Path(spec.origin).parent / "_bundled" / "claude" if spec and spec.origin else None
+    if bundled is None or not bundled.is_file():
+        pytest.skip("claude-agent-sdk is not installed from its wheel here (no bundled binary to measure)")
+    size_mb = bundled.stat().st_size / 1e6
+    assert all(abs(n - size_mb) <= 0.1 * size_mb for n in stated), (stated, size_mb)

@@ -47,7 +47,7 @@ export async function supersede(id, text, options = {}) {
   return json(await run(['supersede', String(id), '--stdin'], options, text));
 }
 
-/** Every version of a memory, oldest first. Resolves to `{versions: [...]}`. */
+/** Every version of a memory, oldest first. Resolves to `{history: [...], basis}` (and, for this release, the same list as `versions`). */
 export async function history(id, options = {}) {
   return json(await run(['history', String(id)], options));
 }

@@ -8,6 +8,7 @@ for it, the integration that compacts its history:
 - ``compactor.adapters.openai_responses``: OpenAI Responses input items;
 - ``compactor.adapters.openai_agents``: a compacting ``Session`` for the OpenAI Agents SDK (extra ``openai-agents``);
 - ``compactor.adapters.langchain``: LangChain ``BaseMessage``s (extra ``langchain``);
+- ``compactor.adapters.langchain_agent``: an ``AgentMiddleware`` for LangChain 1.x ``create_agent`` (extra ``langchain``);
 - ``compactor.adapters.langgraph``: a ``pre_model_hook`` for LangGraph prebuilt agents (extra ``langgraph``);
 - ``compactor.adapters.pydantic_ai``: pydantic-ai ``ModelMessage``s and a history processor (extra ``pydantic-ai``).
 - ``compactor.adapters.claude_agent_sdk``: the Claude Code plugin's hooks and MCP servers for the Claude Agent SDK

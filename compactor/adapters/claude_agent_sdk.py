@@ -40,7 +40,7 @@ registered in Python instead of as hook commands:
   ``ccr mcp`` and ``memory mcp`` commands of this Python, on the same
   ``COMPACTOR_HOME`` as the hooks. Claude Code names their tools
   ``mcp__ccr__ccr_retrieve``, ``mcp__ccr__ccr_stats``,
-  ``mcp__memory__memory_recall`` and so on.
+  ``mcp__memory__cavemem_recall`` and so on (``mcp__memory__memory_recall`` too, its old name, for one release).
 
 As with the plugin, a hook never blocks a compaction: when storing fails
 (a full store, an unreadable transcript) the callback says why on

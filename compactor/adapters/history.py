@@ -100,13 +100,21 @@ class CompactingHistory(Generic[T]):
         query: str | None = None,
         lines: list[int] | None = None,
         bytes: list[int] | None = None,  # noqa: A002 - the recovery tool's argument name
+        max_tokens: int | None = None,
+        exact: bool | None = None,
     ) -> str:
-        """Answer a recovery-tool call (``ccr_retrieve``) as text; errors are readable text too."""
+        """Answer a recovery-tool call (``ccr_retrieve``) as text; errors are readable text too.
+
+        The answer holds at most ``max_tokens`` tokens (default 5,000; 0 for
+        no bound) and names the ranges that page through the rest; a stored
+        conversation is shown with tool outputs raw unless ``exact``.
+        """
         call: dict[str, Any] = {"handle": handle}
-        for key, value in (("query", query), ("lines", lines), ("bytes", bytes)):
+        for key, value in (("query", query), ("lines", lines), ("bytes", bytes), ("max_tokens", max_tokens),
+                           ("exact", exact)):
             if value is not None:
                 call[key] = value
-        answer = recover(self.orchestrator.store, call)
+        answer = recover(self.orchestrator.store, call, counter=self.orchestrator.counter)
         return answer.content
 
     def _restart(self) -> None:

@@ -56,11 +56,28 @@ class LangGraphCompaction:
         """The report of every compaction so far."""
         return self.history.reports
 
+    def retrieve(
+        self,
+        handle: str,
+        query: str | None = None,
+        lines: list[int] | None = None,
+        bytes: list[int] | None = None,  # noqa: A002 - the recovery tool's argument name
+        max_tokens: int | None = None,
+        exact: bool | None = None,
+    ) -> str:
+        """Answer a ``ccr_retrieve`` call from this session's store, as the recovery tool does.
+
+        For an agent loop of your own, or to read a handle yourself: text in
+        any case (errors too), at most ``max_tokens`` tokens (default 5,000;
+        0 for no bound), tool outputs raw unless ``exact``.
+        """
+        return self.history.retrieve(handle, query, lines, bytes, max_tokens, exact)
+
     @property
     def recovery_tool(self) -> BaseTool:
         """``ccr_retrieve`` as a LangChain tool, answering from this session's store."""
         return StructuredTool.from_function(
-            self.history.retrieve, name=RECOVERY_TOOL_NAME, description=str(RECOVERY_TOOL["description"])
+            self.retrieve, name=RECOVERY_TOOL_NAME, description=str(RECOVERY_TOOL["description"])
         )
 
 

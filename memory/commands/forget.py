@@ -15,7 +15,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "forget",
         help="delete one version of a memory",
         description="Delete version ID and link the versions before and after it to each other, in "
-        "one transaction; print {forgotten: true|false}. Forgetting the current version does not "
+        "one transaction; print {forgotten: true|false, basis}. Forgetting the current version does not "
         "make the one it superseded current again. An unknown ID prints {forgotten: false}.",
     )
     parser.add_argument("id", metavar="ID", help="the version to delete (mem_...)")

@@ -14,8 +14,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "history",
         help="every version of a memory, oldest first",
-        description="Print {versions: [...]} as JSON: the whole chain of versions that ID belongs "
-        "to (ID may be any of them), oldest first. A broken chain or a cycle is an error "
+        description="Print {history: [...], basis: \"inferred\"} as JSON: the whole chain of versions "
+        "that ID belongs to (ID may be any of them), oldest first. The same list is also under "
+        "versions, its old key, for this release. A broken chain or a cycle is an error "
         "(memory_broken_chain, exit 65), never a partial answer.",
     )
     parser.add_argument("id", metavar="ID", help="any version of the memory (mem_...)")
@@ -29,5 +30,5 @@ def run(args: argparse.Namespace) -> int:
 
     check_id(args.id)
     with opened_memory(args, readonly=True) as db:
-        print_json(answers.history(db, args.id))
+        print_json(answers.history(db, args.id, legacy=True))
     return 0

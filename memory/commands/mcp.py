@@ -14,9 +14,10 @@ __all__ = ["register", "run"]
 def register(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "mcp",
-        help="serve memory_remember/recall/supersede/history/forget over MCP (stdio)",
-        description="Run an MCP server on stdin/stdout with five tools: memory_remember, "
-        "memory_recall, memory_supersede, memory_history and memory_forget. Claude Code starts it "
+        help="serve cavemem_remember/recall/supersede/history/forget over MCP (stdio)",
+        description="Run an MCP server on stdin/stdout with five tools: cavemem_remember, "
+        "cavemem_recall, cavemem_supersede, cavemem_history and cavemem_forget (their old names, "
+        "memory_remember and so on, still answer for this release). Claude Code starts it "
         "from the compactor plugin. A closed stdin exits 66; one that ends without an MCP client "
         "(no initialize request, or lines that are not JSON-RPC) exits 65.",
     )

@@ -14,10 +14,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "recall",
         help="the current memories that best match QUERY, within a token budget",
-        description="Print {hits: [{id, text, score, tokens_added, basis, recovery_handle?}]} as JSON: "
-        "current memories ranked by BM25, those scoring under 0.1 dropped (an off-topic query "
-        "recalls nothing), packed greedily into the token budget. A best hit larger than the whole "
-        "budget comes back as its head plus a recovery_handle (see: memory recover).",
+        description="Print {hits: [{id, text, score, tokens_added, basis, recovery_handle?}], basis} "
+        "as JSON: current memories ranked by BM25, those scoring under 0.1 dropped (an off-topic "
+        "query recalls nothing), packed greedily into the token budget. Within a budget, a hit over "
+        "500 tokens (or a best hit larger than the whole budget) comes back as its head plus a "
+        "recovery_handle (see: memory recover).",
     )
     parser.add_argument("query", metavar="QUERY", help="what to recall")
     parser.add_argument("--limit", type=int, default=5, metavar="N", help="at most N hits (default 5)")

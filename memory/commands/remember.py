@@ -14,7 +14,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "remember",
         help="keep a memory (the same text twice is one memory)",
-        description="Store TEXT as a current memory and print {id, created_at, created} as JSON. "
+        description="Store TEXT as a current memory and print {id, created_at, created, basis} as JSON. "
         "The id is mem_ + 16 hex of the text's sha256; remembering the same text again changes "
         "nothing (created is false). Refused: empty text, over 256 KiB (memory_too_large, exit 65), "
         "and text stored only as a superseded version (memory_superseded, exit 65).",

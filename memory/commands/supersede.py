@@ -16,7 +16,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="replace a current memory by a new version",
         description="In one transaction, end memory ID (it stays in its history but is never "
         "recalled again) and store TEXT as the version that supersedes it; print the new version "
-        "as JSON. ID must be current, and TEXT different and not already stored.",
+        "as JSON ({id, supersedes, created_at, basis}, and for this release its other fields too). "
+        "ID must be current, and TEXT different and not already stored.",
     )
     parser.add_argument("id", metavar="ID", help="the current memory to replace (mem_...)")
     add_text_arguments(parser, "the new version's text")
@@ -31,5 +32,5 @@ def run(args: argparse.Namespace) -> int:
     check_id(args.id)
     text = check_text(read_text(args))
     with opened_memory(args) as db:
-        print_json(answers.supersede(db, args.id, text))
+        print_json(answers.supersede(db, args.id, text, legacy=True))
     return 0

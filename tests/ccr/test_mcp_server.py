@@ -76,7 +76,7 @@ def test_server_offers_ccr_retrieve_and_ccr_stats(store_file: Path, tmp_path: Pa
     assert set(tools) == {"ccr_retrieve", "ccr_stats"}
     schema = tools["ccr_retrieve"].input_schema
     assert schema["required"] == ["handle"]
-    assert set(schema["properties"]) == {"handle", "query", "lines", "bytes"}
+    assert set(schema["properties"]) == {"handle", "query", "lines", "bytes", "max_tokens", "exact"}
 
 
 def test_retrieve_gives_back_the_original_whole_by_query_and_by_range(
@@ -84,21 +84,42 @@ def test_retrieve_gives_back_the_original_whole_by_query_and_by_range(
 ) -> None:
     async def conversation(session: ClientSession) -> Any:
         return [
-            await session.call_tool("ccr_retrieve", {"handle": handle}),
-            await session.call_tool("ccr_retrieve", {"handle": marker(handle)}),
+            await session.call_tool("ccr_retrieve", {"handle": handle, "exact": True}),
+            await session.call_tool("ccr_retrieve", {"handle": marker(handle), "exact": True}),
             await session.call_tool("ccr_retrieve", {"handle": handle, "query": "rename helper"}),
-            await session.call_tool("ccr_retrieve", {"handle": handle, "lines": [2, 3]}),
+            await session.call_tool("ccr_retrieve", {"handle": handle, "lines": [2, 3], "exact": True}),
             await session.call_tool("ccr_retrieve", {"handle": handle, "bytes": [0, 10]}),
+            await session.call_tool("ccr_retrieve", {"handle": handle, "lines": [2, 3]}),
         ]
 
-    whole, by_marker, by_query, by_lines, by_bytes = talk(store_file, tmp_path, conversation)
-    assert not any(r.is_error for r in (whole, by_marker, by_query, by_lines, by_bytes))
+    whole, by_marker, by_query, by_lines, by_bytes, shown = talk(store_file, tmp_path, conversation)
+    assert not any(r.is_error for r in (whole, by_marker, by_query, by_lines, by_bytes, shown))
     assert text_of(whole) == MESSAGES.decode()
     assert text_of(by_marker) == MESSAGES.decode()
     assert "rename the helper in reports.py" in text_of(by_query)
     assert "failing test" not in text_of(by_query)
     assert text_of(by_lines) == "".join(MESSAGES.decode().splitlines(keepends=True)[1:3])
     assert text_of(by_bytes) == MESSAGES[:10].decode()
+    # Without "exact", a stored conversation is shown as its messages' text.
+    assert text_of(shown) == "[line 2: assistant]\nreading the pricing module first\n[line 3: user]\n" \
+        "also rename the helper in reports.py\n"
+
+
+def test_a_large_answer_is_bounded_by_max_tokens_through_the_server(store_file: Path, tmp_path: Path) -> None:
+    with open_store(store_file) as store:
+        big = store.put("".join(f"row {i}: value {i * 3}\n" for i in range(20_000)).encode())
+
+    async def conversation(session: ClientSession) -> Any:
+        return [
+            await session.call_tool("ccr_retrieve", {"handle": big}),
+            await session.call_tool("ccr_retrieve", {"handle": big, "max_tokens": 200}),
+            await session.call_tool("ccr_retrieve", {"handle": big, "max_tokens": 0}),
+        ]
+
+    default, small, unbounded = talk(store_file, tmp_path, conversation)
+    assert "answer cut to 5,000 tokens" in text_of(default) and len(text_of(default)) < 30_000
+    assert "answer cut to 200 tokens" in text_of(small) and '"lines": [' in text_of(small)
+    assert text_of(unbounded).count("\n") == 20_000
 
 
 def test_bad_calls_are_error_results_and_the_server_keeps_answering(
@@ -112,7 +133,7 @@ def test_bad_calls_are_error_results_and_the_server_keeps_answering(
             await session.call_tool("ccr_retrieve", {"handle": unknown}),
             await session.call_tool("ccr_retrieve", {"handle": handle, "query": "x", "lines": [1, 2]}),
             await session.call_tool("ccr_retrieve", {"handle": handle, "lines": [1, 2, 3]}),
-            await session.call_tool("ccr_retrieve", {"handle": handle}),
+            await session.call_tool("ccr_retrieve", {"handle": handle, "exact": True}),
         ]
 
     malformed, missing, two_selections, bad_range, afterwards = talk(store_file, tmp_path, conversation)
@@ -127,7 +148,7 @@ def test_a_query_that_matches_nothing_says_so_before_the_whole_original(
     store_file: Path, tmp_path: Path, handle: str
 ) -> None:
     async def conversation(session: ClientSession) -> Any:
-        return await session.call_tool("ccr_retrieve", {"handle": handle, "query": "zebra"})
+        return await session.call_tool("ccr_retrieve", {"handle": handle, "query": "zebra", "exact": True})
 
     result = talk(store_file, tmp_path, conversation)
     first, rest = text_of(result).split("\n", 1)
@@ -196,7 +217,7 @@ def test_without_the_mcp_package_the_server_still_answers_and_never_imports_it(s
         "sys.exit(code)"
     )
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": "ccr_retrieve", "arguments": {"handle": handle, "lines": [1, 1]}}}
+            "params": {"name": "ccr_retrieve", "arguments": {"handle": handle, "lines": [1, 1], "exact": True}}}
     done = subprocess.run(
         [sys.executable, "-c", hide_sdk, "mcp", "--store", str(store_file)],
         input=INITIALIZE + json.dumps(call).encode() + b"\n", capture_output=True, timeout=TIMEOUT_S,

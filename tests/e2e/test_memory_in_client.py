@@ -10,7 +10,8 @@ from fake_api import Call, Say, last_tool_result
 from harness import Session
 
 World = Callable[..., Session]
-TOOL = "mcp__plugin_compactor_memory__memory_{}".format
+TOOL = "mcp__plugin_compactor_memory__cavemem_{}".format
+OLD_TOOL = "mcp__plugin_compactor_memory__memory_{}".format
 FACT = "The staging database is rebuilt every Sunday at 02:00 UTC."
 NEWER = "The staging database is rebuilt every Saturday at 03:00 UTC."
 
@@ -51,3 +52,17 @@ def test_memory_tools_answer_and_a_new_session_recalls_what_an_earlier_one_remem
     ((_, forgotten, error),) = session.api.tool_results(TOOL("forget"))
     assert not error and json.loads(forgotten)["forgotten"]
     assert json.loads(second_recall[1])["hits"] == []
+
+
+def test_the_old_memory_tool_names_still_answer_for_one_release(world: World) -> None:
+    session = world()
+    session.run("remember when staging is rebuilt", script=[
+        Call("ToolSearch", {"query": f"select:{OLD_TOOL('remember')},{OLD_TOOL('history')}"}),
+        Call(OLD_TOOL("remember"), {"text": FACT}),
+        lambda body: Call(OLD_TOOL("history"), {"id": json.loads(last_tool_result(body))["id"]}),
+        Say("Remembered."),
+    ])
+    ((_, remembered, error),) = session.api.tool_results(OLD_TOOL("remember"))
+    assert not error and json.loads(remembered)["basis"] == "inferred"
+    ((_, history, error),) = session.api.tool_results(OLD_TOOL("history"))
+    assert not error and [v["text"] for v in json.loads(history)["versions"]] == [FACT]

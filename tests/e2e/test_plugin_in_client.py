@@ -63,7 +63,7 @@ def compacted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
                      if r["what"].endswith("notes.txt"))
         session.run("check the stored notes", script=[
             Call("ToolSearch", {"query": f"select:{RETRIEVE_TOOL},{STATS_TOOL}"}),
-            Call(RETRIEVE_TOOL, {"handle": f"<<ccr:{head}>>"}),
+            Call(RETRIEVE_TOOL, {"handle": f"<<ccr:{head}>>", "exact": True, "max_tokens": 0}),
             Call(RETRIEVE_TOOL, {"handle": head, "query": "deploy key rotates on day 17"}),
             Call(RETRIEVE_TOOL, {"handle": notes, "lines": [3, 4]}),
             Call(STATS_TOOL, {}),

@@ -16,6 +16,11 @@ def test_twenty_six_common_words_are_never_terms() -> None:
     assert terms("The cache is in the build folder and it was stale") == ["cache", "build", "folder", "stale"]
 
 
+def test_where_and_what_are_stop_words_so_a_question_is_matched_by_its_content_words() -> None:
+    assert {"where", "what"} <= STOP_WORDS
+    assert query_terms("Where is the deploy key? What was it?") == ["deploy", "key"]
+
+
 def test_a_query_counts_each_term_once_in_first_seen_order() -> None:
     assert query_terms("Cache cache BUILD cache") == ["cache", "build"]
 

@@ -99,7 +99,7 @@ def test_recall_prints_hits_and_an_off_topic_query_prints_none(tmp_path: Path) -
     assert [h["id"] for h in hits] == [memory_id(FACT)]
     assert set(hits[0]) == {"id", "text", "score", "tokens_added", "basis"}
     assert hits[0]["basis"] == "inferred"
-    assert ok_json(run_memory("recall", "quantum chromodynamics", home=tmp_path)) == {"hits": []}
+    assert ok_json(run_memory("recall", "quantum chromodynamics", home=tmp_path)) == {"hits": [], "basis": "inferred"}
 
 
 def test_recall_budget_zero_is_unlimited_omitted_is_2000_and_negative_is_refused(tmp_path: Path) -> None:
@@ -134,9 +134,9 @@ def test_supersede_history_and_forget(tmp_path: Path) -> None:
     assert chain[0]["superseded_by"] == v2["id"]
     refused(run_memory("supersede", v1, "deploy window is Friday", home=tmp_path), 65, "memory_not_current")
     refused(run_memory("remember", "deploy window is Tuesday", home=tmp_path), 65, "memory_superseded")
-    assert ok_json(run_memory("forget", v2["id"], home=tmp_path)) == {"forgotten": True}
-    assert ok_json(run_memory("forget", v2["id"], home=tmp_path)) == {"forgotten": False}
-    assert ok_json(run_memory("recall", "deploy window", home=tmp_path)) == {"hits": []}
+    assert ok_json(run_memory("forget", v2["id"], home=tmp_path)) == {"forgotten": True, "basis": "inferred"}
+    assert ok_json(run_memory("forget", v2["id"], home=tmp_path)) == {"forgotten": False, "basis": "inferred"}
+    assert ok_json(run_memory("recall", "deploy window", home=tmp_path)) == {"hits": [], "basis": "inferred"}
 
 
 def test_unknown_and_malformed_ids(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ def test_recall_on_a_database_that_does_not_exist_answers_nothing_and_creates_no
     missing = tmp_path / "nonexistent" / "dir" / "m.db"
     done = run_memory("--db", str(missing), "recall", "staging", home=tmp_path / "home")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"hits": []}
+    assert json.loads(done.stdout) == {"hits": [], "basis": "inferred"}
     assert not (tmp_path / "nonexistent").exists()
     assert not (tmp_path / "home").exists()
 
@@ -61,7 +61,7 @@ def test_recall_on_an_empty_file_answers_nothing_and_leaves_it_empty(tmp_path: P
     empty.write_bytes(b"")
     done = run_memory("--db", str(empty), "recall", "staging", home=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"hits": []}
+    assert json.loads(done.stdout) == {"hits": [], "basis": "inferred"}
     assert empty.read_bytes() == b""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.db"]
 

@@ -17,7 +17,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from memory import memory_id, open_memory
 
 TIMEOUT_S = 60
-TOOLS = {"memory_remember", "memory_recall", "memory_supersede", "memory_history", "memory_forget"}
+TOOLS = {"cavemem_remember", "cavemem_recall", "cavemem_supersede", "cavemem_history", "cavemem_forget"}
+OLD_NAMES = {"memory_remember", "memory_recall", "memory_supersede", "memory_history", "memory_forget"}
 
 Session = Callable[[ClientSession], Awaitable[Any]]
 
@@ -48,31 +49,34 @@ def answer(result: Any) -> Any:
     return json.loads(text_of(result))
 
 
-def test_server_offers_the_five_memory_tools(tmp_path: Path) -> None:
+def test_server_offers_the_five_cavemem_tools_and_their_old_names_for_one_release(tmp_path: Path) -> None:
     async def conversation(session: ClientSession) -> Any:
         return (await session.list_tools()).tools
 
     tools = {tool.name: tool for tool in talk(tmp_path / "memory.db", tmp_path, conversation)}
-    assert set(tools) == TOOLS
-    assert tools["memory_recall"].input_schema["required"] == ["query"]
-    assert set(tools["memory_recall"].input_schema["properties"]) == {"query", "limit", "token_budget"}
-    assert set(tools["memory_supersede"].input_schema["required"]) == {"id", "text"}
+    assert set(tools) == TOOLS | OLD_NAMES
+    for name in ("cavemem_recall", "memory_recall"):
+        assert tools[name].input_schema["required"] == ["query"]
+        assert set(tools[name].input_schema["properties"]) == {"query", "limit", "token_budget"}
+    assert set(tools["cavemem_supersede"].input_schema["required"]) == {"id", "text"}
+    for old in OLD_NAMES:
+        assert (tools[old].description or "").startswith(f"Old name of cavemem_{old.removeprefix('memory_')}")
 
 
 def test_remember_recall_supersede_history_and_forget_through_the_client(tmp_path: Path) -> None:
     fact = "The nightly job exports invoices to the finance bucket at 03:00"
 
     async def conversation(session: ClientSession) -> Any:
-        remembered = answer(await session.call_tool("memory_remember", {"text": fact}))
-        recalled = answer(await session.call_tool("memory_recall", {"query": "invoices export job"}))
-        off_topic = answer(await session.call_tool("memory_recall", {"query": "gpu drivers"}))
+        remembered = answer(await session.call_tool("cavemem_remember", {"text": fact}))
+        recalled = answer(await session.call_tool("cavemem_recall", {"query": "invoices export job"}))
+        off_topic = answer(await session.call_tool("cavemem_recall", {"query": "gpu drivers"}))
         new = answer(
-            await session.call_tool("memory_supersede", {"id": remembered["id"], "text": fact + " and 15:00"})
+            await session.call_tool("cavemem_supersede", {"id": remembered["id"], "text": fact + " and 15:00"})
         )
-        chain = answer(await session.call_tool("memory_history", {"id": new["id"]}))
-        forgotten = answer(await session.call_tool("memory_forget", {"id": remembered["id"]}))
-        unknown = answer(await session.call_tool("memory_forget", {"id": "mem_" + "0" * 16}))
-        after = answer(await session.call_tool("memory_history", {"id": new["id"]}))
+        chain = answer(await session.call_tool("cavemem_history", {"id": new["id"]}))
+        forgotten = answer(await session.call_tool("cavemem_forget", {"id": remembered["id"]}))
+        unknown = answer(await session.call_tool("cavemem_forget", {"id": "mem_" + "0" * 16}))
+        after = answer(await session.call_tool("cavemem_history", {"id": new["id"]}))
         return remembered, recalled, off_topic, new, chain, forgotten, unknown, after
 
     remembered, recalled, off_topic, new, chain, forgotten, unknown, after = talk(
@@ -81,11 +85,35 @@ def test_remember_recall_supersede_history_and_forget_through_the_client(tmp_pat
     assert remembered["id"] == memory_id(fact) and remembered["created"] is True
     assert [h["id"] for h in recalled["hits"]] == [memory_id(fact)]
     assert recalled["hits"][0]["basis"] == "inferred"
-    assert off_topic == {"hits": []}
-    assert new["supersedes"] == remembered["id"]
-    assert [v["id"] for v in chain["versions"]] == [remembered["id"], new["id"]]
-    assert forgotten == {"forgotten": True} and unknown == {"forgotten": False}
-    assert [v["id"] for v in after["versions"]] == [new["id"]]
+    assert off_topic == {"hits": [], "basis": "inferred"}
+    assert set(new) == {"id", "supersedes", "created_at", "basis"} and new["supersedes"] == remembered["id"]
+    assert set(chain) == {"history", "basis"}
+    assert [v["id"] for v in chain["history"]] == [remembered["id"], new["id"]]
+    assert forgotten == {"forgotten": True, "basis": "inferred"}
+    assert unknown == {"forgotten": False, "basis": "inferred"}
+    assert [v["id"] for v in after["history"]] == [new["id"]]
+    for each in (remembered, recalled, off_topic, new, chain, forgotten, unknown, after):
+        assert each["basis"] == "inferred"
+
+
+def test_the_old_tool_names_answer_as_before_with_basis_added(tmp_path: Path) -> None:
+    fact = "The staging database is restored from the nightly snapshot"
+
+    async def conversation(session: ClientSession) -> Any:
+        remembered = answer(await session.call_tool("memory_remember", {"text": fact}))
+        recalled = answer(await session.call_tool("memory_recall", {"query": "staging snapshot"}))
+        new = answer(await session.call_tool("memory_supersede", {"id": remembered["id"], "text": fact + " at 04:00"}))
+        chain = answer(await session.call_tool("memory_history", {"id": new["id"]}))
+        forgotten = answer(await session.call_tool("memory_forget", {"id": new["id"]}))
+        return remembered, recalled, new, chain, forgotten
+
+    remembered, recalled, new, chain, forgotten = talk(tmp_path / "memory.db", tmp_path, conversation)
+    assert remembered["created"] is True and remembered["basis"] == "inferred"
+    assert [h["id"] for h in recalled["hits"]] == [memory_id(fact)] and recalled["basis"] == "inferred"
+    assert new["text"] == fact + " at 04:00" and new["supersedes"] == remembered["id"]
+    assert new["valid_until"] is None and new["basis"] == "inferred"
+    assert chain["versions"] == chain["history"] and [v["id"] for v in chain["versions"]] == [remembered["id"], new["id"]]
+    assert forgotten == {"forgotten": True, "basis": "inferred"}
 
 
 def test_budget_zero_is_unlimited_and_negative_is_an_error_result(tmp_path: Path) -> None:
@@ -177,7 +205,7 @@ def test_without_the_mcp_package_the_server_still_answers(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr
     answers = [json.loads(line) for line in done.stdout.splitlines()]
-    assert {tool["name"] for tool in answers[1]["result"]["tools"]} == TOOLS
+    assert {tool["name"] for tool in answers[1]["result"]["tools"]} == TOOLS | OLD_NAMES
 
 
 _HELLO = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}) + "\n"

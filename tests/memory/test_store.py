@@ -26,8 +26,9 @@ from memory import (
     memory_id,
     open_memory,
 )
-from memory.errors import MemoryConfigError, NotAStore, UnsafeStorePath
-from memory.store import default_memory_path
+from memory.errors import MemoryConfigError, NotAStore, StoreError, UnsafeStorePath
+from memory._schema import MIGRATIONS
+from memory.store import DEFAULT_HIT_TOKENS, default_memory_path
 
 COUNTER = TiktokenCounter()
 
@@ -108,6 +109,30 @@ def test_an_off_topic_query_recalls_nothing(db: MemoryDB) -> None:
     assert db.recall("the and of it") == []
 
 
+def test_a_question_recalls_by_its_content_words_not_by_where_or_what(db: MemoryDB) -> None:
+    key = "The deploy key lives in vault under ops/deploy"
+    coffee = "where to find the good coffee near the office"
+    db.remember_many([key, coffee, "what the linter checks"])
+    assert [h.text for h in db.recall("where is the deploy key")] == [key]
+    assert db.recall("where is it") == [] and db.recall("what") == []
+
+
+def test_a_database_indexed_with_other_stop_words_is_reindexed_when_opened(db_path: Path, ccr_path: Path) -> None:
+    coffee = "where to find the good coffee near the office"
+    with open_memory(db_path, recovery=ccr_path) as db:
+        db.remember(coffee)
+    # As the previous version left it: "where" indexed as a term, "office" indexed as nothing.
+    _corrupt(db_path, "UPDATE postings SET term = 'where' WHERE term = 'office'")
+    _corrupt(db_path, "UPDATE recall_index SET stop_words = ''")
+    with pytest.raises(StoreError, match="reindex"):
+        open_memory(db_path, recovery=ccr_path, readonly=True)
+    with open_memory(db_path, recovery=ccr_path) as db:
+        assert [h.text for h in db.recall("office")] == [coffee]
+        assert db.recall("where") == []
+    with open_memory(db_path, recovery=ccr_path, readonly=True) as reader:
+        assert [h.text for h in reader.recall("coffee office")] == [coffee]
+
+
 def test_hits_below_the_threshold_are_dropped(db: MemoryDB) -> None:
     db.remember_many([PAYMENTS, DEPLOYS])
     score = db.recall("payments")[0].score
@@ -161,6 +186,28 @@ def test_an_oversized_first_hit_is_one_head_within_the_budget_whose_handle_recov
     assert db.recover(head.recovery_handle) == big.encode("utf-8")
     with open_store(ccr_path) as store:
         assert store.get(head.recovery_handle) == big.encode("utf-8")
+
+
+def test_a_long_hit_is_compressed_to_its_head_plus_a_handle_and_leaves_room_for_the_others(
+    db: MemoryDB, ccr_path: Path
+) -> None:
+    long = "".join(f"rollout step {i}: drain node {i}, then cordon it and wait for the pods\n" for i in range(80))
+    short = "rollout freeze on Fridays after 15:00"
+    db.remember_many([long, short])
+    assert 1_000 < COUNTER.count_text(long) < 1_900  # fits the 2,000 budget whole, but not the 500 of one hit
+    hits = {h.id: h for h in db.recall("rollout")}
+    assert set(hits) == {memory_id(long), memory_id(short)}
+    head = hits[memory_id(long)]
+    assert long.startswith(head.text) and head.text.endswith("\n")  # whole lines
+    assert 0 < head.tokens_added == COUNTER.count_text(head.text) <= DEFAULT_HIT_TOKENS
+    assert head.recovery_handle is not None and db.recover(head.recovery_handle) == long.encode()
+    assert hits[memory_id(short)].text == short and hits[memory_id(short)].recovery_handle is None
+    (whole,) = [h for h in db.recall("rollout", token_budget=0) if h.id == memory_id(long)]
+    assert whole.text == long and whole.recovery_handle is None
+    assert {h.text for h in db.recall("rollout", hit_tokens=None)} == {long, short}
+    for bad in (0, -3, True, 2.5):
+        with pytest.raises(InvalidRequest):
+            db.recall("rollout", hit_tokens=bad)  # type: ignore[arg-type]
 
 
 def test_budget_zero_is_unlimited_and_a_negative_budget_is_refused(db: MemoryDB) -> None:
@@ -329,7 +376,7 @@ def test_the_file_is_private_in_a_private_folder_and_survives_reopening(db_path:
         assert again.get(mid).text == PAYMENTS
         conn = sqlite3.connect(db_path)
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] == 1
+        assert conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] == MIGRATIONS[-1].version
         conn.close()
 
 
@@ -405,7 +452,7 @@ def test_reopening_applies_no_migration_twice(db_path: Path) -> None:
     for _ in range(3):
         open_memory(db_path).close()
     conn = sqlite3.connect(db_path)
-    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
     conn.close()
 
 

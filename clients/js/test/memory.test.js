@@ -51,7 +51,7 @@ test('remember then recall finds the memory, and an off-topic query finds nothin
   assert.deepEqual(hits.map((h) => h.id), [done.id]);
   assert.equal(hits[0].text, fact);
   assert.equal(hits[0].basis, 'inferred');
-  assert.deepEqual(await recall('graphics card drivers', opts), { hits: [] });
+  assert.deepEqual(await recall('graphics card drivers', opts), { hits: [], basis: 'inferred' });
 });
 
 test('text travels on stdin, never in argv', async () => {
@@ -104,11 +104,12 @@ test('supersede, history and forget', async () => {
   const v2 = await supersede(v1, 'the deploy freeze starts on the 18th', opts);
   assert.equal(v2.supersedes, v1);
   const chain = await history(v1, opts);
-  assert.deepEqual(chain.versions.map((v) => v.id), [v1, v2.id]);
+  assert.deepEqual(chain.history.map((v) => v.id), [v1, v2.id]);
+  assert.deepEqual(chain.versions, chain.history); // the old key, for this release
   const stale = await refused(supersede(v1, 'the deploy freeze starts on the 15th', opts));
   assert.equal(stale.errorId, 'memory_not_current');
-  assert.deepEqual(await forget(v2.id, opts), { forgotten: true });
-  assert.deepEqual(await forget(v2.id, opts), { forgotten: false });
+  assert.deepEqual(await forget(v2.id, opts), { forgotten: true, basis: 'inferred' });
+  assert.deepEqual(await forget(v2.id, opts), { forgotten: false, basis: 'inferred' });
   const missing = await refused(history(v2.id, opts));
   assert.equal(missing.exitCode, 66);
 });

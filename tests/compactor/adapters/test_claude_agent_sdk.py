@@ -223,7 +223,7 @@ def test_the_session_start_reminder_reaches_the_next_request(sdk_session: SdkSes
 @needs_client
 def test_the_ccr_and_memory_tools_are_listed_from_the_first_request_and_answer(sdk_session: SdkSession) -> None:
     first = request_text(sdk_session.main_requests()[0].body)
-    for tool in (RETRIEVE, STATS, mcp_tool_name("memory", "memory_recall"), mcp_tool_name("memory", "memory_remember")):
+    for tool in (RETRIEVE, STATS, mcp_tool_name("memory", "cavemem_recall"), mcp_tool_name("memory", "cavemem_remember")):
         assert tool in first, f"{tool} not offered: the first request went out before the servers were ready"
     last = sdk_session.main_requests()[-1].body
     assert RETRIEVE in [tool["name"] for tool in last["tools"]]

@@ -17,7 +17,7 @@ def test_all_is_sorted_and_lists_exactly_the_public_names() -> None:
 def test_importing_the_package_imports_no_framework() -> None:
     code = (
         "import sys, compactor.adapters; "
-        "print(sorted(m for m in ('pydantic_ai', 'langchain_core', 'langgraph', 'agents', 'claude_agent_sdk') if m in sys.modules))"
+        "print(sorted(m for m in ('pydantic_ai', 'langchain', 'langchain_core', 'langgraph', 'agents', 'claude_agent_sdk') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == "[]"

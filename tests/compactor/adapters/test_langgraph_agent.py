@@ -88,3 +88,12 @@ def test_a_prebuilt_agent_compacts_its_state_and_recovers_a_dropped_tool_result(
         assert isinstance(seen[0], HumanMessage)
         calls = {c["id"] for m in seen if isinstance(m, AIMessage) for c in m.tool_calls}
         assert {m.tool_call_id for m in seen if isinstance(m, ToolMessage)} <= calls
+
+
+def test_the_hook_answers_retrieve_itself_as_its_recovery_tool_does() -> None:
+    store = MemoryStore(max_bytes=1 << 24)
+    compaction = LangGraphCompaction(Orchestrator(settings=load_settings(env={}), store=store, files=NoFiles()))
+    handle = store.put(b"".join(b"row %d\n" % i for i in range(30_000)))
+    assert compaction.retrieve(handle, lines=[2, 3]) == "row 1\nrow 2\n"
+    assert "answer cut to 100 tokens" in compaction.retrieve(handle, max_tokens=100)
+    assert compaction.recovery_tool.invoke({"handle": handle, "lines": [2, 3]}) == "row 1\nrow 2\n"

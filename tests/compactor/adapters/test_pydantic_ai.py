@@ -150,3 +150,28 @@ def test_the_system_prompt_is_kept_at_the_front_when_its_request_is_compacted_aw
     assert isinstance(written, ModelRequest) and written.instructions == "Be brief."
     assert written.parts[0] == system
     assert isinstance(written.parts[1], UserPromptPart) and written.parts[1].content == "summary of the work"
+
+
+def test_the_integration_itself_answers_retrieve_bounded_with_tool_outputs_raw() -> None:
+    from ccr import MemoryStore
+    from compactor.adapters.pydantic_ai import PydanticAICompaction
+    from compactor.config import load_settings
+    from compactor.messages import ToolResultBlock, ToolUseBlock
+    from compactor.orchestrator import Orchestrator
+    from compactor.spans import messages_jsonl
+
+    store = MemoryStore(max_bytes=1 << 24)
+    compaction = PydanticAICompaction(Orchestrator(settings=load_settings(env={}), store=store))
+    log = "step 1 ok\n\"step 2\" ok\n" * 3
+    handle = store.put(messages_jsonl([
+        Message(role="assistant", content=[ToolUseBlock(id="t1", name="Bash", input={"command": "make"})]),
+        Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content=log)]),
+    ]))
+    assert log in compaction.retrieve(handle)
+    assert json.dumps(log)[1:-1] in compaction.retrieve(handle, exact=True)
+    big = store.put(b"".join(b"row %d\n" % i for i in range(30_000)))
+    assert "answer cut to 5,000 tokens" in compaction.retrieve(big)
+    assert "answer cut to 100 tokens" in compaction.retrieve(big, max_tokens=100)
+    assert compaction.retrieve("nonsense").startswith("ccr_invalid_handle")
+    schema = compaction.recovery_tool.tool_def.parameters_json_schema
+    assert {"handle", "max_tokens", "exact"} <= set(schema["properties"])
