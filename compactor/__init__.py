@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from compactor.recovery import RECOVERY_TOOL
     from compactor.replay import ReplayReport
     from compactor.report import CompactionReport
+    from compactor.ledger import SessionLedger
     from compactor.session import SessionState
     from compactor.summarizers import ExtractiveSummarizer, Summarizer, Summary, make_summarizer
     from compactor.tokens import CachedCounter, RoughCounter, TiktokenCounter, TokenCounter, make_counter
@@ -54,6 +55,7 @@ __all__ = [
     "RECOVERY_TOOL",
     "ReplayReport",
     "RoughCounter",
+    "SessionLedger",
     "SessionState",
     "Settings",
     "StateBuilder",
@@ -92,6 +94,7 @@ _EXPORTS: dict[str, str] = {
     "RECOVERY_TOOL": "compactor.recovery",
     "ReplayReport": "compactor.replay",
     "RoughCounter": "compactor.tokens",
+    "SessionLedger": "compactor.ledger",
     "SessionState": "compactor.session",
     "Settings": "compactor.config",
     "StateBuilder": "compactor.transcript",
