@@ -205,10 +205,13 @@ class _Run:
         self.record(result)
 
     def run_jobs(self, jobs: list[Job]) -> None:
+        """Hand ``jobs`` to the executor session by session, so that a worker runs one session's
+        trials in a row and parses it once (``jobs.WorkerCache``)."""
         if self.progress is not None:
             self.progress(self.done, self.total, best_trial(list(self.trials.values()), self.space))
         if jobs:
-            self.executor.run(jobs, self.finished)
+            order = {str(s): n for n, s in enumerate(self.sessions)}
+            self.executor.run(sorted(jobs, key=lambda job: order.get(job.session, 0)), self.finished)
 
 
 def run_tune(

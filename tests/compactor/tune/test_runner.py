@@ -130,3 +130,23 @@ def test_optuna_asks_for_trials_within_the_space_and_repeats_come_from_the_run(t
     assert 1 <= len(results.trials) <= 2 and all(t.complete for t in results.trials)
     assert {t.params["attachments.max_files"] for t in results.trials} <= {3, 5}
     assert results.jobs_run == len(results.trials)
+
+
+class Recording:
+    """An executor that runs jobs in this process and remembers the order they came in."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.sessions: list[str] = []
+
+    def run(self, jobs: Sequence[Job], on_result: Callable[[SessionResult], None]) -> None:
+        for job in jobs:
+            self.sessions.append(job.session)
+            on_result(run_job(job))
+
+
+def test_the_executor_gets_one_sessions_trials_in_a_row_so_a_worker_parses_it_once() -> None:
+    executor = Recording()
+    run_tune([SMALL, LONG], space(**{"attachments.max_files": [3, 5, 8]}), executor=executor)
+    assert executor.sessions == [str(SMALL)] * 3 + [str(LONG)] * 3
