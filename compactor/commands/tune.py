@@ -50,6 +50,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--config", type=Path, help="base settings every trial starts from (TOML or JSON)")
     parser.add_argument("--jobs", type=int, help="parallel replays (default: the CPU count)")
     parser.add_argument("--executor", choices=("local", "ray"), default="local", help="local process pool or Ray")
+    parser.add_argument(
+        "--address", metavar="ADDRESS",
+        help="Ray cluster to join with --executor ray (auto, HOST:PORT or ray://HOST:10001; default: "
+        "$RAY_ADDRESS, else a local Ray for this run)",
+    )
     parser.add_argument("--out", type=Path, default=Path("tune-results"), help="output folder (default: tune-results)")
     parser.add_argument("--no-cache", action="store_true", help="replay everything; neither read nor write the cache")
     parser.set_defaults(func=run)
@@ -63,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     space = load_space(args.space)
     _writable_folder(args.out)
     cache = None if args.no_cache else ResultCache(default_cache_dir())
-    executor = make_executor(args.executor, args.jobs)
+    executor = make_executor(args.executor, args.jobs, args.address)
     with _progress_bar(space.search.objective, space.search.objective_at) as progress:
         results = run_tune(args.corpus, space, executor=executor, config=args.config, cache=cache, progress=progress)
     _warn_failures(results)

@@ -150,3 +150,27 @@ def test_the_executor_gets_one_sessions_trials_in_a_row_so_a_worker_parses_it_on
     executor = Recording()
     run_tune([SMALL, LONG], space(**{"attachments.max_files": [3, 5, 8]}), executor=executor)
     assert executor.sessions == [str(SMALL)] * 3 + [str(LONG)] * 3
+
+
+def test_free_workers_keep_their_session_and_spread_over_the_others() -> None:
+    from compactor.tune.executors import _Affinity
+
+    jobs = [Job(trial_id=f"t{n}", session=s, session_hash="h", settings_json="{}", key=f"{s}{n}")
+            for s in ("a", "b") for n in range(3)]
+    plan = _Affinity(jobs)
+    first, second = plan.next_for(0), plan.next_for(1)
+    assert first is not None and second is not None
+    assert (first.session, second.session) == ("a", "b")  # one session each
+    taken = [plan.next_for(0), plan.next_for(0), plan.next_for(1), plan.next_for(1)]
+    assert [j.session for j in taken if j is not None] == ["a", "a", "b", "b"]
+    assert plan.next_for(0) is None and plan.next_for(1) is None
+
+
+def test_a_worker_with_nothing_left_of_its_session_helps_with_another() -> None:
+    from compactor.tune.executors import _Affinity
+
+    jobs = [Job(trial_id=f"t{n}", session="a", session_hash="h", settings_json="{}", key=f"a{n}") for n in range(4)]
+    plan = _Affinity(jobs)
+    handed = [plan.next_for(0), plan.next_for(1), plan.next_for(0), plan.next_for(1), plan.next_for(0)]
+    assert [j.trial_id for j in handed if j is not None] == ["t0", "t1", "t2", "t3"]
+    assert handed[-1] is None

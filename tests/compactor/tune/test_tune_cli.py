@@ -96,6 +96,14 @@ def test_a_bad_space_exits_2_before_running(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+def test_a_ray_address_without_the_ray_executor_exits_2_before_running(tmp_path: Path) -> None:
+    done = cli("tune", str(SESSIONS), "--space", str(EXAMPLE), "--address", "auto", "--out", str(tmp_path / "o"),
+               home=tmp_path)
+    assert done.returncode == 2, done.stderr.decode()
+    assert b"--executor ray" in done.stderr
+    assert not (tmp_path / "o").exists()
+
+
 def test_a_missing_corpus_exits_66_and_leaves_no_output_folder(tmp_path: Path) -> None:
     done = cli("tune", str(tmp_path / "none"), "--space", str(EXAMPLE), home=tmp_path, cwd=tmp_path)
     assert done.returncode == 66, done.stderr.decode()
