@@ -174,3 +174,16 @@ def test_a_worker_with_nothing_left_of_its_session_helps_with_another() -> None:
     handed = [plan.next_for(0), plan.next_for(1), plan.next_for(0), plan.next_for(1), plan.next_for(0)]
     assert [j.trial_id for j in handed if j is not None] == ["t0", "t1", "t2", "t3"]
     assert handed[-1] is None
+
+
+def test_a_run_that_hands_each_session_on_keeps_only_totals_and_they_equal_a_kept_runs() -> None:
+    searched = space(**{"attachments.max_files": [3, 5]})
+    kept = run_tune([SMALL, LONG], searched, executor=LocalExecutor(1))
+    handed: list[SessionResult] = []
+    streamed = run_tune([SMALL, LONG], searched, executor=LocalExecutor(1), on_session=handed.append)
+    assert all(t.sessions == [] and t.complete for t in streamed.trials)
+    assert {t.id: t.totals for t in streamed.trials} == {t.id: t.totals for t in kept.trials}
+    assert sorted((r.trial_id, r.session, r.metrics == s.metrics) for r in handed for t in kept.trials
+                  for s in t.sessions if (s.trial_id, s.session) == (r.trial_id, r.session)) == sorted(
+        (s.trial_id, s.session, True) for t in kept.trials for s in t.sessions)
+    assert streamed.best == kept.best
