@@ -32,7 +32,14 @@ class Executor(Protocol):
 
 
 class LocalExecutor:
-    """A process pool of ``workers`` processes (one job at a time, in this process, for one worker)."""
+    """A process pool of ``workers`` processes (one job at a time, in this process, for one worker).
+
+    Each pool task is one session's jobs (split when there are fewer
+    sessions than workers), run one after another in a worker, so that the
+    worker parses and counts the session once (``jobs.WorkerCache``) and no
+    two workers parse the same session unless there is nothing else to do.
+    Results are handed over a task at a time.
+    """
 
     name = "local"
 
@@ -44,27 +51,49 @@ class LocalExecutor:
             for job in jobs:
                 on_result(run_job(job))
             return
+        groups = _by_session(jobs, self.workers)
         # spawn: the parent may hold threads (a progress bar) that fork would copy mid-flight.
         context = multiprocessing.get_context("spawn")
         pool = cf.ProcessPoolExecutor(
-            max_workers=min(self.workers, len(jobs)), mp_context=context, initializer=_ignore_interrupts
+            max_workers=min(self.workers, len(groups)), mp_context=context, initializer=_ignore_interrupts
         )
-        futures = [pool.submit(run_job, job) for job in jobs]
-        handed: set[cf.Future[SessionResult]] = set()
+        futures = [pool.submit(_run_jobs, group) for group in groups]
+        handed: set[cf.Future[list[SessionResult]]] = set()
         try:
             for future in cf.as_completed(futures):
                 handed.add(future)
-                on_result(future.result())
+                for result in future.result():
+                    on_result(result)
         except KeyboardInterrupt:
             # Ctrl-C: nothing new starts; the replays already running finish and are kept.
             for future in futures:
                 future.cancel()
             for future in futures:
                 if future not in handed and not future.cancelled():
-                    on_result(future.result())
+                    for result in future.result():
+                        on_result(result)
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_jobs(jobs: Sequence[Job]) -> list[SessionResult]:
+    """Run ``jobs`` one after another in this worker (one pool task)."""
+    return [run_job(job) for job in jobs]
+
+
+def _by_session(jobs: Sequence[Job], workers: int) -> list[list[Job]]:
+    """``jobs`` grouped by session, in order; with fewer sessions than ``workers``, each split evenly
+    so that every worker has a group."""
+    sessions: dict[str, list[Job]] = {}
+    for job in jobs:
+        sessions.setdefault(job.session, []).append(job)
+    parts = -(-workers // len(sessions))  # ceil
+    groups: list[list[Job]] = []
+    for group in sessions.values():
+        size = -(-len(group) // parts)
+        groups.extend(group[start : start + size] for start in range(0, len(group), size))
+    return groups
 
 
 class RayExecutor:

@@ -187,3 +187,15 @@ def test_a_run_that_hands_each_session_on_keeps_only_totals_and_they_equal_a_kep
                   for s in t.sessions if (s.trial_id, s.session) == (r.trial_id, r.session)) == sorted(
         (s.trial_id, s.session, True) for t in kept.trials for s in t.sessions)
     assert streamed.best == kept.best
+
+
+def test_a_pool_task_is_one_sessions_jobs_split_only_when_workers_would_idle() -> None:
+    from compactor.tune.executors import _by_session
+
+    jobs = [Job(trial_id=f"t{n}", session=s, session_hash="h", settings_json="{}", key=f"{s}{n}")
+            for s in ("a", "b", "c") for n in range(4)]
+    assert [[j.key for j in g] for g in _by_session(jobs, 2)] == [
+        ["a0", "a1", "a2", "a3"], ["b0", "b1", "b2", "b3"], ["c0", "c1", "c2", "c3"]]
+    lone = [j for j in jobs if j.session == "a"]
+    assert [[j.key for j in g] for g in _by_session(lone, 2)] == [["a0", "a1"], ["a2", "a3"]]
+    assert sorted(j.key for g in _by_session(lone, 3) for j in g) == ["a0", "a1", "a2", "a3"]
