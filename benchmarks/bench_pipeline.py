@@ -128,7 +128,7 @@ def compaction_figures(name: str, path: Path, folder: Path, runs: int) -> list[F
         failed = failed or (None if result.ok else result.report.error)
         tokenize_seconds, _ = timed(tokenize)
         fresh = make(1000 + number, counted=False)
-        counted_seconds, counted = timed(lambda: count_and_compact(fresh))
+        counted_seconds, counted = timed(lambda fresh=fresh: count_and_compact(fresh))  # type: ignore[misc]
         failed = failed or (None if counted.ok else counted.report.error)
         again_seconds, _ = timed(tokenize)
         if number > 1:  # the first round warms caches and templates

