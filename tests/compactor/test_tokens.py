@@ -362,6 +362,7 @@ def test_the_prepared_tokenizer_counts_as_tiktokens_own_and_is_read_back_without
     from compactor.tokens import OFFLINE_ENCODING, _prepared_encoding
 
     own = tiktoken.get_encoding(OFFLINE_ENCODING)
+    (Path(os.environ["COMPACTOR_HOME"]) / "ccr.db").touch()  # a home that stores
     made = _prepared_encoding(tiktoken)
     cache = next((Path(os.environ["COMPACTOR_HOME"]) / "cache").glob("cl100k_base-*.marshal"))
     assert cache.stat().st_mode & 0o777 == 0o600
@@ -376,6 +377,7 @@ def test_a_damaged_prepared_tokenizer_is_made_anew() -> None:
 
     from compactor.tokens import _prepared_encoding
 
+    (Path(os.environ["COMPACTOR_HOME"]) / "ccr.db").touch()
     _prepared_encoding(tiktoken)
     cache = next((Path(os.environ["COMPACTOR_HOME"]) / "cache").glob("cl100k_base-*.marshal"))
     data = bytearray(cache.read_bytes())
@@ -392,6 +394,24 @@ def test_a_home_that_cannot_be_written_still_counts(tmp_path: Path, monkeypatch:
 
     from compactor.tokens import _prepared_encoding
 
-    (tmp_path / "home").write_text("a file where the home folder should be", encoding="utf-8")
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "ccr.db").touch()
+    (tmp_path / "home" / "cache").write_text("a file where the cache folder would go", encoding="utf-8")
     monkeypatch.setenv("COMPACTOR_HOME", str(tmp_path / "home"))
     assert _prepared_encoding(tiktoken).encode_ordinary("hello world") == [15339, 1917]
+
+
+def test_the_prepared_tokenizer_never_makes_a_home_nor_adds_to_one_without_a_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tiktoken
+
+    from compactor.tokens import _prepared_encoding
+
+    monkeypatch.setenv("COMPACTOR_HOME", str(tmp_path / "home"))
+    assert _prepared_encoding(tiktoken).encode_ordinary("hello world") == [15339, 1917]
+    assert not (tmp_path / "home").exists()
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "memory.db").write_bytes(b"")
+    _prepared_encoding(tiktoken)
+    assert [p.name for p in (tmp_path / "home").iterdir()] == ["memory.db"]
