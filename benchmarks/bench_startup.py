@@ -14,9 +14,10 @@ each the wall time of a fresh process against ``python -c pass``, interleaved:
 - ``compactor hook pre-compact`` on the largest real transcript under
   ``../shared/transcripts`` (about 4 MB; missing without it), as Claude Code
   runs it before compacting: read the transcript, store the conversation
-  and the file's lines, print the instructions. Each run has a fresh
-  ``COMPACTOR_HOME`` (the session's first compaction, the store made
-  anew). At most 18x (about 0.5 s where ``python -c pass`` takes 28 ms).
+  and the file's lines, print the instructions. Each run is a session's
+  first compaction (a session id of its own) in one ``COMPACTOR_HOME``
+  that earlier runs used, as a user's is. At most 18x (about 0.5 s where
+  ``python -c pass`` takes 28 ms).
 
 The installed console scripts are run (those beside the running Python),
 with ``COMPACTOR_HOME`` in a temporary folder. Measure on a regular install
@@ -146,7 +147,7 @@ def figures(quick: bool = False) -> list[Figure]:
 
 
 def pre_compact_figure(folder: Path, nothing: Callable[[], None], runs: int, note: str) -> Figure:
-    """``compactor hook pre-compact`` on the largest real transcript, each run into a fresh home."""
+    """``compactor hook pre-compact`` on the largest real transcript, each run a new session in one home."""
     name = "cold start / python -c pass: compactor hook pre-compact (largest real transcript)"
     transcript = largest_transcript()
     script = BIN / "compactor"
@@ -154,14 +155,14 @@ def pre_compact_figure(folder: Path, nothing: Callable[[], None], runs: int, not
         return missing(name, 18.0, "<=", "no transcript under ../shared/transcripts")
     if not script.exists():
         return missing(name, 18.0, "<=", "no compactor script")
-    stdin = json.dumps({"session_id": "bench-pre-compact", "transcript_path": str(transcript),
-                        "hook_event_name": "PreCompact", "trigger": "auto"}).encode()
-    homes = iter(range(10_000))
+    sessions = iter(range(10_000))
+    env = {**os.environ, "COMPACTOR_HOME": str(folder / "pre-compact-home")}
 
     def run() -> None:
-        home = folder / f"pre-compact-{next(homes)}"
-        done = subprocess.run([str(script), "hook", "pre-compact"], input=stdin, capture_output=True,
-                              env={**os.environ, "COMPACTOR_HOME": str(home)}, check=False)
+        stdin = json.dumps({"session_id": f"bench-pre-compact-{next(sessions)}", "transcript_path": str(transcript),
+                            "hook_event_name": "PreCompact", "trigger": "auto"}).encode()
+        done = subprocess.run([str(script), "hook", "pre-compact"], input=stdin, capture_output=True, env=env,
+                              check=False)
         if done.returncode != 0 or b"ccr_" not in done.stdout:  # the hook exits 0 even when it stores nothing
             raise RuntimeError(f"pre-compact stored nothing: {done.stderr.decode()[-300:]}")
 
