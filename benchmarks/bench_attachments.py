@@ -1,24 +1,33 @@
 """Benchmark: how long building post-compaction attachments takes, and how much they restore.
 
-Prints figures, asserts nothing about speed. Files are generated in a temporary
-folder (source-like lines, from small to very large), read into a snapshot,
-and restored with the default budgets and the tiktoken counter into an
-in-memory CCR store.
+Files are generated in a temporary folder (source-like lines, from small to
+very large), read into a snapshot, and restored with the default budgets and
+the tiktoken counter into an in-memory CCR store.
 
-    python benchmarks/bench_attachments.py
+Figure (protocol in ``_common.py``; ``python benchmarks/run.py --only attachments``):
+``build_attachments`` against the work content addressing and counting
+cannot skip: hashing each file's UTF-8 bytes once with ``hashlib.sha256``
+(a cut tail is stored under its hash) and tokenizing, once, the text of
+the attachments it made. Interleaved, with a fresh counter each build so
+no count is reused from the previous one. Target: at most 3.0 (the build
+also reads each file, plans its cut from line counts and renders).
+
+Run alone for the sizes and what was restored: ``python benchmarks/bench_attachments.py``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import ccr
+from _common import Figure, interleaved
 from attachments import Budgets, DiskFiles, build_attachments
 from compactor.session import InvokedSkill, ReadFileEntry, SessionState
-from compactor.tokens import TiktokenCounter
+from compactor.tokens import TiktokenCounter, block_texts
 
 SIZES = [40, 400, 4_000, 40_000, 400_000]
 """Lines per generated file: the largest ones must be cut."""
@@ -28,6 +37,49 @@ RUNS = 5
 
 def source_lines(n: int, seed: int) -> str:
     return "".join(f"    result_{seed}_{i} = transform(record[{i}], factor={i % 17})  # step {i}\n" for i in range(n))
+
+
+def make_inputs(folder: str) -> tuple[dict[str, ReadFileEntry], SessionState]:
+    """The snapshot of generated files (written under ``folder``) and a state with six invoked skills."""
+    snapshot: dict[str, ReadFileEntry] = {}
+    for i, n in enumerate(SIZES):
+        path = Path(folder) / f"module_{i}.py"
+        content = source_lines(n, i)
+        path.write_text(content)
+        snapshot[str(path)] = ReadFileEntry(path=str(path), content=content, timestamp=float(i))
+    state = SessionState()
+    for j in range(6):
+        body = "".join(f"Skill {j} rule {k}: keep the change small and tested.\n" for k in range(600))
+        state.invoke_skill(InvokedSkill(name=f"skill-{j}", path=f"/s/{j}/SKILL.md", content=body, invoked_at=j))
+    return snapshot, state
+
+
+def figures(quick: bool = False) -> list[Figure]:
+    with tempfile.TemporaryDirectory() as folder:
+        snapshot, state = make_inputs(folder)
+
+        def build() -> object:
+            return build_attachments(snapshot, state, [], budgets=Budgets(), counter=TiktokenCounter(),
+                                     store=ccr.open_store(":memory:"), files=DiskFiles())
+
+        result = build_attachments(snapshot, state, [], budgets=Budgets(), counter=TiktokenCounter(),
+                                   store=ccr.open_store(":memory:"), files=DiskFiles())
+        texts = [t for m in result.messages for t in block_texts(m)[0]]
+        tokenizer = TiktokenCounter()
+        if not texts:
+            raise RuntimeError("the build made no attachment messages to compare with")
+
+        contents = [entry.content for entry in snapshot.values()]
+
+        def floor() -> None:
+            for content in contents:
+                hashlib.sha256(content.encode("utf-8")).digest()
+            for text in texts:
+                tokenizer.count_text(text)
+
+        ratios = interleaved(build, floor, runs=3 if quick else 9)
+    return [Figure("build_attachments / (sha256 of the files + tokenize what it made)", ratios, 3.0, "<=",
+                   detail=f"{len(result.entries)} entries, {result.tokens:,} tokens")]
 
 
 def main() -> None:

@@ -12,7 +12,13 @@ with like on the same machine at the same moment:
 - query retrieval time on a 1 MiB JSONL original;
 - ``ccr repair``'s page-by-page salvage against ``verify`` over the same store.
 
-Run: ``python benchmarks/bench_ccr.py [--records N] [--batch B]``.
+Figures (protocol in ``_common.py``; ``python benchmarks/run.py --only ccr``), each a
+ratio of interleaved runs: ``put_many`` against plain ``sqlite3`` (default
+journal, and WAL + synchronous=FULL), plain time over ours: at least 0.5
+each; the re-put of stored records against plain ``INSERT OR IGNORE``: at
+least 0.25 (ours compares each stored copy, to heal a corrupt one).
+
+Run alone for every figure above and the rates: ``python benchmarks/bench_ccr.py [--records N] [--batch B]``.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import timed
+from _common import Figure, timed
 from ccr import PutRequest, handle_for, open_store
 
 RECORD_BYTES = 4096
@@ -128,6 +134,42 @@ def bench_query(path: Path, repeats: int) -> tuple[float, int, int]:
             times.append(time.perf_counter() - start)
     assert result is not None
     return statistics.median(times), len(data), len(result.data)
+
+
+def figures(quick: bool = False) -> list[Figure]:
+    """The put figures, one ratio per interleaved round (plain time / ours)."""
+    rows = _rows(1000 if quick else 5000)
+    batch = 500
+    rounds = 3 if quick else 7
+    default: list[float] = []
+    wal: list[float] = []
+    reput: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="bench-ccr-") as tmp:
+        root = Path(tmp)
+        previous = os.environ.get("COMPACTOR_HOME")
+        os.environ["COMPACTOR_HOME"] = str(root / "home")
+        try:
+            for n in range(rounds + 1):
+                ours, _ = bench_store_put(root / f"store{n}" / "ccr.db", rows, batch)
+                plain_default = bench_plain_sqlite(root / f"plain{n}.db", rows, batch, wal=False)
+                plain_wal = bench_plain_sqlite(root / f"plain-wal{n}.db", rows, batch, wal=True)
+                again = bench_reput_store(root / f"store{n}" / "ccr.db", rows, batch)
+                plain_again = bench_reput_plain(root / f"plain-wal{n}.db", rows, batch)
+                if n:  # the first round warms the page cache and the imports
+                    default.append(plain_default / ours)
+                    wal.append(plain_wal / ours)
+                    reput.append(plain_again / again)
+        finally:
+            if previous is None:
+                os.environ.pop("COMPACTOR_HOME", None)
+            else:
+                os.environ["COMPACTOR_HOME"] = previous
+    detail = f"{len(rows):,} x 4 KiB records in batches of {batch}"
+    return [
+        Figure("ccr put_many / plain sqlite3 (default journal)", default, 0.5, ">=", detail=detail),
+        Figure("ccr put_many / plain sqlite3 (WAL, synchronous=FULL)", wal, 0.5, ">="),
+        Figure("ccr put_many of stored records / plain INSERT OR IGNORE", reput, 0.25, ">="),
+    ]
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Benchmark: dedup throughput against a plain per-character djb2 loop.
+"""Benchmark: dedup throughput against a plain per-character djb2 loop, and against hashlib.
 
 Builds 1,000 deterministic tool results of 10 to 50 KB, a quarter of them
 repeats (equal text, a separate string, as a new tool result is): two thirds
@@ -9,15 +9,21 @@ busy machine slows both alike:
 
 - dedup: ``Deduper.apply`` on every result (hash, content check, tagging);
 - baseline: djb2 with one Python step per UTF-16 code unit over the same
-  results (the hash alone).
+  results (the hash alone);
+- C baseline: ``hashlib.sha1`` over the same results' UTF-16LE bytes (the
+  bytes djb2 hashes, encoding included), as a hash in C costs.
 
 Figures (protocol in ``_common.py``; run alone: ``python benchmarks/bench_dedup.py [--quick]``):
-the baseline's time over dedup's, per chunk, for ASCII and for UTF-16-heavy
-text. Target: at least 10 each.
+the per-character loop's time over dedup's, per chunk, for ASCII and for
+UTF-16-heavy text (at least 10 each); and ``hashlib.sha1``'s time over
+dedup's (at least 0.2: dedup, which must compute JavaScript's djb2 in
+Python and confirm a match by content, within 5x of a C hash of the same
+bytes).
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 
 from _common import Figure, main, timed
@@ -70,6 +76,8 @@ def figures(quick: bool = False) -> list[Figure]:
 
     deduper = Deduper(DedupState(), DedupSettings())
     ratios: dict[str, list[float]] = {"ascii": [], "utf16": []}
+    against_sha1: list[float] = []
+    c_deduper = Deduper(DedupState(), DedupSettings())
     chunks = range(0, RESULTS // 4 if quick else RESULTS, CHUNK)
     for chunk_start in chunks:
         chunk = results[chunk_start : chunk_start + CHUNK]
@@ -78,11 +86,17 @@ def figures(quick: bool = False) -> list[Figure]:
             fast, _ = timed(lambda: [deduper.apply("Read", text) for text in texts])
             slow, _ = timed(lambda: [plain_djb2(text) for text in texts])
             ratios[kind].append(slow / fast)
+        every = [text for _, text in chunk]
+        ours, _ = timed(lambda: [c_deduper.apply("Read", text) for text in every])
+        sha1, _ = timed(lambda: [hashlib.sha1(t.encode("utf-16-le", "surrogatepass")).digest() for t in every])
+        against_sha1.append(sha1 / ours)
     hits = sum(deduper.state.hits.values())
     return [
         Figure("dedup / per-character djb2: ASCII", ratios["ascii"], 10.0, ">=",
                detail=f"{len(chunks)} chunks of {CHUNK} results, {hits} repeats deduplicated"),
         Figure("dedup / per-character djb2: UTF-16-heavy", ratios["utf16"], 10.0, ">="),
+        Figure("dedup / hashlib.sha1 of the same UTF-16 bytes", against_sha1, 0.2, ">=",
+               detail="sha1's time over dedup's (1.0 would be as fast as a hash in C)"),
     ]
 
 

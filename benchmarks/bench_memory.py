@@ -12,7 +12,14 @@ the contenders interleaved, so the ratios compare like with like:
   the same WAL + synchronous=FULL settings (target ratio >= 0.5).
 
 The stores are built once with ``remember_many`` (one transaction each).
-Run: ``python benchmarks/bench_memory.py [--rounds N] [--remembers N]``.
+
+Figures (protocol in ``_common.py``; ``python benchmarks/run.py --only memory``):
+recall time at the largest store over the smallest, per interleaved round
+(at most the size ratio, linear: 100 for 1K -> 100K, 10 for 1K -> 10K with
+``--quick``), and plain inserts' time over remembers', per interleaved
+chunk of 25 (at least 0.5).
+
+Run alone for the timings too: ``python benchmarks/bench_memory.py [--rounds N] [--remembers N]``.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from _common import timed
+from _common import Figure, timed
 from compactor.tokens import TiktokenCounter
 from memory import MemoryDB, open_memory
 
@@ -66,15 +73,20 @@ def build(path: Path, count: int) -> MemoryDB:
     return db
 
 
-def bench_recall(dbs: dict[int, MemoryDB], rounds: int) -> dict[int, float]:
-    """Median seconds to answer all the queries once, per store size, rounds interleaved."""
+def recall_rounds(dbs: dict[int, MemoryDB], rounds: int) -> dict[int, list[float]]:
+    """Seconds to answer all the queries once, per store size, one entry per interleaved round."""
     counter = TiktokenCounter()
     times: dict[int, list[float]] = {size: [] for size in dbs}
     for _ in range(rounds):
         for size, db in dbs.items():
             elapsed, _ = timed(lambda db=db: [db.recall(q, counter=counter) for q in QUERIES])  # type: ignore[misc]
             times[size].append(elapsed)
-    return {size: statistics.median(t) for size, t in times.items()}
+    return times
+
+
+def bench_recall(dbs: dict[int, MemoryDB], rounds: int) -> dict[int, float]:
+    """Median seconds to answer all the queries once, per store size, rounds interleaved."""
+    return {size: statistics.median(t) for size, t in recall_rounds(dbs, rounds).items()}
 
 
 def _plain(path: Path) -> sqlite3.Connection:
@@ -101,12 +113,18 @@ def _plain_insert(conn: sqlite3.Connection, text: str) -> None:
 
 def bench_remember(path: Path, count: int, chunk: int = 25) -> tuple[float, float]:
     """Seconds for ``count`` remembers and for ``count`` plain inserts, in interleaved chunks."""
+    ratios = remember_ratios(path, count, chunk)
+    return sum(ours for ours, _ in ratios), sum(theirs for _, theirs in ratios)
+
+
+def remember_ratios(path: Path, count: int, chunk: int = 25) -> list[tuple[float, float]]:
+    """(remembers' seconds, plain inserts' seconds) per interleaved chunk of ``chunk`` texts."""
     texts = _memories(count, seed=-1)
     db = open_memory(path / "remember.db", recovery=path / "ccr.db")
     db.remember("warm up the connection and the schema")
     plain = _plain(path / "plain.db")
     _plain_insert(plain, "warm up the connection")
-    ours = theirs = 0.0
+    chunks: list[tuple[float, float]] = []
     for start in range(0, count, chunk):
         part = texts[start : start + chunk]
 
@@ -118,11 +136,29 @@ def bench_remember(path: Path, count: int, chunk: int = 25) -> tuple[float, floa
             for text in part:
                 _plain_insert(plain, text)
 
-        ours += timed(remember_part)[0]
-        theirs += timed(insert_part)[0]
+        chunks.append((timed(remember_part)[0], timed(insert_part)[0]))
     db.close()
     plain.close()
-    return ours, theirs
+    return chunks
+
+
+def figures(quick: bool = False) -> list[Figure]:
+    sizes = SIZES[:2] if quick else SIZES
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        dbs = {size: build(folder, size) for size in sizes}
+        times = recall_rounds(dbs, 3 if quick else 5)
+        for db in dbs.values():
+            db.close()
+        small, large = sizes[0], sizes[-1]
+        growth = [big / little for big, little in zip(times[large], times[small], strict=True)]
+        chunks = remember_ratios(folder, 100 if quick else 300)
+    return [
+        Figure(f"memory recall at {large:,} / at {small:,} memories", growth, float(large // small), "<=",
+               detail=f"{len(QUERIES)} queries a round; linear growth is {large // small}x"),
+        Figure("memory plain sqlite3 insert / remember", [theirs / ours for ours, theirs in chunks], 0.5, ">=",
+               detail=f"{len(chunks)} chunks of 25, one durable transaction each"),
+    ]
 
 
 def main() -> None:

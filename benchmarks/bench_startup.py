@@ -11,6 +11,13 @@ each the wall time of a fresh process against ``python -c pass``, interleaved:
 - ``ccr mcp`` and ``memory mcp`` (the plugin starts both with every
   session) answering ``initialize`` (a client's first request) over stdio,
   from the start of the process to the answer: at most 15x each.
+- ``compactor hook pre-compact`` on the largest real transcript under
+  ``../shared/transcripts`` (about 4 MB; missing without it), as Claude Code
+  runs it before compacting: read the transcript, store the conversation
+  and the file's lines, print the instructions. Each run is a session's
+  first compaction (a session id of its own) in one ``COMPACTOR_HOME``
+  that earlier runs used, as a user's is. At most 18x (about 0.5 s where
+  ``python -c pass`` takes 28 ms).
 
 The installed console scripts are run (those beside the running Python),
 with ``COMPACTOR_HOME`` in a temporary folder. Measure on a regular install
@@ -30,7 +37,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from _common import Figure, interleaved, main, missing, timed
+from _common import Figure, interleaved, largest_transcript, main, missing, timed
 
 BIN = Path(sys.executable).parent
 
@@ -135,7 +142,33 @@ def figures(quick: bool = False) -> list[Figure]:
             server = _mcp_initialize([str(BIN / argv[0]), *argv[1:]], env)
             out.append(Figure(f"{name} answering initialize / python -c pass", _against(server, nothing, runs),
                               15.0, "<=", detail=note))
+        out.append(pre_compact_figure(Path(tmp), nothing, runs, note))
     return out
+
+
+def pre_compact_figure(folder: Path, nothing: Callable[[], None], runs: int, note: str) -> Figure:
+    """``compactor hook pre-compact`` on the largest real transcript, each run a new session in one home."""
+    name = "cold start / python -c pass: compactor hook pre-compact (largest real transcript)"
+    transcript = largest_transcript()
+    script = BIN / "compactor"
+    if transcript is None:
+        return missing(name, 18.0, "<=", "no transcript under ../shared/transcripts")
+    if not script.exists():
+        return missing(name, 18.0, "<=", "no compactor script")
+    sessions = iter(range(10_000))
+    env = {**os.environ, "COMPACTOR_HOME": str(folder / "pre-compact-home")}
+
+    def run() -> None:
+        stdin = json.dumps({"session_id": f"bench-pre-compact-{next(sessions)}", "transcript_path": str(transcript),
+                            "hook_event_name": "PreCompact", "trigger": "auto"}).encode()
+        done = subprocess.run([str(script), "hook", "pre-compact"], input=stdin, capture_output=True, env=env,
+                              check=False)
+        if done.returncode != 0 or b"ccr_" not in done.stdout:  # the hook exits 0 even when it stores nothing
+            raise RuntimeError(f"pre-compact stored nothing: {done.stderr.decode()[-300:]}")
+
+    size = transcript.stat().st_size / 1e6
+    return Figure(name, interleaved(run, nothing, runs=runs), 18.0, "<=",
+                  detail="; ".join(x for x in (f"{transcript.name}, {size:.1f} MB", note) if x))
 
 
 if __name__ == "__main__":

@@ -32,7 +32,8 @@ CHUNK = 100
 
 
 def fresh(message: Message, tag: str) -> Message:
-    """``message`` with new tool ids and ``tag`` in every text, so no cache or dedup entry matches it."""
+    """``message`` with new tool ids and ``tag`` in every text it is counted from (text, thinking,
+    tool inputs and results), so no count, cache or dedup entry of another copy matches it."""
     if isinstance(message.content, str):
         return Message(role=message.role, content=f"{tag} {message.content}")
     blocks = []
@@ -41,8 +42,8 @@ def fresh(message: Message, tag: str) -> Message:
             blocks.append(TextBlock(text=f"{tag} {block.text}"))
         elif isinstance(block, ThinkingBlock):
             blocks.append(block.model_copy(update={"thinking": f"{tag} {block.thinking}"}))
-        elif isinstance(block, ToolUseBlock):
-            blocks.append(block.model_copy(update={"id": f"{block.id}-{tag}"}))
+        elif isinstance(block, ToolUseBlock):  # its input is counted too: tagged, so no count is reused
+            blocks.append(block.model_copy(update={"id": f"{block.id}-{tag}", "input": {**block.input, "copy": tag}}))
         elif isinstance(block, ToolResultBlock):
             content = f"{tag}\n{block.content}" if isinstance(block.content, str) else block.content
             blocks.append(block.model_copy(update={"tool_use_id": f"{block.tool_use_id}-{tag}", "content": content}))

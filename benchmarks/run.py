@@ -2,10 +2,11 @@
 
 Usage: ``python benchmarks/run.py [--quick] [--only NAME ...]``
 
-Collects every ``benchmarks/bench_*.py`` that defines ``figures(quick)``
-(the protocol in ``_common.py``), in file-name order. A script that fails
-shows as one failed row naming its error, so one broken benchmark does not
-hide the others. Exits 1 when any figure fails its target, else 0.
+Runs every ``benchmarks/bench_*.py``, in file-name order; each must define
+``figures(quick)`` (the protocol in ``_common.py``). A script that fails, or
+that defines no ``figures`` or returns none, shows as one failed row naming
+why, so one broken benchmark does not hide the others and none is skipped
+unseen. Exits 1 when any figure fails its target, else 0.
 """
 
 from __future__ import annotations
@@ -45,14 +46,21 @@ def collect(names: list[str] | None, quick: bool) -> list[Figure]:
             module = load(path)
             make = getattr(module, "figures", None)
             if make is None:
-                print(f"  {path.name} defines no figures(); skipped", file=sys.stderr)
+                figures.append(_failed(path, "defines no figures(quick); every benchmark must (see _common.py)"))
                 continue
-            figures.extend(make(quick=quick))
+            made = list(make(quick=quick))
+            if not made:
+                figures.append(_failed(path, "figures() returned no figure"))
+            figures.extend(made)
         except Exception as exc:  # one broken script must not hide the others' figures
             traceback.print_exc()
-            figures.append(Figure(name=f"{path.name}: error", ratios=(float("inf"),), target=0, direction="<=",
-                                  detail=f"{type(exc).__name__}: {exc}"))
+            figures.append(_failed(path, f"{type(exc).__name__}: {exc}"))
     return figures
+
+
+def _failed(path: Path, why: str) -> Figure:
+    """A row that fails, naming the script and why it gave no figures."""
+    return Figure(name=f"{path.name}: error", ratios=(float("inf"),), target=0, direction="<=", detail=why)
 
 
 def main(argv: list[str] | None = None) -> int:

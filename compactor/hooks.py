@@ -416,7 +416,7 @@ def pre_compact(
     if not hook.transcript_path:
         raise InputInvalid("hook input has no transcript_path")
     path = Path(hook.transcript_path).expanduser()
-    transcript = read_transcript(path)
+    transcript = read_transcript(path, subagents=False, state=False)  # the main chain is what is stored
     previous = _settle_previous(
         hook.session_id, transcript, store, counter=counter, home=home, recovery_tools=recovery_tools
     )

@@ -59,7 +59,9 @@ class Orchestrator:
     ``overhead_tokens`` is context the messages do not show (system prompt,
     tool definitions); it is added to every estimate that has no recorded
     usage to anchor on. ``calibration`` (which such an overhead is a case of)
-    also converts counter tokens to the model's tokens.
+    also converts counter tokens to the model's tokens. A ``counter`` that is
+    already a ``CachedCounter`` is used as it is, so that Orchestrators
+    handed the same one count each text once between them.
     """
 
     def __init__(
@@ -77,7 +79,10 @@ class Orchestrator:
     ) -> None:
         self.settings = settings if settings is not None else load_settings()
         self.store = store if store is not None else open_store()
-        self.counter = CachedCounter(counter if counter is not None else make_counter(self.settings.counter))
+        if isinstance(counter, CachedCounter):
+            self.counter = counter  # its counts are shared with whoever else holds it (a tune worker's replays)
+        else:
+            self.counter = CachedCounter(counter if counter is not None else make_counter(self.settings.counter))
         self.summarizer = summarizer if summarizer is not None else make_summarizer(self.settings)
         self.files = files if files is not None else DiskFiles()
         self.tracker = CompactionTracker()

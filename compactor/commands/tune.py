@@ -1,10 +1,11 @@
 """``compactor tune CORPUS... --space SPACE.toml``: search settings on recorded sessions.
 
-Writes ``results.json``, ``report.html`` and ``best.toml`` to ``--out`` (by
-default a new folder under ``$COMPACTOR_HOME/tune/runs/``, never the current
-folder), says where on stderr, and prints a table of the trials (``--json``:
-``results.json`` itself). A progress bar (trials done, ETA, best so far)
-shows on a terminal only. Ctrl-C keeps what finished: the reports are
+Writes ``results.json``, ``sessions.jsonl`` (streamed as results arrive),
+``report.html`` and ``best.toml`` to ``--out`` (by default a new folder
+under ``$COMPACTOR_HOME/tune/runs/``, never the current folder), says where
+on stderr, and prints a table of the trials (``--json``: ``results.json``
+itself). A progress bar (trials done, ETA, best so far) shows on a terminal
+only. Ctrl-C keeps what finished: the reports are
 written from the finished trials and the exit code is 130.
 """
 
@@ -32,7 +33,7 @@ from compactor.tune import (
     results_json,
     run_tune,
 )
-from compactor.tune.output import format_figure, write_text
+from compactor.tune.output import SESSIONS_FILE, SessionsFile, format_figure, read_sessions_file, write_text
 
 __all__ = ["register", "run"]
 
@@ -54,6 +55,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--jobs", type=int, help="parallel replays (default: the CPU count)")
     parser.add_argument("--executor", choices=("local", "ray"), default="local", help="local process pool or Ray")
     parser.add_argument(
+        "--address", metavar="ADDRESS",
+        help="Ray cluster to join with --executor ray (auto, HOST:PORT or ray://HOST:10001; default: "
+        "$RAY_ADDRESS, else a local Ray for this run)",
+    )
+    parser.add_argument(
         "--out",
         type=Path,
         help="output folder (default: a new folder per run under $COMPACTOR_HOME/tune/runs/, named by its UTC time)",
@@ -72,10 +78,21 @@ def run(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else _run_folder()
     _writable_folder(out)
     cache = None if args.no_cache else ResultCache(default_cache_dir())
-    executor = make_executor(args.executor, args.jobs)
+    executor = make_executor(args.executor, args.jobs, args.address)
     workers = f"{getattr(executor, 'workers', 1)} at a time" if args.executor == "local" else "on Ray"
-    with _progress_bar(space.search.objective, space.search.objective_at, workers) as progress:
-        results = run_tune(args.corpus, space, executor=executor, config=args.config, cache=cache, progress=progress)
+    streamed = SessionsFile(out / SESSIONS_FILE)
+    try:
+        with _progress_bar(space.search.objective, space.search.objective_at, workers) as progress:
+            results = run_tune(args.corpus, space, executor=executor, config=args.config, cache=cache,
+                               progress=progress, on_session=streamed)
+        if streamed.close():
+            results = results.model_copy(update={"sessions_file": SESSIONS_FILE})
+    except OSError as exc:
+        streamed.discard()
+        raise OutputWriteError(f"{out}: cannot write the results there: {exc.strerror or exc}") from exc
+    except BaseException:
+        streamed.discard()
+        raise
     _warn_failures(results)
     written = _write(results, out)
     write_stdout(results_json(results) if args.json else render_table(results) + "\n")
@@ -134,18 +151,20 @@ def _write(results: TuneResults, out: Path) -> list[str]:
     Raises:
         OutputWriteError: the folder cannot be written.
     """
+    streamed = [SESSIONS_FILE] if results.sessions_file else []
     try:
         out.mkdir(parents=True, exist_ok=True)
         write_text(out / "results.json", results_json(results))
-        write_text(out / "report.html", render_report(results))
+        sessions = read_sessions_file(out / SESSIONS_FILE) if results.sessions_file else None
+        write_text(out / "report.html", render_report(results, sessions))
         toml = best_toml(results)
         if toml is None:
             (out / "best.toml").unlink(missing_ok=True)
-            return ["results.json", "report.html"]
+            return ["results.json", *streamed, "report.html"]
         write_text(out / "best.toml", toml)
     except OSError as exc:
         raise OutputWriteError(f"{out}: cannot write the results there: {exc.strerror or exc}") from exc
-    return ["results.json", "report.html", "best.toml"]
+    return ["results.json", *streamed, "report.html", "best.toml"]
 
 
 class _progress_bar:

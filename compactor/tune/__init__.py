@@ -14,7 +14,7 @@ from __future__ import annotations
 from compactor.tune.cache import ResultCache, cache_key, default_cache_dir, project_version
 from compactor.tune.executors import Executor, ExecutorName, LocalExecutor, RayExecutor, make_executor
 from compactor.tune.html import render_report
-from compactor.tune.jobs import AT_KINDS, Job, SessionResult, run_job, session_hash
+from compactor.tune.jobs import AT_KINDS, Job, SessionResult, WorkerCache, run_job, session_hash
 from compactor.tune.metrics import METRIC_NAMES, Metrics, replay_metrics
 from compactor.tune.output import best_toml, render_table, results_json, settings_toml
 from compactor.tune.runner import TrialResult, TuneResults, best_trial, discover_sessions, run_tune
@@ -36,6 +36,7 @@ __all__ = [
     "Trial",
     "TrialResult",
     "TuneResults",
+    "WorkerCache",
     "best_toml",
     "best_trial",
     "cache_key",

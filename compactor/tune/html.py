@@ -8,12 +8,13 @@ places what it is given. No script, no external file, no network.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from compactor._templates import render_html
+from compactor.tune.jobs import SessionResult
 from compactor.tune.metrics import METRIC_NAMES
 from compactor.tune.output import best_toml, format_figure
 from compactor.tune.runner import LOWER_IS_BETTER, TrialResult, TuneResults
@@ -158,8 +159,12 @@ def bar_chart(trials: Sequence[TrialResult], metric: str, at: str, best: str | N
     )
 
 
-def render_report(results: TuneResults) -> str:
-    """The whole page as one HTML string."""
+def render_report(results: TuneResults, sessions: Iterable[SessionResult] | None = None) -> str:
+    """The whole page as one HTML string.
+
+    ``sessions`` are the per-session results when the trials do not hold
+    them (a run that streamed them to ``sessions.jsonl``); by default, the trials' own.
+    """
     at = results.space.search.objective_at
     trials = [t for t in results.trials if t.complete]
     kinds = sorted({k for t in trials for k in t.totals})
@@ -176,20 +181,26 @@ def render_report(results: TuneResults) -> str:
                     "figures": [format_figure(m, figures[m]) for m in METRIC_NAMES],
                 }
             )
-    sessions = []
-    for trial in trials:
-        for result in trial.sessions:
-            for kind, metrics in result.metrics.items():
-                figures = metrics.figures()
-                sessions.append(
-                    {
-                        "trial": trial.id,
-                        "best": trial.id == results.best,
-                        "session": result.session,
-                        "at": kind,
-                        "figures": [format_figure(m, figures[m]) for m in METRIC_NAMES],
-                    }
-                )
+    complete = {t.id for t in trials}
+    per_session = sessions if sessions is not None else (r for t in trials for r in t.sessions)
+    session_rows: list[dict[str, Any]] = []
+    for result in per_session:
+        if result.trial_id not in complete:
+            continue
+        for kind, metrics in result.metrics.items():
+            figures = metrics.figures()
+            session_rows.append(
+                {
+                    "trial": result.trial_id,
+                    "best": result.trial_id == results.best,
+                    "session": result.session,
+                    "at": kind,
+                    "figures": [format_figure(m, figures[m]) for m in METRIC_NAMES],
+                }
+            )
+    trial_order = {t.id: n for n, t in enumerate(trials)}
+    session_order = {s: n for n, s in enumerate(results.corpus)}
+    session_rows.sort(key=lambda row: (trial_order[str(row["trial"])], session_order.get(str(row["session"]), 0)))
     return render_html(
         "tune_report.html.j2",
         package="compactor.tune",
@@ -200,7 +211,7 @@ def render_report(results: TuneResults) -> str:
         bars=[bar_chart(trials, m, at, results.best) for m in METRIC_NAMES],
         metric_labels=list(METRIC_NAMES.values()),
         rows=rows,
-        sessions=sessions,
+        sessions=session_rows,
         best=results.trial(results.best) if results.best else None,
         best_toml=best_toml(results),
     )

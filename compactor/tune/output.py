@@ -1,4 +1,8 @@
-"""What ``compactor tune`` writes: ``results.json``, ``best.toml`` and the terminal table.
+"""What ``compactor tune`` writes: ``results.json``, ``sessions.jsonl``, ``best.toml`` and the terminal table.
+
+``sessions.jsonl`` holds one line per (trial, session) result, written as
+each arrives (``SessionsFile``), so a run on a large corpus keeps only the
+trials' totals in memory.
 
 ``best.toml`` holds every setting of the winning trial that differs from the
 defaults, in the sections ``load_settings`` reads, so that
@@ -11,15 +15,31 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from compactor.config import Settings
-from compactor.tune.metrics import METRIC_NAMES
+from compactor.tune.jobs import SessionResult
+from compactor.tune.metrics import METRIC_NAMES, Metrics
 from compactor.tune.runner import LOWER_IS_BETTER, TrialResult, TuneResults
 
-__all__ = ["TABLE_METRICS", "best_toml", "format_figure", "render_table", "results_json", "settings_toml", "write_text"]
+__all__ = [
+    "SESSIONS_FILE",
+    "TABLE_METRICS",
+    "SessionsFile",
+    "best_toml",
+    "format_figure",
+    "read_sessions_file",
+    "render_table",
+    "results_json",
+    "session_json",
+    "settings_toml",
+    "write_text",
+]
+
+SESSIONS_FILE = "sessions.jsonl"
+"""The per-session results beside ``results.json``."""
 
 TABLE_METRICS: tuple[str, ...] = (
     "reread_coverage",
@@ -50,13 +70,93 @@ def write_text(path: Path, text: str) -> None:
         raise
 
 
+def session_json(result: SessionResult) -> dict[str, Any]:
+    """One (trial, session) result as ``results.json`` and ``sessions.jsonl`` show it: counts and figures."""
+    data = result.model_dump(mode="json")
+    data["metrics"] = {at: m.as_json() for at, m in result.metrics.items()}
+    return data
+
+
+class SessionsFile:
+    """``sessions.jsonl`` written line by line as results arrive (``run_tune(on_session=...)``).
+
+    The folder and file are made at the first result, under a temporary
+    name; ``close`` renames the file to ``path`` (whole lines only, so an
+    interrupted run keeps every result that finished), and ``discard``
+    removes it. A run that fails before any result leaves nothing.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lines = 0
+        self._tmp: Path | None = None
+        self._handle: IO[str] | None = None
+
+    def __call__(self, result: SessionResult) -> None:
+        """Append ``result`` as one line.
+
+        Raises:
+            OSError: the folder cannot be written.
+        """
+        if self._handle is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
+            self._tmp = Path(tmp)
+            self._handle = os.fdopen(fd, "w", encoding="utf-8")
+        self._handle.write(json.dumps(session_json(result), ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.lines += 1
+
+    def close(self) -> bool:
+        """Move the written lines to ``path``; False (and an old file removed) when there were none.
+
+        Raises:
+            OSError: the file cannot be written or renamed.
+        """
+        if self._handle is None or self._tmp is None:
+            self.path.unlink(missing_ok=True)
+            return False
+        self._handle.close()
+        self._handle = None
+        os.replace(self._tmp, self.path)
+        self._tmp = None
+        return True
+
+    def discard(self) -> None:
+        """Remove what was written (a run that failed)."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
+            self._tmp = None
+
+
+def read_sessions_file(path: Path) -> Iterator[SessionResult]:
+    """The results a ``SessionsFile`` wrote, one at a time.
+
+    Raises:
+        OSError: the file cannot be read.
+        pydantic.ValidationError: a line is not a session result.
+    """
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                data = json.loads(line)
+                data["metrics"] = {at: _counts(m) for at, m in data["metrics"].items()}
+                yield SessionResult.model_validate(data)
+
+
+def _counts(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The counts of ``Metrics.as_json`` (the figures it adds are derived from them)."""
+    return {k: v for k, v in metrics.items() if k in Metrics.model_fields}
+
+
 def results_json(results: TuneResults) -> str:
     """``results.json``: the space, every trial with its totals and sessions, and the best trial."""
     data = results.model_dump(mode="json")
     for trial, raw in zip(results.trials, data["trials"], strict=True):
         raw["totals"] = {at: m.as_json() for at, m in trial.totals.items()}
-        for session, raw_session in zip(trial.sessions, raw["sessions"], strict=True):
-            raw_session["metrics"] = {at: m.as_json() for at, m in session.metrics.items()}
+        raw["sessions"] = [session_json(session) for session in trial.sessions]
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -55,6 +55,7 @@ class TrialResult(BaseModel):
     settings: dict[str, Any]
     totals: dict[AtKind, Metrics] = Field(default_factory=dict)
     sessions: list[SessionResult] = Field(default_factory=list)
+    """Empty when the run handed each session's result on as it came (``run_tune(on_session=...)``)."""
     complete: bool = False
     wall_seconds: float = 0.0
     """Replay time summed over its sessions (cached ones count what they took when they ran)."""
@@ -75,6 +76,8 @@ class TuneResults(BaseModel):
     jobs_run: int = 0
     jobs_cached: int = 0
     wall_seconds: float = 0.0
+    sessions_file: str | None = None
+    """Where the per-session results went when they were streamed (``sessions.jsonl`` beside ``results.json``)."""
 
     def trial(self, trial_id: str) -> TrialResult:
         """The trial with id ``trial_id``.
@@ -139,6 +142,7 @@ class _Run:
         executor: Executor,
         cache: ResultCache | None,
         progress: Progress | None,
+        on_session: Callable[[SessionResult], None] | None = None,
     ) -> None:
         self.sessions = sessions
         self.hashes = {s: session_hash(s) for s in sessions}
@@ -155,6 +159,9 @@ class _Run:
         self.jobs_run = 0
         self.jobs_cached = 0
         self.keys: dict[tuple[str, str], str] = {}
+        self.on_session = on_session
+        self.counts: dict[str, int] = {}
+        self.partial: dict[str, dict[AtKind, Metrics]] = {}
 
     def prepare(self, trial: Trial) -> list[Job]:
         """Register ``trial``; its jobs not in the cache (cached ones are recorded now)."""
@@ -184,15 +191,26 @@ class _Run:
 
     def record(self, result: SessionResult) -> None:
         trial = self.trials[result.trial_id]
-        trial.sessions.append(result)
         self.done += 1
-        if len(trial.sessions) == self.expected[trial.id]:
-            order = {str(s): n for n, s in enumerate(self.sessions)}
-            trial.sessions.sort(key=lambda r: order.get(r.session, 0))
-            trial.totals = {
-                at: Metrics.combine(r.metrics[at] for r in trial.sessions) for at in trial.sessions[0].metrics
-            }
-            trial.wall_seconds = sum(r.wall_seconds for r in trial.sessions)
+        count = self.counts[trial.id] = self.counts.get(trial.id, 0) + 1
+        if self.on_session is not None:
+            self.on_session(result)  # handed on, not kept: memory stays flat with the corpus
+            totals = self.partial.setdefault(trial.id, {})
+            for at, metrics in result.metrics.items():
+                totals[at] = Metrics.combine([totals[at], metrics]) if at in totals else Metrics.combine([metrics])
+            trial.wall_seconds += result.wall_seconds
+        else:
+            trial.sessions.append(result)
+        if count == self.expected[trial.id]:
+            if self.on_session is not None:
+                trial.totals = self.partial.pop(trial.id, {})
+            else:
+                order = {str(s): n for n, s in enumerate(self.sessions)}
+                trial.sessions.sort(key=lambda r: order.get(r.session, 0))
+                trial.totals = {
+                    at: Metrics.combine(r.metrics[at] for r in trial.sessions) for at in trial.sessions[0].metrics
+                }
+                trial.wall_seconds = sum(r.wall_seconds for r in trial.sessions)
             trial.complete = True
         if self.progress is not None:
             self.progress(self.done, self.total, best_trial(list(self.trials.values()), self.space))
@@ -202,13 +220,17 @@ class _Run:
         self.jobs_run += 1
         if self.cache is not None:
             self.cache.put(self.keys[(result.trial_id, result.session)], result)
+        self.keys.pop((result.trial_id, result.session), None)
         self.record(result)
 
     def run_jobs(self, jobs: list[Job]) -> None:
+        """Hand ``jobs`` to the executor session by session, so that a worker runs one session's
+        trials in a row and parses it once (``jobs.WorkerCache``)."""
         if self.progress is not None:
             self.progress(self.done, self.total, best_trial(list(self.trials.values()), self.space))
         if jobs:
-            self.executor.run(jobs, self.finished)
+            order = {str(s): n for n, s in enumerate(self.sessions)}
+            self.executor.run(sorted(jobs, key=lambda job: order.get(job.session, 0)), self.finished)
 
 
 def run_tune(
@@ -219,8 +241,14 @@ def run_tune(
     config: Path | None = None,
     cache: ResultCache | None = None,
     progress: Progress | None = None,
+    on_session: Callable[[SessionResult], None] | None = None,
 ) -> TuneResults:
     """Run every trial of ``space`` on every session of ``corpus``.
+
+    ``on_session`` receives each (trial, session) result as it arrives
+    (``output.SessionsFile`` writes them to ``sessions.jsonl``); the trials
+    then keep only their totals, not their sessions, so memory does not grow
+    with the corpus. Without it every trial keeps its sessions' results.
 
     On KeyboardInterrupt the trials that finished are kept (and every
     finished job is already cached): the results say ``interrupted``.
@@ -232,7 +260,7 @@ def run_tune(
         TranscriptError: a session cannot be read.
     """
     started = time.perf_counter()
-    run = _Run(discover_sessions(corpus), space, config, executor, cache, progress)
+    run = _Run(discover_sessions(corpus), space, config, executor, cache, progress, on_session)
     interrupted = False
     try:
         if space.search.method == "optuna":

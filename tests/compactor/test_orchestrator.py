@@ -16,7 +16,7 @@ from compactor.config import load_settings
 from compactor.messages import Message, TextBlock, ToolUseBlock, Usage
 from compactor.orchestrator import Orchestrator
 from compactor.session import ReadFileEntry
-from compactor.tokens import RoughCounter, anchor_index, count_all, usage_anchored_estimate
+from compactor.tokens import CachedCounter, RoughCounter, TiktokenCounter, anchor_index, count_all, usage_anchored_estimate
 
 
 def make(tmp_path: Path, **overrides: object) -> Orchestrator:
@@ -35,6 +35,19 @@ def loop(orch: Orchestrator, turns: int, size: int = 4_000, start: int = 0) -> N
         )
         orch.add_tool_result(f"t{i}", f"build {i} log\n" + "." * size)
         orch.add_message(Message(role="assistant", content=[TextBlock(text=f"Build {i} is done.")]))
+
+
+def test_orchestrators_handed_one_cached_counter_count_each_text_once_between_them(tmp_path: Path) -> None:
+    shared = CachedCounter(TiktokenCounter())
+    settings = load_settings(env={}, overrides={"policy.context_window": 1_000_000})
+    first = Orchestrator(settings=settings, store=open_store(tmp_path / "a.db"), counter=shared)
+    loop(first, 3)
+    tokenized = shared._tokenized
+    second = Orchestrator(settings=settings, store=open_store(tmp_path / "b.db"), counter=shared)
+    loop(second, 3)
+    assert first.counter is shared and second.counter is shared
+    assert tokenized > 0 and shared._tokenized == tokenized
+    assert second.tokens_of_messages() == first.tokens_of_messages()
 
 
 def test_repeated_tool_results_are_deduplicated_before_counting(tmp_path: Path) -> None:

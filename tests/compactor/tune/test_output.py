@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from compactor.config import Settings, load_settings
 from compactor.tune import SearchSpace, TrialResult, TuneResults, best_toml, render_table, settings_toml
+from compactor.tune.jobs import SessionResult
 from compactor.tune.metrics import Metrics
+from compactor.tune.output import SessionsFile, read_sessions_file
 
 
 @pytest.mark.parametrize(
@@ -53,3 +56,32 @@ def test_the_table_ranks_finished_trials_best_first() -> None:
     lines = table.splitlines()
     assert lines[1].startswith("*") and "high" in lines[1] and "low" in lines[2]
     assert "unfinished" not in table and "2 of 3 trials complete" in table
+
+
+def a_result(trial: str, session: str, compactions: int) -> SessionResult:
+    metrics = Metrics(compactions=compactions, post_tokens_sum=1000 * compactions, survival_found={"paths": 1},
+                      survival_total={"paths": 2})
+    return SessionResult(trial_id=trial, session=session, session_hash="h", metrics={"recorded": metrics},
+                         wall_seconds=0.5)
+
+
+def test_the_sessions_file_reads_back_the_results_it_was_handed(tmp_path: Path) -> None:
+    path = tmp_path / "out" / "sessions.jsonl"
+    written = SessionsFile(path)
+    results = [a_result("t1", "a.jsonl", 2), a_result("t2", "a.jsonl", 0)]
+    for result in results:
+        written(result)
+    assert not path.exists()  # under a temporary name until closed
+    assert written.close() is True
+    assert list(read_sessions_file(path)) == results
+    line = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    assert line["metrics"]["recorded"]["post_tokens"] == 1000.0  # the figures are there for readers
+
+
+def test_a_sessions_file_with_nothing_written_makes_nothing_and_a_discarded_one_leaves_nothing(tmp_path: Path) -> None:
+    assert SessionsFile(tmp_path / "none" / "sessions.jsonl").close() is False
+    assert not (tmp_path / "none").exists()
+    failed = SessionsFile(tmp_path / "failed" / "sessions.jsonl")
+    failed(a_result("t1", "a.jsonl", 1))
+    failed.discard()
+    assert list((tmp_path / "failed").iterdir()) == []

@@ -130,3 +130,72 @@ def test_optuna_asks_for_trials_within_the_space_and_repeats_come_from_the_run(t
     assert 1 <= len(results.trials) <= 2 and all(t.complete for t in results.trials)
     assert {t.params["attachments.max_files"] for t in results.trials} <= {3, 5}
     assert results.jobs_run == len(results.trials)
+
+
+class Recording:
+    """An executor that runs jobs in this process and remembers the order they came in."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.sessions: list[str] = []
+
+    def run(self, jobs: Sequence[Job], on_result: Callable[[SessionResult], None]) -> None:
+        for job in jobs:
+            self.sessions.append(job.session)
+            on_result(run_job(job))
+
+
+def test_the_executor_gets_one_sessions_trials_in_a_row_so_a_worker_parses_it_once() -> None:
+    executor = Recording()
+    run_tune([SMALL, LONG], space(**{"attachments.max_files": [3, 5, 8]}), executor=executor)
+    assert executor.sessions == [str(SMALL)] * 3 + [str(LONG)] * 3
+
+
+def test_free_workers_keep_their_session_and_spread_over_the_others() -> None:
+    from compactor.tune.executors import _Affinity
+
+    jobs = [Job(trial_id=f"t{n}", session=s, session_hash="h", settings_json="{}", key=f"{s}{n}")
+            for s in ("a", "b") for n in range(3)]
+    plan = _Affinity(jobs)
+    first, second = plan.next_for(0), plan.next_for(1)
+    assert first is not None and second is not None
+    assert (first.session, second.session) == ("a", "b")  # one session each
+    taken = [plan.next_for(0), plan.next_for(0), plan.next_for(1), plan.next_for(1)]
+    assert [j.session for j in taken if j is not None] == ["a", "a", "b", "b"]
+    assert plan.next_for(0) is None and plan.next_for(1) is None
+
+
+def test_a_worker_with_nothing_left_of_its_session_helps_with_another() -> None:
+    from compactor.tune.executors import _Affinity
+
+    jobs = [Job(trial_id=f"t{n}", session="a", session_hash="h", settings_json="{}", key=f"a{n}") for n in range(4)]
+    plan = _Affinity(jobs)
+    handed = [plan.next_for(0), plan.next_for(1), plan.next_for(0), plan.next_for(1), plan.next_for(0)]
+    assert [j.trial_id for j in handed if j is not None] == ["t0", "t1", "t2", "t3"]
+    assert handed[-1] is None
+
+
+def test_a_run_that_hands_each_session_on_keeps_only_totals_and_they_equal_a_kept_runs() -> None:
+    searched = space(**{"attachments.max_files": [3, 5]})
+    kept = run_tune([SMALL, LONG], searched, executor=LocalExecutor(1))
+    handed: list[SessionResult] = []
+    streamed = run_tune([SMALL, LONG], searched, executor=LocalExecutor(1), on_session=handed.append)
+    assert all(t.sessions == [] and t.complete for t in streamed.trials)
+    assert {t.id: t.totals for t in streamed.trials} == {t.id: t.totals for t in kept.trials}
+    assert sorted((r.trial_id, r.session, r.metrics == s.metrics) for r in handed for t in kept.trials
+                  for s in t.sessions if (s.trial_id, s.session) == (r.trial_id, r.session)) == sorted(
+        (s.trial_id, s.session, True) for t in kept.trials for s in t.sessions)
+    assert streamed.best == kept.best
+
+
+def test_a_pool_task_is_one_sessions_jobs_split_only_when_workers_would_idle() -> None:
+    from compactor.tune.executors import _by_session
+
+    jobs = [Job(trial_id=f"t{n}", session=s, session_hash="h", settings_json="{}", key=f"{s}{n}")
+            for s in ("a", "b", "c") for n in range(4)]
+    assert [[j.key for j in g] for g in _by_session(jobs, 2)] == [
+        ["a0", "a1", "a2", "a3"], ["b0", "b1", "b2", "b3"], ["c0", "c1", "c2", "c3"]]
+    lone = [j for j in jobs if j.session == "a"]
+    assert [[j.key for j in g] for g in _by_session(lone, 2)] == [["a0", "a1"], ["a2", "a3"]]
+    assert sorted(j.key for g in _by_session(lone, 3) for j in g) == ["a0", "a1", "a2", "a3"]

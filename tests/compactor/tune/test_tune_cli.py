@@ -48,12 +48,35 @@ def tuned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[st
 
 def test_the_example_run_writes_results_report_and_best_settings(tuned: tuple[Path, Path, dict[str, Any]]) -> None:
     out, _, results = tuned
-    assert {p.name for p in out.iterdir()} >= {"results.json", "report.html", "best.toml"}
+    assert {p.name for p in out.iterdir()} == {"results.json", "sessions.jsonl", "report.html", "best.toml"}
     assert len(results["trials"]) == 4 and all(t["complete"] for t in results["trials"])
     assert results["best"] in {t["id"] for t in results["trials"]}
     best = next(t for t in results["trials"] if t["id"] == results["best"])
     assert best["totals"]["recorded"]["compactions"] > 0
     assert set(best["totals"]["recorded"]) >= {"reread_coverage", "post_tokens", "survival_paths", "recoverable_share"}
+
+
+def streamed(out: Path) -> list[dict[str, Any]]:
+    lines = (out / "sessions.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_per_session_results_are_streamed_to_sessions_jsonl_not_kept_in_results_json(
+    tuned: tuple[Path, Path, dict[str, Any]],
+) -> None:
+    out, _, results = tuned
+    assert results["sessions_file"] == "sessions.jsonl"
+    assert all(t["sessions"] == [] for t in results["trials"])
+    lines = streamed(out)
+    assert sorted((s["trial_id"], s["session"]) for s in lines) == sorted(
+        (t["id"], c) for t in results["trials"] for c in results["corpus"]
+    )
+    for trial in results["trials"]:  # the totals are the sums of the streamed sessions' counts
+        mine = [s for s in lines if s["trial_id"] == trial["id"]]
+        assert trial["totals"]["recorded"]["compactions"] == sum(s["metrics"]["recorded"]["compactions"] for s in mine)
+        assert trial["totals"]["auto"]["post_tokens_sum"] == sum(s["metrics"]["auto"]["post_tokens_sum"] for s in mine)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert all(Path(c).name in page for c in results["corpus"])
 
 
 def test_best_toml_is_the_winning_trials_settings(tuned: tuple[Path, Path, dict[str, Any]]) -> None:
@@ -68,8 +91,9 @@ def test_replay_with_best_toml_reproduces_the_winning_trials_figures_exactly(
     tuned: tuple[Path, Path, dict[str, Any]], at: str, tmp_path: Path
 ) -> None:
     out, home, results = tuned
-    best = next(t for t in results["trials"] if t["id"] == results["best"])
-    for session in best["sessions"]:
+    sessions = [s for s in streamed(out) if s["trial_id"] == results["best"]]
+    assert len(sessions) == len(results["corpus"]) > 0
+    for session in sessions:
         done = cli(
             "replay", session["session"], "--config", str(out / "best.toml"), "--at", at, "--json",
             "--store", str(tmp_path / "ccr.db"), home=home,
@@ -93,6 +117,14 @@ def test_a_bad_space_exits_2_before_running(tmp_path: Path) -> None:
     done = cli("tune", str(SESSIONS), "--space", str(space), "--out", str(tmp_path / "o"), home=tmp_path)
     assert done.returncode == 2
     assert b"attachments.max_files" in done.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_ray_address_without_the_ray_executor_exits_2_before_running(tmp_path: Path) -> None:
+    done = cli("tune", str(SESSIONS), "--space", str(EXAMPLE), "--address", "auto", "--out", str(tmp_path / "o"),
+               home=tmp_path)
+    assert done.returncode == 2, done.stderr.decode()
+    assert b"--executor ray" in done.stderr
     assert not (tmp_path / "o").exists()
 
 
@@ -170,6 +202,6 @@ def test_without_out_the_results_go_to_a_new_folder_under_the_home_and_json_prin
     [line] = [x for x in done.stderr.decode().splitlines() if x.startswith("compactor: wrote ")]
     folder = Path(line.rsplit(" in ", 1)[1])
     assert folder.parent == home / "tune" / "runs"
-    assert line == f"compactor: wrote results.json, report.html, best.toml in {folder}"
+    assert line == f"compactor: wrote results.json, sessions.jsonl, report.html, best.toml in {folder}"
     assert done.stdout.decode() == (folder / "results.json").read_text(encoding="utf-8")
     assert json.loads(done.stdout)["best"]

@@ -1,0 +1,129 @@
+"""Make a corpus of tagged replicas of the real transcripts, for tuning at corpus scale.
+
+Usage: ``python benchmarks/make_corpus.py OUT [--sessions 200]``
+
+Writes ``OUT/copy-NNN-<name>.jsonl``: the main-session transcripts under
+``../shared/transcripts`` in turn, each copy made distinct so that nothing
+one copy counts, deduplicates or parses is reused by another:
+
+- every UUID in a line (session id, message uuids and parents, preserved
+  message lists) is replaced by one derived from the copy number and the
+  original, the same everywhere in the copy, so each copy is a session of
+  its own with its chain intact;
+- every text block and every tool result's text gets a line naming the
+  copy, and so does the file content Claude Code recorded for a Read, so
+  each copy's counts, dedup hashes and restored files are its own.
+
+The copies keep the originals' shapes (compactions, reads, edits), so a
+replay does the same kind of work on each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from _common import shared_sessions  # noqa: E402  (needs the folder on sys.path)
+
+__all__ = ["DEFAULT_SESSIONS", "make_corpus", "tag_record"]
+
+DEFAULT_SESSIONS = 200
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_NAMESPACE = uuid.UUID("5f1c2a8e-3b7d-4c6a-9e0f-2d4b6a8c0e12")
+
+
+def _tag_text(text: str, tag: str) -> str:
+    return f"{text}\n{tag}"
+
+
+def _tag_content(content: Any, tag: str) -> Any:
+    """Message content with ``tag`` on every text block and tool result text (tool calls untouched)."""
+    if isinstance(content, str):
+        return _tag_text(content, tag)
+    if not isinstance(content, list):
+        return content
+    tagged = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            block = {**block, "text": _tag_text(block["text"], tag)}
+        elif isinstance(block, dict) and block.get("type") == "tool_result":
+            block = {**block, "content": _tag_content(block.get("content"), tag)}
+        tagged.append(block)
+    return tagged
+
+
+def tag_record(record: dict[str, Any], tag: str) -> dict[str, Any]:
+    """``record`` with ``tag`` added to its message's texts and to a recorded Read's file content."""
+    message = record.get("message")
+    if isinstance(message, dict) and "content" in message:
+        record = {**record, "message": {**message, "content": _tag_content(message["content"], tag)}}
+    result = record.get("toolUseResult")
+    if isinstance(result, dict) and isinstance(result.get("file"), dict):
+        file = result["file"]
+        if isinstance(file.get("content"), str):
+            record = {**record, "toolUseResult": {**result, "file": {**file, "content": _tag_text(file["content"], tag)}}}
+    return record
+
+
+def _copy_line(line: str, number: int, tag: str) -> str:
+    """One transcript line of copy ``number``: its UUIDs derived anew, its texts tagged."""
+    if not line.strip():
+        return line
+    renamed = _UUID.sub(lambda m: str(uuid.uuid5(_NAMESPACE, f"{number}:{m.group(0)}")), line)
+    try:
+        record = json.loads(renamed)
+    except ValueError:
+        return renamed  # a damaged line stays damaged, as in the original
+    if not isinstance(record, dict):
+        return renamed
+    return json.dumps(tag_record(record, tag), ensure_ascii=False) + "\n"
+
+
+def make_corpus(out: Path, sessions: int = DEFAULT_SESSIONS, sources: list[Path] | None = None) -> list[Path]:
+    """Write ``sessions`` tagged copies of ``sources`` (default: the real transcripts) into ``out``.
+
+    Raises:
+        FileNotFoundError: there is no transcript to copy.
+    """
+    originals = sources if sources is not None else shared_sessions()
+    if not originals:
+        raise FileNotFoundError("no transcript to copy (../shared/transcripts is absent)")
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for number in range(sessions):
+        source = originals[number % len(originals)]
+        name = source.parent.name if source.stem == "session" else source.stem
+        target = out / f"copy-{number:03d}-{name}.jsonl"
+        tag = f"[corpus copy {number}]"
+        with source.open(encoding="utf-8", errors="surrogateescape") as lines, target.open(
+            "w", encoding="utf-8", errors="surrogateescape"
+        ) as copy:
+            for line in lines:
+                copy.write(_copy_line(line, number, tag))
+        written.append(target)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write tagged replicas of the real transcripts (a tuning corpus).")
+    parser.add_argument("out", type=Path, help="folder to write the copies into")
+    parser.add_argument("--sessions", type=int, default=DEFAULT_SESSIONS, help=f"copies (default {DEFAULT_SESSIONS})")
+    args = parser.parse_args(argv)
+    written = make_corpus(args.out, args.sessions)
+    size = sum(p.stat().st_size for p in written) / 1e6
+    print(f"wrote {len(written)} sessions ({size:.0f} MB) in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
