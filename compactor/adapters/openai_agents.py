@@ -68,8 +68,10 @@ class CompactingSession(SessionABC):
         return list(self._items[-limit:] if limit else self._items)
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
-        """Store ``items`` after the others, compacting when the policy says so."""
-        self._items = self._process([*self._items, *items])
+        """Store ``items`` after the others, compacting when the policy says so (awaiting a
+        background LLM summary, ``Orchestrator.acompact``)."""
+        processed = await self.history.aprocess([dict(i) for i in [*self._items, *items]])
+        self._items = cast(list[TResponseInputItem], processed)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the latest item (the next items added start the session's count over)."""
@@ -92,6 +94,3 @@ class CompactingSession(SessionABC):
             self.history.retrieve, name_override=RECOVERY_TOOL_NAME,
             description_override=str(RECOVERY_TOOL["description"]), strict_mode=False,
         )
-
-    def _process(self, items: list[TResponseInputItem]) -> list[TResponseInputItem]:
-        return cast(list[TResponseInputItem], self.history.process([dict(i) for i in items]))

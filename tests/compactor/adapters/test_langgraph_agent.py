@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import warnings
 from typing import Any
@@ -88,3 +89,29 @@ def test_a_prebuilt_agent_compacts_its_state_and_recovers_a_dropped_tool_result(
         assert isinstance(seen[0], HumanMessage)
         calls = {c["id"] for m in seen if isinstance(m, AIMessage) for c in m.tool_calls}
         assert {m.tool_call_id for m in seen if isinstance(m, ToolMessage)} <= calls
+
+
+def test_an_async_graph_runs_the_hook_through_the_async_api() -> None:
+    settings = load_settings(overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 8_000})
+    compaction = LangGraphCompaction(Orchestrator(settings=settings, store=MemoryStore(max_bytes=1 << 26),
+                                                  files=NoFiles()))
+    awaited: list[bool] = []
+    orchestrator = compaction.history.orchestrator
+    acompact = orchestrator.acompact
+
+    async def counted_acompact(*args: Any, **kwargs: Any) -> Any:
+        awaited.append(True)
+        return await acompact(*args, **kwargs)
+
+    orchestrator.acompact = counted_acompact  # type: ignore[method-assign]
+    model = ScriptedChatModel(seen=[])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        agent = create_react_agent(model, [run_build, compaction.recovery_tool], pre_model_hook=compaction.hook)
+
+    state = asyncio.run(agent.ainvoke({"messages": [HumanMessage(content="Make the build pass.")]},
+                                      {"recursion_limit": 100}))
+
+    assert state["messages"][-1].content == "done"
+    assert compaction.reports and all(r.ok for r in compaction.reports)
+    assert len(awaited) == len(compaction.reports)  # every compaction went through acompact
