@@ -129,7 +129,8 @@ class CompactingHistory(Generic[T]):
 
     def _restart(self) -> None:
         old = self.orchestrator
-        old.close()  # joins its background worker; the summarizer stays open for the new session
+        if old.background is not None:
+            old.background.close()  # joins its worker; the summarizer stays open for the new session
         self.orchestrator = Orchestrator(
             settings=old.settings, store=old.store, counter=old.counter, summarizer=old.summarizer,
             files=old.files, calibration=old.calibration, transcript_path=old.transcript_path,
