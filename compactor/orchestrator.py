@@ -56,7 +56,8 @@ from compactor.tokens import CachedCounter, MessageTally, TokenCounter, make_cou
 from compactor.transcript import StateBuilder
 
 if TYPE_CHECKING:
-    from compactor.summarizers._background import BackgroundSummaries, Choice
+    from compactor.summarizers._background import BackgroundSummaries
+    from compactor.summarizers._background import Choice as BackgroundChoice
 
 __all__ = ["Orchestrator"]
 
@@ -235,8 +236,9 @@ class Orchestrator:
         if self.background.busy():
             return
         head, _ = head_and_tail(self._messages, self._tally.sizes, self._options())
-        if self.background.start(head, cwd=self.state.cwd):
-            self._background_mark = tokens
+        if head:
+            self.background.start(head, cwd=self.state.cwd)
+            self._background_mark = tokens  # started, or this head is covered already: not again until it grew
 
     def _now(self, message: Message) -> float | None:
         """The message's recorded time, else the latest recorded one; None (wall clock) when none was recorded."""
@@ -425,32 +427,39 @@ class Orchestrator:
     def _compact(
         self,
         options: CompactOptions,
-        choice: Choice | None,
+        choice: BackgroundChoice | None,
         trigger: Trigger,
         instructions: str | None,
         hook_instructions: str | None,
         also_store: Sequence[PutRequest],
     ) -> CompactionResult:
-        summarizer: Summarizer = self.summarizer
-        if choice is not None:
-            from compactor.summarizers._background import BlendedSummarizer
+        def run(summarizer: Summarizer) -> CompactionResult:
+            return compact(
+                self.messages,
+                self.state,
+                store=self.store,
+                counter=self.counter,
+                summarizer=summarizer,
+                files=self.files,
+                trigger=trigger,
+                instructions=instructions,
+                hook_instructions=hook_instructions,
+                options=options,
+                pre_tokens=self.context_tokens(),
+                sizes=self._tally.sizes,
+                also_store=also_store,
+            )
 
-            summarizer = BlendedSummarizer(self._extractive, choice, llm_name=self.summarizer.name)
-        result = compact(
-            self.messages,
-            self.state,
-            store=self.store,
-            counter=self.counter,
-            summarizer=summarizer,
-            files=self.files,
-            trigger=trigger,
-            instructions=instructions,
-            hook_instructions=hook_instructions,
-            options=options,
-            pre_tokens=self.context_tokens(),
-            sizes=self._tally.sizes,
-            also_store=also_store,
-        )
+        if choice is None:
+            result = run(self.summarizer)
+        else:
+            from compactor.summarizers._background import BlendedSummarizer, Choice
+
+            result = run(BlendedSummarizer(self._extractive, choice, llm_name=self.summarizer.name))
+            if not result.ok and choice.summary is not None and result.report.error_id == "compaction_did_not_shrink":
+                # The model's summary made the context too large: the extractive one alone may fit.
+                alone = Choice(None, 0, "with the model's summary the context would not have shrunk")
+                result = run(BlendedSummarizer(self._extractive, alone, llm_name=self.summarizer.name))
         if not result.ok:
             self.tracker.record_failure(self.settings)
             return result

@@ -257,8 +257,21 @@ class BackgroundSummaries:
         prints, job = self._prepare(head, cwd)
         timed_out = False
         if job is not None and wait > 0:
-            done, _ = await asyncio.wait([asyncio.wrap_future(job.future)], timeout=wait)
-            timed_out = not done
+            loop = asyncio.get_running_loop()
+            finished = asyncio.Event()
+
+            def wake(_: object) -> None:
+                try:
+                    loop.call_soon_threadsafe(finished.set)
+                except RuntimeError:  # the loop has closed since: nobody waits any more
+                    pass
+
+            # Not ``asyncio.wrap_future``: cancelling its wrapper would cancel a request still queued.
+            job.future.add_done_callback(wake)
+            try:
+                await asyncio.wait_for(finished.wait(), timeout=wait)
+            except TimeoutError:
+                timed_out = True
         return self._choice(prints, job, wait, timed_out=timed_out)
 
     def _prepare(self, head: Sequence[Message], cwd: str | None) -> tuple[tuple[bytes, ...], _Job | None]:

@@ -292,3 +292,32 @@ def test_background_settings_are_checked(tmp_path: Path) -> None:
     assert settings.background.enabled is False and settings.background.max_wait_seconds == 0.5
     with pytest.raises(ConfigError, match="max_wait_seconds"):
         load_settings(env={"COMPACTOR_BACKGROUND_MAX_WAIT": "-1"})
+
+
+def test_acompact_returns_before_a_slow_model_answers(
+    tmp_path: Path, openai_server: OpenAIServer, good_answer: str
+) -> None:
+    gate = threading.Event()
+    openai_server.answer(good_answer, gate=gate)
+    with make(tmp_path, openai_server, **{"background.max_wait_seconds": 0.01}) as orch:
+        loop(orch, 10)
+        result = asyncio.run(orch.acompact("auto"))
+        answered_when_returned = openai_server.answered
+        gate.set()
+    assert answered_when_returned == 0
+    assert_recoverable(orch, result)
+    assert "did not finish within 0.01 s" in result.report.summary_sources[0].reason
+
+
+def test_a_model_summary_too_long_to_shrink_the_context_gives_way_to_the_extractive_one(
+    tmp_path: Path, openai_server: OpenAIServer, good_answer: str
+) -> None:
+    huge = good_answer.replace(LLM_MARK, LLM_MARK + " " + "word " * 40_000)
+    openai_server.answer(huge)
+    with make(tmp_path, openai_server) as orch:
+        loop(orch, 10)
+        result = orch.compact("auto")
+    assert_recoverable(orch, result)
+    [source] = result.report.summary_sources
+    assert source.source == "extractive" and "would not have shrunk" in source.reason
+    assert LLM_MARK not in (result.report.summary or "")
