@@ -127,6 +127,10 @@ class CompactingHistory(Generic[T]):
         answer = recover(self.orchestrator.store, call)
         return answer.content
 
+    def close(self) -> None:
+        """Close the session (``Orchestrator.close``: joins its background summary's worker)."""
+        self.orchestrator.close()
+
     def _restart(self) -> None:
         old = self.orchestrator
         if old.background is not None:

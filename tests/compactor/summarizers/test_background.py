@@ -321,3 +321,22 @@ def test_a_model_summary_too_long_to_shrink_the_context_gives_way_to_the_extract
     [source] = result.report.summary_sources
     assert source.source == "extractive" and "would not have shrunk" in source.reason
     assert LLM_MARK not in (result.report.summary or "")
+
+
+def test_a_new_background_summary_starts_only_once_the_context_grew_by_the_refresh_share(
+    tmp_path: Path, openai_server: OpenAIServer, good_answer: str
+) -> None:
+    openai_server.always(200, openai_server.answer_body(good_answer))
+    overrides = {"background.start_share": 0.2, "background.refresh_share": 0.2}
+    with make(tmp_path, openai_server, **overrides) as orch:
+        assert orch.background is not None
+        while orch.background.requests == 0:
+            loop(orch, 1, start=len(orch.messages))
+        assert orch.background.wait_idle(30)
+        mark = orch.context_tokens()
+        loop(orch, 1, start=100)  # about 1,000 tokens: less than a fifth of the threshold
+        assert orch.context_tokens() - mark < 0.2 * orch.should_compact().threshold
+        assert orch.background.requests == 1
+        while orch.context_tokens() - mark < 0.2 * orch.should_compact().threshold:
+            loop(orch, 1, start=200 + len(orch.messages))
+        assert orch.background.requests == 2
