@@ -1,7 +1,7 @@
 """The background summary: a model summarizes the aged-out head while the agent works.
 
-``BackgroundSummaries`` owns one worker thread and runs at most one model
-request on it at a time: the Orchestrator hands it the head a compaction
+``BackgroundSummaries`` runs at most one model request at a time, each on
+a worker thread of its own: the Orchestrator hands it the head a compaction
 would drop now (the part older than the tail window) as the context grows,
 and keeps only the latest finished summary of the current conversation.
 A compaction never waits on the model longer than a bound: it asks
@@ -140,7 +140,7 @@ class BackgroundSummaries:
         self.recovery_tools = tuple(recovery_tools)
         self._clock = clock
         self._lock = threading.Lock()
-        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._thread: threading.Thread | None = None
         self._generation = 0
         self._running: _Job | None = None
         self._latest: _Outcome | None = None
@@ -173,16 +173,20 @@ class BackgroundSummaries:
                 return False
             if self._latest is not None and self._latest.summary is not None and self._latest.prints == prints:
                 return False
-            if self._executor is None:
-                self._executor = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=1, thread_name_prefix="compactor-background-summary"
-                )
             job = _Job(self._generation, prints, concurrent.futures.Future())
             self._running = job
             self.requests += 1
             messages = without_recovered_content(head, self.recovery_tools)
-            job.future = self._executor.submit(self._run, job, messages, cwd)
+            # A daemon thread: an exit that never called ``close`` does not wait on the model.
+            self._thread = threading.Thread(
+                target=self._work, args=(job, messages, cwd), name="compactor-background-summary", daemon=True
+            )
+            self._thread.start()
             return True
+
+    def _work(self, job: _Job, messages: list[Message], cwd: str | None) -> None:
+        job.future.set_running_or_notify_cancel()
+        job.future.set_result(self._run(job, messages, cwd))
 
     def _run(self, job: _Job, messages: list[Message], cwd: str | None) -> _Outcome:
         retry_after: float | None = None
@@ -231,9 +235,9 @@ class BackgroundSummaries:
         """Start no more requests and join the worker (the request in flight finishes first)."""
         with self._lock:
             self._closed = True
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join()
 
     # -- at a compaction -----------------------------------------------------
 
