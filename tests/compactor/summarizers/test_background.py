@@ -340,3 +340,22 @@ def test_a_new_background_summary_starts_only_once_the_context_grew_by_the_refre
         while orch.context_tokens() - mark < 0.2 * orch.should_compact().threshold:
             loop(orch, 1, start=200 + len(orch.messages))
         assert orch.background.requests == 2
+
+
+def test_a_store_that_refuses_fails_the_compaction_closed_with_a_background_summary_too(
+    tmp_path: Path, openai_server: OpenAIServer, good_answer: str
+) -> None:
+    from ccr import MemoryStore
+    from compactor.summarizers.openai import OpenAISummarizer
+
+    openai_server.answer(good_answer)
+    settings = load_settings(env={}, overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 2_000,
+                                                "background.max_wait_seconds": 30.0})
+    summarizer = OpenAISummarizer(base_url=openai_server.base_url, model="local-model", api_key="test-key")
+    with Orchestrator(settings=settings, store=MemoryStore(max_bytes=1_000), counter=RoughCounter(),
+                      summarizer=summarizer) as orch:
+        loop(orch, 10)
+        before = list(orch.messages)
+        result = orch.compact("auto")
+        assert not result.ok and orch.messages == before
+    assert openai_server.answered == 1  # the model's summary was there; the store still decides
