@@ -118,7 +118,7 @@ class Orchestrator:
         self._background_mark: int | None = None  # context tokens when the latest background request started
 
     def _make_background(self, wanted: bool | None) -> BackgroundSummaries | None:
-        if not (self.settings.background.enabled if wanted is None else wanted):
+        if not (self.settings.background.enabled if wanted is None else wanted) or self.summarizer.name == "extractive":
             return None
         from compactor.summarizers._llm import LLMClientSummarizer
 
