@@ -33,12 +33,17 @@ Environment variables (all optional):
 ``COMPACTOR_LLM_API_KEY_ENV``       name of the variable holding its API key
 ``COMPACTOR_LLM_TIMEOUT``           seconds one summary request may take
 ``COMPACTOR_LLM_MAX_OUTPUT_TOKENS`` output tokens a summary may use (<= 20000)
+``COMPACTOR_BACKGROUND``            true/false: with an LLM summarizer, summarize
+                                    the aged-out head in the background
+                                    (``[background]``)
+``COMPACTOR_BACKGROUND_MAX_WAIT``   seconds a compaction may wait on the model
+                                    (0.25)
 ==================================  =========================================
 
 Booleans accept ``1/0``, ``true/false``, ``yes/no``, ``on/off``; an empty
 variable counts as unset. A settings file holds the same fields as
 ``Settings``, one table per section (``[policy]``, ``[dedup]``,
-``[attachments]``, ``[pipeline]``, ``[masking]``, ``[llm]``), for example::
+``[attachments]``, ``[pipeline]``, ``[masking]``, ``[llm]``, ``[background]``), for example::
 
     counter = "rough"
 
@@ -77,6 +82,11 @@ from compactor.tokens import CounterName
 __all__ = [
     "CONFIG_ENV",
     "DEFAULT_AUTOCOMPACT_BUFFER",
+    "DEFAULT_BACKGROUND_ENABLED",
+    "DEFAULT_BACKGROUND_FAILURE_BACKOFF_SECONDS",
+    "DEFAULT_BACKGROUND_MAX_WAIT_SECONDS",
+    "DEFAULT_BACKGROUND_REFRESH_SHARE",
+    "DEFAULT_BACKGROUND_START_SHARE",
     "DEFAULT_BLOCKING_BUFFER",
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_COUNTER",
@@ -106,6 +116,7 @@ __all__ = [
     "DEFAULT_THRASH_LIMIT",
     "DEFAULT_THRASH_TURNS",
     "DEFAULT_WARNING_BUFFER",
+    "BackgroundSettings",
     "DedupSettings",
     "ENV_VARS",
     "LLMSettings",
@@ -185,6 +196,18 @@ SummarizerName = Literal["extractive", "anthropic", "openai"]
 DEFAULT_SUMMARIZER: SummarizerName = "extractive"
 DEFAULT_LLM_TIMEOUT_SECONDS = 600.0
 DEFAULT_LLM_MAX_OUTPUT_TOKENS = 20_000
+
+# The background summary (compactor.summarizers._background).
+DEFAULT_BACKGROUND_ENABLED = True
+"""With an LLM summarizer, the aged-out head is summarized in the background while the agent works."""
+DEFAULT_BACKGROUND_MAX_WAIT_SECONDS = 0.25
+"""The longest a compaction waits on the model; past it the newer part is rendered extractively."""
+DEFAULT_BACKGROUND_START_SHARE = 0.5
+"""Background summaries start once the context passes this share of the auto-compact threshold."""
+DEFAULT_BACKGROUND_REFRESH_SHARE = 0.1
+"""A new background summary starts each time the context grew by this share of the threshold."""
+DEFAULT_BACKGROUND_FAILURE_BACKOFF_SECONDS = 30.0
+"""After a failed background request (no ``retry-after`` given), none is sent for this long."""
 
 CONFIG_ENV = "COMPACTOR_CONFIG"
 """Environment variable naming a settings file, read when no file is passed."""
@@ -336,6 +359,23 @@ class LLMSettings(_Model):
     max_output_tokens: int = Field(default=DEFAULT_LLM_MAX_OUTPUT_TOKENS, gt=0, le=DEFAULT_LLM_MAX_OUTPUT_TOKENS)
 
 
+class BackgroundSettings(_Model):
+    """The background summary of an LLM summarizer (``compactor.summarizers._background``).
+
+    ``max_wait_seconds`` bounds how long a compaction waits on the model
+    (0: never); whatever the model has not covered by then is rendered
+    extractively, and the report's ``summary_sources`` says so.
+    """
+
+    enabled: bool = DEFAULT_BACKGROUND_ENABLED
+    max_wait_seconds: float = Field(default=DEFAULT_BACKGROUND_MAX_WAIT_SECONDS, ge=0, le=3_600, allow_inf_nan=False)
+    start_share: float = Field(default=DEFAULT_BACKGROUND_START_SHARE, ge=0, le=1, allow_inf_nan=False)
+    refresh_share: float = Field(default=DEFAULT_BACKGROUND_REFRESH_SHARE, gt=0, le=1, allow_inf_nan=False)
+    failure_backoff_seconds: float = Field(
+        default=DEFAULT_BACKGROUND_FAILURE_BACKOFF_SECONDS, ge=0, le=86_400, allow_inf_nan=False
+    )
+
+
 class Settings(_Model):
     """Every tunable of the project. Build it with ``load_settings``."""
 
@@ -347,6 +387,7 @@ class Settings(_Model):
     pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
     masking: MaskingSettings = Field(default_factory=MaskingSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    background: BackgroundSettings = Field(default_factory=BackgroundSettings)
 
 
 def _parse_bool(raw: str) -> bool:
@@ -385,6 +426,8 @@ ENV_VARS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "COMPACTOR_LLM_API_KEY_ENV": ("llm.api_key_env", _as_is),
     "COMPACTOR_LLM_TIMEOUT": ("llm.timeout_seconds", _as_is),
     "COMPACTOR_LLM_MAX_OUTPUT_TOKENS": ("llm.max_output_tokens", _as_is),
+    "COMPACTOR_BACKGROUND": ("background.enabled", _parse_bool),
+    "COMPACTOR_BACKGROUND_MAX_WAIT": ("background.max_wait_seconds", _as_is),
 }
 """Environment variable -> (dotted setting, parser of its text)."""
 

@@ -13,6 +13,12 @@ large tool results become stubs as user-side messages arrive, once the
 context passes the soft threshold and the cache policy allows
 (``compactor.masking``); each step is a ``MaskingReport`` in
 ``masking_steps``, with its prompt-cache effect (``compactor.cache``).
+With an LLM summarizer (and ``settings.background.enabled``), the head that
+has aged out of the tail window is summarized in the background as the
+context grows (``compactor.summarizers._background``), and ``compact()``
+uses the latest such summary plus the extractive rendering of what is newer,
+waiting on the model at most ``settings.background.max_wait_seconds``.
+``acompact()`` is the same for an event loop; ``close()`` joins the worker.
 
 ::
 
@@ -20,14 +26,16 @@ context passes the soft threshold and the cache policy allows
     orch.add_message(Message(role="user", content="Fix the failing test"))
     ...
     if orch.should_compact().compact:
-        orch.compact("auto")
+        orch.compact("auto")          # or, in an event loop: await orch.acompact("auto")
+    orch.close()
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
 
 from attachments import DiskFiles, FileSource, StalenessWatcher
 from ccr import PutRequest, Retrieval, Store, open_store
@@ -38,7 +46,7 @@ from compactor.dedup import Deduper
 from compactor.masking import Masker, masking_decision
 from compactor.messages import Message, ToolResultBlock
 from compactor.errors import CompactionDisabled
-from compactor.pipeline import CompactionResult, CompactOptions, compact, failed_result
+from compactor.pipeline import CompactionResult, CompactOptions, compact, failed_result, head_and_tail
 from compactor.policy import CompactionTracker, Decision, auto_compact_threshold, should_compact
 from compactor.recovery import recover
 from compactor.report import MaskingReport, Trigger
@@ -46,6 +54,10 @@ from compactor.session import SessionState
 from compactor.summarizers import Summarizer, make_summarizer
 from compactor.tokens import CachedCounter, MessageTally, TokenCounter, make_counter
 from compactor.transcript import StateBuilder
+
+if TYPE_CHECKING:
+    from compactor.summarizers._background import BackgroundSummaries
+    from compactor.summarizers._background import Choice as BackgroundChoice
 
 __all__ = ["Orchestrator"]
 
@@ -62,6 +74,9 @@ class Orchestrator:
     also converts counter tokens to the model's tokens. A ``counter`` that is
     already a ``CachedCounter`` is used as it is, so that Orchestrators
     handed the same one count each text once between them.
+
+    ``background`` turns the background summary on or off (default:
+    ``settings.background.enabled``, for an LLM summarizer only).
     """
 
     def __init__(
@@ -76,6 +91,7 @@ class Orchestrator:
         overhead_tokens: int = 0,
         calibration: Calibration | None = None,
         transcript_path: str | None = None,
+        background: bool | None = None,
     ) -> None:
         self.settings = settings if settings is not None else load_settings()
         self.store = store if store is not None else open_store()
@@ -101,6 +117,45 @@ class Orchestrator:
         self._masker = Masker(self.settings.masking, self.settings.dedup.recovery_tools)
         self._masking_refused = False
         self._clock: float | None = None  # the latest recorded time seen (None: use the wall clock)
+        self._owns_summarizer = summarizer is None
+        self.background: BackgroundSummaries | None = self._make_background(background)
+        """The background summaries of an LLM summarizer (None: every compaction summarizes in place)."""
+        self._background_mark: int | None = None  # context tokens when the latest background request started
+
+    def _make_background(self, wanted: bool | None) -> BackgroundSummaries | None:
+        if not (self.settings.background.enabled if wanted is None else wanted) or self.summarizer.name == "extractive":
+            return None
+        from compactor.summarizers._llm import LLMClientSummarizer
+
+        if not isinstance(self.summarizer, LLMClientSummarizer):
+            return None
+        from compactor.summarizers._background import BackgroundSummaries
+        from compactor.summarizers.extractive import ExtractiveSummarizer
+
+        self._extractive = ExtractiveSummarizer(
+            facts_tokens=self.settings.pipeline.summary_facts_tokens, counter=self.counter
+        )
+        return BackgroundSummaries(
+            self.summarizer, self.settings.background, recovery_tools=self.settings.dedup.recovery_tools
+        )
+
+    def close(self) -> None:
+        """Join the background worker (a request in flight finishes first) and close a summarizer
+        the Orchestrator made itself. Closing twice is harmless."""
+        if self.background is not None:
+            self.background.close()
+        close = getattr(self.summarizer, "close", None)
+        if self._owns_summarizer and callable(close):
+            close()
+            self._owns_summarizer = False
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
 
     @property
     def messages(self) -> list[Message]:
@@ -113,6 +168,7 @@ class Orchestrator:
         self._tally.reset(self._messages)
         if self.settings.masking.enabled:
             self._masker.reset(self._messages)
+        self._conversation_changed()
 
     def forget_recorded_usage(self) -> None:
         """Drop recorded ``usage`` from every message: it described a context this one no longer is.
@@ -159,7 +215,35 @@ class Orchestrator:
             self._masker.observe(len(self._messages) - 1, message)
             if message.role == "user":
                 self.mask(now)
+        self._refresh_background()
         return message
+
+    def _conversation_changed(self) -> None:
+        """Earlier messages changed: background summaries of them no longer apply."""
+        if self.background is not None:
+            self.background.invalidate()
+        self._background_mark = None
+
+    def _refresh_background(self) -> None:
+        """Start a background summary of the aged-out head when the context grew enough since the last.
+
+        Costs a few comparisons until then; the head is split only when a request may start.
+        """
+        if self.background is None:
+            return
+        settings = self.settings.background
+        threshold = auto_compact_threshold(self.settings)
+        tokens = self.context_tokens()
+        if tokens < settings.start_share * threshold:
+            return
+        if self._background_mark is not None and tokens - self._background_mark < settings.refresh_share * threshold:
+            return
+        if self.background.busy():
+            return
+        head, _ = head_and_tail(self._messages, self._tally.sizes, self._options())
+        if head:
+            self.background.start(head, cwd=self.state.cwd)
+            self._background_mark = tokens  # started, or this head is covered already: not again until it grew
 
     def _now(self, message: Message) -> float | None:
         """The message's recorded time, else the latest recorded one; None (wall clock) when none was recorded."""
@@ -216,6 +300,7 @@ class Orchestrator:
         self._tally.reset(self._messages, new_sizes)
         self.forget_recorded_usage()  # recorded usage measured the context before the step
         self.cache.changed(outcome.changed[0])
+        self._conversation_changed()
         report = MaskingReport(
             results=outcome.results, superseded=outcome.superseded, tokens_saved=sum(sizes) - sum(new_sizes),
             tokens_before=tokens, handles=outcome.handles, policy=policy, cache=effect,
@@ -271,15 +356,68 @@ class Orchestrator:
         succeeds, under their content handles (``ccr.handle_for``).
         On failure (``result.ok`` false) nothing changes but the tracker,
         which stops auto-compaction after repeated failures.
+
+        With a background summary (``background``), it waits on the model at
+        most ``settings.background.max_wait_seconds``; the report's
+        ``summary_sources`` says which messages the model's summary covers.
         """
-        if not self.settings.policy.compact:
-            refused = CompactionDisabled("compaction is turned off (policy.compact, COMPACTOR_DISABLE_COMPACT)")
-            return failed_result(
-                self.messages, self.state, refused, trigger=trigger,
-                threshold=auto_compact_threshold(self.settings), pre_tokens=self.context_tokens(),
-                counter_name=self.counter.name,
-            )
-        options = CompactOptions(
+        refused = self._refusal(trigger)
+        if refused is not None:
+            return refused
+        options = self._options()
+        choice = None
+        if self.background is not None:
+            head, _ = head_and_tail(self._messages, self._tally.sizes, options)
+            if head:
+                choice = self.background.choose(
+                    head, wait=self.settings.background.max_wait_seconds, cwd=self.state.cwd
+                )
+        return self._compact(options, choice, trigger, instructions, hook_instructions, also_store)
+
+    async def acompact(
+        self,
+        trigger: Trigger = "manual",
+        instructions: str | None = None,
+        *,
+        hook_instructions: str | None = None,
+        also_store: Sequence[PutRequest] = (),
+    ) -> CompactionResult:
+        """``compact`` for an event loop: the wait on a background summary is awaited, not blocked on.
+
+        The compaction itself (extractive rendering, one store transaction)
+        runs in the loop's thread, like every other use of the session's store.
+        """
+        refused = self._refusal(trigger)
+        if refused is not None:
+            return refused
+        options = self._options()
+        choice = None
+        if self.background is not None:
+            head, _ = head_and_tail(self._messages, self._tally.sizes, options)
+            if head:
+                choice = await self.background.achoose(
+                    head, wait=self.settings.background.max_wait_seconds, cwd=self.state.cwd
+                )
+        return self._compact(options, choice, trigger, instructions, hook_instructions, also_store)
+
+    async def amaybe_compact(self, instructions: str | None = None) -> CompactionResult | None:
+        """``maybe_compact`` for an event loop (see ``acompact``)."""
+        if not self.should_compact().compact:
+            return None
+        return await self.acompact("auto", instructions)
+
+    def _refusal(self, trigger: Trigger) -> CompactionResult | None:
+        if self.settings.policy.compact:
+            return None
+        refused = CompactionDisabled("compaction is turned off (policy.compact, COMPACTOR_DISABLE_COMPACT)")
+        return failed_result(
+            self.messages, self.state, refused, trigger=trigger,
+            threshold=auto_compact_threshold(self.settings), pre_tokens=self.context_tokens(),
+            counter_name=self.counter.name,
+        )
+
+    def _options(self) -> CompactOptions:
+        return CompactOptions(
             tail_tokens=self.settings.pipeline.tail_tokens,
             context_tokens=context_budget(self.settings),
             threshold=auto_compact_threshold(self.settings),
@@ -290,21 +428,43 @@ class Orchestrator:
             memory_db=self.settings.pipeline.memory_db,
             cached_messages=self.cache.cached(self._clock),
         )
-        result = compact(
-            self.messages,
-            self.state,
-            store=self.store,
-            counter=self.counter,
-            summarizer=self.summarizer,
-            files=self.files,
-            trigger=trigger,
-            instructions=instructions,
-            hook_instructions=hook_instructions,
-            options=options,
-            pre_tokens=self.context_tokens(),
-            sizes=self._tally.sizes,
-            also_store=also_store,
-        )
+
+    def _compact(
+        self,
+        options: CompactOptions,
+        choice: BackgroundChoice | None,
+        trigger: Trigger,
+        instructions: str | None,
+        hook_instructions: str | None,
+        also_store: Sequence[PutRequest],
+    ) -> CompactionResult:
+        def run(summarizer: Summarizer) -> CompactionResult:
+            return compact(
+                self.messages,
+                self.state,
+                store=self.store,
+                counter=self.counter,
+                summarizer=summarizer,
+                files=self.files,
+                trigger=trigger,
+                instructions=instructions,
+                hook_instructions=hook_instructions,
+                options=options,
+                pre_tokens=self.context_tokens(),
+                sizes=self._tally.sizes,
+                also_store=also_store,
+            )
+
+        if choice is None:
+            result = run(self.summarizer)
+        else:
+            from compactor.summarizers._background import BlendedSummarizer, Choice
+
+            result = run(BlendedSummarizer(self._extractive, choice, llm_name=self.summarizer.name))
+            if not result.ok and choice.summary is not None and result.report.error_id == "compaction_did_not_shrink":
+                # The model's summary made the context too large: the extractive one alone may fit.
+                alone = Choice(None, 0, "with the model's summary the context would not have shrunk")
+                result = run(BlendedSummarizer(self._extractive, alone, llm_name=self.summarizer.name))
         if not result.ok:
             self.tracker.record_failure(self.settings)
             return result
@@ -324,6 +484,7 @@ class Orchestrator:
                 self._builder.apply_message(message)
         if self.settings.masking.enabled:
             self._masker.reset(self._messages)
+        self._conversation_changed()
         return result
 
     def watch_read_files(

@@ -69,6 +69,7 @@ __all__ = [
     "compact",
     "context_entries",
     "failed_result",
+    "head_and_tail",
     "merge_instructions",
     "model_text",
     "split_tail",
@@ -172,6 +173,18 @@ def _split(
         kept = 1
     cut = len(rounds) - kept
     return [m for r in rounds[:cut] for m in r], [m for r in rounds[cut:] for m in r]
+
+
+def head_and_tail(
+    messages: Sequence[Message], sizes: Sequence[int], opts: CompactOptions
+) -> tuple[list[Message], list[Message]]:
+    """The (head, tail) a compaction with ``opts`` would make of ``messages`` (their counts ``sizes``):
+    the tail within ``opts.tail_tokens`` and ``TAIL_SHARE`` of a shared budget (``split_tail``)."""
+    size_of = {id(m): n for m, n in zip(messages, sizes, strict=True)}
+    tail_limit = opts.tail_tokens if opts.context_tokens is None else min(
+        opts.tail_tokens, int(opts.context_tokens * TAIL_SHARE)
+    )
+    return _split(messages, tail_limit, lambda m: size_of[id(m)], last_round_tokens=opts.tail_tokens)
 
 
 def compact(
@@ -397,10 +410,7 @@ def _compact(
 
     # 2. split.
     size_of = {id(m): n for m, n in zip(messages, sizes, strict=True)}
-    tail_limit = opts.tail_tokens if opts.context_tokens is None else min(
-        opts.tail_tokens, int(opts.context_tokens * TAIL_SHARE)
-    )
-    head, tail = _split(messages, tail_limit, lambda m: size_of[id(m)], last_round_tokens=opts.tail_tokens)
+    head, tail = head_and_tail(messages, sizes, opts)
     if not head:
         raise NothingToCompact("nothing to compact: the conversation is empty")
 
@@ -532,6 +542,7 @@ def _compact(
         ),
         ledger_facts=len(ledger.paths) + len(ledger.commands) + len(ledger.errors) + len(ledger.user_messages),
         summary=summary.text.strip(),
+        summary_sources=summary.sources,
         context=context_entries(out, out_sizes, tail_length=len(tail)),
         # The summary comes first: the cached prefix is kept up to message 0, that is not at all.
         cache=prefix_effect(sizes, 0, len(messages) if opts.cached_messages is None else opts.cached_messages),

@@ -242,6 +242,7 @@ class _Replay:
             files=self.files,
             state=SessionState(session_id=transcript.session_id, cwd=first.get("cwd")),
             transcript_path=transcript.path,
+            background=False,  # a replay has no time between turns: each compaction asks its summarizer in place
         )
         self.on_compaction = on_compaction
         self.on_entry = on_entry

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from compactor.summarizers.base import SummarySource
 from compactor.survival import Continuation, Retention, Survival
 
 __all__ = [
@@ -188,6 +189,9 @@ class CompactionReport(_Model):
     and by a replay that writes the compacted session (``replay --output``, whose boundaries name it)."""
     summary: str | None = None
     """The summary the summarizer wrote (the summary message wraps it)."""
+    summary_sources: list[SummarySource] = Field(default_factory=list)
+    """With a background LLM summary: which messages of the head the model's summary covers and which
+    were rendered extractively, each with the reason (``compactor.summarizers._background``)."""
     context: list[ContextEntry] = Field(default_factory=list)
     """The compacted context in order: summary message, preserved tail, attachments."""
     cache: CacheReport | None = None

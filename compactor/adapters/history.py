@@ -11,6 +11,9 @@ It accepts both ways frameworks keep history: one that stores what the
 processor returned (the next history starts with it) and one that keeps
 its own full list (the next history starts with what was passed in). Any
 other history is a new conversation: the session starts over.
+``aprocess`` is the same for the async frameworks (pydantic-ai, the OpenAI
+Agents SDK, LangGraph's async hook): a compaction waiting on a background
+LLM summary awaits it (``Orchestrator.acompact``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from compactor.messages import Message
 from compactor.orchestrator import Orchestrator
+from compactor.pipeline import CompactionResult
 from compactor.recovery import recover
 from compactor.report import CompactionReport
 
@@ -70,6 +74,17 @@ class CompactingHistory(Generic[T]):
 
     def process(self, history: Sequence[T]) -> list[T]:
         """The history to send now: the new messages added, compacted when the policy says so."""
+        items = self._take(history)
+        return self._give(items, self.orchestrator.maybe_compact())
+
+    async def aprocess(self, history: Sequence[T]) -> list[T]:
+        """``process`` for an event loop: a compaction's wait on a background summary is awaited
+        (``Orchestrator.acompact``), so the loop keeps running meanwhile."""
+        items = self._take(history)
+        return self._give(items, await self.orchestrator.amaybe_compact())
+
+    def _take(self, history: Sequence[T]) -> list[T]:
+        """Add the messages of ``history`` the session has not seen yet; the history as a list."""
         items = list(history)
         if _starts_with(items, self._written):
             new = items[len(self._written):]
@@ -80,7 +95,10 @@ class CompactingHistory(Generic[T]):
             new = items
         for message in self.adapter.to_messages(new):
             self.orchestrator.add_message(message)
-        result = self.orchestrator.maybe_compact()
+        return items
+
+    def _give(self, items: list[T], result: CompactionResult | None) -> list[T]:
+        """Record a compaction's outcome and return the history to send."""
         if result is not None and result.ok:
             self.adapter.retain(self.orchestrator.messages)
             self.reports.append(result.report)
@@ -117,8 +135,14 @@ class CompactingHistory(Generic[T]):
         answer = recover(self.orchestrator.store, call, counter=self.orchestrator.counter)
         return answer.content
 
+    def close(self) -> None:
+        """Close the session (``Orchestrator.close``: joins its background summary's worker)."""
+        self.orchestrator.close()
+
     def _restart(self) -> None:
         old = self.orchestrator
+        if old.background is not None:
+            old.background.close()  # joins its worker; the summarizer stays open for the new session
         self.orchestrator = Orchestrator(
             settings=old.settings, store=old.store, counter=old.counter, summarizer=old.summarizer,
             files=old.files, calibration=old.calibration, transcript_path=old.transcript_path,

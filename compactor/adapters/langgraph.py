@@ -5,6 +5,10 @@
     compaction = LangGraphCompaction()
     agent = create_react_agent(model, [*tools, compaction.recovery_tool], pre_model_hook=compaction.pre_model_hook)
 
+For a graph run with ``ainvoke``/``astream``, pass ``pre_model_hook=compaction.hook``
+instead: the same hook, whose async side awaits a background LLM summary
+(``Orchestrator.acompact``) rather than blocking the event loop.
+
 Before each model call the hook hands the state's messages to the session
 (``CompactingHistory`` with the LangChain adapter) and replaces them with
 what comes back: unchanged messages as they were, and after a compaction
@@ -20,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import BaseMessage, RemoveMessage
+from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
@@ -50,6 +55,18 @@ class LangGraphCompaction:
         messages = list(state["messages"] if isinstance(state, Mapping) else state.messages)
         out = self.history.process(messages)
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *out]}
+
+    async def apre_model_hook(self, state: Mapping[str, Any] | Any) -> dict[str, Any]:
+        """The hook for an async graph (``RunnableLambda(c.pre_model_hook, afunc=c.apre_model_hook)``):
+        a compaction waiting on a background LLM summary awaits it (``Orchestrator.acompact``)."""
+        messages = list(state["messages"] if isinstance(state, Mapping) else state.messages)
+        out = await self.history.aprocess(messages)
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *out]}
+
+    @property
+    def hook(self) -> RunnableLambda[Any, dict[str, Any]]:
+        """``pre_model_hook`` and ``apre_model_hook`` as one runnable, for graphs run sync or async."""
+        return RunnableLambda(self.pre_model_hook, afunc=self.apre_model_hook, name="compactor_pre_model_hook")
 
     @property
     def reports(self) -> list[CompactionReport]:

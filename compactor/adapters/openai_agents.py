@@ -81,7 +81,8 @@ class CompactingSession(SessionABC):
         return list(self._items[-limit:] if limit else self._items)
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
-        """Store ``items`` after the others, compacting when the policy says so.
+        """Store ``items`` after the others, compacting when the policy says so (awaiting a
+        background LLM summary, ``Orchestrator.acompact``).
 
         Items the input filter already added (the same items, in the same
         order) are not added twice.
@@ -95,7 +96,9 @@ class CompactingSession(SessionABC):
             else:
                 self._early = []
         if new:
-            self._add(new)
+            self._added.extend(new)
+            processed = await self.history.aprocess([*map(dict, self._items), *new])
+            self._items = cast(list[TResponseInputItem], processed)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the latest item (the next items added start the session's count over)."""
@@ -155,5 +158,6 @@ class CompactingSession(SessionABC):
         )
 
     def _add(self, new: list[dict[str, Any]]) -> None:
+        """Add items from the input filter, which the SDK calls synchronously."""
         self._added.extend(new)
         self._items = cast(list[TResponseInputItem], self.history.process([*map(dict, self._items), *new]))

@@ -163,9 +163,10 @@ class PydanticAICompaction:
         """The history processor: the history to send, compacted when the policy says so.
 
         It runs in the agent's event loop (not in a worker thread), so the
-        session's store is used from one thread.
+        session's store is used from one thread; a compaction waiting on a
+        background LLM summary awaits it (``Orchestrator.acompact``).
         """
-        return self.history.process(messages)
+        return await self.history.aprocess(messages)
 
     @property
     def capability(self) -> ProcessHistory[Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -11,7 +11,7 @@ from compactor.ledger import SessionLedger
 from compactor.messages import Message
 from compactor.spans import Span
 
-__all__ = ["SECTION_TITLES", "CitingSummarizer", "Summarizer", "Summary"]
+__all__ = ["SECTION_TITLES", "CitingSummarizer", "Summarizer", "Summary", "SummarySource"]
 
 SECTION_TITLES: tuple[str, ...] = (
     "Primary request and intent",
@@ -25,6 +25,23 @@ SECTION_TITLES: tuple[str, ...] = (
     "Next step",
 )
 """The nine sections every summary has, in order."""
+
+
+class SummarySource(BaseModel):
+    """Who wrote the summary of messages ``first`` to ``last`` of the head (0-based, inclusive), and why.
+
+    ``source`` is ``llm`` (a model's summary, written in the background) or
+    ``extractive``; ``reason`` says why that part came from there (for
+    example the model failed, or had not finished within the wait bound).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: Literal["llm", "extractive"]
+    first: int = Field(ge=0)
+    last: int = Field(ge=0)
+    summarizer: str
+    reason: str
 
 
 class Summary(BaseModel):
@@ -42,6 +59,8 @@ class Summary(BaseModel):
     sections: dict[str, str] = Field(default_factory=dict)
     handles: list[str] = Field(default_factory=list)
     dropped_rounds: int = 0
+    sources: list[SummarySource] = Field(default_factory=list)
+    """Which parts of the head which source summarized (a background summary; empty: all by ``summarizer``)."""
 
 
 @runtime_checkable

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from ccr import MemoryStore
@@ -73,3 +74,23 @@ def test_the_recovery_tool_answers_from_the_store_and_explains_a_bad_handle() ->
     head = history.reports[0].dropped[0].handle
     assert "b0002x" in history.retrieve(f"<<ccr:{head}>>", query="b0002x")
     assert "not" in history.retrieve("ccr_" + "0" * 32).lower()
+
+
+def test_the_async_path_gives_the_same_history_and_reports_as_the_sync_one() -> None:
+    sync_history = CompactingHistory(OpenAIChatAdapter, session())
+    async_history = CompactingHistory(OpenAIChatAdapter, session())
+
+    async def run_async(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for n in range(12):
+            items = await async_history.aprocess(items + turn(n))
+        return items
+
+    items: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for n in range(12):
+        items = sync_history.process(items + turn(n))
+    awaited = asyncio.run(run_async([{"role": "user", "content": "go"}]))
+
+    assert async_history.reports, "no compaction happened"
+    assert len(async_history.reports) == len(sync_history.reports)
+    assert [r.summary for r in async_history.reports] == [r.summary for r in sync_history.reports]
+    assert [m["role"] for m in awaited] == [m["role"] for m in items]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import warnings
 from typing import Any
@@ -97,3 +98,29 @@ def test_the_hook_answers_retrieve_itself_as_its_recovery_tool_does() -> None:
     assert compaction.retrieve(handle, lines=[2, 3]) == "row 1\nrow 2\n"
     assert "answer cut to 100 tokens" in compaction.retrieve(handle, max_tokens=100)
     assert compaction.recovery_tool.invoke({"handle": handle, "lines": [2, 3]}) == "row 1\nrow 2\n"
+
+
+def test_an_async_graph_runs_the_hook_through_the_async_api() -> None:
+    settings = load_settings(overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 8_000})
+    compaction = LangGraphCompaction(Orchestrator(settings=settings, store=MemoryStore(max_bytes=1 << 26),
+                                                  files=NoFiles()))
+    awaited: list[bool] = []
+    orchestrator = compaction.history.orchestrator
+    acompact = orchestrator.acompact
+
+    async def counted_acompact(*args: Any, **kwargs: Any) -> Any:
+        awaited.append(True)
+        return await acompact(*args, **kwargs)
+
+    orchestrator.acompact = counted_acompact  # type: ignore[method-assign]
+    model = ScriptedChatModel(seen=[])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        agent = create_react_agent(model, [run_build, compaction.recovery_tool], pre_model_hook=compaction.hook)
+
+    state = asyncio.run(agent.ainvoke({"messages": [HumanMessage(content="Make the build pass.")]},
+                                      {"recursion_limit": 100}))
+
+    assert state["messages"][-1].content == "done"
+    assert compaction.reports and all(r.ok for r in compaction.reports)
+    assert len(awaited) == len(compaction.reports)  # every compaction went through acompact

@@ -3,7 +3,11 @@
 Each server listens on 127.0.0.1 on a free port, in a thread, and answers
 from a script the test writes: a JSON reply, a protocol error, or a hang
 that lasts until the test ends (released in teardown), so clients are
-exercised over real HTTP without any network beyond the loopback.
+exercised over real HTTP without any network beyond the loopback. A reply
+may carry headers (``retry-after``), come after a latency, or wait for a
+gate the test opens; ``received`` is set at each request and ``answered``
+counts the replies sent, so that a test can say "before the server answered"
+without measuring time.
 
 A ``Client`` pairs a server with the summarizer that speaks its protocol and
 knows where a request carries its key, system prompt and prompt. The
@@ -63,6 +67,11 @@ class Reply:
     status: int = 200
     body: Any = None
     hang: bool = False
+    headers: tuple[tuple[str, str], ...] = ()
+    latency: float = 0.0
+    """Seconds the server takes before answering (the fake model's thinking)."""
+    gate: threading.Event | None = None
+    """When given, the answer is sent only once the test sets it (or teardown releases the server)."""
 
 
 @dataclass
@@ -82,6 +91,8 @@ class LoopbackServer:
     prefix: str = ""
     requests: list[Received] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
+    received: threading.Event = field(default_factory=threading.Event)
+    answered: int = 0
     _replies: deque[Reply] = field(default_factory=deque)
     _always: Reply | None = None
     _server: ThreadingHTTPServer | None = None
@@ -93,11 +104,16 @@ class LoopbackServer:
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}{self.prefix}"
 
-    def reply(self, status: int, body: Any) -> None:
-        self._replies.append(Reply(status=status, body=body))
+    def reply(
+        self, status: int, body: Any, *, headers: dict[str, str] | None = None, latency: float = 0.0,
+        gate: threading.Event | None = None,
+    ) -> None:
+        self._replies.append(
+            Reply(status=status, body=body, headers=tuple((headers or {}).items()), latency=latency, gate=gate)
+        )
 
-    def always(self, status: int, body: Any) -> None:
-        self._always = Reply(status=status, body=body)
+    def always(self, status: int, body: Any, *, latency: float = 0.0) -> None:
+        self._always = Reply(status=status, body=body, latency=latency)
 
     def hang(self) -> None:
         """The next request gets no answer until the test ends."""
@@ -122,16 +138,24 @@ class LoopbackServer:
                 body = json.loads(raw) if raw else {}
                 owner.requests.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
                 reply = owner._next() if self.path == owner.endpoint else Reply(404, {"error": "no such path"})
+                owner.received.set()
                 if reply.hang:
                     owner.release.wait(_HANG_LIMIT_SECONDS)
                     self.close_connection = True
                     return
+                if reply.gate is not None:
+                    reply.gate.wait(_HANG_LIMIT_SECONDS)
+                if reply.latency:
+                    owner.release.wait(reply.latency)
                 payload = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
                 self.send_response(reply.status)
                 self.send_header("Content-Type", "application/json")
+                for name, value in reply.headers:
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
+                owner.answered += 1
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - signature of the base
                 return
@@ -196,24 +220,28 @@ class AnthropicServer(LoopbackServer):
 class OpenAIServer(LoopbackServer):
     """Speaks ``POST /v1/chat/completions``; the SDK's base URL ends in ``/v1``."""
 
-    def answer(self, text: str | None, *, finish_reason: str = "stop") -> None:
-        self.reply(
-            200,
-            {
-                "id": f"chatcmpl-{len(self.requests):04d}",
-                "object": "chat.completion",
-                "created": 1_700_000_000,
-                "model": "local-model",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": text},
-                        "finish_reason": finish_reason,
-                    }
-                ],
-                "usage": {"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200},
-            },
-        )
+    def answer(
+        self, text: str | None, *, finish_reason: str = "stop", latency: float = 0.0,
+        gate: threading.Event | None = None,
+    ) -> None:
+        self.reply(200, self.answer_body(text, finish_reason=finish_reason), latency=latency, gate=gate)
+
+    def answer_body(self, text: str | None, *, finish_reason: str = "stop") -> dict[str, Any]:
+        """A chat completion whose one choice says ``text``."""
+        return {
+            "id": f"chatcmpl-{len(self.requests):04d}",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": "local-model",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": finish_reason,
+                }
+            ],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200},
+        }
 
     @staticmethod
     def too_long_body(actual: int = 150_000, limit: int = 128_000) -> dict[str, Any]:
