@@ -18,7 +18,7 @@ from typing import Any
 
 from ccr._paths import SIDECARS, SQLITE_HEADER
 from ccr._salvage import salvage
-from ccr.errors import InputNotFound, NotAStore, RecordsLost, StoreError
+from ccr.errors import InputNotFound, NotAStore, OutputRefused, RecordsLost, StoreError
 from ccr.store import default_store_path, open_store
 
 __all__ = ["register", "run"]
@@ -46,7 +46,12 @@ def run(args: argparse.Namespace) -> int:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     target = Path(args.output).expanduser() if args.output else source.with_name(f"{source.name}.repaired-{stamp}")
     if os.path.lexists(target):
-        raise StoreError(f"{target} already exists; choose another --output")
+        what = "a symlink" if os.path.islink(target) else "something"
+        raise OutputRefused(f"{target}: refusing to write the repaired store there: {what} already exists there; "
+                            "nothing was changed; choose another --output")
+    for suffix in SIDECARS:
+        if os.path.lexists(target.with_name(target.name + suffix)):
+            raise OutputRefused(f"{target}: refusing to write the repaired store there: its {suffix} file exists")
     try:
         found = salvage(source)
         with source.open("rb") as head:

@@ -92,6 +92,8 @@ def load_report(path: Path) -> ShownReport:
 
 def run(args: argparse.Namespace) -> int:
     """Show the report; returns the exit code."""
+    if args.html is not None:
+        refuse_overwriting(args.report, args.html, what="report")
     report = load_report(Path(args.report))
     numbered = list(enumerate(report.compactions, start=1))
     if args.compaction is not None:
@@ -102,9 +104,9 @@ def run(args: argparse.Namespace) -> int:
         numbered = [numbered[args.compaction - 1]]
     chosen = [c for _, c in numbered]
     if args.html is not None:
-        refuse_overwriting(args.report, args.html, what="report")
         write_report_html(
             args.html,
+            inputs=[args.report],
             session=report.session,
             compactions=chosen,
             failures=report.failures if args.compaction is None else [],

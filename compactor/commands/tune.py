@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     with _progress_bar(space.search.objective, space.search.objective_at) as progress:
         results = run_tune(args.corpus, space, executor=executor, config=args.config, cache=cache, progress=progress)
     _warn_failures(results)
-    written = _write(results, args.out)
+    written = _write(results, args.out, inputs=[args.space, args.config])
     write_stdout(render_table(results) + "\n" + f"wrote {', '.join(written)} in {args.out}\n")
     return _INTERRUPTED_EXIT if results.interrupted else 0
 
@@ -105,23 +105,25 @@ def _writable_folder(out: Path) -> None:
         raise OutputWriteError(f"{out}: cannot write the results there: {existing} is not writable")
 
 
-def _write(results: TuneResults, out: Path) -> list[str]:
+def _write(results: TuneResults, out: Path, inputs: list[Path | None]) -> list[str]:
     """Write the reports; the names written (no best.toml without a finished trial; an old one is removed).
 
     Raises:
         OutputWriteError: the folder cannot be written.
     """
+    from ccr._files import describe_os_error, private_dir
+
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        write_text(out / "results.json", results_json(results))
-        write_text(out / "report.html", render_report(results))
+        private_dir(out)
+        write_text(out / "results.json", results_json(results), inputs=inputs)
+        write_text(out / "report.html", render_report(results), inputs=inputs)
         toml = best_toml(results)
         if toml is None:
             (out / "best.toml").unlink(missing_ok=True)
             return ["results.json", "report.html"]
-        write_text(out / "best.toml", toml)
+        write_text(out / "best.toml", toml, inputs=inputs)
     except OSError as exc:
-        raise OutputWriteError(f"{out}: cannot write the results there: {exc.strerror or exc}") from exc
+        raise OutputWriteError(f"{out}: cannot write the results there: {describe_os_error(exc)}") from exc
     return ["results.json", "report.html", "best.toml"]
 
 

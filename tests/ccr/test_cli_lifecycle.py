@@ -275,7 +275,7 @@ def test_export_refuses_to_write_the_archive_over_the_store_itself(db: Path) -> 
     for target in (db, db.parent / "." / db.name, Path(f"{db}-wal")):
         result = ccr("--store", str(db), "export", str(target))
         assert result.returncode == 2, result.stderr
-        assert result.stderr.startswith(b"ccr: ccr_invalid_request: ")
+        assert result.stderr.startswith(b"ccr: output_refused: ")
         assert result.stdout == b""
     assert sorted(listed(db)) == sorted(h for g in groups.values() for h in g)
 
@@ -284,7 +284,7 @@ def test_export_into_a_folder_that_cannot_hold_it_is_refused_without_a_traceback
     fill(db)
     result = ccr("--store", str(db), "export", str(tmp_path / "absent" / "a.jsonl"))
     assert result.returncode == 73
-    assert result.stderr.startswith(b"ccr: ccr_store_error: cannot write the archive ")
+    assert result.stderr.startswith(b"ccr: output_write_failed: cannot write the archive ")
     assert b"Traceback" not in result.stderr
 
 
