@@ -39,8 +39,6 @@ user stuck at a full context).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -634,9 +632,12 @@ def load_session_record(session_id: str, home: Path | None = None) -> SessionRec
         InputInvalid: the session id is unusable.
         HookError: the record exists but cannot be read or is damaged.
     """
+    from ccr._files import read_regular
+
     path = session_record_path(session_id, home)
+    _refuse_symlinked_folder(path.parent)
     try:
-        data = path.read_bytes()
+        data = read_regular(path, max_bytes=SESSION_RECORD_MAX_BYTES)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -666,19 +667,31 @@ def save_session_record(record: SessionRecord, home: Path | None = None) -> Path
     if previous and previous.head_handle and previous.head_handle not in same_compaction:
         earlier.append(previous.head_handle)
     record = record.model_copy(update={"earlier_heads": [h for h in earlier if h != record.head_handle]})
+    from ccr._files import describe_os_error, private_dir, write_output
+
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".session-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(record.model_dump_json(indent=2))
-            os.replace(temp, path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        private_dir(path.parent)
+        _refuse_symlinked_folder(path.parent)
+        write_output(path, [record.model_dump_json(indent=2).encode("utf-8")], what="session record")
     except OSError as exc:
-        raise HookError(f"cannot write session record {path}: {exc.strerror or exc}") from exc
+        raise HookError(f"cannot write session record {path}: {describe_os_error(exc)}") from exc
+    except CompactorError as exc:  # the output rule refused the name (a folder or a device is there)
+        raise HookError(f"cannot write session record {path}: {exc}") from exc
     return path
+
+
+SESSION_RECORD_MAX_BYTES = 16 * 1024 * 1024
+"""Largest session record read back (a record names a compaction's handles: a few KiB)."""
+
+
+def _refuse_symlinked_folder(folder: Path) -> None:
+    """The sessions folder must be a real folder: through a link the records would land elsewhere.
+
+    Raises:
+        HookError: ``folder`` is a symlink.
+    """
+    if folder.is_symlink():
+        raise HookError(f"refusing the symlinked sessions folder {folder}: session records are kept only in a real folder")
 
 
 def forget_latest_head(session_id: str, home: Path | None = None) -> None:
