@@ -48,6 +48,7 @@ __all__ = [
     "FileTooLarge",
     "NotRegularFile",
     "check_output",
+    "check_output_folder",
     "describe_mode",
     "describe_os_error",
     "known_databases",
@@ -197,6 +198,41 @@ def check_output(
             if _same_file(target, Path(other), followed):
                 raise _refused(target, what, f"{reason} ({other})")
     return target
+
+
+def check_output_folder(
+    path: PathLike,
+    *,
+    inputs: Iterable[PathLike | None] = (),
+    protected: Iterable[PathLike | None] = (),
+    what: str = "output folder",
+) -> Path:
+    """Refuse an output folder that is, or would take the name of, a database, a sidecar of one or an input.
+
+    What is written inside it follows ``check_output``. Whether an existing
+    path is a usable folder is the caller's to say.
+
+    Raises:
+        OutputRefused: as ``check_output``, for the folder's own name.
+    """
+    folder = Path(path)
+    st = _stat(folder)
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        return folder
+    if st is not None and stat.S_ISREG(st.st_mode) and _is_sqlite(folder):
+        raise _refused(folder, what, "it is an SQLite database (a store or memory database, by its header)")
+    base = _sidecar_base(folder)
+    guarded = _protected(protected)
+    if base is not None and (_is_sqlite(base) or _same_name(base, guarded)):
+        raise _refused(folder, what, f"it is a sidecar of the database {base}")
+    for others, reason in (
+        ([Path(p) for p in inputs if p is not None], "it is an input of this command"),
+        (guarded, "it is a store or memory database"),
+    ):
+        for other in others:
+            if _same_file(folder, other, st):
+                raise _refused(folder, what, f"{reason} ({other})")
+    return folder
 
 
 def write_output(

@@ -11,13 +11,16 @@ takes the old one's place and the damaged file is kept beside it as
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ccr._paths import SIDECARS, SQLITE_HEADER
-from ccr._salvage import salvage
+from ccr._files import describe_os_error
+from ccr._salvage import Salvage, salvage
 from ccr.errors import InputNotFound, NotAStore, OutputRefused, RecordsLost, StoreError
 from ccr.store import default_store_path, open_store
 
@@ -37,6 +40,40 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--output", metavar="PATH", help="write the salvaged store here and leave the damaged one as it is")
     parser.set_defaults(func=run)
     return parser
+
+
+def _build(target: Path, found: Salvage) -> None:
+    """Write the salvaged records into a new store at ``target``, whole or not at all.
+
+    The store is built under a temporary name in the same folder and renamed
+    into place once closed, so a full disk or a ``kill -9`` leaves no half
+    store at ``target``.
+
+    Raises:
+        OutputRefused: something appeared at ``target`` meanwhile.
+        StoreError: the new store cannot be written (``DiskFull`` when the disk is full).
+    """
+    build = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
+    try:
+        store = open_store(build)
+        try:
+            store.restore(
+                sorted(found.blobs.values(), key=lambda item: (item[0].created_at, item[0].handle)),
+                sorted(found.objects.values(), key=lambda obj: (obj.created_at, obj.id)),
+            )
+        finally:
+            store.close()
+        if os.path.lexists(target):
+            raise OutputRefused(f"{target}: refusing to write the repaired store there: something appeared there")
+        for suffix in (*SIDECARS, ""):  # the main file last, so that it never stands without its log
+            if os.path.lexists(build.with_name(build.name + suffix)):
+                os.rename(build.with_name(build.name + suffix), target.with_name(target.name + suffix))
+    except OSError as exc:
+        raise StoreError(f"cannot write the repaired store {target}: {describe_os_error(exc)}") from exc
+    finally:
+        for suffix in ("", *SIDECARS):
+            with contextlib.suppress(OSError):
+                os.unlink(build.with_name(build.name + suffix))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,14 +97,7 @@ def run(args: argparse.Namespace) -> int:
         raise StoreError(f"cannot read {source}: {exc.strerror or exc}") from exc
     if not sqlite_header and not (found.blobs or found.objects or found.lost):
         raise NotAStore(f"{source} holds nothing of a ccr store; left as it is")
-    store = open_store(target)
-    try:
-        store.restore(
-            sorted(found.blobs.values(), key=lambda item: (item[0].created_at, item[0].handle)),
-            sorted(found.objects.values(), key=lambda obj: (obj.created_at, obj.id)),
-        )
-    finally:
-        store.close()
+    _build(target, found)
     if not args.output:
         kept = source.with_name(f"{source.name}.damaged-{stamp}")
         for suffix in ("", *SIDECARS):

@@ -240,6 +240,14 @@ def _read_input() -> HookInput:
     return parse_hook_input(_read_bytes())
 
 
+def _report_unexpected(exc: Exception, what: str) -> None:
+    """Name an error no hook expects (a bug) in one line: the hook still exits 0."""
+    try:
+        print(f"compactor: hook_failed: unexpected {type(exc).__name__}: {exc} ({what})", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
 def _report(exc: CompactorError, what: str) -> None:
     try:
         print(f"compactor: {exc.error_id}: {exc} ({what})", file=sys.stderr, flush=True)
@@ -249,9 +257,13 @@ def _report(exc: CompactorError, what: str) -> None:
 
 def run_pre_compact(args: argparse.Namespace) -> int:
     """Store the conversation and print the summary instructions; always exits 0."""
-    watchdog = _start_watchdog("pre-compact", "the compaction goes on without a stored copy")
+    what = "the compaction goes on without a stored copy"
+    watchdog = _start_watchdog("pre-compact", what)
     try:
         return _pre_compact(args)
+    except Exception as exc:  # a bug must not block the compaction either
+        _report_unexpected(exc, what)
+        return 0
     finally:
         watchdog.cancel()
 
@@ -301,6 +313,9 @@ def run_session_start(args: argparse.Namespace) -> int:
     watchdog = _start_watchdog("session-start", "no reminder added")
     try:
         return _session_start()
+    except Exception as exc:  # a bug must not fail the session's start either
+        _report_unexpected(exc, "no reminder added")
+        return 0
     finally:
         watchdog.cancel()
 

@@ -9,6 +9,7 @@ written from the finished trials and the exit code is 130.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -61,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
         print("compactor: compactor_usage: --jobs must be at least 1", file=sys.stderr)
         return 2
     space = load_space(args.space)
+    from ccr._files import check_output_folder
+
+    check_output_folder(args.out, inputs=[args.space, args.config, *args.corpus], protected=[args.config])
     _writable_folder(args.out)
     cache = None if args.no_cache else ResultCache(default_cache_dir())
     executor = make_executor(args.executor, args.jobs)
@@ -113,6 +117,7 @@ def _write(results: TuneResults, out: Path, inputs: list[Path | None]) -> list[s
     """
     from ccr._files import describe_os_error, private_dir
 
+    made = not os.path.lexists(out)
     try:
         private_dir(out)
         write_text(out / "results.json", results_json(results), inputs=inputs)
@@ -123,6 +128,9 @@ def _write(results: TuneResults, out: Path, inputs: list[Path | None]) -> list[s
             return ["results.json", "report.html"]
         write_text(out / "best.toml", toml, inputs=inputs)
     except OSError as exc:
+        if made:  # a folder this run made and could not fill is not left behind
+            with contextlib.suppress(OSError):
+                out.rmdir()
         raise OutputWriteError(f"{out}: cannot write the results there: {describe_os_error(exc)}") from exc
     return ["results.json", "report.html", "best.toml"]
 

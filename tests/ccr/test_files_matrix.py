@@ -1,0 +1,274 @@
+"""Every command that writes a file, aimed at every dangerous target, as real subprocesses.
+
+The output rule (``ccr._files``) must hold for each writer: the store, the
+memory database, a link to either, a device node, a FIFO, a socket, a
+folder, the command's own input, a read-only folder and a full disk are
+refused (exit 2) or fail (exit 73) with a stable error id and no
+traceback, within a time bound, and leave every byte of the stores, the
+inputs and the target as they were.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ccr import open_store
+from memory.store import open_memory
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
+SMALL = FIXTURES / "small.jsonl"
+TIMEOUT_S = 180
+"""A hang fails the test (no writer may block on a FIFO or a device)."""
+
+ERROR_LINE = re.compile(rb"^(compactor|ccr): [a-z_]+: ", re.MULTILINE)
+
+
+@dataclass
+class World:
+    """One COMPACTOR_HOME with a store and a memory database, and the inputs every writer reads."""
+
+    home: Path
+    store: Path
+    memory_db: Path
+    session: Path
+    report: Path
+    replayed: Path
+    work_store: Path
+    space: Path
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "COMPACTOR_HOME": str(self.home), "COMPACTOR_CONTEXT_WINDOW": "45000"}
+
+    def protected(self) -> list[Path]:
+        """Files no writer may change, whatever it is aimed at."""
+        return [self.store, self.memory_db, self.session, self.report, self.replayed, self.space]
+
+
+def run(world: World, program: str, *args: str | Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", program, *map(str, args)],
+        capture_output=True, env=world.env, timeout=TIMEOUT_S, check=False, stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    root = tmp_path_factory.mktemp("matrix")
+    home = root / "home"
+    home.mkdir(mode=0o700)
+    store = open_store(home / "ccr.db")
+    store.put(b"a record that must survive every writer\n" * 20)
+    store.close()
+    memory = open_memory(home / "memory.db")
+    memory.remember("The staging database is reset every night at 02:00 UTC")
+    memory.close()
+    session = root / "inputs" / "session.jsonl"
+    session.parent.mkdir()
+    shutil.copyfile(SMALL, session)
+    space = root / "inputs" / "space.toml"
+    space.write_text('[search]\nmethod = "grid"\n\n[params]\n"pipeline.tail_tokens" = [8000]\n', encoding="utf-8")
+    world = World(home, home / "ccr.db", home / "memory.db", session, root / "inputs" / "report.json",
+                  root / "inputs" / "replayed.jsonl", root / "work.db", space)
+    done = run(world, "compactor", "replay", session, "--json", "--store", world.work_store, "--output", world.replayed)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["compactions"], "the replay must compact, so that restore has something to undo"
+    world.report.write_bytes(done.stdout)
+    return world
+
+
+Writer = Callable[[World, Path], subprocess.CompletedProcess[bytes]]
+
+WRITERS: dict[str, tuple[Writer, Callable[[World], Path]]] = {
+    # name: (how it runs aimed at a target, its main input)
+    "replay --output": (
+        lambda w, t: run(w, "compactor", "replay", w.session, "--store", w.work_store, "--output", t),
+        lambda w: w.session,
+    ),
+    "replay --html": (
+        lambda w, t: run(w, "compactor", "replay", w.session, "--store", w.work_store, "--html", t),
+        lambda w: w.session,
+    ),
+    "show --html": (lambda w, t: run(w, "compactor", "show", w.report, "--html", t), lambda w: w.report),
+    "restore --output": (
+        lambda w, t: run(w, "compactor", "restore", w.replayed, "--store", w.work_store, "--output", t),
+        lambda w: w.replayed,
+    ),
+    "ccr export": (lambda w, t: run(w, "ccr", "export", t), lambda w: w.store),
+    "ccr repair --output": (lambda w, t: run(w, "ccr", "repair", "--output", t), lambda w: w.store),
+    "tune --out": (
+        lambda w, t: run(w, "compactor", "tune", w.session, "--space", w.space, "--no-cache", "--out", t),
+        lambda w: w.space,
+    ),
+}
+
+
+@dataclass
+class Target:
+    path: Path
+    cleanup: Callable[[], None] = lambda: None
+
+
+def _mount_tmpfs(folder: Path, options: str) -> Callable[[], None]:
+    folder.mkdir(mode=0o700)
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
+    return lambda: subprocess.run(["umount", "-l", str(folder)], capture_output=True, check=False) and None
+
+
+def _fill(folder: Path) -> None:
+    """Fill the file system of ``folder`` until it refuses another byte."""
+    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError as exc:
+        assert exc.errno == errno.ENOSPC
+    finally:
+        os.close(fd)
+
+
+def _device(place: Path) -> Target:
+    private = place / "private"
+    private.mkdir(mode=0o700)
+    node = private / "null-device"
+    try:
+        os.mknod(node, 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # the numbers of /dev/null: writing is harmless
+    except (PermissionError, OSError) as exc:
+        pytest.skip(f"cannot make a device node here: {exc}")
+    return Target(node)
+
+
+def _socket(place: Path) -> Target:
+    path = place / "s.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    return Target(path, server.close)
+
+
+def _read_only(place: Path) -> Target:
+    folder = place / "read-only"
+    unmount = _mount_tmpfs(folder, "ro,size=64k")
+    return Target(folder / "out", unmount)
+
+
+def _full_disk(place: Path) -> Target:
+    folder = place / "full"
+    unmount = _mount_tmpfs(folder, "size=64k")
+    try:
+        _fill(folder)
+    except BaseException:
+        unmount()
+        raise
+    return Target(folder / "out", unmount)
+
+
+def _link(place: Path, to: Path, name: str = "link") -> Target:
+    link = place / name
+    link.symlink_to(to)
+    return Target(link)
+
+
+TARGETS: dict[str, Callable[[World, Path, Path], Target]] = {
+    # name: (world, a fresh folder, the writer's input) -> the target
+    "the store": lambda w, p, i: Target(w.store),
+    "the memory db": lambda w, p, i: Target(w.memory_db),
+    "a store by its header": lambda w, p, i: Target(Path(shutil.copyfile(w.store, p / "notes.txt"))),
+    "the store's -wal": lambda w, p, i: Target(w.store.with_name("ccr.db-wal")),
+    "a link to the store": lambda w, p, i: _link(p, w.store),
+    "a link to the memory db": lambda w, p, i: _link(p, w.memory_db),
+    "a device node": lambda w, p, i: _device(p),
+    "a FIFO": lambda w, p, i: (os.mkfifo(p / "fifo"), Target(p / "fifo"))[1],
+    "a socket": lambda w, p, i: _socket(p),
+    "a folder": lambda w, p, i: (os.mkdir(p / "folder"), Target(p / "folder"))[1],
+    "the input": lambda w, p, i: Target(i),
+    "a link to the input": lambda w, p, i: _link(p, i),
+    "a read-only folder": lambda w, p, i: _read_only(p),
+    "a full disk": lambda w, p, i: _full_disk(p),
+}
+
+FOLDER_WRITERS = {"tune --out"}
+"""Writers whose target is a folder: a folder there is where they write, not a danger."""
+
+
+def _snapshot(path: Path) -> tuple[object, ...]:
+    """What must not change about ``path``: its kind, its device numbers, its bytes (through no link)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return ("absent",)
+    kind = stat.S_IFMT(st.st_mode)
+    if stat.S_ISREG(st.st_mode):
+        return (kind, path.read_bytes())
+    if stat.S_ISLNK(st.st_mode):
+        return (kind, os.readlink(path))
+    if stat.S_ISDIR(st.st_mode):
+        return (kind, sorted(os.listdir(path)))
+    return (kind, st.st_rdev)
+
+
+@pytest.fixture
+def place(tmp_path: Path) -> Iterator[Path]:
+    folder = tmp_path / "place"
+    folder.mkdir()
+    yield folder
+
+
+@pytest.mark.parametrize("target_name", list(TARGETS))
+@pytest.mark.parametrize("writer_name", list(WRITERS))
+def test_no_writer_destroys_a_store_an_input_or_a_device(world: World, place: Path, writer_name: str, target_name: str) -> None:
+    if writer_name in FOLDER_WRITERS and target_name == "a folder":
+        pytest.skip("a folder is what tune --out writes into")
+    writer, input_of = WRITERS[writer_name]
+    target = TARGETS[target_name](world, place, input_of(world))
+    try:
+        guarded = world.protected()
+        before = {p: _snapshot(p) for p in guarded}
+        aimed = _snapshot(target.path)
+        done = writer(world, target.path)
+        assert done.returncode in (2, 73), (done.returncode, done.stderr)
+        assert b"Traceback" not in done.stderr, done.stderr
+        assert ERROR_LINE.search(done.stderr), done.stderr
+        assert {p: _snapshot(p) for p in guarded} == before
+        for wal in (world.store.with_name("ccr.db-wal"), world.memory_db.with_name("memory.db-wal")):
+            assert not wal.exists() or wal.stat().st_size == 0, "a reader wrote to the store's log"
+        assert _snapshot(target.path) == aimed
+        folder = target.path.parent
+        if folder.is_dir() and os.access(folder, os.R_OK):
+            assert not [n for n in os.listdir(folder) if n.endswith(".tmp")], "a temporary file was left behind"
+    finally:
+        target.cleanup()
+
+
+def test_the_refusal_says_why_and_names_the_rule(world: World, place: Path) -> None:
+    done = WRITERS["replay --output"][0](world, world.memory_db)
+    assert done.returncode == 2
+    assert done.stderr.startswith(b"compactor: output_refused: ")
+    assert b"SQLite database" in done.stderr and b"nothing was changed" in done.stderr
+
+
+def test_a_link_to_an_ordinary_file_is_replaced_and_the_file_it_named_is_left_alone(world: World, place: Path) -> None:
+    elsewhere = place / "elsewhere.txt"
+    elsewhere.write_bytes(b"not mine to change")
+    link = place / "out.jsonl"
+    link.symlink_to(elsewhere)
+    done = WRITERS["restore --output"][0](world, link)
+    assert done.returncode == 0, done.stderr
+    assert elsewhere.read_bytes() == b"not mine to change"
+    assert not link.is_symlink() and link.stat().st_size > 0
