@@ -68,6 +68,7 @@ from pydantic import (
     model_validator,
 )
 
+from attachments._bounds import within_bound
 from attachments.budgets import Budgets
 from compactor.errors import ConfigError
 from compactor.tokens import CounterName
@@ -185,6 +186,12 @@ class _Model(BaseModel):
         if isinstance(value, bool) and info.field_name and cls.model_fields[info.field_name].annotation is not bool:
             raise ValueError(f"expected a number, not the boolean {str(value).lower()}")
         return value
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _bounded(cls, value: Any) -> Any:
+        """Refuse a number over ``MAX_SETTING_NUMBER`` (a typo such as 99999999999999999999999)."""
+        return within_bound(value)
 
 
 class PolicySettings(_Model):

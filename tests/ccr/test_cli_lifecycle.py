@@ -376,3 +376,9 @@ def test_on_a_full_disk_rm_still_removes_without_growing_the_file_and_says_the_d
     (full_disk / "filler").unlink()
     assert listed(db) == []
     assert ccr("--store", str(db), "verify").returncode == 0
+
+
+def test_a_byte_budget_beyond_any_disk_is_an_error_naming_the_setting(db: Path) -> None:
+    result = ccr("--store", str(db), "stats", env={"COMPACTOR_CCR_MAX_BYTES": "99999999999999999999999"})
+    assert result.returncode == 2
+    assert result.stderr.startswith(b"ccr: ccr_config_invalid: COMPACTOR_CCR_MAX_BYTES=")
