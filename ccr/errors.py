@@ -19,6 +19,7 @@
         ├── DiskFull                 the disk holding the store has no space left (not the budget)
         ├── UnsafeStorePath          the path is a symlink, not a regular file, or was swapped
         ├── NotAStore                the file is not a ccr store (another file or database)
+        ├── DamagedFile              SQLite finds the store file itself damaged (exit 65)
         └── CorruptRecord            stored bytes no longer hash to their handle (exit 65)
             └── RecordsLost          ``ccr repair`` could not salvage some records (exit 65)
 
@@ -37,6 +38,7 @@ __all__ = [
     "BudgetExceeded",
     "CCRError",
     "CorruptRecord",
+    "DamagedFile",
     "DiskFull",
     "HandleNotFound",
     "InputError",
@@ -169,6 +171,13 @@ class NotAStore(StoreError):
     """The store path names a file that is not a ccr store; it was left as it was."""
 
     error_id = "ccr_not_a_store"
+
+
+class DamagedFile(StoreError):
+    """SQLite reports the store file itself damaged ("malformed"): bad data, as a corrupt record is."""
+
+    error_id = "ccr_damaged_file"
+    exit_code = 65
 
 
 class CorruptRecord(StoreError):
