@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -272,3 +273,76 @@ def test_a_link_to_an_ordinary_file_is_replaced_and_the_file_it_named_is_left_al
     assert done.returncode == 0, done.stderr
     assert elsewhere.read_bytes() == b"not mine to change"
     assert not link.is_symlink() and link.stat().st_size > 0
+
+
+# -- kill -9 in the middle of a write ----------------------------------------------------
+
+KILL_ATTEMPTS = 8
+
+
+def _kill_mid_write(world: World, argv: list[str], folder: Path) -> bool:
+    """Run ``argv``; SIGKILL it the moment a temporary output file appears in ``folder``.
+
+    Returns whether it was killed mid-write (False: it finished first).
+    """
+    process = subprocess.Popen(argv, env=world.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               stdin=subprocess.DEVNULL)
+    try:
+        while process.poll() is None:
+            if any(name.endswith(".tmp") for name in os.listdir(folder)):
+                process.send_signal(signal.SIGKILL)
+                process.wait()
+                return True
+        return False
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+
+
+@pytest.mark.parametrize("writer_name", list(WRITERS))
+def test_kill_9_in_the_middle_of_a_write_leaves_the_old_file_whole(world: World, tmp_path: Path, writer_name: str) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    name = "results" if writer_name in FOLDER_WRITERS else "target.out"
+    target = folder / name
+    reference = folder / "reference.out"
+    finished = subprocess.run(_argv(world, writer_name, reference), env=world.env, capture_output=True, check=False)
+    assert finished.returncode == 0, finished.stderr
+    whole = _snapshot(reference / "results.json" if writer_name in FOLDER_WRITERS else reference)
+    killed = 0
+    for _ in range(KILL_ATTEMPTS):
+        for leftover in folder.iterdir():  # a temporary file a killed writer could not remove
+            if leftover.name.endswith(".tmp"):
+                leftover.unlink()
+        if writer_name == "ccr repair --output" and target.exists():
+            target.unlink()
+        watched = target if writer_name in FOLDER_WRITERS else folder
+        if writer_name in FOLDER_WRITERS:
+            target.mkdir(exist_ok=True)
+            (target / "results.json").write_bytes(b"old results")
+        elif writer_name != "ccr repair --output":
+            target.write_bytes(b"old")
+        before = _snapshot(target) if writer_name not in FOLDER_WRITERS else (target / "results.json").read_bytes()
+        argv = _argv(world, writer_name, target)
+        if _kill_mid_write(world, argv, watched):
+            killed += 1
+            # killed before the rename: the old file; after it: the whole new one; never a part
+            after = _snapshot(target / "results.json" if writer_name in FOLDER_WRITERS else target)
+            old = ((stat.S_IFREG, before) if writer_name in FOLDER_WRITERS else before)
+            assert after in (old, whole), "a killed writer left a partial file under the final name"
+    assert killed, f"{writer_name} always finished before it could be killed mid-write"
+
+
+def _argv(world: World, writer_name: str, target: Path) -> list[str]:
+    programs = {
+        "replay --output": ["compactor", "replay", world.session, "--store", world.work_store, "--output", target],
+        "replay --html": ["compactor", "replay", world.session, "--store", world.work_store, "--html", target],
+        "show --html": ["compactor", "show", world.report, "--html", target],
+        "restore --output": ["compactor", "restore", world.replayed, "--store", world.work_store, "--output", target],
+        "ccr export": ["ccr", "export", target],
+        "ccr repair --output": ["ccr", "repair", "--output", target],
+        "tune --out": ["compactor", "tune", world.session, "--space", world.space, "--no-cache", "--out", target],
+    }
+    program, *args = programs[writer_name]
+    return [sys.executable, "-m", str(program), *map(str, args)]
