@@ -169,6 +169,9 @@ DEFAULT_SUMMARIZER: SummarizerName = "extractive"
 DEFAULT_LLM_TIMEOUT_SECONDS = 600.0
 DEFAULT_LLM_MAX_OUTPUT_TOKENS = 20_000
 
+SETTINGS_FILE_MAX_BYTES = 16 * 1024 * 1024
+"""Largest settings file read (16 MiB)."""
+
 CONFIG_ENV = "COMPACTOR_CONFIG"
 """Environment variable naming a settings file, read when no file is passed."""
 
@@ -416,8 +419,10 @@ def _read_file(path: Path) -> dict[str, Any]:
     suffix = path.suffix.lower()
     if suffix not in (".toml", ".json"):
         raise ConfigError(f"settings file {path} must end in .toml or .json")
+    from ccr._files import read_regular
+
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, max_bytes=SETTINGS_FILE_MAX_BYTES)  # a FIFO or a device is refused
     except FileNotFoundError as exc:
         raise ConfigError(f"settings file {path} does not exist") from exc
     except OSError as exc:

@@ -58,6 +58,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run)
 
 
+REPORT_MAX_BYTES = 1 << 30
+"""Largest report file read (1 GiB); a larger one is refused (exit 65)."""
+
+
 def load_report(path: Path) -> ShownReport:
     """Read a replay report, or a single compaction report, from ``path``.
 
@@ -65,8 +69,10 @@ def load_report(path: Path) -> ShownReport:
         InputNotFound: no such file.
         InputInvalid: not JSON, or not a report.
     """
+    from ccr._files import read_regular
+
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, max_bytes=REPORT_MAX_BYTES)  # a FIFO or a device is refused, never read
     except FileNotFoundError as exc:
         raise InputNotFound(f"{path}: no such report") from exc
     except OSError as exc:

@@ -346,3 +346,34 @@ def _argv(world: World, writer_name: str, target: Path) -> list[str]:
     }
     program, *args = programs[writer_name]
     return [sys.executable, "-m", str(program), *map(str, args)]
+
+
+# -- modes under umask 000 ---------------------------------------------------------------
+
+
+def test_under_umask_000_every_written_file_is_0600_and_every_made_folder_0700(world: World, tmp_path: Path) -> None:
+    home = tmp_path / "fresh-home"
+    env = {**world.env, "COMPACTOR_HOME": str(home)}
+    out = tmp_path / "made" / "deeper"
+
+    def run_open(*args: str | Path) -> None:
+        done = subprocess.run([sys.executable, "-m", *map(str, args)], env=env, capture_output=True, timeout=TIMEOUT_S,
+                              check=False, preexec_fn=lambda: os.umask(0))
+        assert done.returncode == 0, done.stderr
+
+    run_open("compactor", "replay", world.session, "--store", world.work_store, "--output", out / "replayed.jsonl",
+             "--html", out / "replay.html")
+    run_open("compactor", "show", world.report, "--html", out / "show.html")
+    run_open("compactor", "restore", world.replayed, "--store", world.work_store, "--output", out / "restored.jsonl")
+    run_open("ccr", "--store", world.work_store, "export", out / "archive.jsonl")
+    run_open("compactor", "tune", world.session, "--space", world.space, "--out", out / "tune-results")
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert {p.name for p in files} >= {"replayed.jsonl", "replay.html", "show.html", "restored.jsonl", "archive.jsonl",
+                                       "results.json", "report.html"}
+    for path in files:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    cache = home / "tune"
+    folders = [tmp_path / "made", out, out / "tune-results", cache, *(p for p in cache.rglob("*") if p.is_dir())]
+    assert len(folders) > 4, "the tune cache made no subfolder"
+    for folder in folders:
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
