@@ -382,6 +382,15 @@ def pre_compact(
     if not hook.transcript_path:
         raise InputInvalid("hook input has no transcript_path")
     path = Path(hook.transcript_path).expanduser()
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # the reader says what is wrong with it
+    if size > HOOK_TRANSCRIPT_MAX_BYTES:
+        raise InputInvalid(
+            f"{path}: the transcript holds {size:,} bytes, over the hook's {HOOK_TRANSCRIPT_MAX_BYTES:,}-byte limit; "
+            "not stored ('compactor replay' reads it)"
+        )
     transcript = read_transcript(path)
     previous = _settle_previous(
         hook.session_id, transcript, store, counter=counter, home=home, recovery_tools=recovery_tools
@@ -679,6 +688,9 @@ def save_session_record(record: SessionRecord, home: Path | None = None) -> Path
         raise HookError(f"cannot write session record {path}: {exc}") from exc
     return path
 
+
+HOOK_TRANSCRIPT_MAX_BYTES = 1 << 30
+"""Largest transcript the pre-compact hook reads (1 GiB): its lines are held while they are stored."""
 
 SESSION_RECORD_MAX_BYTES = 16 * 1024 * 1024
 """Largest session record read back (a record names a compaction's handles: a few KiB)."""

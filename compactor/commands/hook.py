@@ -351,11 +351,13 @@ def run_record_python(args: argparse.Namespace) -> int:
     Raises:
         HookError: the file could not be written.
     """
+    from ccr._files import describe_os_error, write_output
+
     path = default_store_path().parent / "python"
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path.write_text(os.path.abspath(sys.executable) + "\n", encoding="utf-8")
+        write_output(path, [(os.path.abspath(sys.executable) + "\n").encode("utf-8")], what="Python path",
+                     make_folders=True)
     except OSError as exc:
-        raise HookError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise HookError(f"cannot write {path}: {describe_os_error(exc)}") from exc
     print(f"compactor: the plugin will run {sys.executable} (recorded in {path})")
     return 0
