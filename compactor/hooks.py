@@ -39,6 +39,7 @@ user stuck at a full context).
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
