@@ -628,3 +628,12 @@ def test_a_30_mb_message_is_stored_and_counted_in_bounded_time(tmp_path: Path, c
     assert "ccr_" in done.stdout  # stored: the instructions name the stored conversation
     record = json.loads((compactor_home / "sessions" / f"{records[0]['sessionId']}.json").read_text())
     assert record["bytes"] > 30_000_000
+
+
+def test_a_transcript_over_the_hooks_size_bound_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "huge.jsonl"
+    with path.open("wb") as handle:
+        handle.truncate((1 << 30) + 1)  # sparse: nothing is written
+    done = hook("pre-compact", pre_compact_input(path))
+    assert done.returncode == 0 and done.stdout == ""
+    assert "over the hook's 1,073,741,824-byte limit" in done.stderr
