@@ -24,9 +24,10 @@ work and again just before the rename:
 The bytes go to a temporary file created 0600 in the target's folder, are
 flushed to disk, and the temporary file is renamed over the final name: a
 rename replaces a symlink at that name rather than writing through it, and a
-reader (or a ``kill -9``) never sees half a file. Missing folders are made
-0700. A write the file system refuses (a read-only folder, a full disk) is
-an ``OSError`` for the caller to label (exit 73).
+reader (or a ``kill -9``) never sees half a file. Missing folders, where
+the caller asks for them, are made 0700 whatever the umask. A write the file
+system refuses (a read-only folder, a full disk) is an ``OSError`` for the
+caller to label (exit 73; ``describe_os_error`` names a full disk).
 """
 
 from __future__ import annotations
