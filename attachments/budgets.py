@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
+from attachments._bounds import within_bound
 from attachments.selection import FileSelection
 
 __all__ = ["Budgets", "DEFAULT_BUDGETS"]
@@ -37,6 +38,12 @@ class Budgets(BaseModel):
         if isinstance(value, bool):
             raise ValueError(f"expected a number of tokens or files, not the boolean {str(value).lower()}")
         return value
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _bounded(cls, value: Any) -> Any:
+        """Refuse a number over ``attachments._bounds.MAX_SETTING_NUMBER``."""
+        return within_bound(value)
 
 
 DEFAULT_BUDGETS = Budgets()

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
+from attachments._bounds import within_bound
+
 if TYPE_CHECKING:  # the settings import this module; keep that import light
     from compactor.messages import Message
     from compactor.session import ReadFileEntry
@@ -94,6 +96,12 @@ class FileSelection(BaseModel):
         if isinstance(value, bool):
             raise ValueError(f"expected a number, not the boolean {str(value).lower()}")
         return value
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _bounded(cls, value: Any) -> Any:
+        """Refuse a number over ``attachments._bounds.MAX_SETTING_NUMBER``."""
+        return within_bound(value)
 
 
 class FileActivity(BaseModel):

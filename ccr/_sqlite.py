@@ -24,7 +24,17 @@ from ccr._base import BaseStore, BlobRow, ObjectRow
 from ccr._migrations import apply_migrations, check_is_store, current_version, retry_busy
 from ccr._paths import check_identity, prepare_store_file, tighten_modes
 from ccr._readonly import BUSY_TIMEOUT_MS, file_size
-from ccr._sqlite_read import PUT_PAGES, damage_hint, open_read_only, page_cap, pages_left, read_stats
+from ccr._sqlite_read import (
+    DISK_FULL_BYTES,
+    PUT_PAGES,
+    damage_hint,
+    disk_free,
+    open_read_only,
+    page_cap,
+    pages_left,
+    read_stats,
+    store_failure,
+)
 from ccr.errors import BudgetExceeded, CCRError, HandleNotFound, StoreError
 from ccr.handles import handle_for
 from ccr.objects import Currentness, Lifecycle, StoredObject, content_hash, object_id
@@ -72,7 +82,7 @@ class SQLiteStore(BaseStore):
                     self._kind_col = "json_extract(metadata, '$.kind')"
             except sqlite3.Error as exc:
                 self.close()
-                raise StoreError(f"cannot read store {path}: {exc}{damage_hint(exc)}") from exc
+                raise store_failure("cannot read store", path, exc) from exc
             return
         identity = prepare_store_file(path)
         try:
@@ -83,7 +93,7 @@ class SQLiteStore(BaseStore):
                 check_same_thread=False,
             )
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open store {path}: {exc}{damage_hint(exc)}") from exc
+            raise store_failure("cannot open store", path, exc) from exc
         self._conn = conn
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -108,7 +118,7 @@ class SQLiteStore(BaseStore):
         except sqlite3.Error as exc:
             conn.close()
             self._conn = None
-            raise StoreError(f"cannot open store {path}: {exc}{damage_hint(exc)}") from exc
+            raise store_failure("cannot open store", path, exc) from exc
 
     # -- public -------------------------------------------------------------------
 
@@ -345,6 +355,60 @@ class SQLiteStore(BaseStore):
         return found
 
 
+def delete_in_place(path: Path, refs: list[str]) -> list[str]:
+    """Remove records from a store whose disk is full, changing the file in place: it never grows.
+
+    The usual way needs room (the write-ahead log and its index); here the
+    file is opened alone (``locking_mode = EXCLUSIVE``, no index file) with
+    the rollback journal in memory, the removed records' pages are zeroed
+    and freed inside the file, and the file is put back in WAL mode. All or
+    nothing, as ``Store.delete``; a crash in the middle of this one commit
+    could damage the file (``ccr repair`` salvages it), which is why it is
+    only the fallback for a full disk.
+
+    Raises:
+        InvalidHandle: a reference has no accepted shape, or selects a field.
+        HandleNotFound: a reference names nothing stored; nothing was removed.
+        StoreError: the store could not be read or written.
+    """
+    from ccr._paths import check_readable_store
+    from ccr.errors import InvalidHandle
+    from ccr.handles import parse_ref
+
+    blobs: list[str] = []
+    objects: list[str] = []
+    for ref in refs:
+        parsed = parse_ref(ref)
+        if parsed.path:
+            raise InvalidHandle(f"{ref!r} selects a field; remove the whole record by its handle")
+        target = blobs if parsed.kind == "blob" else objects
+        if parsed.handle not in target:
+            target.append(parsed.handle)
+    check_readable_store(path)
+    try:
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise store_failure("cannot open store", path, exc) from exc
+    try:
+        conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+        conn.execute("PRAGMA journal_mode = MEMORY")
+        conn.execute("PRAGMA secure_delete = ON")
+        check_is_store(conn, path)
+        with _write(conn):
+            missing = sorted(set(blobs) - SQLiteStore._existing(conn, blobs))
+            missing += [o for o in objects if not conn.execute("SELECT 1 FROM objects WHERE id = ?", (o,)).fetchone()]
+            if missing:
+                raise HandleNotFound(f"nothing removed: no record for {', '.join(missing)}")
+            conn.executemany("DELETE FROM blobs WHERE handle = ?", [(h,) for h in blobs])
+            conn.executemany("DELETE FROM objects WHERE id = ?", [(o,) for o in objects])
+        conn.execute("PRAGMA journal_mode = WAL")
+    except sqlite3.Error as exc:
+        raise store_failure("cannot remove from store", path, exc) from exc
+    finally:
+        conn.close()
+    return [*blobs, *objects]
+
+
 @contextmanager
 def _write(conn: sqlite3.Connection) -> Iterator[None]:
     """One ``BEGIN IMMEDIATE`` transaction: commit on success, roll back on any error."""
@@ -380,7 +444,11 @@ def _record_from_row(row: tuple[Any, ...]) -> Record:
 def _translate(exc: sqlite3.Error, path: Path) -> CCRError:
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None and code & 0xFF == sqlite3.SQLITE_FULL:
+        if disk_free(path) < DISK_FULL_BYTES:
+            return store_failure("cannot write the store", path, exc)
         return BudgetExceeded(f"store file {path} reached its page cap: {exc}")
+    if disk_free(path) < DISK_FULL_BYTES:
+        return store_failure("store", path, exc)
     return StoreError(f"store {path} failed: {exc}{damage_hint(exc)}")
 
 

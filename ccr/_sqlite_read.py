@@ -7,6 +7,7 @@ Python's own start, more than the whole command should.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -14,17 +15,20 @@ from typing import Any
 from ccr._migrations import MIGRATIONS, check_is_store, current_version
 from ccr._paths import check_readable_store
 from ccr._readonly import connect_read_only
-from ccr.errors import StoreError
+from ccr.errors import DiskFull, StoreError
 
 __all__ = [
+    "DISK_FULL_BYTES",
     "PAGE_SLACK",
     "PUT_PAGES",
     "STATS_FIELDS",
     "damage_hint",
+    "disk_free",
     "open_read_only",
     "page_cap",
     "pages_left",
     "read_stats",
+    "store_failure",
 ]
 
 PAGE_SLACK = 4096
@@ -58,12 +62,12 @@ def open_read_only(path: Path) -> sqlite3.Connection:
     try:
         conn = connect_read_only(path, check_is_store, what="store")
     except sqlite3.Error as exc:
-        raise StoreError(f"cannot read store {path}: {exc}{damage_hint(exc)}") from exc
+        raise store_failure("cannot read store", path, exc) from exc
     try:
         version = current_version(conn)
     except sqlite3.Error as exc:
         conn.close()
-        raise StoreError(f"cannot read store {path}: {exc}{damage_hint(exc)}") from exc
+        raise store_failure("cannot read store", path, exc) from exc
     known = max(m.version for m in MIGRATIONS)
     if version > known:
         conn.close()
@@ -99,6 +103,30 @@ def read_stats(conn: sqlite3.Connection, *, path: Path, max_bytes: int, cap: int
         "max_bytes": max_bytes, "full": used >= max_bytes or left < PUT_PAGES, "tokens_before": before,
         "tokens_after": after, "tokens_saved": saved, "basis": "inferred",
     }
+
+
+DISK_FULL_BYTES = 1 << 20
+"""Free space (bytes) under which SQLite's "disk is full" or "disk I/O error" is the disk, not the page cap."""
+
+
+def disk_free(path: Path) -> int:
+    """Bytes free to this user on the file system holding ``path`` (a large number when unknown)."""
+    try:
+        st = os.statvfs(path.parent)
+    except (OSError, AttributeError):
+        return 1 << 62
+    return st.f_bavail * st.f_frsize
+
+
+def store_failure(what: str, path: Path, exc: sqlite3.Error) -> StoreError:
+    """The error for SQLite's ``exc`` on the store at ``path``: ``DiskFull`` when its disk has no space left."""
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR) and disk_free(path) < DISK_FULL_BYTES:
+        return DiskFull(
+            f"{what} {path}: the disk holding it is full (no space left on the device; not the store's "
+            f"byte budget); free some space: {exc}"
+        )
+    return StoreError(f"{what} {path}: {exc}{damage_hint(exc)}")
 
 
 def damage_hint(exc: sqlite3.Error) -> str:

@@ -7,15 +7,19 @@
     │   └── InvalidSelector          a ccr:// field path selects nothing (exit 2)
     ├── InvalidRequest (UsageError)  bad range, query, object type or state (exit 2)
     │   └── UnknownObjectType        a typed object's type is not in the closed set
+    ├── OutputRefused (UsageError)   an output path would destroy a database, an input or a device (exit 2)
     ├── StoreConfigError (ConfigError)  bad budget value, e.g. COMPACTOR_CCR_MAX_BYTES (exit 2)
     ├── InputError                   the command line's input cannot be read (exit 65)
     │   ├── InputNotFound            the input file does not exist (exit 66)
     │   └── ArchiveInvalid           an archive to import is not a ccr archive or is cut short
     ├── HandleNotFound (runtime)     a well-formed handle the store does not hold (exit 66)
     ├── BudgetExceeded (runtime)     the store is full and refuses the record (exit 73)
+    ├── OutputWriteFailed (runtime)  an output file (an archive) could not be written (exit 73)
     └── StoreError (runtime)         the store could not be opened, read or written (exit 73)
+        ├── DiskFull                 the disk holding the store has no space left (not the budget)
         ├── UnsafeStorePath          the path is a symlink, not a regular file, or was swapped
         ├── NotAStore                the file is not a ccr store (another file or database)
+        ├── DamagedFile              SQLite finds the store file itself damaged (exit 65)
         └── CorruptRecord            stored bytes no longer hash to their handle (exit 65)
             └── RecordsLost          ``ccr repair`` could not salvage some records (exit 65)
 
@@ -34,6 +38,8 @@ __all__ = [
     "BudgetExceeded",
     "CCRError",
     "CorruptRecord",
+    "DamagedFile",
+    "DiskFull",
     "HandleNotFound",
     "InputError",
     "InputNotFound",
@@ -41,6 +47,8 @@ __all__ = [
     "InvalidRequest",
     "InvalidSelector",
     "NotAStore",
+    "OutputRefused",
+    "OutputWriteFailed",
     "RecordsLost",
     "StoreConfigError",
     "StoreError",
@@ -80,6 +88,16 @@ class UnknownObjectType(InvalidRequest):
     """A typed object names a type outside the closed set."""
 
     error_id = "ccr_unknown_object_type"
+
+
+class OutputRefused(CCRError, UsageError):
+    """An output path names a database, an input of the command, or something not a regular file.
+
+    Nothing was written (the rule is ``ccr._files``'s, shared by every command that writes a file).
+    """
+
+    error_id = "output_refused"
+    exit_code = 2
 
 
 class StoreConfigError(CCRError, ConfigError):
@@ -123,11 +141,24 @@ class BudgetExceeded(CCRError, CompactorRuntimeError):
     exit_code = 73
 
 
+class OutputWriteFailed(CCRError, CompactorRuntimeError):
+    """An output file could not be written (a read-only folder, a full disk); nothing took its name."""
+
+    error_id = "output_write_failed"
+    exit_code = 73
+
+
 class StoreError(CCRError, CompactorRuntimeError):
     """The store could not be opened, read or written."""
 
     error_id = "ccr_store_error"
     exit_code = 73
+
+
+class DiskFull(StoreError):
+    """The file system holding the store has no space left; the store's byte budget is not the cause."""
+
+    error_id = "ccr_disk_full"
 
 
 class UnsafeStorePath(StoreError):
@@ -140,6 +171,13 @@ class NotAStore(StoreError):
     """The store path names a file that is not a ccr store; it was left as it was."""
 
     error_id = "ccr_not_a_store"
+
+
+class DamagedFile(StoreError):
+    """SQLite reports the store file itself damaged ("malformed"): bad data, as a corrupt record is."""
+
+    error_id = "ccr_damaged_file"
+    exit_code = 65
 
 
 class CorruptRecord(StoreError):

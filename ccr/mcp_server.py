@@ -140,7 +140,7 @@ def serve_stdio(server: McpServer) -> None:
     if session.bad_lines:
         raise InputError(
             f"{session.bad_lines} line(s) on stdin were not JSON-RPC messages "
-            f"(first: {session.first_bad!r}); is this an MCP client?"
+            f"(the first: {session.describe_first_bad()}; no line's bytes are shown); is this an MCP client?"
         )
     if not session.initialized:
         raise InputError("stdin ended before any MCP client sent 'initialize'")

@@ -75,6 +75,7 @@ from pydantic import (
     model_validator,
 )
 
+from attachments._bounds import within_bound
 from attachments.budgets import Budgets
 from compactor.errors import ConfigError
 from compactor.tokens import CounterName
@@ -209,6 +210,9 @@ DEFAULT_BACKGROUND_REFRESH_SHARE = 0.1
 DEFAULT_BACKGROUND_FAILURE_BACKOFF_SECONDS = 30.0
 """After a failed background request (no ``retry-after`` given), none is sent for this long."""
 
+SETTINGS_FILE_MAX_BYTES = 16 * 1024 * 1024
+"""Largest settings file read (16 MiB)."""
+
 CONFIG_ENV = "COMPACTOR_CONFIG"
 """Environment variable naming a settings file, read when no file is passed."""
 
@@ -226,6 +230,12 @@ class _Model(BaseModel):
         if isinstance(value, bool) and info.field_name and cls.model_fields[info.field_name].annotation is not bool:
             raise ValueError(f"expected a number, not the boolean {str(value).lower()}")
         return value
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _bounded(cls, value: Any) -> Any:
+        """Refuse a number over ``MAX_SETTING_NUMBER`` (a typo such as 99999999999999999999999)."""
+        return within_bound(value)
 
 
 class PolicySettings(_Model):
@@ -477,8 +487,10 @@ def _read_file(path: Path) -> dict[str, Any]:
     suffix = path.suffix.lower()
     if suffix not in (".toml", ".json"):
         raise ConfigError(f"settings file {path} must end in .toml or .json")
+    from ccr._files import read_regular
+
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, max_bytes=SETTINGS_FILE_MAX_BYTES)  # a FIFO or a device is refused
     except FileNotFoundError as exc:
         raise ConfigError(f"settings file {path} does not exist") from exc
     except OSError as exc:

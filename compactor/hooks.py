@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -416,6 +415,15 @@ def pre_compact(
     if not hook.transcript_path:
         raise InputInvalid("hook input has no transcript_path")
     path = Path(hook.transcript_path).expanduser()
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # the reader says what is wrong with it
+    if size > HOOK_TRANSCRIPT_MAX_BYTES:
+        raise InputInvalid(
+            f"{path}: the transcript holds {size:,} bytes, over the hook's {HOOK_TRANSCRIPT_MAX_BYTES:,}-byte limit; "
+            "not stored ('compactor replay' reads it)"
+        )
     transcript = read_transcript(path, subagents=False, state=False)  # the main chain is what is stored
     previous = _settle_previous(
         hook.session_id, transcript, store, counter=counter, home=home, recovery_tools=recovery_tools
@@ -444,7 +452,7 @@ def pre_compact(
     # The session's ledger, from the whole transcript: every fact so far, whatever Claude Code's
     # summaries kept. Its full listing is stored with the conversation.
     ledger = merge_messages(SessionLedger(), transcript.messages)
-    listing = listing_span(ledger, transcript.state.cwd)
+    listing = listing_span(ledger, hook.cwd)
     batch.put_named(PutRequest(
         data=listing.data, producer="compactor.hooks:facts",
         metadata={"kind": "facts", "session_id": hook.session_id, "trigger": hook.trigger},
@@ -762,9 +770,12 @@ def load_session_record(session_id: str, home: Path | None = None) -> SessionRec
         InputInvalid: the session id is unusable.
         HookError: the record exists but cannot be read or is damaged.
     """
+    from ccr._files import read_regular
+
     path = session_record_path(session_id, home)
+    _refuse_symlinked_folder(path.parent)
     try:
-        data = path.read_bytes()
+        data = read_regular(path, max_bytes=SESSION_RECORD_MAX_BYTES)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -800,24 +811,39 @@ def save_session_record(record: SessionRecord, home: Path | None = None) -> Path
         "earlier_heads": [h for h in earlier if h not in ours],
         "earlier_dropped": [h for h in earlier_dropped if h not in ours],
     })
+    from ccr._files import describe_os_error, private_dir, write_output
+
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".session-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(record.model_dump_json(indent=2))
-            os.replace(temp, path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        private_dir(path.parent)
+        _refuse_symlinked_folder(path.parent)
+        write_output(path, [record.model_dump_json(indent=2).encode("utf-8")], what="session record")
     except OSError as exc:
-        raise HookError(f"cannot write session record {path}: {exc.strerror or exc}") from exc
+        raise HookError(f"cannot write session record {path}: {describe_os_error(exc)}") from exc
+    except CompactorError as exc:  # the output rule refused the name (a folder or a device is there)
+        raise HookError(f"cannot write session record {path}: {exc}") from exc
     return path
 
 
 def _announced(record: SessionRecord) -> str | None:
     """The head the summarizer saw (a record of an older version kept it in ``summarized_handle``)."""
     return record.summarized_handle or record.head_handle
+
+
+HOOK_TRANSCRIPT_MAX_BYTES = 1 << 30
+"""Largest transcript the pre-compact hook reads (1 GiB): its lines are held while they are stored."""
+
+SESSION_RECORD_MAX_BYTES = 16 * 1024 * 1024
+"""Largest session record read back (a record names a compaction's handles: a few KiB)."""
+
+
+def _refuse_symlinked_folder(folder: Path) -> None:
+    """The sessions folder must be a real folder: through a link the records would land elsewhere.
+
+    Raises:
+        HookError: ``folder`` is a symlink.
+    """
+    if folder.is_symlink():
+        raise HookError(f"refusing the symlinked sessions folder {folder}: session records are kept only in a real folder")
 
 
 def forget_latest_head(session_id: str, home: Path | None = None) -> None:

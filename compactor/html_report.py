@@ -77,14 +77,20 @@ def render_report_html(
     )
 
 
-def write_report_html(path: Path, **report: object) -> None:
+def write_report_html(path: Path, *, inputs: Sequence[str | Path] = (), **report: object) -> None:
     """Render the page (``render_report_html``'s arguments) and write it to ``path``.
 
+    The write follows the project's output rule (``ccr._files``): never over
+    a database, one of ``inputs`` or a device; whole or not at all; 0600.
+
     Raises:
+        OutputRefused: ``path`` is a database, an input or not a regular file (a ``UsageError``, exit 2).
         OutputWriteError: ``path`` cannot be written.
     """
+    from ccr._files import describe_os_error, write_output
+
     page = render_report_html(**report)  # type: ignore[arg-type]
     try:
-        path.write_text(page, encoding="utf-8")
+        write_output(path, [page.encode("utf-8")], inputs=inputs, what="HTML report")
     except OSError as exc:
-        raise OutputWriteError(f"{path}: cannot write the HTML report: {exc.strerror or exc}") from exc
+        raise OutputWriteError(f"{path}: cannot write the HTML report: {describe_os_error(exc)}") from exc

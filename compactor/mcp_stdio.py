@@ -299,10 +299,21 @@ class StdioSession:
     initialized: bool = False
     bad_lines: int = 0
     first_bad: bytes | None = None
+    """The start of the first bad line, for tests and debugging: never printed (it may hold payload)."""
+    first_bad_at: int = 0
+    """The first bad line's number (1-based) on stdin."""
+    first_bad_size: int = 0
+    first_bad_reason: str = ""
 
-    def bad(self, line: bytes) -> None:
+    def bad(self, line: bytes, *, number: int = 0, reason: str = "not a JSON-RPC message") -> None:
         self.bad_lines += 1
-        self.first_bad = self.first_bad or line[:80]
+        if self.first_bad is None:
+            self.first_bad, self.first_bad_at = line[:80], number
+            self.first_bad_size, self.first_bad_reason = len(line), reason
+
+    def describe_first_bad(self) -> str:
+        """The first bad line in words, without any of its bytes (they may be a tool's payload)."""
+        return f"line {self.first_bad_at}, {self.first_bad_size:,} bytes, {self.first_bad_reason}"
 
 
 def serve_lines(server: McpServer, lines: Iterable[bytes], output: IO[bytes]) -> StdioSession:
@@ -313,18 +324,21 @@ def serve_lines(server: McpServer, lines: Iterable[bytes], output: IO[bytes]) ->
     answered with an error and counted in the session.
     """
     session = StdioSession()
-    for line in lines:
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         hello = False
         try:
             message = json.loads(line)
-        except (ValueError, RecursionError):
-            session.bad(line)
+        except UnicodeDecodeError:
+            session.bad(line, number=number, reason="not UTF-8")
             answer: dict[str, Any] | None = _error(None, PARSE_ERROR, "Parse error")
+        except (ValueError, RecursionError):
+            session.bad(line, number=number, reason="not JSON")
+            answer = _error(None, PARSE_ERROR, "Parse error")
         else:
             if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-                session.bad(line)
+                session.bad(line, number=number, reason="JSON, but not a JSON-RPC 2.0 object")
             elif message.get("method") == "initialize":
                 session.initialized = hello = True
             answer = server.handle(message)

@@ -212,7 +212,9 @@ def replay_transcript(
                   keep_output=output is not None)
     report = run.run()
     if output is not None and run.output is not None:
-        write_transcript(run.output, output, session_id=transcript.session_id, cwd=run.orch.state.cwd)
+        write_transcript(
+            run.output, output, session_id=transcript.session_id, cwd=run.orch.state.cwd, inputs=[transcript.path]
+        )
     return report
 
 

@@ -48,10 +48,12 @@ def read_lines(path: Path, first_line: int, last_line: int | None = None) -> tup
     Raises:
         InputNotFound: the file cannot be read.
     """
+    from ccr._files import open_regular
+
     chunks: list[bytes] = []
     last = 0
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             for number, line in enumerate(handle, start=1):
                 past_the_end = number > last_line if last_line is not None else not line.endswith(b"\n")
                 if past_the_end:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
+import gzip
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
-from ccr.archive import open_archive, write_archive
+from ccr._files import check_output, describe_os_error, output_file
+from ccr.archive import write_archive
 from ccr.commands._common import opened_store
-from ccr.errors import InvalidRequest, StoreError
+from ccr.errors import OutputWriteFailed
 
 __all__ = ["register", "run"]
 
@@ -31,38 +31,22 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     target = Path(args.file)
+    store_path = getattr(args, "store", None)
+    check_output(target, protected=[store_path], what="archive")  # before the store is even opened
     with opened_store(args, readonly=True) as store:
         path = getattr(store, "path", None)
-        if path is not None:
-            _refuse_the_store_itself(target, Path(path))
         records = store.records()
         objects = list(store.iter_objects())
         blobs = ((r, store.get(r.handle)) for r in records)  # get refuses a corrupt record
         try:
-            fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
+            with output_file(target, protected=[store_path, path], what="archive") as raw:
+                if target.name.endswith(".gz"):
+                    with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as out:
+                        written = write_archive(cast(IO[bytes], out), blobs, objects, counts=(len(records), len(objects)))
+                else:
+                    written = write_archive(raw, blobs, objects, counts=(len(records), len(objects)))
         except OSError as exc:
-            raise StoreError(f"cannot write the archive {target}: {exc.strerror or exc}") from exc
-        os.close(fd)
-        try:
-            with open_archive(Path(temp), "wb", gzipped=target.name.endswith(".gz")) as out:
-                written = write_archive(out, blobs, objects, counts=(len(records), len(objects)))
-            os.replace(temp, target)
-        except OSError as exc:
-            raise StoreError(f"cannot write the archive {target}: {exc.strerror or exc}") from exc
-        finally:
-            if os.path.exists(temp):
-                os.unlink(temp)
+            raise OutputWriteFailed(f"cannot write the archive {target}: {describe_os_error(exc)}") from exc
     print(f"exported {written[0]} record(s) and {written[1]} typed object(s) to {target}")
     return 0
 
-
-def _refuse_the_store_itself(target: Path, store: Path) -> None:
-    """Refuse an archive path that is the store file or one of its sidecars (it would replace the store).
-
-    Raises:
-        InvalidRequest: ``target`` names the store, its ``-wal`` or its ``-shm`` file.
-    """
-    folder = store.parent.resolve(strict=False)
-    own = {store.resolve(strict=False)} | {folder / f"{store.name}{end}" for end in ("-wal", "-shm", "-journal")}
-    if target.resolve(strict=False) in own:
-        raise InvalidRequest(f"{target}: that is the store being exported; choose another FILE")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import gzip
 import sys
-from pathlib import Path
-from typing import Any
+import zlib
+from typing import IO, Any, cast
 
-from ccr.archive import Archive, open_archive, read_archive
+from ccr._files import open_regular
+from ccr.archive import Archive, read_archive
 from ccr.commands._common import opened_store
 from ccr.errors import ArchiveInvalid, InputError, InputNotFound
 from ccr.records import Record
@@ -68,11 +69,14 @@ def _read(name: str) -> Archive:
             raise InputNotFound("stdin is closed: no archive to import")
         return read_archive(sys.stdin.buffer)
     try:
-        with open_archive(Path(name), "rb") as source:
-            return read_archive(source)
+        with open_regular(name) as raw:  # a FIFO or a device is refused, never read
+            if name.endswith(".gz"):
+                with gzip.GzipFile(fileobj=raw, mode="rb") as source:
+                    return read_archive(cast(IO[bytes], source))
+            return read_archive(raw)
     except FileNotFoundError as exc:
         raise InputNotFound(f"no such file: {name}") from exc
-    except (EOFError, gzip.BadGzipFile) as exc:
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise ArchiveInvalid(f"{name} is not a whole gzip file: {exc}") from exc
     except OSError as exc:
         raise InputError(f"cannot read {name}: {exc.strerror or exc}") from exc

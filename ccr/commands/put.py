@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
+from ccr._budget import resolve_max_bytes
 from ccr.commands._common import opened_store
 from ccr.errors import InputError, InputNotFound
 
@@ -45,9 +45,12 @@ def _read(name: str) -> bytes:
     if name == "-":
         if sys.stdin is None:
             raise InputNotFound("stdin is closed: nothing to store")
-        return sys.stdin.buffer.read()
+        return sys.stdin.buffer.read(resolve_max_bytes() + 1)  # one byte past the budget is enough to refuse
+    from ccr._files import open_regular
+
     try:
-        return Path(name).read_bytes()
+        with open_regular(name) as handle:  # a FIFO or a device is refused, never read
+            return handle.read(resolve_max_bytes() + 1)
     except FileNotFoundError as exc:
         raise InputNotFound(f"no such file: {name}") from exc
     except OSError as exc:

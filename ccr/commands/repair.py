@@ -11,14 +11,17 @@ takes the old one's place and the damaged file is kept beside it as
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ccr._paths import SIDECARS, SQLITE_HEADER
-from ccr._salvage import salvage
-from ccr.errors import InputNotFound, NotAStore, RecordsLost, StoreError
+from ccr._files import describe_os_error
+from ccr._salvage import Salvage, salvage
+from ccr.errors import InputNotFound, NotAStore, OutputRefused, RecordsLost, StoreError
 from ccr.store import default_store_path, open_store
 
 __all__ = ["register", "run"]
@@ -39,6 +42,40 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def _build(target: Path, found: Salvage) -> None:
+    """Write the salvaged records into a new store at ``target``, whole or not at all.
+
+    The store is built under a temporary name in the same folder and renamed
+    into place once closed, so a full disk or a ``kill -9`` leaves no half
+    store at ``target``.
+
+    Raises:
+        OutputRefused: something appeared at ``target`` meanwhile.
+        StoreError: the new store cannot be written (``DiskFull`` when the disk is full).
+    """
+    build = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
+    try:
+        store = open_store(build)
+        try:
+            store.restore(
+                sorted(found.blobs.values(), key=lambda item: (item[0].created_at, item[0].handle)),
+                sorted(found.objects.values(), key=lambda obj: (obj.created_at, obj.id)),
+            )
+        finally:
+            store.close()
+        if os.path.lexists(target):
+            raise OutputRefused(f"{target}: refusing to write the repaired store there: something appeared there")
+        for suffix in (*SIDECARS, ""):  # the main file last, so that it never stands without its log
+            if os.path.lexists(build.with_name(build.name + suffix)):
+                os.rename(build.with_name(build.name + suffix), target.with_name(target.name + suffix))
+    except OSError as exc:
+        raise StoreError(f"cannot write the repaired store {target}: {describe_os_error(exc)}") from exc
+    finally:
+        for suffix in ("", *SIDECARS):
+            with contextlib.suppress(OSError):
+                os.unlink(build.with_name(build.name + suffix))
+
+
 def run(args: argparse.Namespace) -> int:
     source = Path(args.store).expanduser() if getattr(args, "store", None) else default_store_path()
     if not source.is_file():
@@ -46,7 +83,12 @@ def run(args: argparse.Namespace) -> int:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     target = Path(args.output).expanduser() if args.output else source.with_name(f"{source.name}.repaired-{stamp}")
     if os.path.lexists(target):
-        raise StoreError(f"{target} already exists; choose another --output")
+        what = "a symlink" if os.path.islink(target) else "something"
+        raise OutputRefused(f"{target}: refusing to write the repaired store there: {what} already exists there; "
+                            "nothing was changed; choose another --output")
+    for suffix in SIDECARS:
+        if os.path.lexists(target.with_name(target.name + suffix)):
+            raise OutputRefused(f"{target}: refusing to write the repaired store there: its {suffix} file exists")
     try:
         found = salvage(source)
         with source.open("rb") as head:
@@ -55,14 +97,7 @@ def run(args: argparse.Namespace) -> int:
         raise StoreError(f"cannot read {source}: {exc.strerror or exc}") from exc
     if not sqlite_header and not (found.blobs or found.objects or found.lost):
         raise NotAStore(f"{source} holds nothing of a ccr store; left as it is")
-    store = open_store(target)
-    try:
-        store.restore(
-            sorted(found.blobs.values(), key=lambda item: (item[0].created_at, item[0].handle)),
-            sorted(found.objects.values(), key=lambda obj: (obj.created_at, obj.id)),
-        )
-    finally:
-        store.close()
+    _build(target, found)
     if not args.output:
         kept = source.with_name(f"{source.name}.damaged-{stamp}")
         for suffix in ("", *SIDECARS):

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
+from ccr._paths import default_store_path
 from ccr.commands._common import opened_store, shrink
+from ccr.errors import DiskFull
 
 __all__ = ["register", "run"]
 
@@ -28,10 +32,22 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    with opened_store(args) as store:
-        removed = store.delete(args.handles)
-        for handle in removed:
+    try:
+        with opened_store(args) as store:
+            removed = store.delete(args.handles)
+            for handle in removed:
+                print(handle)
+            if args.vacuum:
+                shrink(store)
+    except DiskFull as exc:
+        # The usual removal needs room for its log; on a full disk the file is changed in place.
+        path = Path(args.store).expanduser() if getattr(args, "store", None) else default_store_path()
+        print(f"ccr: warning: {exc}; removing in place instead (the file keeps its size)", file=sys.stderr)
+        from ccr._sqlite import delete_in_place
+
+        for handle in delete_in_place(path, args.handles):
             print(handle)
         if args.vacuum:
-            shrink(store)
+            print("ccr: warning: the file was not shrunk: there is no room on the disk to rebuild it; "
+                  "run 'ccr rm --vacuum' or 'ccr gc' again once there is", file=sys.stderr)
     return 0

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 from typing import Any
 
+from ccr._sqlite_read import damage_hint
 from ccr.commands._common import opened_store
-from ccr.errors import CorruptRecord
+from ccr.errors import CorruptRecord, DamagedFile, StoreError
 from compactor.progress import progress
 
 __all__ = ["register", "run"]
@@ -19,7 +21,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="re-hash every record and name the corrupt ones",
         description="Re-hash every stored record and typed object. Prints the handle of each "
         "one whose bytes no longer match, one per line, and exits 65 if there is any; "
-        "otherwise prints one line saying how many were checked.",
+        "otherwise prints one line saying how many were checked. Exit codes: 65 for damage "
+        "found (a corrupt record, or a file SQLite reports damaged: run 'ccr repair'), 73 when "
+        "the store cannot be read at all, 0 when every record matches.",
     )
     parser.add_argument("--json", action="store_true", help='print {"corrupt": [...]} as JSON')
     parser.set_defaults(func=run)
@@ -27,11 +31,19 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    with opened_store(args, readonly=True) as store:
-        stats = store.stats()
-        # A bar on a terminal only (compactor.progress): piped, the output is exactly the same.
-        with progress("verifying", stats.payload_bytes, unit="bytes") as bar:
-            corrupt = store.verify(progress=bar.advance)
+    """Verify; the exit code rule: 65 for damage found (a corrupt record or a damaged file), 73 when
+    the store cannot be read at all (missing, not a store, permissions, I/O), 0 when all is well."""
+    try:
+        with opened_store(args, readonly=True) as store:
+            stats = store.stats()
+            # A bar on a terminal only (compactor.progress): piped, the output is exactly the same.
+            with progress("verifying", stats.payload_bytes, unit="bytes") as bar:
+                corrupt = store.verify(progress=bar.advance)
+    except StoreError as exc:
+        cause = exc.__cause__
+        if not isinstance(exc, CorruptRecord) and isinstance(cause, sqlite3.Error) and damage_hint(cause):
+            raise DamagedFile(str(exc)) from exc
+        raise
     if args.json:
         print(json.dumps({"corrupt": corrupt, "records": stats.entries, "objects": stats.objects}))
     else:

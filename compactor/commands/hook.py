@@ -15,6 +15,14 @@ the user at a full context; a compaction without a stored copy is the
 lesser harm, and the stderr line says it happened. Only ``compactor hook``
 without an event is a usage error (exit 2): no hook runs that.
 
+Every hook is bounded: stdin is read up to ``HOOK_INPUT_MAX_BYTES`` (1 MiB);
+files are opened only when they are regular files (``ccr._files``), so a FIFO
+or a device never blocks; and a hook that runs past its time limit
+(``HOOK_TIME_LIMITS``: pre-compact 100 s, session-start 20 s, under the
+plugin's own 120 s and 30 s; ``COMPACTOR_HOOK_TIME_LIMIT`` seconds overrides
+both) says so on stderr and exits 0. An unwritable stdout (``> /dev/full``)
+is reported the same way, and still exits 0.
+
 ``record-python`` writes the running interpreter to ``$COMPACTOR_HOME/python``,
 where the plugin's launcher (``plugin/scripts/launch``) looks for it.
 """
@@ -24,21 +32,66 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from ccr import default_store_path
-from compactor._quick_hooks import DEFAULT_LISTED_RESULTS
-from compactor.errors import CompactorError, HookError, InputInvalid
+from compactor._quick_hooks import DEFAULT_LISTED_RESULTS, HOOK_INPUT_MAX_BYTES
+from compactor.errors import CompactorError, HookError, InputInvalid, OutputWriteError
 
 if TYPE_CHECKING:
     from compactor.hooks import HookInput
+    from compactor.messages import Message
+    from compactor.tokens import TokenCounter
 
 # ``compactor.hooks`` and the settings load pydantic, which costs many times Python's own start:
 # the runs below import them only once the input shows there is something to do.
 
-__all__ = ["HookParser", "register", "run_post_compact", "run_pre_compact", "run_record_python", "run_session_start"]
+__all__ = [
+    "HOOK_TIME_LIMITS",
+    "TIME_LIMIT_ENV",
+    "HookParser",
+    "register",
+    "run_post_compact",
+    "run_pre_compact",
+    "run_record_python",
+    "run_session_start",
+]
+
+HOOK_TIME_LIMITS = {"pre-compact": 100.0, "session-start": 20.0}
+"""Seconds a hook may run before it gives up and exits 0 (the plugin kills it at 120 s and 30 s)."""
+
+TIME_LIMIT_ENV = "COMPACTOR_HOOK_TIME_LIMIT"
+"""Seconds (more than 0, at most 600) that replace both limits."""
+
+_MAX_TIME_LIMIT = 600.0
+
+EXACT_COUNT_MAX_CHARS = 1 << 20
+"""Longest text (characters) the pre-compact hook counts with the configured counter; a longer one
+is counted by the rough rule (characters / 4): the counts only size what is stored, and an exact
+count of a 30 MB message would take most of the time limit and a gigabyte of memory."""
+
+
+class _BoundedCounter:
+    """The configured counter for texts up to ``EXACT_COUNT_MAX_CHARS``, the rough one above."""
+
+    def __init__(self, exact: TokenCounter) -> None:
+        from compactor.tokens import RoughCounter
+
+        self.exact, self.rough = exact, RoughCounter()
+        self.name = exact.name
+
+    def count_text(self, text: str) -> int:
+        return (self.exact if len(text) <= EXACT_COUNT_MAX_CHARS else self.rough).count_text(text)
+
+    def count_message(self, message: Message) -> int:
+        from compactor.tokens import block_texts
+
+        texts, _ = block_texts(message)
+        fits = sum(len(t) for t in texts) <= EXACT_COUNT_MAX_CHARS
+        return (self.exact if fits else self.rough).count_message(message)
 
 
 class HookParser(argparse.ArgumentParser):
@@ -114,14 +167,75 @@ def _count(text: str) -> int:
 
 
 def _read_bytes() -> bytes:
-    """The hook's stdin.
+    """The hook's stdin, at most ``HOOK_INPUT_MAX_BYTES`` (a longer input is refused, never held whole).
 
     Raises:
-        InputInvalid: stdin is closed.
+        InputInvalid: stdin is closed, cannot be read, or holds more than the limit.
     """
     if sys.stdin is None:
         raise InputInvalid("stdin is closed: a hook reads its input there")
-    return sys.stdin.buffer.read()
+    try:
+        data = sys.stdin.buffer.read(HOOK_INPUT_MAX_BYTES + 1)
+    except (OSError, ValueError) as exc:
+        raise InputInvalid(f"cannot read the hook input on stdin: {exc}") from exc
+    if len(data) > HOOK_INPUT_MAX_BYTES:
+        raise InputInvalid(f"hook input is more than {HOOK_INPUT_MAX_BYTES:,} bytes; not read further")
+    return data
+
+
+def _time_limit(event: str) -> float:
+    """The seconds ``event`` may run: ``COMPACTOR_HOOK_TIME_LIMIT`` if usable, else ``HOOK_TIME_LIMITS``."""
+    default = HOOK_TIME_LIMITS[event]
+    text = os.environ.get(TIME_LIMIT_ENV, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= _MAX_TIME_LIMIT:
+        print(
+            f"compactor: config_invalid: {TIME_LIMIT_ENV}={text!r} is not a number of seconds in (0, "
+            f"{_MAX_TIME_LIMIT:g}]; using {default:g}",
+            file=sys.stderr,
+        )
+        return default
+    return value
+
+
+def _start_watchdog(event: str, what: str) -> threading.Timer:
+    """End the process with exit 0 once ``event``'s time limit has passed, saying so on stderr.
+
+    A thread, not a signal, so that it fires even while the main thread waits
+    in a C call (SQLite, a tokenizer). Whatever was half done is safe to drop:
+    the store commits whole transactions and files are replaced by a rename.
+    """
+    limit = _time_limit(event)
+
+    def give_up() -> None:
+        message = f"compactor: hook_timed_out: {event} ran past its {limit:g}-second limit ({what})\n"
+        try:
+            os.write(2, message.encode("utf-8", "backslashreplace"))
+        except OSError:
+            pass
+        os._exit(0)
+
+    timer = threading.Timer(limit, give_up)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def _print_answer(text: str, what: str) -> None:
+    """Print the hook's answer; an unwritable stdout is reported on stderr, never an exit code."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OutputWriteError as exc:
+        _report(exc, what)
+        silence = getattr(sys.stdout, "silence", None)
+        if callable(silence):
+            silence()
 
 
 def _read_input() -> HookInput:
@@ -135,12 +249,35 @@ def _read_input() -> HookInput:
     return parse_hook_input(_read_bytes())
 
 
+def _report_unexpected(exc: Exception, what: str) -> None:
+    """Name an error no hook expects (a bug) in one line: the hook still exits 0."""
+    try:
+        print(f"compactor: hook_failed: unexpected {type(exc).__name__}: {exc} ({what})", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
 def _report(exc: CompactorError, what: str) -> None:
-    print(f"compactor: {exc.error_id}: {exc} ({what})", file=sys.stderr)
+    try:
+        print(f"compactor: {exc.error_id}: {exc} ({what})", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass  # stderr refuses too: the exit code (0) is all that is left to say
 
 
 def run_pre_compact(args: argparse.Namespace) -> int:
     """Store the conversation and print the summary instructions; always exits 0."""
+    what = "the compaction goes on without a stored copy"
+    watchdog = _start_watchdog("pre-compact", what)
+    try:
+        return _pre_compact(args)
+    except Exception as exc:  # a bug must not block the compaction either
+        _report_unexpected(exc, what)
+        return 0
+    finally:
+        watchdog.cancel()
+
+
+def _pre_compact(args: argparse.Namespace) -> int:
     hook: HookInput | None = None
     from ccr import open_store
     from compactor.config import load_settings
@@ -154,7 +291,7 @@ def run_pre_compact(args: argparse.Namespace) -> int:
             text = pre_compact(
                 hook,
                 store,
-                counter=make_counter(settings.counter),
+                counter=_BoundedCounter(make_counter(settings.counter)),
                 recovery_tools=settings.dedup.recovery_tools,
                 limit=args.limit,
             )
@@ -163,8 +300,7 @@ def run_pre_compact(args: argparse.Namespace) -> int:
         if hook is not None:
             _forget(hook)
         return 0
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    _print_answer(text, "the conversation is stored, but Claude Code gets no instructions")
     return 0
 
 
@@ -183,6 +319,17 @@ def run_session_start(args: argparse.Namespace) -> int:
     Most starts have nothing to say (``compactor._quick_hooks``): they are
     answered from the input before the settings and models load.
     """
+    watchdog = _start_watchdog("session-start", "no reminder added")
+    try:
+        return _session_start()
+    except Exception as exc:  # a bug must not fail the session's start either
+        _report_unexpected(exc, "no reminder added")
+        return 0
+    finally:
+        watchdog.cancel()
+
+
+def _session_start() -> int:
     from compactor._quick_hooks import nothing_to_say
 
     try:
@@ -203,7 +350,7 @@ def run_session_start(args: argparse.Namespace) -> int:
         _report(exc, "no reminder added")
         return 0
     if output is not None:
-        print(output)
+        _print_answer(output + "\n", "no reminder added")
     return 0
 
 
@@ -224,11 +371,13 @@ def run_record_python(args: argparse.Namespace) -> int:
     Raises:
         HookError: the file could not be written.
     """
+    from ccr._files import describe_os_error, write_output
+
     path = default_store_path().parent / "python"
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path.write_text(os.path.abspath(sys.executable) + "\n", encoding="utf-8")
+        write_output(path, [(os.path.abspath(sys.executable) + "\n").encode("utf-8")], what="Python path",
+                     make_folders=True)
     except OSError as exc:
-        raise HookError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise HookError(f"cannot write {path}: {describe_os_error(exc)}") from exc
     print(f"compactor: the plugin will run {sys.executable} (recorded in {path})")
     return 0

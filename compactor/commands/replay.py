@@ -20,7 +20,7 @@ from ccr import Store, default_store_path, open_store
 from compactor._cli import write_stdout
 from compactor.commands._warnings import printed_warnings
 from compactor.config import load_settings
-from compactor.errors import InputInvalid, InputNotFound
+from compactor.errors import InputInvalid, InputNotFound, UsageError
 from compactor.pipeline import CompactionResult
 from compactor.progress import progress
 from compactor.replay import ReplayReport, replay
@@ -107,10 +107,7 @@ def run(args: argparse.Namespace) -> int:
         _check_memory_db(args.memory_db)
         overrides["pipeline.memory_db"] = str(args.memory_db)
     settings = load_settings(args.config, overrides=overrides)
-    if args.html is not None:
-        from compactor.transcript import refuse_overwriting
-
-        refuse_overwriting(args.session, args.html)
+    _refuse_outputs(args)
     store = open_store(args.store)
     try:
         with printed_warnings(verbose=args.verbose or args.strict) as warn, progress(
@@ -135,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     if args.store is not None:  # so that every 'ccr get' line the report prints names it
         report.store = str(Path(args.store).resolve())
     if args.html is not None:
-        _write_html(args.html, report)
+        _write_html(args.html, report, [args.session])
     if args.json:
         data = {**report.model_dump(mode="json", exclude={"at"}), "metrics": metrics}
         write_stdout(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -150,6 +147,22 @@ def run(args: argparse.Namespace) -> int:
     if any(f.error_id == "ccr_budget_exceeded" for f in report.failures):
         return _BUDGET_EXIT
     return 1 if report.failures else 0
+
+
+def _refuse_outputs(args: argparse.Namespace) -> None:
+    """Check ``--output`` and ``--html`` by the output rule before any work (``ccr._files``).
+
+    Raises:
+        UsageError: an output is the transcript, a store or memory database,
+            not a regular file, or both outputs name one file.
+    """
+    from compactor.transcript import refuse_overwriting
+
+    named = [p for p in (args.output, args.html) if p is not None]
+    for output in named:
+        refuse_overwriting(args.session, output, protected=[args.store, args.memory_db, args.config])
+    if len(named) == 2 and Path(named[0]).resolve() == Path(named[1]).resolve():
+        raise UsageError(f"{args.output}: --output and --html name the same file; choose two paths")
 
 
 def _check_memory_db(path: Path) -> None:
@@ -180,11 +193,12 @@ def _check_memory_db(path: Path) -> None:
         raise InputInvalid(f"{path} cannot be used as the memory database: {exc}") from exc
 
 
-def _write_html(path: Path, report: ReplayReport) -> None:
+def _write_html(path: Path, report: ReplayReport, inputs: list[str]) -> None:
     from compactor.html_report import write_report_html
 
     write_report_html(
         path,
+        inputs=inputs,
         session=report.session,
         compactions=report.compactions,
         failures=report.failures,

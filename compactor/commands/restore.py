@@ -105,14 +105,13 @@ def run(args: argparse.Namespace) -> int:
     from compactor.restore import restored_bytes
     from compactor.transcript import refuse_overwriting, write_atomically
 
-    if transcript is not None:
-        refuse_overwriting(transcript, args.output)
+    refuse_overwriting(transcript, args.output, protected=[args.store])
     store = open_store(args.store, readonly=True)
     try:
         data = restored_bytes(segments, store, before=args.before)
     finally:
         store.close()
-    write_atomically(args.output, [data])
+    write_atomically(args.output, [data], inputs=[transcript] if transcript is not None else [])
     lines = data.count(b"\n")
     print(
         f"compactor: restored the session before compaction {args.before or len(segments)}: "

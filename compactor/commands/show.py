@@ -61,6 +61,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run)
 
 
+REPORT_MAX_BYTES = 1 << 30
+"""Largest report file read (1 GiB); a larger one is refused (exit 65)."""
+
+
 def load_report(path: Path) -> ShownReport:
     """Read a replay report, or a single compaction report, from ``path``.
 
@@ -68,8 +72,10 @@ def load_report(path: Path) -> ShownReport:
         InputNotFound: no such file.
         InputInvalid: not JSON, or not a report.
     """
+    from ccr._files import read_regular
+
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, max_bytes=REPORT_MAX_BYTES)  # a FIFO or a device is refused, never read
     except FileNotFoundError as exc:
         raise InputNotFound(f"{path}: no such report") from exc
     except OSError as exc:
@@ -95,6 +101,8 @@ def load_report(path: Path) -> ShownReport:
 
 def run(args: argparse.Namespace) -> int:
     """Show the report; returns the exit code."""
+    if args.html is not None:
+        refuse_overwriting(args.report, args.html, what="report")
     report = load_report(Path(args.report))
     numbered = list(enumerate(report.compactions, start=1))
     if args.compaction is not None:
@@ -105,9 +113,9 @@ def run(args: argparse.Namespace) -> int:
         numbered = [numbered[args.compaction - 1]]
     chosen = [c for _, c in numbered]
     if args.html is not None:
-        refuse_overwriting(args.report, args.html, what="report")
         write_report_html(
             args.html,
+            inputs=[args.report],
             session=report.session,
             compactions=chosen,
             failures=report.failures if args.compaction is None else [],

@@ -4,7 +4,11 @@ Prints one integer (or, with ``--json``, ``{"tokens", "counter", "characters"}``
 to stdout. The counter comes from ``--counter``, else the settings
 (``COMPACTOR_COUNTER``, the settings file), else tiktoken. Input is read a
 block at a time, so a large file is counted in bounded memory (with a
-progress bar on a terminal).
+progress bar on a terminal): tiktoken counts pieces cut where counts add
+up, and a run of more than ``MAX_UNCUT_CHARS`` with no such place (a 50 MB
+line of base64, say) is refused with exit 65 rather than held whole. The
+rough counter sees the whole text, up to ``MAX_WHOLE_CHARS``. Only a regular
+file or stdin is read: a FIFO or a device named as FILE is refused.
 """
 
 from __future__ import annotations
@@ -24,7 +28,13 @@ from compactor.errors import InputInvalid, InputNotFound
 from compactor.progress import progress
 from compactor.tokens import make_counter, utf16_length
 
-__all__ = ["register", "run"]
+__all__ = ["MAX_UNCUT_CHARS", "MAX_WHOLE_CHARS", "register", "run"]
+
+MAX_UNCUT_CHARS = 1 << 20
+"""Longest run of text (characters) counted without a place where it can be cut (exit 65 above)."""
+
+MAX_WHOLE_CHARS = 256 << 20
+"""Longest text a counter that must see it whole (the rough one) is given (exit 65 above)."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -49,10 +59,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 _BLOCK = 1 << 20
 """Bytes read at a time: a 50 MB file is counted in bounded memory, block by block."""
 
-_SAFE_CUT = re.compile(r"\n(?=[ \t]*\S)")
-"""Where a text is cut: just after a newline that a line with content follows, where a counter that
-is ``additive_at_line_starts`` (tiktoken's cl100k_base) gives parts whose counts add up. Every line of
-a JSONL file starts such a line, so a big transcript is counted piece by piece too."""
+_SAFE_CUT = re.compile(r"\n(?=[ \t]*\S)|(?<=[A-Za-z0-9])(?= [A-Za-z])")
+"""Where a text is cut: just after a newline that a line with content follows, or before a space
+between a letter or digit and a letter. cl100k_base's pre-tokenizer always splits there, so for a
+counter that is ``additive_at_line_starts`` (tiktoken) the parts' counts add up to the whole's.
+Every line of a JSONL file starts such a line, so a big transcript is counted piece by piece too,
+and one long line of words is cut between them."""
 
 
 def _open(name: str) -> tuple[BinaryIO, int | None]:
@@ -60,16 +72,20 @@ def _open(name: str) -> tuple[BinaryIO, int | None]:
 
     Raises:
         InputNotFound: the file cannot be opened, or stdin is closed.
-        InputInvalid: ``name`` is a folder.
+        InputInvalid: ``name`` is a folder, a FIFO or a device.
     """
     if name == "-":
         if sys.stdin is None:
             raise InputNotFound("stdin: closed, nothing to read")
         return sys.stdin.buffer, None
+    from ccr._files import NotRegularFile, open_regular
+
     try:
-        stream = Path(name).open("rb")
+        stream = open_regular(name)
     except IsADirectoryError as exc:
         raise InputInvalid(f"{name}: is a folder, not a file") from exc
+    except NotRegularFile as exc:
+        raise InputInvalid(f"{name}: {exc.strerror}") from exc
     except OSError as exc:
         raise InputNotFound(f"{name}: {exc.strerror or exc}") from exc
     try:
@@ -79,13 +95,14 @@ def _open(name: str) -> tuple[BinaryIO, int | None]:
     return stream, size or None
 
 
-def _texts(stream: BinaryIO, label: str) -> Iterator[tuple[str, int]]:
+def _texts(stream: BinaryIO, label: str, *, max_uncut: int = MAX_UNCUT_CHARS) -> Iterator[tuple[str, int]]:
     """The UTF-8 text of ``stream`` in pieces cut only where counts add up (``_SAFE_CUT``), each with
     the bytes read since the previous one (so that a progress bar moves as pieces are counted).
 
     Raises:
         InputNotFound: the stream cannot be read.
-        InputInvalid: the bytes are not UTF-8.
+        InputInvalid: the bytes are not UTF-8, or more than ``max_uncut``
+            characters run without a place to cut.
     """
     decoder = codecs.getincrementaldecoder("utf-8")()
     pending, offset, reported = "", 0, 0
@@ -109,6 +126,11 @@ def _texts(stream: BinaryIO, label: str) -> Iterator[tuple[str, int]]:
             yield pending[:cut], offset - reported
             reported = offset
             pending = pending[cut:]
+        elif len(pending) > max_uncut:
+            raise InputInvalid(
+                f"{label}: more than {max_uncut:,} characters run without a line start or a space "
+                f"before a letter, where a count can be cut; such a run is not counted (limit MAX_UNCUT_CHARS)"
+            )
 
 
 def _last_safe_cut(text: str) -> int:
@@ -141,10 +163,12 @@ def run(args: argparse.Namespace) -> int:
                     done.advance(read)
             else:  # a counter that is not additive (the rough estimate rounds once) sees the whole text
                 pieces = []
-                for text, read in _texts(stream, label):
+                for text, read in _texts(stream, label, max_uncut=MAX_WHOLE_CHARS):
                     pieces.append(text)
                     done.advance(read)
                 text = "".join(pieces)
+                if len(text) > MAX_WHOLE_CHARS:
+                    raise InputInvalid(f"{label}: more than {MAX_WHOLE_CHARS:,} characters; not counted whole")
                 tokens, characters = counter.count_text(text), utf16_length(text)
     finally:
         if args.file != "-":

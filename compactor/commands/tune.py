@@ -12,6 +12,7 @@ written from the finished trials and the exit code is 130.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from datetime import UTC, datetime
@@ -76,11 +77,15 @@ def run(args: argparse.Namespace) -> int:
         return 2
     space = load_space(args.space)
     out = args.out if args.out is not None else _run_folder()
+    from ccr._files import check_output_folder
+
+    check_output_folder(out, inputs=[args.space, args.config, *args.corpus], protected=[args.config])
     _writable_folder(out)
     cache = None if args.no_cache else ResultCache(default_cache_dir())
     executor = make_executor(args.executor, args.jobs, args.address)
     workers = f"{getattr(executor, 'workers', 1)} at a time" if args.executor == "local" else "on Ray"
     streamed = SessionsFile(out / SESSIONS_FILE)
+    made = not os.path.lexists(out)
     try:
         with _progress_bar(space.search.objective, space.search.objective_at, workers) as progress:
             results = run_tune(args.corpus, space, executor=executor, config=args.config, cache=cache,
@@ -88,16 +93,24 @@ def run(args: argparse.Namespace) -> int:
         if streamed.close():
             results = results.model_copy(update={"sessions_file": SESSIONS_FILE})
     except OSError as exc:
-        streamed.discard()
+        _give_up(streamed, out, made)
         raise OutputWriteError(f"{out}: cannot write the results there: {exc.strerror or exc}") from exc
     except BaseException:
-        streamed.discard()
+        _give_up(streamed, out, made)
         raise
     _warn_failures(results)
-    written = _write(results, out)
+    written = _write(results, out, inputs=[args.space, args.config], made=made)
     write_stdout(results_json(results) if args.json else render_table(results) + "\n")
     print(f"compactor: wrote {', '.join(written)} in {out}", file=sys.stderr)
     return _INTERRUPTED_EXIT if results.interrupted else 0
+
+
+def _give_up(streamed: SessionsFile, out: Path, made: bool) -> None:
+    """A run that failed keeps nothing half-written: the streamed lines go, and a folder it made."""
+    streamed.discard()
+    if made:
+        with contextlib.suppress(OSError):
+            out.rmdir()
 
 
 def _warn_failures(results: TuneResults) -> None:
@@ -145,25 +158,31 @@ def _writable_folder(out: Path) -> None:
         raise OutputWriteError(f"{out}: cannot write the results there: {existing} is not writable")
 
 
-def _write(results: TuneResults, out: Path) -> list[str]:
+def _write(results: TuneResults, out: Path, inputs: list[Path | None], *, made: bool) -> list[str]:
     """Write the reports; the names written (no best.toml without a finished trial; an old one is removed).
 
     Raises:
         OutputWriteError: the folder cannot be written.
     """
+    from ccr._files import describe_os_error, private_dir
+
     streamed = [SESSIONS_FILE] if results.sessions_file else []
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        write_text(out / "results.json", results_json(results))
+        private_dir(out)
+        write_text(out / "results.json", results_json(results), inputs=inputs)
         sessions = read_sessions_file(out / SESSIONS_FILE) if results.sessions_file else None
-        write_text(out / "report.html", render_report(results, sessions))
+        write_text(out / "report.html", render_report(results, sessions), inputs=inputs)
         toml = best_toml(results)
         if toml is None:
             (out / "best.toml").unlink(missing_ok=True)
             return ["results.json", *streamed, "report.html"]
-        write_text(out / "best.toml", toml)
+        write_text(out / "best.toml", toml, inputs=inputs)
     except OSError as exc:
-        raise OutputWriteError(f"{out}: cannot write the results there: {exc.strerror or exc}") from exc
+        if made:  # a folder this run made and could not fill is not left behind
+            with contextlib.suppress(OSError):
+                (out / SESSIONS_FILE).unlink(missing_ok=True)
+                out.rmdir()
+        raise OutputWriteError(f"{out}: cannot write the results there: {describe_os_error(exc)}") from exc
     return ["results.json", *streamed, "report.html", "best.toml"]
 
 

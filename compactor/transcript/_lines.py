@@ -89,8 +89,10 @@ def iter_records(
 def _iter_records(
     path: Path, report: Reporter, max_line_bytes: int, on_read: Callable[[int], None] | None = None
 ) -> Iterator[Record]:
+    from ccr._files import open_regular
+
     try:
-        handle = path.open("rb")
+        handle = open_regular(path)  # a FIFO or a device is refused, never read (it could block)
     except FileNotFoundError as exc:
         raise TranscriptNotFound(f"{path}: no such transcript") from exc
     except IsADirectoryError as exc:

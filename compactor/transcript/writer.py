@@ -1,12 +1,12 @@
 """Writing Claude Code JSONL: a transcript back as it was read, or a new chain of messages.
 
-Every write goes through a uniquely named temporary file and a rename, so a
-reader never sees half a file.
+Every write follows the project's output rule (``ccr._files``): never over a
+database, an input or a device, through a temporary file created 0600 and a
+rename, so a reader never sees half a file.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import uuid as uuidlib
@@ -94,8 +94,9 @@ def write_transcript(
     *,
     session_id: str | None = None,
     cwd: str | None = None,
+    inputs: Iterable[str | Path] = (),
 ) -> None:
-    """Write Claude Code-compatible JSONL.
+    """Write Claude Code-compatible JSONL (never over one of ``inputs``).
 
     A ``Transcript`` is written back record for record in its original line
     order (message records carry their ``Message``'s current content, so an
@@ -107,18 +108,20 @@ def write_transcript(
     records without a uuid get a deterministic one.
 
     Raises:
+        OutputRefused: the path is a database, an input or not a regular file (a ``UsageError``).
         TranscriptWriteError: the file could not be written.
     """
     target = Path(path)
+    inputs = list(inputs)
     if isinstance(source, Transcript):
         lines = _transcript_records(source)
         subagents = source.subagents
     else:
         lines = _chain_records(source, session_id=session_id, cwd=cwd)
         subagents = {}
-    _write_jsonl(target, lines)
+    _write_jsonl(target, lines, inputs)
     for agent_id, sub in subagents.items():
-        write_transcript(sub, target.parent / target.stem / "subagents" / f"agent-{agent_id}.jsonl")
+        write_transcript(sub, target.parent / target.stem / "subagents" / f"agent-{agent_id}.jsonl", inputs=inputs)
 
 
 def _transcript_records(transcript: Transcript) -> list[dict[str, Any]]:
@@ -245,43 +248,50 @@ def _encode(record: dict[str, Any]) -> bytes:
         return json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
 
 
-def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+def _write_jsonl(path: Path, records: list[dict[str, Any]], inputs: Iterable[str | Path] = ()) -> None:
     """Write ``records`` as JSONL through ``write_atomically``."""
-    write_atomically(path, (_encode(record) for record in records))
+    write_atomically(path, (_encode(record) for record in records), inputs=inputs)
 
 
-def write_atomically(path: Path, chunks: Iterable[bytes]) -> None:
-    """Write ``chunks`` through a uniquely named temporary file, so a reader never sees half a file.
+def write_atomically(path: Path, chunks: Iterable[bytes], *, inputs: Iterable[str | Path] = ()) -> None:
+    """Write ``chunks`` by the project's output rule (``ccr._files.write_output``): whole or not at all, 0600.
 
     Raises:
+        OutputRefused: the path is a database, one of ``inputs`` or not a regular file (a ``UsageError``).
         TranscriptWriteError: the file system refused; no temporary file is left behind.
     """
-    temporary: Path | None = None
+    from ccr._files import describe_os_error, write_output
+
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.{uuidlib.uuid4().hex[:12]}.tmp")
-        with temporary.open("xb") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
-        os.replace(temporary, path)
+        write_output(path, chunks, inputs=inputs, what="transcript", make_folders=True)
     except OSError as exc:
-        if temporary is not None:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-        raise TranscriptWriteError(f"{path}: cannot write transcript: {exc.strerror or exc}") from exc
+        raise TranscriptWriteError(f"{path}: cannot write transcript: {describe_os_error(exc)}") from exc
 
 
-def refuse_overwriting(source: str | Path, output: str | Path, *, what: str = "transcript") -> None:
-    """An output must never replace the file it is made from (``what`` names that file in the message).
+def refuse_overwriting(
+    source: str | Path | None,
+    output: str | Path,
+    *,
+    what: str = "transcript",
+    protected: Iterable[str | Path | None] = (),
+) -> None:
+    """Refuse, before any work, an output that would replace what it is made from, a database or a device.
+
+    ``source`` (``what`` names it in the message) and ``protected`` are never
+    written over; the rest of the rule is ``ccr._files.check_output``'s.
 
     Raises:
-        UsageError: ``output`` names the same file as ``source`` (also through a link).
+        UsageError: ``output`` names ``source`` (also through a link), a database or a file that is not regular.
     """
-    same = Path(source).resolve() == Path(output).resolve()
-    if not same:
-        try:
-            same = os.path.samefile(source, output)
-        except OSError:
-            same = False
-    if same:
-        raise UsageError(f"{output}: the output would overwrite the {what} it is made from; choose another path")
+    from ccr._files import check_output
+
+    if source is not None:
+        same = Path(source).resolve() == Path(output).resolve()
+        if not same:
+            try:
+                same = os.path.samefile(source, output)
+            except OSError:
+                same = False
+        if same:
+            raise UsageError(f"{output}: the output would overwrite the {what} it is made from; choose another path")
+    check_output(output, inputs=[source], protected=protected, what="output")

@@ -96,8 +96,10 @@ class ResultCache:
         Raises:
             OSError: the cache folder cannot be written.
         """
+        from ccr._files import private_dir
+
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -15,7 +15,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -53,21 +53,16 @@ TABLE_METRICS: tuple[str, ...] = (
 """The figures the terminal table shows (``results.json`` and the report have them all)."""
 
 
-def write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder.
+def write_text(path: Path, text: str, *, inputs: Sequence[str | Path | None] = ()) -> None:
+    """Write ``text`` to ``path`` by the project's output rule (``ccr._files``): 0600, folders 0700.
 
     Raises:
+        OutputRefused: ``path`` is a database, one of ``inputs`` or not a regular file.
         OSError: the folder cannot be written.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    from ccr._files import write_output
+
+    write_output(path, [text.encode("utf-8")], inputs=inputs, what="tune result")
 
 
 def session_json(result: SessionResult) -> dict[str, Any]:
@@ -99,7 +94,9 @@ class SessionsFile:
             OSError: the folder cannot be written.
         """
         if self._handle is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            from ccr._files import private_dir
+
+            private_dir(self.path.parent)  # 0700, as every folder the output rule makes
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
             self._tmp = Path(tmp)
             self._handle = os.fdopen(fd, "w", encoding="utf-8")

@@ -135,7 +135,9 @@ def load_space(path: Path) -> SearchSpace:
             ``Settings`` refuses (named with its parameter).
     """
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        from ccr._files import read_regular
+
+        data = tomllib.loads(read_regular(path, max_bytes=16 * 1024 * 1024).decode("utf-8"))
     except FileNotFoundError as exc:
         raise ConfigError(f"space file {path} does not exist") from exc
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import base64
+import errno
 import gzip
 import json
 import os
+import shutil
 import sqlite3
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -299,7 +303,7 @@ def test_export_refuses_to_write_the_archive_over_the_store_itself(db: Path) -> 
     for target in (db, db.parent / "." / db.name, Path(f"{db}-wal")):
         result = ccr("--store", str(db), "export", str(target))
         assert result.returncode == 2, result.stderr
-        assert result.stderr.startswith(b"ccr: ccr_invalid_request: ")
+        assert result.stderr.startswith(b"ccr: output_refused: ")
         assert result.stdout == b""
     assert sorted(listed(db)) == sorted(h for g in groups.values() for h in g)
 
@@ -308,7 +312,7 @@ def test_export_into_a_folder_that_cannot_hold_it_is_refused_without_a_traceback
     fill(db)
     result = ccr("--store", str(db), "export", str(tmp_path / "absent" / "a.jsonl"))
     assert result.returncode == 73
-    assert result.stderr.startswith(b"ccr: ccr_store_error: cannot write the archive ")
+    assert result.stderr.startswith(b"ccr: output_write_failed: cannot write the archive ")
     assert b"Traceback" not in result.stderr
 
 
@@ -325,3 +329,80 @@ def test_gc_older_than_more_days_than_the_calendar_holds_removes_nothing(db: Pat
     assert result.returncode == 0, result.stderr
     assert result.stdout == b"removed 0 record(s), 0 bytes\n"
     assert len(listed(db)) == sum(len(g) for g in groups.values())
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(b"\x1f\x8b\x08\x00" + bytes(range(256)) * 20, id="gzip magic then garbage"),
+        pytest.param(gzip.compress(b'{"format":"ccr-archive"')[:-12], id="a gzip file cut short"),
+    ],
+)
+def test_importing_a_damaged_gzip_archive_is_exit_65_without_a_traceback(db: Path, tmp_path: Path, content: bytes) -> None:
+    archive = tmp_path / "damaged.jsonl.gz"
+    archive.write_bytes(content)
+    before = listed(db)
+    result = ccr("--store", str(db), "import", str(archive))
+    assert result.returncode == 65, result.stderr
+    assert result.stderr.startswith(b"ccr: ccr_archive_invalid: ") and b"Traceback" not in result.stderr
+    assert listed(db) == before
+
+
+def test_importing_a_fifo_or_a_device_is_refused_instead_of_blocking(db: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "archive.jsonl"
+    os.mkfifo(fifo)
+    for name in (str(fifo), "/dev/zero"):
+        result = ccr("--store", str(db), "import", name)
+        assert result.returncode == 65, result.stderr
+        assert b"not a regular file" in result.stderr
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs (root only; skipped elsewhere), unmounted afterwards."""
+    folder = tmp_path / "small-disk"
+    folder.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)], capture_output=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode(errors='replace').strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True, check=False)
+
+
+def _fill(folder: Path) -> None:
+    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError as exc:
+        assert exc.errno == errno.ENOSPC
+    finally:
+        os.close(fd)
+
+
+def test_on_a_full_disk_rm_still_removes_without_growing_the_file_and_says_the_disk_is_full(full_disk: Path) -> None:
+    db = full_disk / "ccr.db"
+    payload = base64.b64encode(os.urandom(150_000))
+    handle = ccr("--store", str(db), "put", input=payload).stdout.decode().strip()
+    _fill(full_disk)
+    size = db.stat().st_size
+    put = ccr("--store", str(db), "put", input=b"more " * 10_000)
+    assert put.returncode == 73 and put.stderr.startswith(b"ccr: ccr_disk_full: ")
+    assert b"not the store's byte budget" in put.stderr
+    removed = ccr("--store", str(db), "rm", "--vacuum", handle)
+    assert removed.returncode == 0, removed.stderr
+    assert removed.stdout.decode().split() == [handle]
+    assert db.stat().st_size == size and b"Traceback" not in removed.stderr
+    (full_disk / "filler").unlink()
+    assert listed(db) == []
+    assert ccr("--store", str(db), "verify").returncode == 0
+
+
+def test_a_byte_budget_beyond_any_disk_is_an_error_naming_the_setting(db: Path) -> None:
+    result = ccr("--store", str(db), "stats", env={"COMPACTOR_CCR_MAX_BYTES": "99999999999999999999999"})
+    assert result.returncode == 2
+    assert result.stderr.startswith(b"ccr: ccr_config_invalid: COMPACTOR_CCR_MAX_BYTES=")

@@ -191,6 +191,18 @@ def test_closed_empty_or_garbage_stdin_exits_non_zero_with_a_message(
     assert b"Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    "line",
+    [b"sk-secret-token-in-a-payload\n", b'{"jsonrpc": "1.0", "params": "sk-secret-token"}\n', b"\xffsk-secret-token\n"],
+)
+def test_a_bad_stdin_line_is_described_but_none_of_its_bytes_reach_stderr(store_file: Path, line: bytes) -> None:
+    done = serve_raw(store_file, INITIALIZE + line)
+    assert done.returncode == 65
+    assert b"secret" not in done.stderr
+    number = INITIALIZE.count(b"\n") + 1
+    assert f"line {number}, {len(line):,} bytes".encode() in done.stderr
+
+
 def test_a_client_that_initializes_and_hangs_up_ends_the_server_with_exit_0(store_file: Path) -> None:
     done = serve_raw(store_file, INITIALIZE)
     assert done.returncode == 0, done.stderr

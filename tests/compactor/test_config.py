@@ -260,3 +260,24 @@ def test_loading_settings_imports_neither_templates_nor_the_file_watcher() -> No
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("[policy]\ncontext_window = 99999999999999999999999\n", "policy.context_window"),
+        ("[attachments]\nfiles_total = 10000000000\n", "attachments.files_total"),
+        ("[attachments.selection]\ntail_weight = 1e300\n", "attachments.selection.tail_weight"),
+        ("[masking]\ncache_ttl_seconds = 1e12\n", "masking.cache_ttl_seconds"),
+        ("[dedup.thresholds]\nBash = 99999999999\n", "dedup.thresholds"),
+    ],
+)
+def test_a_number_over_the_bound_is_an_error_naming_the_setting(tmp_path: Path, text: str, named: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(named)) as caught:
+        load_settings(write(tmp_path / "s.toml", text))
+    assert "largest value a setting accepts (1,000,000,000)" in str(caught.value)
+
+
+def test_the_largest_bound_value_itself_is_accepted(tmp_path: Path) -> None:
+    settings = load_settings(write(tmp_path / "s.toml", "[policy]\ncontext_window = 1000000000\n"))
+    assert settings.policy.context_window == 1_000_000_000

@@ -39,6 +39,7 @@ from compactor.transcript import read_transcript
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
 MARKER = re.compile(r"<<ccr:(ccr_[0-9a-f]{32})>>")
 TIMEOUT_S = 120
+SMALL = FIXTURES / "small.jsonl"
 
 
 @pytest.fixture
@@ -543,3 +544,99 @@ def test_settling_leaves_a_record_of_another_conversation_alone(tmp_path: Path) 
         [Message(role="user", content="something else")], store, counter=RoughCounter(), session_id="s"
     )
     assert settle_kept_messages(other, read_transcript(whole), store, counter=RoughCounter()) is other
+
+
+# -- inputs that never block, bounds that always hold ------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "/dev/urandom"])
+def test_pre_compact_on_a_transcript_that_is_not_a_regular_file_warns_and_exits_0_at_once(
+    tmp_path: Path, kind: str
+) -> None:
+    if kind == "fifo":
+        path = tmp_path / "transcript.jsonl"
+        os.mkfifo(path)
+    else:
+        path = Path(kind)
+        if not path.exists():
+            pytest.skip(f"{kind} is not on this system")
+    done = hook("pre-compact", pre_compact_input(path))  # a hang would hit the subprocess timeout
+    assert done.returncode == 0 and done.stdout == ""
+    assert "not a regular file" in done.stderr and "the compaction goes on" in done.stderr
+
+
+def test_pre_compact_with_stdout_on_a_full_disk_still_exits_0(session: Path) -> None:
+    if not os.path.exists("/dev/full"):
+        pytest.skip("/dev/full is not on this system")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "compactor", "hook", "pre-compact"], input=json.dumps(pre_compact_input(session)),
+            stdout=full, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT_S, env=dict(os.environ),
+        )
+    assert done.returncode == 0
+    assert "compactor: output_write_failed: " in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_hook_that_waits_past_its_time_limit_says_so_and_exits_0() -> None:
+    # stdin stays open and empty (this test holds the pipe's other end), so the hook waits on it
+    # until its time limit ends it.
+    read_end, write_end = os.pipe()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "compactor", "hook", "pre-compact"], stdin=read_end, capture_output=True,
+            text=True, timeout=TIMEOUT_S, env={**os.environ, "COMPACTOR_HOOK_TIME_LIMIT": "1"},
+        )
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    assert done.returncode == 0 and done.stdout == ""
+    assert "compactor: hook_timed_out: pre-compact ran past its 1-second limit" in done.stderr
+
+
+def test_a_bad_time_limit_is_named_and_the_default_used(tmp_path: Path) -> None:
+    done = hook("session-start", {"session_id": "s1", "source": "startup"}, env={"COMPACTOR_HOOK_TIME_LIMIT": "1e999"})
+    assert done.returncode == 0
+    assert "COMPACTOR_HOOK_TIME_LIMIT='1e999'" in done.stderr and "using 20" in done.stderr
+
+
+def test_hook_input_over_the_bound_is_refused_without_reading_it_all() -> None:
+    done = hook("pre-compact", '{"session_id": "' + "x" * (2 * 1024 * 1024) + '"}')
+    assert done.returncode == 0 and done.stdout == ""
+    assert "more than 1,048,576 bytes" in done.stderr
+
+
+def test_a_symlinked_sessions_folder_is_refused_and_nothing_is_written_where_it_points(
+    session: Path, tmp_path: Path, compactor_home: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (compactor_home / "sessions").symlink_to(elsewhere)
+    done = hook("pre-compact", pre_compact_input(session))
+    assert done.returncode == 0
+    assert "symlinked sessions folder" in done.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_30_mb_message_is_stored_and_counted_in_bounded_time(tmp_path: Path, compactor_home: Path) -> None:
+    lines = SMALL.read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    last = next(r for r in reversed(records) if r.get("uuid"))
+    user = next(r for r in records if r.get("type") == "user" and isinstance(r["message"].get("content"), str))
+    huge = {**user, "uuid": "11111111-2222-3333-4444-555555555555", "parentUuid": last["uuid"],
+            "message": {**user["message"], "content": "x" * 30_000_000}}
+    path = tmp_path / "huge.jsonl"
+    path.write_text("\n".join([*lines, json.dumps(huge)]) + "\n", encoding="utf-8")
+    done = hook("pre-compact", pre_compact_input(path, records[0]["sessionId"]))
+    assert done.returncode == 0, done.stderr
+    assert "ccr_" in done.stdout  # stored: the instructions name the stored conversation
+    record = json.loads((compactor_home / "sessions" / f"{records[0]['sessionId']}.json").read_text())
+    assert record["bytes"] > 30_000_000
+
+
+def test_a_transcript_over_the_hooks_size_bound_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "huge.jsonl"
+    with path.open("wb") as handle:
+        handle.truncate((1 << 30) + 1)  # sparse: nothing is written
+    done = hook("pre-compact", pre_compact_input(path))
+    assert done.returncode == 0 and done.stdout == ""
+    assert "over the hook's 1,073,741,824-byte limit" in done.stderr

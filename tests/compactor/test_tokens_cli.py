@@ -105,3 +105,26 @@ def test_bad_utf8_past_the_first_block_names_its_byte(tmp_path: Path) -> None:
     assert done.returncode == 65
     assert f"not UTF-8 text (byte {4 * 400_000})" in done.stderr.decode()
     assert done.stdout == b""
+
+
+def test_a_50_mb_line_with_nowhere_to_cut_is_refused_with_exit_65_not_held_whole(tmp_path: Path) -> None:
+    path = tmp_path / "one-line.txt"
+    path.write_bytes(b"x" * 50_000_000)
+    done = run(str(path))
+    assert done.returncode == 65
+    assert done.stderr.startswith(b"compactor: input_invalid: ") and b"1,048,576 characters" in done.stderr
+    assert done.stdout == b""
+
+
+def test_a_long_line_of_words_is_cut_between_words_and_counted_exactly(tmp_path: Path) -> None:
+    text = "the quick brown fox, 42 jumps: over (the) lazy dog's back! " * 60_000  # 3.5 MB on one line
+    path = tmp_path / "words.txt"
+    path.write_text(text, encoding="utf-8")
+    done = run(str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode().strip() == str(TiktokenCounter().count_text(text))
+
+
+def test_a_device_named_as_the_file_is_refused_instead_of_read_forever() -> None:
+    done = run("/dev/zero")
+    assert done.returncode == 65 and b"not a regular file" in done.stderr

@@ -45,3 +45,41 @@ def test_32_processes_remembering_different_texts_at_once_all_land(tmp_path: Pat
         for i, text in enumerate(texts):
             hits = db.recall(f"shard{i}marker")
             assert [h.id for h in hits] == [memory_id(text)]
+
+
+def test_kill_9_right_after_the_acknowledgement_loses_no_acknowledged_memory(tmp_path: Path) -> None:
+    import signal
+    import sqlite3
+
+    db = tmp_path / "memory.db"
+    env = {**os.environ, "COMPACTOR_MEMORY_DB": str(db)}
+    acknowledged: dict[str, str] = {}
+    for i in range(12):
+        text = f"note {i}: the deploy key rotates on day {i}"
+        process = subprocess.Popen([sys.executable, "-m", "memory", "remember", text], stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, env=env)
+        assert process.stdout is not None
+        line = process.stdout.readline()  # the acknowledgement; the process is still closing the database
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=CLI_TIMEOUT_S)
+        process.stdout.close()
+        if line:
+            acknowledged[json.loads(line)["id"]] = text
+        # and one killed at once, before it could answer: it may land or not, but it must not damage anything
+        early = subprocess.Popen([sys.executable, "-m", "memory", "remember", f"early {i}"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        early.send_signal(signal.SIGKILL)
+        early.wait(timeout=CLI_TIMEOUT_S)
+    assert len(acknowledged) == 12
+    store = open_memory(db)
+    try:
+        for mid, text in acknowledged.items():
+            assert store.get(mid).text == text
+        store.remember("after the kills, the database still takes memories")
+    finally:
+        store.close()
+    check = sqlite3.connect(db)
+    try:
+        assert check.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    finally:
+        check.close()
