@@ -378,7 +378,7 @@ def without_recovered_content(head: Sequence[Message], recovery_tools: Sequence[
 
 def _provider_note(summary: Summary, view: ProviderView | None) -> dict[str, Any] | None:
     """What the summary message says of a provider's compaction it carries (None: it carries none)."""
-    blocks = list(summary.provider_blocks) or ([view.block] if view is not None else [])
+    blocks = list(summary.provider_blocks) or (view.lead if view is not None else [])
     kind = next((k for k in map(provider_kind, blocks) if k is not None), None)
     if kind is None:
         return None
@@ -481,7 +481,7 @@ def _compact(
         trigger=trigger,
         provider=_provider_note(summary, provided),
     )
-    leading: list[ContentBlock] = list(summary.provider_blocks) or ([provided.block] if provided is not None else [])
+    leading: list[ContentBlock] = list(summary.provider_blocks) or (provided.lead if provided is not None else [])
     summary_message = Message(
         role="user", content=[*leading, TextBlock(text=summary_text)] if leading else summary_text,
         is_compact_summary=True,

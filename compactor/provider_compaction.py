@@ -149,7 +149,10 @@ def through_last_block(head: Sequence[Message], tail: Sequence[Message]) -> tupl
 class ProviderView:
     """A head as the pipeline's summarizer reads it when it holds a provider block.
 
-    ``block`` is the last provider block, verbatim; ``messages`` what follows
+    ``block`` is the last provider block, verbatim; ``lead`` what leads the
+    summary message in its place: the block, after the user messages an
+    OpenAI compaction returned with it when they came in the same message
+    (``/v1/responses/compact`` answers with both); ``messages`` what follows
     it (the rest of its own message first, when there is any); ``from_block``
     the same with the block leading, for a summarizer that is the provider
     itself; ``superseded`` the earlier provider blocks, ``index`` where the
@@ -157,11 +160,20 @@ class ProviderView:
     """
 
     block: ContentBlock
+    lead: list[ContentBlock]
     kind: ProviderKind
     index: int
     messages: list[Message]
     from_block: list[Message]
     superseded: int
+
+
+def _is_user_item(block: ContentBlock) -> bool:
+    """A pass-through block carrying a Responses user message item."""
+    if not isinstance(block, UnknownBlock) or block.type != _PASSTHROUGH:
+        return False
+    item = (block.model_extra or {}).get("item")
+    return isinstance(item, dict) and item.get("role") == "user" and item.get("type", "message") == "message"
 
 
 def provider_view(head: Sequence[Message]) -> ProviderView | None:
@@ -175,14 +187,17 @@ def provider_view(head: Sequence[Message]) -> ProviderView | None:
     block = blocks[at]
     kind = provider_kind(block)
     assert kind is not None
+    first = at
+    while kind == "openai" and first > 0 and _is_user_item(blocks[first - 1]):
+        first -= 1
     superseded = sum(
         1 for m in head[:index] for b in m.blocks() if provider_kind(b) is not None
-    ) + sum(1 for b in blocks[:at] if provider_kind(b) is not None)
+    ) + sum(1 for b in blocks[:first] if provider_kind(b) is not None)
     rest = blocks[at + 1:]
     after = list(head[index + 1:])
     own = [message.model_copy(update={"content": rest})] if rest else []
-    leading = message if at == 0 else message.model_copy(update={"content": blocks[at:]})
+    leading = message if first == 0 else message.model_copy(update={"content": blocks[first:]})
     return ProviderView(
-        block=block, kind=kind, index=index, messages=[*own, *after], from_block=[leading, *after],
+        block=block, lead=blocks[first:at + 1], kind=kind, index=index, messages=[*own, *after], from_block=[leading, *after],
         superseded=superseded,
     )
