@@ -10,19 +10,18 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compactor.adapters.openai_responses import OpenAIResponsesAdapter
-from compactor.messages import Message
 from ccr import MemoryStore
+from compactor.adapters.openai_responses import OpenAIResponsesAdapter
 from compactor.config import load_settings
+from compactor.messages import Message
 from compactor.orchestrator import Orchestrator
 from tests.compactor.adapters.conftest import (
-    NoFiles,
     COMPACTIONS,
     ROUND_TRIPS,
+    NoFiles,
     assert_anthropic_history_comes_back,
     assert_reads_and_writes_back,
 )
-
 
 _text = st.text(max_size=20)
 _input_part = st.builds(lambda t: {"type": "input_text", "text": t}, _text) | st.just(
