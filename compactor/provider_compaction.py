@@ -81,9 +81,16 @@ ProviderKind = Literal["anthropic", "openai"]
 
 
 def _kind_of(raw: Any) -> ProviderKind | None:
-    if not isinstance(raw, dict) or raw.get("type") != COMPACTION_TYPE:
+    if not isinstance(raw, dict):
         return None
-    return "openai" if "encrypted_content" in raw else "anthropic"
+    if raw.get("type") == COMPACTION_TYPE:
+        return "openai" if "encrypted_content" in raw else "anthropic"
+    if raw.get("part_kind") == COMPACTION_TYPE and raw.get("provider_name"):
+        # pydantic-ai's ``CompactionPart`` from a provider (one with no provider is an app's own summary):
+        # Anthropic's readable ``content``, OpenAI's encrypted item in ``provider_details``.
+        name = str(raw["provider_name"]).lower()
+        return "openai" if "openai" in name or raw.get("content") is None else "anthropic"
+    return None
 
 
 def provider_kind(block: ContentBlock) -> ProviderKind | None:
