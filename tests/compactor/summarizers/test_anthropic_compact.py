@@ -9,7 +9,11 @@ one ``compaction`` block with ``content`` and ``signature``, ``stop_reason``
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +30,8 @@ from compactor.summarizers import AnthropicCompactSummarizer, make_summarizer
 from compactor.summarizers.anthropic_compact import COMPACT_BETA, MAX_INSTRUCTIONS_CHARS
 from compactor.tokens import RoughCounter
 from tests.compactor.summarizers.conftest import LoopbackServer
+
+LONG = Path(__file__).resolve().parents[3] / "fixtures" / "sessions" / "long.jsonl"
 
 BLOCK = {
     "type": "compaction",
@@ -184,3 +190,25 @@ def test_the_settings_name_it_and_a_missing_key_is_a_config_error(server: Compac
         summarizer = make_summarizer(settings)
     assert isinstance(summarizer, AnthropicCompactSummarizer)
     summarizer.close()  # type: ignore[attr-defined]
+
+
+def test_replay_on_the_command_line_compacts_with_it_and_writes_the_block_into_the_output(
+    server: CompactServer, tmp_path: Path
+) -> None:
+    server.always(200, {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-opus-5-5", "content": [BLOCK],
+        "stop_reason": "compaction", "usage": {"input_tokens": 0, "output_tokens": 0},
+    })
+    out = tmp_path / "out.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "compactor", "replay", str(LONG), "--json", "--summarizer", "anthropic-compact",
+         "--store", str(tmp_path / "ccr.db"), "--output", str(out)],
+        capture_output=True, timeout=300, check=False,
+        env={**os.environ, "COMPACTOR_LLM_BASE_URL": server.base_url, "COMPACTOR_LLM_API_KEY": "test-key"},
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    report = json.loads(done.stdout)
+    assert report["compactions"] and all(c["summarizer"] == "anthropic-compact" for c in report["compactions"])
+    assert len(server.requests) == len(report["compactions"])
+    assert all(r.headers["anthropic-beta"] == COMPACT_BETA for r in server.requests)
+    assert json.dumps(BLOCK, separators=(",", ":")) in out.read_text()
