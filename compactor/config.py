@@ -27,7 +27,8 @@ Environment variables (all optional):
 ``COMPACTOR_MEMORY_DB``             memory store to recall from after a compaction
 ``COMPACTOR_SUMMARY_FACTS_TOKENS``  tokens the extractive summary spends on
                                     paths and commands before citing a listing
-``COMPACTOR_SUMMARIZER``            ``extractive``, ``anthropic`` or ``openai``
+``COMPACTOR_SUMMARIZER``            ``extractive``, ``anthropic``, ``openai``,
+                                    ``anthropic-compact`` or ``openai-compact``
 ``COMPACTOR_LLM_BASE_URL``          base URL of the LLM summarizer's API
 ``COMPACTOR_LLM_MODEL``             model the LLM summarizer asks
 ``COMPACTOR_LLM_API_KEY_ENV``       name of the variable holding its API key
@@ -193,7 +194,7 @@ DEFAULT_MASKING_FOOTER: MaskingFooter = "compactor"
 TinyJuice's partial-view footer (``tokenjuice_retrieve`` with token ``tj:<hex>``)."""
 
 # Summarizer.
-SummarizerName = Literal["extractive", "anthropic", "openai"]
+SummarizerName = Literal["extractive", "anthropic", "openai", "anthropic-compact", "openai-compact"]
 DEFAULT_SUMMARIZER: SummarizerName = "extractive"
 DEFAULT_LLM_TIMEOUT_SECONDS = 600.0
 DEFAULT_LLM_MAX_OUTPUT_TOKENS = 20_000

@@ -12,7 +12,18 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    Tag,
+    model_serializer,
+    model_validator,
+)
 from pydantic_core import PydanticSerializationError
 
 __all__ = [
@@ -75,9 +86,39 @@ def _block_tag(value: Any) -> str:
 
 
 class UnknownBlock(_Block):
-    """A block type this version does not model; kept as-is."""
+    """A block type this version does not model; kept as-is.
+
+    As-is means byte for byte: it dumps with its keys in the order they were
+    read and keeps its ``null`` values, even under ``exclude_none``. A
+    provider's own blocks (an Anthropic ``compaction`` block with
+    ``"content": null`` for a failed compaction, a signed one) must go back
+    exactly as they came.
+    """
 
     type: str
+    _order: tuple[str, ...] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_order(cls, data: Any, handler: Any) -> Any:
+        block = handler(data)
+        if isinstance(data, dict) and isinstance(block, UnknownBlock):
+            block._order = tuple(data)
+        return block
+
+    @model_serializer(mode="wrap")
+    def _as_read(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        extra = self.model_extra or {}
+        order = self._order or ("type", *extra)
+        out: dict[str, Any] = {}
+        for key in order:
+            if key in data:
+                out[key] = data.pop(key)
+            elif key in extra and extra[key] is None and key not in (info.exclude or ()):
+                out[key] = None
+        out.update(data)
+        return out
 
 
 ToolResultContent = Annotated[

@@ -50,15 +50,22 @@ from compactor.calibration import Calibration
 from compactor.config import DEFAULT_RECOVERY_TOOLS, DEFAULT_TAIL_TOKENS, is_recovery_tool
 from compactor.dedup import expand_references, reset_after_compaction
 from compactor.errors import CompactionDidNotShrink, CompactionFailed, CompactorError, NothingToCompact
-from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.provider_compaction import (
+    ProviderView,
+    provider_kind,
+    provider_text,
+    provider_view,
+    through_last_block,
+)
 from compactor.readable import readable_text
 from compactor.report import CompactionReport, ContextEntry, DedupReport, DroppedSpan, Trigger
 from compactor.rounds import group_rounds
 from compactor.session import SessionState
-from compactor.spans import Span, head_spans
+from compactor.spans import Span, head_span, head_spans
 from compactor.summarizers._ledger import merge_messages, tail_view
 from compactor.summarizers._ledger_text import listing_span
-from compactor.summarizers.base import SECTION_TITLES, CitingSummarizer, Summarizer
+from compactor.summarizers.base import SECTION_TITLES, CitingSummarizer, Summarizer, Summary
 from compactor.survival import context_retention, continuation, fact_survival
 from compactor.tokens import TokenCounter, count_joined
 
@@ -179,12 +186,15 @@ def head_and_tail(
     messages: Sequence[Message], sizes: Sequence[int], opts: CompactOptions
 ) -> tuple[list[Message], list[Message]]:
     """The (head, tail) a compaction with ``opts`` would make of ``messages`` (their counts ``sizes``):
-    the tail within ``opts.tail_tokens`` and ``TAIL_SHARE`` of a shared budget (``split_tail``)."""
+    the tail within ``opts.tail_tokens`` and ``TAIL_SHARE`` of a shared budget (``split_tail``), and
+    never in front of a provider's compaction block (``through_last_block``)."""
     size_of = {id(m): n for m, n in zip(messages, sizes, strict=True)}
     tail_limit = opts.tail_tokens if opts.context_tokens is None else min(
         opts.tail_tokens, int(opts.context_tokens * TAIL_SHARE)
     )
-    return _split(messages, tail_limit, lambda m: size_of[id(m)], last_round_tokens=opts.tail_tokens)
+    head, tail = _split(messages, tail_limit, lambda m: size_of[id(m)], last_round_tokens=opts.tail_tokens)
+    # A provider's own compaction is never cut off from what it replaced: the head holds the last one.
+    return through_last_block(head, tail)
 
 
 def compact(
@@ -382,6 +392,17 @@ def without_recovered_content(head: Sequence[Message], recovery_tools: Sequence[
     return out
 
 
+def _provider_note(summary: Summary, view: ProviderView | None) -> dict[str, Any] | None:
+    """What the summary message says of a provider's compaction it carries (None: it carries none)."""
+    blocks = list(summary.provider_blocks) or (view.lead if view is not None else [])
+    kind = next((k for k in map(provider_kind, blocks) if k is not None), None)
+    if kind is None:
+        return None
+    fresh = bool(summary.provider_blocks)
+    superseded = (view.superseded + (1 if fresh else 0)) if view is not None else 0
+    return {"kind": kind, "fresh": fresh, "superseded": superseded}
+
+
 def _compact(
     messages: Sequence[Message],
     sizes: Sequence[int],
@@ -417,31 +438,46 @@ def _compact(
     # 3. name every dropped span, stored before anything is dropped. Recovered content
     #    is a view of what the store already holds: it is not stored or summarized again.
     head = without_recovered_content(head, opts.recovery_tools)
-    spans = summarizer.spans(head) if isinstance(summarizer, CitingSummarizer) else head_spans(head)
+    head_sizes = sizes[: len(head)]
+    head_tokens = sum(head_sizes)
+    # What a provider compacted is not summarized again: the summarizer reads what follows its last
+    # block (a provider summarizer the block on), and the block itself leads the summary message.
+    provided = provider_view(head)
+    reader = head if provided is None else (
+        provided.from_block if getattr(summarizer, "reads_provider_blocks", False) is True else provided.messages
+    )
+    known = {id(m): n for m, n in zip(head, head_sizes, strict=True)}
+    reader_sizes = [known[id(m)] if id(m) in known else counter.count_message(m) for m in reader]
+    spans = summarizer.spans(reader) if isinstance(summarizer, CitingSummarizer) else head_spans(reader)
+    if provided is not None:  # the stored head is the whole head, every byte before the block too
+        spans = [head_span(head), *(s for s in spans if s.kind != "head")]
     tail = expand_references(tail, new_state.dedup)
     # The session ledger takes in what this head shows; the listing of all of it is stored with
     # the compaction, in place of the summarizer's listing of the head alone.
-    ledger = merge_messages(
-        new_state.ledger, head,
+    ledger = merge_messages(  # what a provider compacted is its summary's to tell, not ours again
+        new_state.ledger, reader,
         result_handles={s.ref: s.handle for s in spans if s.kind == "tool_result" and s.ref},
         message_handles={
             s.message_index: s.handle for s in spans if s.kind == "user_message" and s.message_index is not None
         },
     )
     spans = [s for s in spans if s.kind != "facts"] + [listing_span(ledger, new_state.cwd)]
-    head_sizes = sizes[: len(head)]
-    head_tokens = sum(head_sizes)
     stored, span_tokens = store_spans(
-        spans, batch, head_sizes=head_sizes, counter=counter, producer="compactor.pipeline", head=head,
+        spans, batch, head_sizes=reader_sizes, counter=counter, producer="compactor.pipeline", head=reader,
         metadata={"trigger": trigger, **({"session_id": state.session_id} if state.session_id else {})},
     )
+    span_tokens[0] = head_tokens
     head_handle = stored[0]
 
     # 4. summarize.
-    if isinstance(summarizer, CitingSummarizer):
-        summary = summarizer.summarize(head, instructions, spans=spans, cwd=new_state.cwd, ledger=ledger, tail=tail)
+    if not reader:  # the head ends with the provider's block: nothing after it to summarize
+        summary = Summary(text="", summarizer=summarizer.name)
+    elif isinstance(summarizer, CitingSummarizer):
+        summary = summarizer.summarize(
+            reader, instructions, spans=spans, cwd=new_state.cwd, ledger=ledger, tail=tail
+        )
     else:
-        summary = summarizer.summarize(head, instructions)
+        summary = summarizer.summarize(reader, instructions)
     # A summary may cite what earlier compactions stored too; it may not cite what was never stored.
     missing = [h for h in summary.handles if not batch.holds(h) and not store.contains(h)]
     if missing:
@@ -454,8 +490,13 @@ def _compact(
         dropped_rounds=summary.dropped_rounds,
         summary=summary.text.strip(),
         trigger=trigger,
+        provider=_provider_note(summary, provided),
     )
-    summary_message = Message(role="user", content=summary_text, is_compact_summary=True)
+    leading: list[ContentBlock] = list(summary.provider_blocks) or (provided.lead if provided is not None else [])
+    summary_message = Message(
+        role="user", content=[*leading, TextBlock(text=summary_text)] if leading else summary_text,
+        is_compact_summary=True,
+    )
     summary_tokens = counter.count_message(summary_message)
     tail_sizes = [size_of[id(m)] if id(m) in size_of else counter.count_message(m) for m in tail]
 
@@ -534,7 +575,8 @@ def _compact(
         skipped=attached.skipped,
         dedup=DedupReport(hits=hits, saved_bytes=saved),
         survival=fact_survival(
-            head, summary.text, cwd=new_state.cwd, stored={s.handle: s.data for s in spans if s.kind != "head"}
+            reader, "\n".join([*(provider_text(b) for b in leading), summary.text]), cwd=new_state.cwd,
+            stored={s.handle: s.data for s in spans if s.kind != "head"},
         ),
         retention=retention,
         continuation=continuation(

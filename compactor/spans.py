@@ -25,6 +25,7 @@ __all__ = [
     "MESSAGE_KINDS",
     "Span",
     "SpanKind",
+    "head_span",
     "head_spans",
     "messages_jsonl",
     "tool_result_bytes",
@@ -88,6 +89,11 @@ def _span(
     )
 
 
+def head_span(head: Sequence[Message]) -> Span:
+    """The span of the whole head: its messages as JSONL."""
+    return _span("head", messages_jsonl(head), "application/x-ndjson")
+
+
 def head_spans(
     head: Sequence[Message],
     *,
@@ -98,7 +104,7 @@ def head_spans(
 
     Identical pieces (same bytes) appear once.
     """
-    spans = [_span("head", messages_jsonl(head), "application/x-ndjson")]
+    spans = [head_span(head)]
     seen = {spans[0].handle}
     for index, message in enumerate(head):
         candidates: list[Span] = []

@@ -9,7 +9,9 @@
 - ``SystemPromptPart``s are the instructions: kept apart and written back at
   the front of the first request, never compacted;
 - every other part rides, serialized, in a pass-through block and comes
-  back as it was.
+  back as it was; a provider's ``CompactionPart`` that leads a compaction's
+  summary (``compactor.provider_compaction``) goes out in a ``ModelResponse``
+  of its own before the summary's request, where pydantic-ai keeps it.
 
 ``PydanticAICompaction`` is the integration: a history processor
 (``Agent(..., capabilities=[compaction.capability])``) and the recovery tool as
@@ -124,7 +126,9 @@ class PydanticAIAdapter:
         def encode(message: Message) -> list[ModelMessage]:
             if message.role == "assistant":
                 return [_encode_response(message)]
-            return [ModelRequest(parts=_encode_request(message, names), instructions=self.instructions)]
+            lead, rest = _leading_response_parts(message)
+            request = ModelRequest(parts=_encode_request(rest, names), instructions=self.instructions)
+            return [ModelResponse(parts=lead), request] if lead else [request]
 
         return self._with_system(self._originals.restore(messages, encode))
 
@@ -305,6 +309,20 @@ def _encode_response(message: Message) -> ModelResponse:
         else:
             parts.append(TextPart(content=str(block_to_part(block))))
     return ModelResponse(parts=parts)
+
+
+def _leading_response_parts(message: Message) -> tuple[list[ModelResponsePart], Message]:
+    """The response parts a user message opens with (a provider's ``CompactionPart`` leading a
+    summary, which pydantic-ai keeps in a ``ModelResponse``), and the message without them."""
+    if isinstance(message.content, str):
+        return [], message
+    lead: list[ModelResponsePart] = []
+    for block in message.content:
+        extra = block.model_extra or {}
+        if not (isinstance(block, UnknownBlock) and block.type == PASSTHROUGH and extra.get("kind") == "response"):
+            break
+        lead.append(_RESPONSE_PART.validate_python(extra["part"]))
+    return lead, message.model_copy(update={"content": message.content[len(lead):]}) if lead else message
 
 
 def _encode_request(message: Message, names: dict[str, str]) -> list[ModelRequestPart]:

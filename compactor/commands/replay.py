@@ -57,7 +57,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--store", type=Path, help="CCR store file (default: $COMPACTOR_HOME/ccr.db)")
     parser.add_argument("--config", type=Path, help="settings file (TOML or JSON)")
     parser.add_argument(
-        "--summarizer", choices=("extractive", "anthropic", "openai"), help="summarizer (default: extractive)"
+        "--summarizer", choices=("extractive", "anthropic", "openai", "anthropic-compact", "openai-compact"),
+        help="summarizer (default: extractive; the *-compact ones have the provider compact the head itself)",
     )
     parser.add_argument("--counter", choices=("tiktoken", "rough"), help="token counter (default: tiktoken)")
     parser.add_argument("--no-dedup", action="store_true", help="leave repeated tool results alone")

@@ -2,7 +2,10 @@
 
 ``extractive`` (default) is deterministic and offline. ``anthropic`` and
 ``openai`` call a model through the official SDKs, which are optional extras
-imported only when such a summarizer is created.
+imported only when such a summarizer is created. ``anthropic-compact`` and
+``openai-compact`` have the provider compact the head itself (Anthropic's
+on-demand compaction, OpenAI's ``/v1/responses/compact``) and carry its
+compaction verbatim.
 
 Public names are imported on first use (``_EXPORTS``): importing a private
 helper of this package (``compactor.survival`` uses ``_facts``, and every
@@ -21,13 +24,17 @@ from compactor.errors import ConfigError
 if TYPE_CHECKING:
     from compactor.config import Settings
     from compactor.summarizers.anthropic import AnthropicSummarizer
+    from compactor.summarizers.anthropic_compact import AnthropicCompactSummarizer
     from compactor.summarizers.base import SECTION_TITLES, Summarizer, Summary
     from compactor.summarizers.extractive import ExtractiveSummarizer
     from compactor.summarizers.openai import OpenAISummarizer
+    from compactor.summarizers.openai_compact import OpenAICompactSummarizer
 
 __all__ = [
+    "AnthropicCompactSummarizer",
     "AnthropicSummarizer",
     "ExtractiveSummarizer",
+    "OpenAICompactSummarizer",
     "OpenAISummarizer",
     "SECTION_TITLES",
     "Summarizer",
@@ -36,8 +43,10 @@ __all__ = [
 ]
 
 _EXPORTS: dict[str, str] = {
+    "AnthropicCompactSummarizer": "compactor.summarizers.anthropic_compact",
     "AnthropicSummarizer": "compactor.summarizers.anthropic",
     "ExtractiveSummarizer": "compactor.summarizers.extractive",
+    "OpenAICompactSummarizer": "compactor.summarizers.openai_compact",
     "OpenAISummarizer": "compactor.summarizers.openai",
     "SECTION_TITLES": "compactor.summarizers.base",
     "Summarizer": "compactor.summarizers.base",
@@ -72,4 +81,12 @@ def make_summarizer(settings: Settings) -> Summarizer:
         from compactor.summarizers.openai import OpenAISummarizer
 
         return OpenAISummarizer(**llm)
+    if settings.summarizer == "anthropic-compact":
+        from compactor.summarizers.anthropic_compact import AnthropicCompactSummarizer
+
+        return AnthropicCompactSummarizer(**llm)
+    if settings.summarizer == "openai-compact":
+        from compactor.summarizers.openai_compact import OpenAICompactSummarizer
+
+        return OpenAICompactSummarizer(**llm)
     raise ConfigError(f"unknown summarizer {settings.summarizer!r}")

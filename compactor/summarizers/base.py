@@ -8,7 +8,7 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from compactor.ledger import SessionLedger
-from compactor.messages import Message
+from compactor.messages import ContentBlock, Message, ToolResultBlock
 from compactor.spans import Span
 
 __all__ = ["SECTION_TITLES", "CitingSummarizer", "Summarizer", "Summary", "SummarySource"]
@@ -50,6 +50,9 @@ class Summary(BaseModel):
     ``text`` is what the model sees. ``handles`` are the CCR handles the
     summary cites; ``dropped_rounds`` counts the oldest API rounds an LLM
     summarizer had to leave out because the request was too long.
+    ``provider_blocks`` are a provider's own compaction
+    (``compactor.provider_compaction``) when the provider wrote the summary:
+    the summary message carries them verbatim, before ``text``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -61,6 +64,10 @@ class Summary(BaseModel):
     dropped_rounds: int = 0
     sources: list[SummarySource] = Field(default_factory=list)
     """Which parts of the head which source summarized (a background summary; empty: all by ``summarizer``)."""
+    provider_blocks: list[ContentBlock] = Field(default_factory=list)
+
+
+Summary.model_rebuild(_types_namespace={"ToolResultBlock": ToolResultBlock})
 
 
 @runtime_checkable

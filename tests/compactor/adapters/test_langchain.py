@@ -26,6 +26,7 @@ from compactor.messages import Message, ToolResultBlock  # noqa: E402
 from tests.compactor.adapters.conftest import (
     COMPACTIONS,
     ROUND_TRIPS,
+    compact_once,
     assert_anthropic_history_comes_back,
     assert_reads_and_writes_back,
 )
@@ -146,3 +147,34 @@ def test_unknown_message_kinds_pass_through_untouched() -> None:
     adapter = LangChainAdapter()
     messages = adapter.to_messages([HumanMessage(content="hi"), odd])
     assert LangChainAdapter().from_messages(messages)[1] == odd
+
+
+def _reply(n: int) -> list[BaseMessage]:
+    return [AIMessage(content="", tool_calls=[{"name": "bash", "args": {"n": n}, "id": f"c{n}", "type": "tool_call"}]),
+            ToolMessage(content=f"line {n} " * 400, tool_call_id=f"c{n}")]
+
+
+def test_an_anthropic_compaction_block_and_context_editing_results_survive_compaction_unchanged() -> None:
+    block = {"content": "Summary: the parser was rewritten", "type": "compaction", "signature": "EuYB"}
+    edits = {"applied_edits": [
+        {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 8, "cleared_input_tokens": 50_000},
+        {"type": "clear_thinking_20251015", "cleared_thinking_turns": 2, "cleared_input_tokens": 4_000},
+    ]}
+    history: list[BaseMessage] = [SystemMessage(content="Be brief."), HumanMessage(content="Rewrite the parser"),
+                                  AIMessage(content=[block, {"type": "text", "text": "Resuming."}])]
+    for n in range(8):
+        history += _reply(n)
+    last = AIMessage(content=[{"type": "thinking", "thinking": "check", "signature": "sig"},
+                              {"type": "text", "text": "Done."}], response_metadata={"context_management": edits})
+    history += [HumanMessage(content="Now the docs"), last]
+    adapter = LangChainAdapter()
+    compacted, ok = compact_once(adapter.to_messages(history))
+    assert ok
+    out = adapter.from_messages(compacted)
+    assert out[0] is history[0]
+    summary = out[1]
+    assert isinstance(summary, HumanMessage) and isinstance(summary.content, list)
+    assert summary.content[0] == block and list(summary.content[0]) == list(block)
+    assert "Anthropic had compacted part" in str(summary.content[1])
+    assert sum(1 for m in out if "compaction" in str(m.content)) == 1
+    assert any(m is last for m in out)  # the tail's message as it was, with the context editing report

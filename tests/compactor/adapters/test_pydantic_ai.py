@@ -15,8 +15,10 @@ pytest.importorskip("pydantic_ai")
 
 from pydantic_ai.messages import (  # noqa: E402
     BinaryContent,
+    CompactionPart,
     ImageUrl,
     ModelMessage,
+    ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
     SystemPromptPart,
@@ -33,6 +35,7 @@ from compactor.messages import Message  # noqa: E402
 from tests.compactor.adapters.conftest import (
     COMPACTIONS,
     ROUND_TRIPS,
+    compact_once,
     assert_anthropic_history_comes_back,
     assert_reads_and_writes_back,
 )
@@ -175,3 +178,68 @@ def test_the_integration_itself_answers_retrieve_bounded_with_tool_outputs_raw()
     assert compaction.retrieve("nonsense").startswith("ccr_invalid_handle")
     schema = compaction.recovery_tool.tool_def.parameters_json_schema
     assert {"handle", "max_tokens", "exact"} <= set(schema["properties"])
+
+
+_compaction_part = st.builds(
+    lambda content, signature: CompactionPart(content=content, provider_name="anthropic",
+                                              provider_details={"signature": signature}),
+    st.text(min_size=1, max_size=40), st.text(max_size=20),
+) | st.builds(
+    lambda n, blob: CompactionPart(content=None, id=f"cmp_{n}", provider_name="openai",
+                                   provider_details={"encrypted_content": blob}),
+    st.integers(0, 10**6), st.text(max_size=40),
+)
+"""A provider's compaction part as pydantic-ai keeps it: Anthropic's readable summary, OpenAI's encrypted item."""
+
+
+def _dump(part: Any) -> str:
+    return json.dumps(ModelMessagesTypeAdapter.dump_python([ModelResponse(parts=[part])], mode="json")[0]["parts"][0])
+
+
+@given(data=st.data())
+@COMPACTIONS
+def test_the_last_provider_compaction_part_survives_compaction_byte_for_byte_in_a_response_of_its_own(
+    data: st.DataObject, strategies: SimpleNamespace,
+    compactor_run: Callable[[Sequence[Message]], tuple[list[Message], bool]],
+) -> None:
+    history = data.draw(pydantic_ai_history(strategies.inputs))
+    responses = [i for i, m in enumerate(history) if isinstance(m, ModelResponse)]
+    for index in data.draw(st.lists(st.sampled_from(responses), max_size=2, unique=True)) if responses else []:
+        message = history[index]
+        assert isinstance(message, ModelResponse)
+        history[index] = ModelResponse(parts=[data.draw(_compaction_part), *message.parts],
+                                       usage=message.usage, model_name=message.model_name)
+    parts = [_dump(p) for m in history for p in m.parts if isinstance(p, CompactionPart)]
+    adapter = PydanticAIAdapter()
+    messages = adapter.to_messages(history)
+    assert adapter.from_messages(messages) == history
+    compacted, ok = compactor_run(messages)
+    out = adapter.from_messages(compacted)
+    found = [(i, _dump(p)) for i, m in enumerate(out) for p in m.parts if isinstance(p, CompactionPart)]
+    if not ok or not parts:
+        assert [f for _, f in found] == (parts if not ok else [])
+        return
+    assert [f for _, f in found] == [parts[-1]]
+    at = found[0][0]
+    assert isinstance(out[at], ModelResponse) and len(out[at].parts) == 1
+    following = out[at + 1]
+    assert isinstance(following, ModelRequest)
+    assert "compacted" in str([p.content for p in following.parts if isinstance(p, UserPromptPart)])
+
+
+def test_an_anthropic_compaction_part_leads_the_compacted_history_in_its_own_response() -> None:
+    part = CompactionPart(content="Summary: the parser was rewritten", provider_name="anthropic",
+                          provider_details={"signature": "EuYB"})
+    history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart(content="Rewrite the parser")]),
+                                   ModelResponse(parts=[part, TextPart(content="Resuming.")])]
+    for n in range(8):
+        history += [ModelResponse(parts=[ToolCallPart(tool_name="bash", args={"n": n}, tool_call_id=f"c{n}")]),
+                    ModelRequest(parts=[ToolReturnPart(tool_name="bash", tool_call_id=f"c{n}",
+                                                       content=f"line {n} " * 400)])]
+    adapter = PydanticAIAdapter()
+    compacted, ok = compact_once(adapter.to_messages(history))
+    assert ok
+    out = adapter.from_messages(compacted)
+    assert isinstance(out[0], ModelResponse) and out[0].parts == [part]
+    assert _dump(out[0].parts[0]) == _dump(part)
+    assert isinstance(out[1], ModelRequest) and "Anthropic had compacted part" in str(out[1].parts[0].content)

@@ -1,0 +1,109 @@
+"""What the provider summarizers share: the provider compacts the head, the ledger rides along.
+
+``anthropic-compact`` and ``openai-compact`` do not ask a model for text:
+they ask the provider's own compaction endpoint for its compaction of the
+head (``compactor.provider_compaction`` cites the formats), and the summary
+message carries what it returned verbatim, first, as the provider wants it
+sent back. The session ledger's facts follow as the summary's text, so that
+no path, command or error rests on an opaque blob.
+
+Any failure (HTTP error, timeout, refused connection, an answer with no
+compaction) is a ``SummarizerError``: the pipeline then fails closed, with
+every byte of the head still stored before anything is dropped.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Self
+
+from compactor._templates import render
+from compactor.errors import ConfigError, SummarizerError
+from compactor.ledger import SessionLedger
+from compactor.messages import ContentBlock, Message
+from compactor.spans import Span, head_spans
+from compactor.summarizers._ledger import tail_view
+from compactor.summarizers._ledger_text import ledger_digest
+from compactor.summarizers._llm import _LEDGER_TOKENS, check_limits
+from compactor.summarizers.base import Summary
+from compactor.tokens import RoughCounter
+
+__all__ = ["ProviderCompactSummarizer"]
+
+
+class ProviderCompactSummarizer(ABC):
+    """A summarizer whose summary is the provider's own compaction of the head.
+
+    ``reads_provider_blocks`` tells the pipeline to hand it the head from the
+    last provider compaction on, block included: the provider compacts its own
+    earlier compaction again, and the new one replaces it.
+
+    Raises:
+        ConfigError: the timeout or output budget is out of range, or the
+            model name is empty.
+    """
+
+    name: str
+    reads_provider_blocks = True
+
+    def __init__(self, *, model: str, timeout_seconds: float, max_output_tokens: int) -> None:
+        check_limits(timeout_seconds=timeout_seconds, max_output_tokens=max_output_tokens)
+        if not model:
+            raise ConfigError(f"the {self.name} summarizer needs a model name")
+        self.model = model
+        self.timeout_seconds = float(timeout_seconds)
+        self.max_output_tokens = max_output_tokens
+
+    def spans(self, messages: Sequence[Message]) -> list[Span]:
+        """The spans the pipeline stores for ``messages`` before anything is dropped."""
+        return head_spans(messages)
+
+    def summarize(
+        self,
+        messages: Sequence[Message],
+        instructions: str | None = None,
+        *,
+        spans: Sequence[Span] | None = None,
+        cwd: str | None = None,
+        ledger: SessionLedger | None = None,
+        tail: Sequence[Message] = (),
+    ) -> Summary:
+        """The provider's compaction of ``messages`` (``provider_blocks``), the ledger's facts as the text.
+
+        Raises:
+            SummarizerError: nothing to compact, or the provider failed or
+                answered without a compaction.
+        """
+        if not messages:
+            raise SummarizerError(f"{self.name}: there is nothing to compact")
+        blocks = self._compact(messages, instructions.strip() if instructions and instructions.strip() else None)
+        text = ""
+        if ledger is not None:
+            facts = ledger_digest(
+                ledger, tail_view(ledger, tail) if tail else ledger, cwd=cwd, count=RoughCounter().count_text,
+                budget_tokens=_LEDGER_TOKENS,
+            )
+            text = render("summary_ledger_block.j2", facts=facts).strip()
+        return Summary(text=text, summarizer=self.name, provider_blocks=blocks)
+
+    def close(self) -> None:
+        """Close the HTTP connections the client holds."""
+        self._close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @abstractmethod
+    def _compact(self, messages: Sequence[Message], instructions: str | None) -> list[ContentBlock]:
+        """One compaction request; the blocks to send back, verbatim (raises ``SummarizerError``)."""
+
+    @abstractmethod
+    def _close(self) -> None:
+        """Release the SDK client."""
