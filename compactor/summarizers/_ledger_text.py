@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TypeVar
 from dataclasses import dataclass
 
 from ccr import handle_for, marker
@@ -73,6 +74,32 @@ def _first(command: LedgerCommand, limit: int) -> str:
     return first if len(first) <= limit else first[: limit - 5].rstrip() + " [...]"
 
 
+T = TypeVar("T")
+
+
+class _Room:
+    """What is left of a facts budget: in all, and of the share for full lines."""
+
+    def __init__(self, total: int, detail: int) -> None:
+        self.total, self.detail = total, detail
+
+    def fit(self, items: list[T], cost: Callable[[T], int], *, detail: bool = False) -> tuple[list[T], list[T]]:
+        """The items that fit, in order, each spending its cost (``detail``: of the full-line share
+        too), and the ones that did not; a miss does not stop later, smaller items."""
+        taken: list[T] = []
+        rest: list[T] = []
+        for item in items:
+            n = cost(item)
+            if n <= self.total and (not detail or n <= self.detail):
+                self.total -= n
+                if detail:
+                    self.detail -= n
+                taken.append(item)
+            else:
+                rest.append(item)
+        return taken, rest
+
+
 @dataclass
 class FactsShown:
     """The path and command lines a budget allows, and how many went to the listing."""
@@ -122,42 +149,13 @@ class LedgerText:
         ones (path alone, first line alone) within the rest; the others are spilled."""
         paths = sorted(self.view.paths.values(), key=lambda p: -p.seq)
         commands = sorted(self.view.commands.values(), key=lambda c: -c.seq)
-        left = budget_tokens
-        detail_left = int(budget_tokens * _DETAIL_SHARE)
-        full_paths: list[LedgerPath] = []
-        full_commands: list[LedgerCommand] = []
-        rest_paths: list[LedgerPath] = []
-        rest_commands: list[LedgerCommand] = []
-        for entry in paths:
-            cost = self.count(self._path_line(entry) + "\n")
-            if cost <= detail_left and cost <= left:
-                detail_left -= cost
-                left -= cost
-                full_paths.append(entry)
-            else:
-                rest_paths.append(entry)
-        for command in commands:
-            cost = self.count(self._command_line(command) + "\n")
-            if cost <= detail_left and cost <= left:
-                detail_left -= cost
-                left -= cost
-                full_commands.append(command)
-            else:
-                rest_commands.append(command)
-        compact_paths: list[LedgerPath] = []
-        for entry in rest_paths:
-            cost = self.count(self.rel(entry.path) + ", ")
-            if cost > left:
-                break
-            left -= cost
-            compact_paths.append(entry)
-        compact_commands: list[LedgerCommand] = []
-        for command in rest_commands:
-            cost = self.count(self._compact_command(command) + ", ")
-            if cost > left:
-                break
-            left -= cost
-            compact_commands.append(command)
+        room = _Room(budget_tokens, int(budget_tokens * _DETAIL_SHARE))
+        full_paths, rest_paths = room.fit(paths, lambda e: self.count(self._path_line(e) + "\n"), detail=True)
+        full_commands, rest_commands = room.fit(
+            commands, lambda c: self.count(self._command_line(c) + "\n"), detail=True
+        )
+        compact_paths, _ = room.fit(rest_paths, lambda e: self.count(self.rel(e.path) + ", "))
+        compact_commands, _ = room.fit(rest_commands, lambda c: self.count(self._compact_command(c) + ", "))
         files = [self._path_line(e, cite=True) for e in sorted(full_paths, key=lambda p: self.rel(p.path))]
         if compact_paths:
             names = ", ".join(self.rel(e.path) for e in sorted(compact_paths, key=lambda p: self.rel(p.path)))
