@@ -45,6 +45,21 @@ def _sdk() -> ModuleType:
         ) from exc
 
 
+def make_client(
+    summarizer: str, *, api_key: str | None, api_key_env: str | None, base_url: str | None, timeout: float
+) -> tuple[ModuleType, anthropic.Anthropic]:
+    """The SDK and a client for ``summarizer``, with the key found as the summarizers document it.
+
+    Raises:
+        ConfigError: the ``anthropic`` package is missing, or no API key is found.
+    """
+    key = resolve_api_key(api_key, provider_env=PROVIDER_KEY_ENV, api_key_env=api_key_env)
+    if key is None:
+        raise ConfigError(f"the {summarizer} summarizer has no API key: set {PROVIDER_KEY_ENV} or COMPACTOR_LLM_API_KEY")
+    sdk = _sdk()
+    return sdk, sdk.Anthropic(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
+
+
 class AnthropicSummarizer(LLMClientSummarizer):
     """Summarizes through the Anthropic Messages API (or a server speaking it).
 
@@ -70,14 +85,8 @@ class AnthropicSummarizer(LLMClientSummarizer):
         max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
     ) -> None:
         super().__init__(model=model, timeout_seconds=timeout_seconds, max_output_tokens=max_output_tokens)
-        key = resolve_api_key(api_key, provider_env=PROVIDER_KEY_ENV, api_key_env=api_key_env)
-        if key is None:
-            raise ConfigError(
-                f"the anthropic summarizer has no API key: set {PROVIDER_KEY_ENV} or COMPACTOR_LLM_API_KEY"
-            )
-        self._sdk = _sdk()
-        self._client: anthropic.Anthropic = self._sdk.Anthropic(
-            api_key=key, base_url=base_url, timeout=self.timeout_seconds, max_retries=0
+        self._sdk, self._client = make_client(
+            self.name, api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=self.timeout_seconds
         )
 
     def _close(self) -> None:

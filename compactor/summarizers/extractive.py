@@ -240,7 +240,6 @@ class ExtractiveSummarizer:
     def _sections(
         self, text_of: LedgerText, numbers: list[str], listing_handle: str, budget: int, citations: _Citations
     ) -> dict[str, str]:
-        ledger = text_of.ledger
         shown = text_of.facts(budget)
         listing = marker(listing_handle)
         files = list(shown.files)

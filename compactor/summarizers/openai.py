@@ -59,6 +59,29 @@ def _sdk() -> ModuleType:
         ) from exc
 
 
+def make_client(
+    summarizer: str, *, api_key: str | None, api_key_env: str | None, base_url: str | None, timeout: float
+) -> tuple[ModuleType, openai.OpenAI]:
+    """The SDK and a client for ``summarizer``, with the key found as the summarizers document it (a
+    placeholder for a custom ``base_url`` with no key: local servers ignore it).
+
+    Raises:
+        ConfigError: the ``openai`` package is missing, or no API key is found for OpenAI's own API.
+    """
+    key = resolve_api_key(api_key, provider_env=PROVIDER_KEY_ENV, api_key_env=api_key_env)
+    if key is None:
+        if base_url is None:
+            raise ConfigError(
+                f"the {summarizer} summarizer has no API key: set {PROVIDER_KEY_ENV} or COMPACTOR_LLM_API_KEY"
+            )
+        key = LOCAL_SERVER_KEY
+    sdk = _sdk()
+    options: dict[str, Any] = {"api_key": key, "timeout": timeout, "max_retries": 0}
+    if base_url is not None:
+        options["base_url"] = base_url
+    return sdk, sdk.OpenAI(**options)
+
+
 class OpenAISummarizer(LLMClientSummarizer):
     """Summarizes through an OpenAI-compatible chat completions endpoint.
 
@@ -91,19 +114,10 @@ class OpenAISummarizer(LLMClientSummarizer):
         super().__init__(model=model, timeout_seconds=timeout_seconds, max_output_tokens=max_output_tokens)
         if token_field not in (None, "max_tokens", "max_completion_tokens"):
             raise ConfigError(f"token_field must be max_tokens or max_completion_tokens, not {token_field!r}")
-        key = resolve_api_key(api_key, provider_env=PROVIDER_KEY_ENV, api_key_env=api_key_env)
-        if key is None:
-            if base_url is None:
-                raise ConfigError(
-                    f"the openai summarizer has no API key: set {PROVIDER_KEY_ENV} or COMPACTOR_LLM_API_KEY"
-                )
-            key = LOCAL_SERVER_KEY
-        self._sdk = _sdk()
+        self._sdk, self._client = make_client(
+            self.name, api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=self.timeout_seconds
+        )
         self.token_field: TokenField = token_field or ("max_completion_tokens" if base_url is None else "max_tokens")
-        options: dict[str, Any] = {"api_key": key, "timeout": self.timeout_seconds, "max_retries": 0}
-        if base_url is not None:
-            options["base_url"] = base_url
-        self._client: openai.OpenAI = self._sdk.OpenAI(**options)
 
     def _close(self) -> None:
         self._client.close()

@@ -16,17 +16,14 @@ errors; the SDK's retries are off, and any failure fails closed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from compactor.errors import ConfigError, SummarizerError
+from compactor.errors import SummarizerError
 from compactor.messages import ContentBlock, Message, UnknownBlock
 from compactor.provider_compaction import COMPACTION_TYPE
-from compactor.summarizers._llm import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS, resolve_api_key
+from compactor.summarizers._llm import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
 from compactor.summarizers._provider import ProviderCompactSummarizer
-from compactor.summarizers.openai import DEFAULT_OPENAI_MODEL, LOCAL_SERVER_KEY, PROVIDER_KEY_ENV, _error_message, _sdk
-
-if TYPE_CHECKING:
-    import openai
+from compactor.summarizers.openai import DEFAULT_OPENAI_MODEL, _error_message, make_client
 
 __all__ = ["COMPACT_PATH", "OpenAICompactSummarizer"]
 
@@ -62,18 +59,9 @@ class OpenAICompactSummarizer(ProviderCompactSummarizer):
         max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
     ) -> None:
         super().__init__(model=model, timeout_seconds=timeout_seconds, max_output_tokens=max_output_tokens)
-        key = resolve_api_key(api_key, provider_env=PROVIDER_KEY_ENV, api_key_env=api_key_env)
-        if key is None:
-            if base_url is None:
-                raise ConfigError(
-                    f"the {self.name} summarizer has no API key: set {PROVIDER_KEY_ENV} or COMPACTOR_LLM_API_KEY"
-                )
-            key = LOCAL_SERVER_KEY
-        self._sdk = _sdk()
-        options: dict[str, Any] = {"api_key": key, "timeout": self.timeout_seconds, "max_retries": 0}
-        if base_url is not None:
-            options["base_url"] = base_url
-        self._client: openai.OpenAI = self._sdk.OpenAI(**options)
+        self._sdk, self._client = make_client(
+            self.name, api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=self.timeout_seconds
+        )
 
     def _close(self) -> None:
         self._client.close()
