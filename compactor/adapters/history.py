@@ -27,7 +27,7 @@ from compactor.pipeline import CompactionResult
 from compactor.recovery import recover
 from compactor.report import CompactionReport
 
-__all__ = ["CompactingHistory", "HistoryAdapter"]
+__all__ = ["CompactingHistory", "HistoryAdapter", "RetrievesFromHistory"]
 
 T = TypeVar("T")
 
@@ -153,3 +153,27 @@ class CompactingHistory(Generic[T]):
 
 def _starts_with(items: Sequence[Any], prefix: Sequence[Any]) -> bool:
     return len(prefix) <= len(items) and all(a is b or a == b for a, b in zip(items, prefix, strict=False))
+
+
+class RetrievesFromHistory:
+    """``retrieve`` for an integration that keeps its conversation in a ``CompactingHistory``
+    (``self.history``): the method the integration's recovery tool is made from."""
+
+    history: CompactingHistory[Any]
+
+    def retrieve(
+        self,
+        handle: str,
+        query: str | None = None,
+        lines: list[int] | None = None,
+        bytes: list[int] | None = None,  # noqa: A002 - the recovery tool's argument name
+        max_tokens: int | None = None,
+        exact: bool | None = None,
+    ) -> str:
+        """Answer a ``ccr_retrieve`` call from this session's store, as the recovery tool does.
+
+        For an agent loop of your own, or to read a handle yourself: text in
+        any case (errors too), at most ``max_tokens`` tokens (default 5,000;
+        0 for no bound), tool outputs raw unless ``exact``.
+        """
+        return self.history.retrieve(handle, query, lines, bytes, max_tokens, exact)

@@ -28,7 +28,7 @@ from langchain_core.messages import BaseMessage, RemoveMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from compactor.adapters.history import CompactingHistory
+from compactor.adapters.history import CompactingHistory, RetrievesFromHistory
 from compactor.adapters.langchain import LangChainAdapter
 from compactor.orchestrator import Orchestrator
 from compactor.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
@@ -37,7 +37,7 @@ from compactor.report import CompactionReport
 __all__ = ["CompactionMiddleware"]
 
 
-class CompactionMiddleware(AgentMiddleware):
+class CompactionMiddleware(RetrievesFromHistory, AgentMiddleware):
     """Compaction as LangChain agent middleware (see the module docstring).
 
     ``orchestrator`` is the session (default: settings from the environment,
@@ -72,17 +72,6 @@ class CompactionMiddleware(AgentMiddleware):
         """The report of every compaction so far."""
         return self.history.reports
 
-    def retrieve(
-        self,
-        handle: str,
-        query: str | None = None,
-        lines: list[int] | None = None,
-        bytes: list[int] | None = None,  # noqa: A002 - the recovery tool's argument name
-        max_tokens: int | None = None,
-        exact: bool | None = None,
-    ) -> str:
-        """Answer a ``ccr_retrieve`` call from this session's store, as the recovery tool does."""
-        return self.history.retrieve(handle, query, lines, bytes, max_tokens, exact)
 
     @property
     def recovery_tool(self) -> BaseTool:

@@ -28,7 +28,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from compactor.adapters.history import CompactingHistory
+from compactor.adapters.history import CompactingHistory, RetrievesFromHistory
 from compactor.adapters.langchain import LangChainAdapter
 from compactor.orchestrator import Orchestrator
 from compactor.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
@@ -37,7 +37,7 @@ from compactor.report import CompactionReport
 __all__ = ["LangGraphCompaction"]
 
 
-class LangGraphCompaction:
+class LangGraphCompaction(RetrievesFromHistory):
     """A compacting ``pre_model_hook`` and the recovery tool as a LangChain tool (see the module docstring)."""
 
     def __init__(
@@ -73,22 +73,6 @@ class LangGraphCompaction:
         """The report of every compaction so far."""
         return self.history.reports
 
-    def retrieve(
-        self,
-        handle: str,
-        query: str | None = None,
-        lines: list[int] | None = None,
-        bytes: list[int] | None = None,  # noqa: A002 - the recovery tool's argument name
-        max_tokens: int | None = None,
-        exact: bool | None = None,
-    ) -> str:
-        """Answer a ``ccr_retrieve`` call from this session's store, as the recovery tool does.
-
-        For an agent loop of your own, or to read a handle yourself: text in
-        any case (errors too), at most ``max_tokens`` tokens (default 5,000;
-        0 for no bound), tool outputs raw unless ``exact``.
-        """
-        return self.history.retrieve(handle, query, lines, bytes, max_tokens, exact)
 
     @property
     def recovery_tool(self) -> BaseTool:

@@ -31,7 +31,7 @@ from agents.items import TResponseInputItem
 from agents.memory import SessionABC
 from agents.run_config import CallModelData, ModelInputData
 
-from compactor.adapters.history import CompactingHistory
+from compactor.adapters.history import CompactingHistory, RetrievesFromHistory
 from compactor.adapters.openai_responses import OpenAIResponsesAdapter
 from compactor.orchestrator import Orchestrator
 from compactor.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
@@ -40,7 +40,7 @@ from compactor.report import CompactionReport
 __all__ = ["CompactingSession"]
 
 
-class CompactingSession(SessionABC):
+class CompactingSession(RetrievesFromHistory, SessionABC):
     """An Agents SDK session kept under compaction (see the module docstring). It lives in memory."""
 
     def __init__(
@@ -132,22 +132,6 @@ class CompactingSession(SessionABC):
             out = cast(list[TResponseInputItem], self.run_history.process(items))
         return ModelInputData(input=out, instructions=data.model_data.instructions)
 
-    def retrieve(
-        self,
-        handle: str,
-        query: str | None = None,
-        lines: list[int] | None = None,
-        bytes: list[int] | None = None,  # noqa: A002 - the recovery tool's argument name
-        max_tokens: int | None = None,
-        exact: bool | None = None,
-    ) -> str:
-        """Answer a ``ccr_retrieve`` call from this session's store, as the recovery tool does.
-
-        For an agent loop of your own, or to read a handle yourself: text in
-        any case (errors too), at most ``max_tokens`` tokens (default 5,000;
-        0 for no bound), tool outputs raw unless ``exact``.
-        """
-        return self.history.retrieve(handle, query, lines, bytes, max_tokens, exact)
 
     @property
     def recovery_tool(self) -> FunctionTool:

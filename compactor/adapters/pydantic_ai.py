@@ -50,7 +50,7 @@ from pydantic_ai.messages import (
 )
 
 from compactor.adapters._convert import PASSTHROUGH, Originals, block_to_part, part_to_block, passthrough
-from compactor.adapters.history import CompactingHistory
+from compactor.adapters.history import CompactingHistory, RetrievesFromHistory
 from compactor.messages import (
     ContentBlock,
     ImageBlock,
@@ -144,7 +144,7 @@ class PydanticAIAdapter:
         return [ModelRequest(parts=list(self.system_parts), instructions=self.instructions), *out]
 
 
-class PydanticAICompaction:
+class PydanticAICompaction(RetrievesFromHistory):
     """A pydantic-ai history processor that compacts, with the recovery tool to offer beside it.
 
     ::
@@ -182,22 +182,6 @@ class PydanticAICompaction:
         """The report of every compaction so far."""
         return self.history.reports
 
-    def retrieve(
-        self,
-        handle: str,
-        query: str | None = None,
-        lines: list[int] | None = None,
-        bytes: list[int] | None = None,  # noqa: A002 - the recovery tool's argument name
-        max_tokens: int | None = None,
-        exact: bool | None = None,
-    ) -> str:
-        """Answer a ``ccr_retrieve`` call from this session's store, as the recovery tool does.
-
-        For an agent loop of your own, or to read a handle yourself: text in
-        any case (errors too), at most ``max_tokens`` tokens (default 5,000;
-        0 for no bound), tool outputs raw unless ``exact``.
-        """
-        return self.history.retrieve(handle, query, lines, bytes, max_tokens, exact)
 
     @property
     def recovery_tool(self) -> Tool[Any]:
