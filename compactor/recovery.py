@@ -18,6 +18,7 @@ output raw as the tool gave it rather than JSON-escaped inside its message;
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -203,7 +204,7 @@ def _answer_text(
         return lead + "".join(texts)
     scores = found.unit_scores
     if scores is not None and found.mode == "query" and not found.whole:
-        best = _best_units(found, pieces, texts, room, count, rendered=render, bound=budget)
+        best = _best_units(found, pieces, texts, room, count, rendered=render, bound=budget, query=request.query)
         if best is not None:
             return lead + best
         top = max(range(len(scores)), key=lambda i: (scores[i], -i))
@@ -227,11 +228,13 @@ def _best_units(
     *,
     rendered: bool,
     bound: int,
+    query: str | None = None,
 ) -> str | None:
     """A query's answer within ``room``: the best-scoring units that fit, in their original order.
 
-    Each unit left out is marked where it was, and the notice names its lines.
-    None when not even one unit fits.
+    Each unit left out is marked where it was, with the few lines of it that hold the most of the
+    query's words (``_matching_lines``), and the notice names its lines. None when not even one
+    unit fits.
     """
     from compactor._templates import render
 
@@ -255,21 +258,55 @@ def _best_units(
                         pages=[x for x in left_out if x is not None][:_RANGES_NAMED],
                         more=max(len(left_out) - _RANGES_NAMED, 0)).rstrip("\n")
         out = "".join(
-            texts[i] if i in chosen or pieces[i].lines is None else _left_out_marker(pieces[i])
+            texts[i] if i in chosen or pieces[i].lines is None else _left_out_marker(pieces[i], texts[i], query)
             for i in range(len(pieces))
         )
         if count.count_text(out + notice) <= room or reserve:
             return out + notice + "\n"
-        reserve = count.count_text(notice) + sum(count.count_text(_left_out_marker(pieces[i])) for i in units) + 2
+        reserve = count.count_text(notice) + sum(
+            count.count_text(_left_out_marker(pieces[i], texts[i], query)) for i in units
+        ) + 2
     raise AssertionError("unreachable")
 
 
-def _left_out_marker(piece: _Piece) -> str:
-    """What stands where a matching unit was left out to fit: its gap markers, then one for it."""
+def _left_out_marker(piece: _Piece, text: str = "", query: str | None = None) -> str:
+    """What stands where a matching unit was left out to fit: its gap markers, one for it, and the
+    lines of its ``text`` that hold the most of ``query``'s words (a handful, each cut short)."""
     before = b"".join(r for r in piece.data.splitlines(keepends=True) if _is_filler(r) and r.strip())
     lines = piece.lines or (0, 0)
     where = f"line {lines[0]}" if lines[0] == lines[1] else f"lines {lines[0]}-{lines[1]}"
-    return before.decode("utf-8", errors="replace") + f"[... 1 matching unit left out to fit: {where} ...]\n"
+    found = _matching_lines(text, query)
+    if not found:
+        return before.decode("utf-8", errors="replace") + f"[... 1 matching unit left out to fit: {where} ...]\n"
+    shown = "".join(f"{line}\n" for line in found)
+    return (before.decode("utf-8", errors="replace")
+            + f"[... 1 matching unit left out to fit: {where}; the lines of it that match most of the query: ...]\n"
+            + shown + "[... end of those lines ...]\n")
+
+
+_MATCHING_LINES = 12
+_MATCHING_LINE_CHARS = 300
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+def _matching_lines(text: str, query: str | None) -> list[str]:
+    """The lines of ``text`` holding the most distinct words of ``query`` (at least one), in their
+    order, at most ``_MATCHING_LINES`` of them, each cut to ``_MATCHING_LINE_CHARS``."""
+    if not query or not text:
+        return []
+    words = {w.lower() for w in _WORD.findall(query) if len(w) > 2 or w.isdigit()}
+    if not words:
+        return []
+    scored = []
+    for line in text.splitlines():
+        have = {w.lower() for w in _WORD.findall(line)} & words
+        if have:
+            scored.append((len(have), line))
+    if not scored:
+        return []
+    best = max(n for n, _ in scored)
+    picked = [line for n, line in scored if n == best][:_MATCHING_LINES]
+    return [line if len(line) <= _MATCHING_LINE_CHARS else line[: _MATCHING_LINE_CHARS - 5] + " [...]" for line in picked]
 
 
 def _fitting(texts: Sequence[str], room: int, count: TokenCounter) -> int:

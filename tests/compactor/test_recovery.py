@@ -202,3 +202,19 @@ def test_a_query_whose_every_match_is_over_the_bound_shows_the_start_of_the_best
     answer = recover(store, {"handle": handle, "query": "alpha beta", "max_tokens": 400})
     assert COUNTER.count_text(answer.content) <= 400
     assert "[line 2: user]\nalpha beta" in answer.content and '"bytes": [' in answer.content
+
+
+def test_a_matching_unit_too_large_to_show_still_shows_its_lines_that_match_the_query(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "ccr.db")
+    notes = "".join(f"{i:04d} the deploy key rotates on day {i % 28 + 1}\n" for i in range(1_500))
+    messages = [
+        Message(role="user", content="read the notes, then tell me when the key rotates on day 17"),
+        Message(role="assistant", content=[ToolUseBlock(id="r1", name="Read", input={"file_path": "/n.txt"})]),
+        Message(role="user", content=[ToolResultBlock(tool_use_id="r1", content=notes)]),
+    ]
+    handle = store.put(messages_jsonl(messages))
+    answer = recover(store, {"handle": handle, "query": "rotates on day 17"})
+    assert COUNTER.count_text(answer.content) <= DEFAULT_MAX_TOKENS
+    assert "matching unit left out to fit: line 3; the lines of it that match most of the query" in answer.content
+    assert "0016 the deploy key rotates on day 17\n" in answer.content
+    assert "0017 the deploy key rotates on day 18" not in answer.content
