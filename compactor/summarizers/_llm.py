@@ -59,10 +59,12 @@ __all__ = [
     "LLMClientSummarizer",
     "MAX_OUTPUT_TOKENS",
     "MAX_TOO_LONG_RETRIES",
+    "ModelClient",
     "PromptTooLong",
     "Send",
     "SummaryRequest",
     "check_limits",
+    "ledger_facts",
     "parse_answer",
     "render_request",
     "resolve_api_key",
@@ -451,12 +453,12 @@ _LEDGER_TOKENS = 3_000
 """Tokens (Claude Code's rough estimate) of ledger facts a model-written summary is given and carries."""
 
 
-class LLMClientSummarizer(ABC):
-    """What the SDK-backed summarizers share: checked settings, ``summarize``, closing.
+class ModelClient(ABC):
+    """What every summarizer with an SDK client shares: checked settings, the spans stored, closing.
 
     A subclass names itself in ``name``, calls this constructor before making
-    its SDK client, and implements ``_send`` (one request, the answer's text)
-    and ``_close``. Use as a context manager or call ``close``.
+    its SDK client, and implements ``_close``. Use as a context manager or
+    call ``close``.
 
     Raises:
         ConfigError: the timeout or output budget is out of range, or the
@@ -474,8 +476,45 @@ class LLMClientSummarizer(ABC):
         self.max_output_tokens = max_output_tokens
 
     def spans(self, messages: Sequence[Message]) -> list[Span]:
-        """The spans the pipeline stores for ``messages``; the prompt shows their handles."""
+        """The spans the pipeline stores for ``messages`` before anything is dropped."""
         return head_spans(messages)
+
+    def close(self) -> None:
+        """Close the HTTP connections the client holds."""
+        self._close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @abstractmethod
+    def _close(self) -> None:
+        """Release the SDK client."""
+
+
+def ledger_facts(ledger: SessionLedger, tail: Sequence[Message], cwd: str | None) -> str:
+    """The ledger's facts as a summary by a model or a provider carries them (as of the end of ``tail``)."""
+    return ledger_digest(
+        ledger, tail_view(ledger, tail) if tail else ledger, cwd=cwd, count=RoughCounter().count_text,
+        budget_tokens=_LEDGER_TOKENS,
+    )
+
+
+class LLMClientSummarizer(ModelClient):
+    """What the SDK-backed summarizers share: ``summarize`` over ``ModelClient``'s settings and closing.
+
+    A subclass names itself in ``name``, calls this constructor before making
+    its SDK client, and implements ``_send`` (one request, the answer's text)
+    and ``_close``. Use as a context manager or call ``close``.
+
+    Raises:
+        ConfigError: the timeout or output budget is out of range, or the
+            model name is empty.
+    """
 
     def summarize(
         self,
@@ -503,31 +542,12 @@ class LLMClientSummarizer(ABC):
             return summarize_rounds(messages, instructions, summarizer=self.name, send=self._send, stored=stored)
         # The model gets the session's ledger as input and writes the narrative; the ledger is then
         # appended to what it wrote, so that no path, command or error rests on the model's memory.
-        facts = ledger_digest(
-            ledger, tail_view(ledger, tail) if tail else ledger, cwd=cwd, count=RoughCounter().count_text,
-            budget_tokens=_LEDGER_TOKENS,
-        )
+        facts = ledger_facts(ledger, tail, cwd)
         asked = "\n\n".join(p for p in (instructions, render("summary_ledger_input.j2", facts=facts).strip()) if p)
         summary = summarize_rounds(messages, asked, summarizer=self.name, send=self._send, stored=stored)
         text = summary.text.rstrip() + "\n\n" + render("summary_ledger_block.j2", facts=facts).strip()
         return summary.model_copy(update={"text": text})
 
-    def close(self) -> None:
-        """Close the HTTP connections the client holds."""
-        self._close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
     @abstractmethod
     def _send(self, request: SummaryRequest) -> str:
         """Send one request and return the answer's text (see ``Send``)."""
-
-    @abstractmethod
-    def _close(self) -> None:
-        """Release the SDK client."""

@@ -14,26 +14,21 @@ every byte of the head still stored before anything is dropped.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
-from types import TracebackType
-from typing import Self
 
 from compactor._templates import render
-from compactor.errors import ConfigError, SummarizerError
+from compactor.errors import SummarizerError
 from compactor.ledger import SessionLedger
 from compactor.messages import ContentBlock, Message
-from compactor.spans import Span, head_spans
-from compactor.summarizers._ledger import tail_view
-from compactor.summarizers._ledger_text import ledger_digest
-from compactor.summarizers._llm import _LEDGER_TOKENS, check_limits
+from compactor.spans import Span
+from compactor.summarizers._llm import ModelClient, ledger_facts
 from compactor.summarizers.base import Summary
-from compactor.tokens import RoughCounter
 
 __all__ = ["ProviderCompactSummarizer"]
 
 
-class ProviderCompactSummarizer(ABC):
+class ProviderCompactSummarizer(ModelClient):
     """A summarizer whose summary is the provider's own compaction of the head.
 
     ``reads_provider_blocks`` tells the pipeline to hand it the head from the
@@ -45,20 +40,7 @@ class ProviderCompactSummarizer(ABC):
             model name is empty.
     """
 
-    name: str
     reads_provider_blocks = True
-
-    def __init__(self, *, model: str, timeout_seconds: float, max_output_tokens: int) -> None:
-        check_limits(timeout_seconds=timeout_seconds, max_output_tokens=max_output_tokens)
-        if not model:
-            raise ConfigError(f"the {self.name} summarizer needs a model name")
-        self.model = model
-        self.timeout_seconds = float(timeout_seconds)
-        self.max_output_tokens = max_output_tokens
-
-    def spans(self, messages: Sequence[Message]) -> list[Span]:
-        """The spans the pipeline stores for ``messages`` before anything is dropped."""
-        return head_spans(messages)
 
     def summarize(
         self,
@@ -81,29 +63,10 @@ class ProviderCompactSummarizer(ABC):
         blocks = self._compact(messages, instructions.strip() if instructions and instructions.strip() else None)
         text = ""
         if ledger is not None:
-            facts = ledger_digest(
-                ledger, tail_view(ledger, tail) if tail else ledger, cwd=cwd, count=RoughCounter().count_text,
-                budget_tokens=_LEDGER_TOKENS,
-            )
-            text = render("summary_ledger_block.j2", facts=facts).strip()
+            text = render("summary_ledger_block.j2", facts=ledger_facts(ledger, tail, cwd)).strip()
         return Summary(text=text, summarizer=self.name, provider_blocks=blocks)
-
-    def close(self) -> None:
-        """Close the HTTP connections the client holds."""
-        self._close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     @abstractmethod
     def _compact(self, messages: Sequence[Message], instructions: str | None) -> list[ContentBlock]:
         """One compaction request; the blocks to send back, verbatim (raises ``SummarizerError``)."""
 
-    @abstractmethod
-    def _close(self) -> None:
-        """Release the SDK client."""
