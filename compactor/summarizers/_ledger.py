@@ -25,13 +25,12 @@ from compactor.dedup import without_result_id
 from compactor.ledger import LedgerBackground, LedgerCommand, LedgerError, LedgerItem, LedgerMessage, LedgerPath, SessionLedger
 from compactor.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.summarizers._errors import error_lines
-from compactor.summarizers._facts import command_first_line, touched_path
+from compactor.summarizers._facts import EDIT_ACTIONS, command_first_line, touched_path
 from compactor.summarizers._prompts import typed
 from compactor.summarizers._thread import Background, Thread, TrackedItem
 
 __all__ = ["instruction_sentences", "merge_messages", "searched_path", "tail_view", "useful_last_line"]
 
-_EDIT_ACTIONS = {"Edit": "edited", "MultiEdit": "edited", "NotebookEdit": "edited", "Write": "written"}
 _SEARCH_TOOLS = frozenset({"Grep", "Glob", "LS"})
 _OUTPUT_CHARS = 100
 _ERROR_CHARS = 180
@@ -149,9 +148,8 @@ def merge_messages(
         said = typed(message)
         if said is not None:
             _user(ledger, said.text, said.is_request, seq, stored_messages.get(index))
-            thread.add(seq, message)
             continue
-        thread.add(seq, message)
+        thread.add(message)
         if message.role == "assistant":
             text = message.text().strip()
             if text:
@@ -215,7 +213,7 @@ def _call(ledger: SessionLedger, use: ToolUseBlock, seq: int) -> None:
     if path:
         entry = ledger.paths.setdefault(path, LedgerPath(path=path))
         entry.seq = seq
-        action = _EDIT_ACTIONS.get(use.name, use.name)
+        action = EDIT_ACTIONS.get(use.name, use.name)
         if use.name == "Read":
             offset, limit = use.input.get("offset"), use.input.get("limit")
             action = "read"
@@ -298,7 +296,7 @@ def _result(
         return
     if failed:
         return
-    edited = touched_path(call) if call.name in _EDIT_ACTIONS else None
+    edited = touched_path(call) if call.name in EDIT_ACTIONS else None
     for error in ledger.errors:
         if error.resolved is not None:
             continue
@@ -307,7 +305,7 @@ def _result(
             again = "ran ok again" if error.key == first else f"ran ok as `{_flat(first, 120)}`"
             error.resolved = f"{fixes}`{_flat(error.key, 120)}` {again}" if error.tool == "Bash" else f"{fixes}{again}"
         elif edited and error.key == edited:
-            error.resolved = f"{_EDIT_ACTIONS[call.name]} successfully afterwards"
+            error.resolved = f"{EDIT_ACTIONS[call.name]} successfully afterwards"
         elif error.key == call.name == error.tool:
             error.resolved = f"a later {call.name} call went through"
         elif edited and edited not in error.edited_since and len(error.edited_since) < _EDITED_KEPT:

@@ -24,12 +24,11 @@ from dataclasses import dataclass
 from ccr import handle_for, marker
 from compactor.ledger import LedgerCommand, LedgerError, LedgerPath, SessionLedger
 from compactor.spans import Span
-from compactor.summarizers._facts import relative_path
+from compactor.summarizers._facts import DEFAULT_COMMAND_LINE_CHARS, relative_path
 
 __all__ = ["FactsShown", "LedgerText", "ledger_digest", "listing_span", "listing_text", "session_start_text"]
 
-_COMMAND_CHARS = 240
-"""A command's first line is shown whole up to this many characters (the listing keeps it whole)."""
+_COMMAND_CHARS = DEFAULT_COMMAND_LINE_CHARS
 _COMPACT_COMMAND_CHARS = _COMMAND_CHARS
 _DETAIL_SHARE = 0.6
 """Of the facts budget, the share spent on full lines (actions, outcomes); the rest on compact ones."""

@@ -1,19 +1,17 @@
-"""The thread of a head: what the user asked last, what the agent was doing, and what is open.
+"""The lists of a session's work: what is open, as the tool calls show it.
 
-``Thread`` follows a head message by message and keeps:
+``Thread`` follows messages one by one and keeps:
 
-- the first and the last request the user typed (``_prompts.typed``:
-  never a tool result, reminder, notification, command wrapper or output);
-- the last thing the assistant said (its latest statement of intent) and
-  its latest tool calls;
-- the open items of the todo list (``TodoWrite``), of the task tools
-  (``TaskCreate``/``TaskUpdate``), and of an issue tracker driven from the
-  shell (``<cli> update ID --status S``, ``<cli> close ID``);
-- background work not yet collected: shell commands and agents started in
-  the background whose output was never read (``TaskOutput``/``BashOutput``,
-  or a read of the output file a notification named).
+- the items of the todo list (``TodoWrite``), of the task tools
+  (``TaskCreate``/``TaskUpdate``/``TaskList``), and of an issue tracker driven
+  from the shell (``<cli> update ID --status S``, ``<cli> close ID``);
+- background work and whether it was collected: shell commands and agents
+  started in the background whose output was never read
+  (``TaskOutput``/``BashOutput``, or a read of the output file a
+  notification named).
 
-The summarizer's "Pending tasks", "Current work" and "Next step" come from here.
+The session ledger (``compactor.summarizers._ledger``) keeps these lists
+across compactions, seeding a ``Thread`` with them and reading them back.
 """
 
 from __future__ import annotations
@@ -22,12 +20,10 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compactor.summarizers._prompts import Typed, typed
+from compactor.messages import Message, ToolResultBlock, ToolUseBlock
 
 __all__ = ["Background", "Thread", "TrackedItem", "tracker_updates"]
 
-_TODO_OPEN = ("in_progress", "pending")
 _BACKGROUND_AGENTS = frozenset({"Task", "Agent"})
 _OUTPUT_TOOLS = frozenset({"TaskOutput", "BashOutput", "AgentOutputTool"})
 _STOP_TOOLS = frozenset({"TaskStop", "KillShell", "KillBash"})
@@ -116,39 +112,19 @@ def tracker_updates(command: str) -> list[tuple[str, str, str]]:
 class Thread:
     """The state of the work as of the end of a head (see the module docstring)."""
 
-    first_request: Typed | None = None
-    last_request: Typed | None = None
-    last_request_index: int = -1
-    last_statement: str = ""
-    last_statement_index: int = -1
-    actions: list[str] = field(default_factory=list)
     todos: list[TrackedItem] = field(default_factory=list)
     tasks: dict[str, TrackedItem] = field(default_factory=dict)
     tracker: dict[str, TrackedItem] = field(default_factory=dict)
     background: dict[str, Background] = field(default_factory=dict)
     _calls: dict[str, ToolUseBlock] = field(default_factory=dict)
 
-    @classmethod
-    def of(cls, messages: list[Message]) -> Thread:
-        thread = cls()
-        for index, message in enumerate(messages):
-            thread.add(index, message)
-        return thread
-
-    def add(self, index: int, message: Message) -> None:
-        said = typed(message)
-        if said is not None:
-            if said.is_request:
-                self.first_request = self.first_request or said
-                self.last_request, self.last_request_index = said, index
-            return
+    def add(self, message: Message) -> None:
+        """Follow one message that the user did not type (``_prompts.typed``): calls, results, notifications."""
         if message.role == "user":
             for body in _NOTIFICATION.findall(message.text()):
                 self._notification(body)
         for block in message.blocks():
-            if isinstance(block, TextBlock) and message.role == "assistant" and block.text.strip():
-                self.last_statement, self.last_statement_index = block.text.strip(), index
-            elif isinstance(block, ToolUseBlock):
+            if isinstance(block, ToolUseBlock):
                 self._call(block)
             elif isinstance(block, ToolResultBlock):
                 call = self._calls.get(block.tool_use_id)
@@ -159,7 +135,6 @@ class Thread:
 
     def _call(self, use: ToolUseBlock) -> None:
         self._calls[use.id] = use
-        self.actions = [*self.actions[-2:], _action(use)]
         name, args = use.name, use.input
         if name == "TodoWrite" and isinstance(args.get("todos"), list):
             self.todos = [
@@ -228,38 +203,3 @@ class Thread:
         task.status = _tag(body, "status") or task.status
         task.output_file = _tag(body, "output-file") or task.output_file
         task.collected = False
-
-    # -- what is open ----------------------------------------------------
-
-    def open_items(self) -> list[str]:
-        """Open todo items, tasks and tracker items, in progress first, then background work."""
-        items = [
-            *(f"[{t.status}] {t.text}" for t in self.todos if t.status in _TODO_OPEN),
-            *(f"task #{t.key} [{t.status}] {t.text}" for t in self.tasks.values()
-              if t.status not in ("completed", "deleted")),
-            *(f"{t.key} [{t.status}] (last tracker command: `{t.text}`)" for t in self.tracker.values()
-              if t.status != "closed"),
-        ]
-        items.sort(key=lambda line: "[in_progress]" not in line)
-        for task in self.background.values():
-            if not task.collected:
-                state = "still running" if task.status == "running" else f"{task.status}, output not read yet"
-                where = f" (output: {task.output_file})" if task.output_file else ""
-                items.append(f"background task {task.id} ({state}): {_flat(task.description, 160)}{where}")
-        return items
-
-    def in_progress(self) -> list[str]:
-        return [line for line in self.open_items() if "[in_progress]" in line]
-
-
-def _flat(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 5].rstrip() + " [...]"
-
-
-def _action(use: ToolUseBlock) -> str:
-    for key in ("command", "file_path", "notebook_path", "pattern", "description", "subject", "skill", "prompt"):
-        value = use.input.get(key)
-        if isinstance(value, str) and value:
-            return f"{use.name}: {_flat(value, 160)}"
-    return use.name
