@@ -1,7 +1,7 @@
 """attachments: what a compaction restores (files, plan, skills, task status, deltas) under budgets.
 
 Public names are imported on first use (``_EXPORTS``), so that
-``compactor.config`` can import ``attachments.budgets`` without loading the
+``compactor.core.config`` can import ``attachments.budgets`` without loading the
 builders, their templates (jinja2) and the staleness watcher (watchfiles).
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compactor._lazy import lazy_exports as _lazy_exports
+from compactor.core.lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from attachments.attachment import Attachment, AttachmentSet
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     )
     from attachments.files import build_file_attachments, content_changed, current_content
     from attachments.invoked_skills import build_skill_attachment
-    from attachments.memory import build_memory_attachment, memory_query, recall_attachment, session_memories
     from attachments.plan import plan_file_attachment, plan_mode_attachment
     from attachments.reasons import SkipReason, reason
     from attachments.selection import (
@@ -72,7 +71,6 @@ __all__ = [
     "announced_in",
     "build_attachments",
     "build_file_attachments",
-    "build_memory_attachment",
     "build_skill_attachment",
     "content_changed",
     "current_content",
@@ -82,7 +80,6 @@ __all__ = [
     "is_plan_file",
     "mark_announced",
     "mark_stale",
-    "memory_query",
     "needs_status",
     "newest_first",
     "normalize_path",
@@ -92,9 +89,7 @@ __all__ = [
     "rank_files",
     "read_paths",
     "reason",
-    "recall_attachment",
     "reread_coverage",
-    "session_memories",
     "slice_lines",
     "task_status_attachments",
 ]
@@ -125,7 +120,6 @@ _EXPORTS: dict[str, str] = {
     "announced_in": "attachments.deltas",
     "build_attachments": "attachments.builder",
     "build_file_attachments": "attachments.files",
-    "build_memory_attachment": "attachments.memory",
     "build_skill_attachment": "attachments.invoked_skills",
     "content_changed": "attachments.files",
     "current_content": "attachments.files",
@@ -135,7 +129,6 @@ _EXPORTS: dict[str, str] = {
     "is_plan_file": "attachments.exclusions",
     "mark_announced": "attachments.deltas",
     "mark_stale": "attachments.staleness",
-    "memory_query": "attachments.memory",
     "needs_status": "attachments.tasks",
     "newest_first": "attachments.selection",
     "normalize_path": "attachments.exclusions",
@@ -145,9 +138,7 @@ _EXPORTS: dict[str, str] = {
     "rank_files": "attachments.selection",
     "read_paths": "attachments.exclusions",
     "reason": "attachments.reasons",
-    "recall_attachment": "attachments.memory",
     "reread_coverage": "attachments.coverage",
-    "session_memories": "attachments.memory",
     "slice_lines": "attachments.sources",
     "task_status_attachments": "attachments.tasks",
 }

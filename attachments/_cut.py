@@ -10,7 +10,7 @@ store refuses, its error propagates: a tail is never dropped without a handle.
 The builders store into a ``ccr.StoreBatch``, which names each record by
 its content handle at once and writes them all with a single ``put_many``
 (one transaction, one sync) when its owner says so: the pipeline's batch
-holds everything one compaction stores (``compactor.pipeline``), and
+holds everything one compaction stores (``compactor.engine.pipeline``), and
 ``build_attachments`` makes its own when it is given a plain store.
 
 Each line of the content is tokenized at most once (``skills.LineCounts``):
@@ -35,7 +35,7 @@ from attachments.errors import TailNotStored
 from ccr.batch import StoreBatch
 from ccr.handles import handle_for, marker
 from ccr.records import PutRequest
-from compactor.tokens import TokenCounter, count_joined
+from compactor.core.tokens import TokenCounter, count_joined
 from skills.truncate import LineCounts, fit_head
 
 __all__ = [

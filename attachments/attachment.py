@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compactor.messages import Message
-from compactor.report import AttachmentEntry, AttachmentType, SkippedEntry
+from compactor.core.messages import Message
+from compactor.engine.report import AttachmentEntry, AttachmentType, SkippedEntry
 
 __all__ = ["Attachment", "AttachmentSet"]
 

@@ -20,9 +20,9 @@ from attachments.invoked_skills import build_skill_attachment
 from attachments.plan import plan_file_attachment, plan_mode_attachment
 from attachments.sources import FileSource
 from attachments.tasks import task_status_attachments
-from compactor.messages import Message
-from compactor.session import ReadFileEntry, SessionState
-from compactor.tokens import TokenCounter
+from compactor.core.messages import Message
+from compactor.core.session import ReadFileEntry, SessionState
+from compactor.core.tokens import TokenCounter
 
 __all__ = ["build_attachments"]
 

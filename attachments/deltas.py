@@ -16,10 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from attachments._render import reminder_message, render_reminder
 from attachments.attachment import Attachment
-from compactor.messages import Message
-from compactor.report import AttachmentEntry, AttachmentType
-from compactor.session import SessionState
-from compactor.tokens import TiktokenCounter, TokenCounter
+from compactor.core.messages import Message
+from compactor.engine.report import AttachmentEntry, AttachmentType
+from compactor.core.session import SessionState
+from compactor.core.tokens import TiktokenCounter, TokenCounter
 
 __all__ = ["Announced", "announced_in", "full_deltas", "mark_announced", "pending_deltas"]
 

@@ -23,11 +23,11 @@ from attachments.exclusions import is_memory_file, is_plan_file, normalize_path,
 from attachments.reasons import reason
 from attachments.selection import FileActivity, file_activity, newest_first, rank_files
 from attachments.sources import FileSource, slice_lines
-from compactor.messages import Message
-from compactor.readable import readable_text
-from compactor.report import AttachmentEntry, SkippedEntry
-from compactor.session import ReadFileEntry, SessionState
-from compactor.tokens import TokenCounter
+from compactor.core.messages import Message
+from compactor.view.readable import readable_text
+from compactor.engine.report import AttachmentEntry, SkippedEntry
+from compactor.core.session import ReadFileEntry, SessionState
+from compactor.core.tokens import TokenCounter
 
 __all__ = ["build_file_attachments", "content_changed", "current_content"]
 

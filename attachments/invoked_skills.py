@@ -15,9 +15,9 @@ from attachments.attachment import Attachment
 from attachments.budgets import Budgets
 from attachments.errors import TailNotStored
 from attachments.reasons import reason
-from compactor.report import AttachmentEntry, SkippedEntry
-from compactor.session import InvokedSkill, SessionState
-from compactor.tokens import TokenCounter
+from compactor.engine.report import AttachmentEntry, SkippedEntry
+from compactor.core.session import InvokedSkill, SessionState
+from compactor.core.tokens import TokenCounter
 from skills.invocations import invoked_skills
 
 __all__ = ["build_skill_attachment"]

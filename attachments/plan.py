@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from attachments._render import reminder_message, render_reminder
 from attachments.attachment import Attachment
-from compactor.report import AttachmentEntry
-from compactor.session import SessionState
-from compactor.tokens import TokenCounter
+from compactor.engine.report import AttachmentEntry
+from compactor.core.session import SessionState
+from compactor.core.tokens import TokenCounter
 
 __all__ = ["plan_file_attachment", "plan_mode_attachment"]
 

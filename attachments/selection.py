@@ -38,8 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 from attachments._bounds import within_bound
 
 if TYPE_CHECKING:  # the settings import this module; keep that import light
-    from compactor.messages import Message
-    from compactor.session import ReadFileEntry
+    from compactor.core.messages import Message
+    from compactor.core.session import ReadFileEntry
 
 __all__ = [
     "DEFAULT_ACTIVITY_FILES",

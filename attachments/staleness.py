@@ -15,7 +15,7 @@ from pathlib import Path
 from attachments.errors import WatchError
 from attachments.files import content_changed, current_content
 from attachments.sources import DiskFiles, FileSource
-from compactor.session import SessionState
+from compactor.core.session import SessionState
 from skills._watch import WatchLoop
 
 __all__ = ["StalenessWatcher", "mark_stale"]

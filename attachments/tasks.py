@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from attachments._render import reminder_message, render_reminder
 from attachments.attachment import Attachment
-from compactor.report import AttachmentEntry
-from compactor.session import BackgroundTask, SessionState
-from compactor.tokens import TokenCounter
+from compactor.engine.report import AttachmentEntry
+from compactor.core.session import BackgroundTask, SessionState
+from compactor.core.tokens import TokenCounter
 
 __all__ = ["needs_status", "task_status_attachments"]
 

@@ -26,8 +26,8 @@ from pathlib import Path
 import ccr
 from _common import Figure, interleaved
 from attachments import Budgets, DiskFiles, build_attachments
-from compactor.session import InvokedSkill, ReadFileEntry, SessionState
-from compactor.tokens import TiktokenCounter, block_texts
+from compactor.core.session import InvokedSkill, ReadFileEntry, SessionState
+from compactor.core.tokens import TiktokenCounter, block_texts
 
 SIZES = [40, 400, 4_000, 40_000, 400_000]
 """Lines per generated file: the largest ones must be cut."""

@@ -102,10 +102,10 @@ def _closed_port() -> int:
 
 def _orchestrator(folder: Path, name: str, base_url: str | None) -> Any:
     from ccr import open_store
-    from compactor.config import load_settings
-    from compactor.orchestrator import Orchestrator
+    from compactor.core.config import load_settings
+    from compactor.engine.orchestrator import Orchestrator
     from compactor.summarizers.openai import OpenAISummarizer
-    from compactor.tokens import RoughCounter
+    from compactor.core.tokens import RoughCounter
 
     settings = load_settings(env={}, overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 2_000})
     summarizer = None if base_url is None else OpenAISummarizer(
@@ -117,7 +117,7 @@ def _orchestrator(folder: Path, name: str, base_url: str | None) -> Any:
 
 
 def _turn(orch: Any, i: int) -> None:
-    from compactor.messages import Message, TextBlock, ToolUseBlock
+    from compactor.core.messages import Message, TextBlock, ToolUseBlock
 
     orch.add_message(Message(role="user", content=f"step {i}: run the build and fix what fails"))
     orch.add_message(Message(role="assistant", content=[

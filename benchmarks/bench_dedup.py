@@ -27,9 +27,9 @@ import hashlib
 import random
 
 from _common import Figure, main, timed
-from compactor.config import DedupSettings
-from compactor.dedup import Deduper, djb2
-from compactor.session import DedupState
+from compactor.core.config import DedupSettings
+from compactor.engine.dedup import Deduper, djb2
+from compactor.core.session import DedupState
 
 RESULTS = 1_000
 CHUNK = 50

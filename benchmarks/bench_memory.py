@@ -34,8 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from _common import Figure, timed
-from compactor.tokens import TiktokenCounter
-from memory import MemoryDB, open_memory
+from compactor.core.tokens import TiktokenCounter
+from compactor.memory import MemoryDB, open_memory
 
 SIZES = (1_000, 10_000, 100_000)
 VOCABULARY = 6_000

@@ -18,7 +18,7 @@ Figures (protocol in ``_common.py``; run alone: ``python benchmarks/bench_pipeli
 - ``replay / tiktoken`` on the long fixture and on each real session:
   tiktoken's time over the text of the messages the replay counts (one
   call per text, parsed beforehand: the tokenization floor), divided by the
-  whole replay's time (``compactor.replay.replay``, as ``compactor replay``
+  whole replay's time (``compactor.claude_code.replay.replay``, as ``compactor replay``
   calls it: open the store, read, dedup, count, compact, report, close;
   the tokenizer is loaded before either is timed), so higher is faster.
   Target: at least 0.5.
@@ -32,12 +32,12 @@ from pathlib import Path
 
 from _common import REPO, Figure, main, missing, shared_sessions, timed
 from ccr import open_store
-from compactor.config import Settings, load_settings
-from compactor.orchestrator import Orchestrator
-from compactor.pipeline import CompactionResult
-from compactor.replay import _Replay, replay, replay_transcript
-from compactor.tokens import TiktokenCounter, block_texts
-from compactor.transcript import Transcript, read_transcript
+from compactor.core.config import Settings, load_settings
+from compactor.engine.orchestrator import Orchestrator
+from compactor.engine.pipeline import CompactionResult
+from compactor.claude_code.replay import _Replay, replay, replay_transcript
+from compactor.core.tokens import TiktokenCounter, block_texts
+from compactor.claude_code.transcript import Transcript, read_transcript
 
 LONG_FIXTURE = REPO / "fixtures" / "sessions" / "long.jsonl"
 

@@ -15,7 +15,7 @@ SessionStart hook the most it could know.) The model's context is then
 Claude Code's summary plus the SessionStart text. In it, the facts of the
 session so far (everything before the boundary: touched paths, shell
 commands' first lines, messages the user typed; found as the reports'
-``retention`` finds them, ``compactor.survival.context_retention``: a path
+``retention`` finds them, ``compactor.engine.survival.context_retention``: a path
 whole or relative, a command by its first 60 characters, a message by its
 first 80) are searched, and in Claude Code's summary alone for
 comparison. The figures are the shares found with the plugin (targets:
@@ -39,10 +39,10 @@ from typing import Any
 
 from _common import REPO, Figure, main, missing, shared_sessions
 
-from compactor.hooks import SESSION_START_MAX_CHARS
-from compactor.messages import Message
-from compactor.survival import context_retention, head_facts
-from compactor.transcript import read_transcript
+from compactor.claude_code.hooks import SESSION_START_MAX_CHARS
+from compactor.core.messages import Message
+from compactor.engine.survival import context_retention, head_facts
+from compactor.claude_code.transcript import read_transcript
 
 PLUGIN = REPO / "plugin"
 KINDS = ("paths", "commands", "user_messages")

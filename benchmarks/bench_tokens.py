@@ -19,11 +19,11 @@ from pathlib import Path
 
 from _common import REPO, Figure, interleaved, main
 from ccr import open_store
-from compactor.config import load_settings
-from compactor.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from compactor.orchestrator import Orchestrator
-from compactor.tokens import TiktokenCounter
-from compactor.transcript import read_transcript
+from compactor.core.config import load_settings
+from compactor.core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from compactor.engine.orchestrator import Orchestrator
+from compactor.core.tokens import TiktokenCounter
+from compactor.claude_code.transcript import read_transcript
 
 LONG_FIXTURE = REPO / "fixtures" / "sessions" / "long.jsonl"
 SMALL, LARGE = 1_000, 8_000

@@ -10,8 +10,8 @@ messages once, interleaved. Target: at most 2.0.
 from __future__ import annotations
 
 from _common import Figure, interleaved, largest_transcript, main, missing
-from compactor.tokens import TiktokenCounter, block_texts
-from compactor.transcript import read_transcript
+from compactor.core.tokens import TiktokenCounter, block_texts
+from compactor.claude_code.transcript import read_transcript
 
 NAME = "read + count / tokenize"
 

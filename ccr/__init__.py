@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compactor._lazy import lazy_exports as _lazy_exports
+from compactor.core.lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from ccr._memory import MemoryStore

@@ -2,7 +2,7 @@
 
 Kept apart from ``ccr.mcp_server`` because making them loads pydantic
 (their argument models) and the store, which ``ccr mcp`` does in the
-background while it answers ``initialize`` (``compactor.mcp_stdio.Preloading``).
+background while it answers ``initialize`` (``ccr.mcp_stdio.Preloading``).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ccr.store import Store
-from compactor.mcp_stdio import Tool, ToolError
-from compactor.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME, recover
+from ccr.mcp_stdio import Tool, ToolError
+from ccr.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME, recover
 
 __all__ = ["STATS_TOOL_NAME", "retrieve_text", "stats_text", "tools_for"]
 

@@ -1,4 +1,4 @@
-"""Errors of the recovery store (CCR), all under ``compactor.errors.CompactorError``.
+"""Errors of the recovery store (CCR), all under ``compactor.core.errors.CompactorError``.
 
 ::
 
@@ -31,7 +31,7 @@ Usage mistakes (the caller asked for something invalid) are also
 
 from __future__ import annotations
 
-from compactor.errors import CompactorError, CompactorRuntimeError, ConfigError, UsageError
+from compactor.core.errors import CompactorError, CompactorRuntimeError, ConfigError, UsageError
 
 __all__ = [
     "ArchiveInvalid",

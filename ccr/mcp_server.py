@@ -4,14 +4,14 @@
 names it). Two tools:
 
 - ``ccr_retrieve(handle, query=None, lines=None, bytes=None)`` answers like
-  the agent-loop recovery tool (``compactor.recovery.recover``): the whole
+  the agent-loop recovery tool (``ccr.recovery.recover``): the whole
   original, the best-matching units for a query, or a line or byte range. A
   bad or unknown handle is an error result the model can read, never a crash
   of the server. Its name is one of the recovery tools dedup leaves alone
   (Claude Code calls it ``mcp__<server>__ccr_retrieve``, which matches too).
 - ``ccr_stats()``: the store's statistics as JSON.
 
-The server is this project's own thin MCP layer (``compactor.mcp_stdio``),
+The server is this project's own thin MCP layer (``ccr.mcp_stdio``),
 not the official SDK, whose import alone costs more than the whole start
 should: see that module. ``serve_opening`` is what ``ccr mcp`` runs: it
 answers ``initialize`` before the store and the tools (``ccr._mcp_tools``)
@@ -26,8 +26,8 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from compactor._lazy import lazy_exports
-from compactor.mcp_stdio import McpServer, Tool, opening_server, serve_lines
+from compactor.core.lazy import lazy_exports
+from ccr.mcp_stdio import McpServer, Tool, opening_server, serve_lines
 
 if TYPE_CHECKING:
     from ccr._mcp_tools import STATS_TOOL_NAME, retrieve_text, stats_text

@@ -50,7 +50,7 @@ class RecordFilter(BaseModel):
     (the hooks and the pipeline record ``session_id``; every stored span its
     ``kind``: ``head``, ``message``, ``tool_result``, ...). ``producer``
     matches the producer exactly or as a prefix up to a ``:``
-    (``compactor.hooks`` matches ``compactor.hooks:head``). ``since`` keeps
+    (``compactor.claude_code.hooks`` matches ``compactor.claude_code.hooks:head``). ``since`` keeps
     records created at or after it, ``before`` those created strictly before.
     """
 

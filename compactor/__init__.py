@@ -8,7 +8,7 @@ The five-line version::
     if orch.should_compact().compact:
         result = orch.compact("auto")           # result.report is the JSON report
 
-Recorded sessions replay with ``compactor.replay.replay(...)``; the pieces (``compact``,
+Recorded sessions replay with ``compactor.claude_code.replay.replay(...)``; the pieces (``compact``,
 ``should_compact``, ``Deduper``, the counters and summarizers) are usable on
 their own. The recovery store is the ``ccr`` package; attachments and skills
 are ``attachments`` and ``skills``.
@@ -18,24 +18,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compactor._lazy import lazy_exports as _lazy_exports
+from compactor import _moved
+from compactor.core.lazy import lazy_exports as _lazy_exports
+
+_moved.install()
 
 if TYPE_CHECKING:
-    from compactor.config import Settings, load_settings
-    from compactor.dedup import Deduper
-    from compactor.errors import CompactionFailed, CompactorError, ConfigError, TranscriptError, UsageError
-    from compactor.messages import Message, Usage
-    from compactor.orchestrator import Orchestrator
-    from compactor.pipeline import CompactBoundary, CompactionResult, CompactOptions, compact
-    from compactor.policy import CompactionTracker, Decision, should_compact
-    from compactor.recovery import RECOVERY_TOOL
-    from compactor.replay import ReplayReport
-    from compactor.report import CompactionReport
-    from compactor.ledger import SessionLedger
-    from compactor.session import SessionState
+    from compactor.core.config import Settings, load_settings
+    from compactor.engine.dedup import Deduper
+    from compactor.core.errors import CompactionFailed, CompactorError, ConfigError, TranscriptError, UsageError
+    from compactor.core.messages import Message, Usage
+    from compactor.engine.orchestrator import Orchestrator
+    from compactor.engine.pipeline import CompactBoundary, CompactionResult, CompactOptions, compact
+    from compactor.engine.policy import CompactionTracker, Decision, should_compact
+    from ccr.recovery import RECOVERY_TOOL
+    from compactor.claude_code.replay import ReplayReport
+    from compactor.engine.report import CompactionReport
+    from compactor.core.ledger import SessionLedger
+    from compactor.core.session import SessionState
     from compactor.summarizers import ExtractiveSummarizer, Summarizer, Summary, make_summarizer
-    from compactor.tokens import CachedCounter, RoughCounter, TiktokenCounter, TokenCounter, make_counter
-    from compactor.transcript import StateBuilder, Transcript, read_transcript, write_transcript
+    from compactor.core.tokens import CachedCounter, RoughCounter, TiktokenCounter, TokenCounter, make_counter
+    from compactor.claude_code.transcript import StateBuilder, Transcript, read_transcript, write_transcript
 
 __all__ = [
     "CachedCounter",
@@ -77,46 +80,46 @@ __all__ = [
 ]
 
 _EXPORTS: dict[str, str] = {
-    "CachedCounter": "compactor.tokens",
-    "CompactBoundary": "compactor.pipeline",
-    "CompactOptions": "compactor.pipeline",
-    "CompactionFailed": "compactor.errors",
-    "CompactionReport": "compactor.report",
-    "CompactionResult": "compactor.pipeline",
-    "CompactionTracker": "compactor.policy",
-    "CompactorError": "compactor.errors",
-    "ConfigError": "compactor.errors",
-    "Decision": "compactor.policy",
-    "Deduper": "compactor.dedup",
+    "CachedCounter": "compactor.core.tokens",
+    "CompactBoundary": "compactor.engine.pipeline",
+    "CompactOptions": "compactor.engine.pipeline",
+    "CompactionFailed": "compactor.core.errors",
+    "CompactionReport": "compactor.engine.report",
+    "CompactionResult": "compactor.engine.pipeline",
+    "CompactionTracker": "compactor.engine.policy",
+    "CompactorError": "compactor.core.errors",
+    "ConfigError": "compactor.core.errors",
+    "Decision": "compactor.engine.policy",
+    "Deduper": "compactor.engine.dedup",
     "ExtractiveSummarizer": "compactor.summarizers",
-    "Message": "compactor.messages",
-    "Orchestrator": "compactor.orchestrator",
-    "RECOVERY_TOOL": "compactor.recovery",
-    "ReplayReport": "compactor.replay",
-    "RoughCounter": "compactor.tokens",
-    "SessionLedger": "compactor.ledger",
-    "SessionState": "compactor.session",
-    "Settings": "compactor.config",
-    "StateBuilder": "compactor.transcript",
+    "Message": "compactor.core.messages",
+    "Orchestrator": "compactor.engine.orchestrator",
+    "RECOVERY_TOOL": "ccr.recovery",
+    "ReplayReport": "compactor.claude_code.replay",
+    "RoughCounter": "compactor.core.tokens",
+    "SessionLedger": "compactor.core.ledger",
+    "SessionState": "compactor.core.session",
+    "Settings": "compactor.core.config",
+    "StateBuilder": "compactor.claude_code.transcript",
     "Summarizer": "compactor.summarizers",
     "Summary": "compactor.summarizers",
-    "TiktokenCounter": "compactor.tokens",
-    "TokenCounter": "compactor.tokens",
-    "Transcript": "compactor.transcript",
-    "TranscriptError": "compactor.errors",
-    "Usage": "compactor.messages",
-    "UsageError": "compactor.errors",
-    "compact": "compactor.pipeline",
-    "load_settings": "compactor.config",
-    "make_counter": "compactor.tokens",
+    "TiktokenCounter": "compactor.core.tokens",
+    "TokenCounter": "compactor.core.tokens",
+    "Transcript": "compactor.claude_code.transcript",
+    "TranscriptError": "compactor.core.errors",
+    "Usage": "compactor.core.messages",
+    "UsageError": "compactor.core.errors",
+    "compact": "compactor.engine.pipeline",
+    "load_settings": "compactor.core.config",
+    "make_counter": "compactor.core.tokens",
     "make_summarizer": "compactor.summarizers",
-    "read_transcript": "compactor.transcript",
-    "should_compact": "compactor.policy",
-    "write_transcript": "compactor.transcript",
+    "read_transcript": "compactor.claude_code.transcript",
+    "should_compact": "compactor.engine.policy",
+    "write_transcript": "compactor.claude_code.transcript",
 }
 """Public name -> module defining it. Imported on first use, so that the other
 packages (``ccr``, ``attachments``, ``skills``), which build on
-``compactor.errors`` and ``compactor.messages``, can import those modules
+``compactor.core.errors`` and ``compactor.core.messages``, can import those modules
 without pulling in the whole pipeline first."""
 
 

@@ -23,9 +23,9 @@ from langchain_core.tools import tool
 
 from ccr import open_store
 from compactor.adapters.langchain_agent import CompactionMiddleware
-from compactor.config import load_settings
-from compactor.orchestrator import Orchestrator
-from compactor.report import CompactionReport
+from compactor.core.config import load_settings
+from compactor.engine.orchestrator import Orchestrator
+from compactor.engine.report import CompactionReport
 
 BUILDS = 14
 

@@ -24,9 +24,9 @@ from langgraph.prebuilt import create_react_agent
 
 from ccr import open_store
 from compactor.adapters.langgraph import LangGraphCompaction
-from compactor.config import load_settings
-from compactor.orchestrator import Orchestrator
-from compactor.report import CompactionReport
+from compactor.core.config import load_settings
+from compactor.engine.orchestrator import Orchestrator
+from compactor.engine.report import CompactionReport
 
 BUILDS = 14
 

@@ -26,9 +26,9 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 
 from ccr import open_store
 from compactor.adapters.openai_agents import CompactingSession
-from compactor.config import load_settings
-from compactor.orchestrator import Orchestrator
-from compactor.report import CompactionReport
+from compactor.core.config import load_settings
+from compactor.engine.orchestrator import Orchestrator
+from compactor.engine.report import CompactionReport
 
 BUILDS = 14
 

@@ -20,9 +20,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from ccr import open_store
 from compactor.adapters.pydantic_ai import PydanticAICompaction
-from compactor.config import load_settings
-from compactor.orchestrator import Orchestrator
-from compactor.report import CompactionReport
+from compactor.core.config import load_settings
+from compactor.engine.orchestrator import Orchestrator
+from compactor.engine.report import CompactionReport
 
 BUILDS = 14
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from compactor.session import InvokedSkill, SessionState
+from compactor.core.session import InvokedSkill, SessionState
 from skills.info import SkillInfo
 
 __all__ = ["invoked_skills", "record_invocation"]

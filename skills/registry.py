@@ -12,7 +12,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 
-from compactor.session import InvokedSkill, SessionState
+from compactor.core.session import InvokedSkill, SessionState
 from skills.discovery import discover, read_skill_body
 from skills.errors import SkillFileError, SkillNotFound
 from skills.info import SkillInfo, SkillRoot

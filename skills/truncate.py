@@ -19,7 +19,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from compactor.tokens import TokenCounter
+from compactor.core.tokens import TokenCounter
 
 __all__ = ["LineCounts", "fit_head", "truncate_head"]
 

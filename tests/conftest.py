@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ccr import SQLiteStore
-from compactor.tokens import TiktokenCounter
+from compactor.core.tokens import TiktokenCounter
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "fixtures"

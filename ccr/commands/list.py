@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ccr.commands._common import opened_store, parse_time, record_filter
-from compactor._cli import write_stdout
+from compactor.cli.kit import write_stdout
 
 __all__ = ["register", "run"]
 
@@ -32,7 +32,7 @@ def add_filters(parser: argparse.ArgumentParser) -> None:
         "--kind", metavar="K", help="only records of this kind (head, message, tool_result, ...)"
     )
     parser.add_argument(
-        "--producer", metavar="P", help="only records from this producer (compactor.hooks, ...)"
+        "--producer", metavar="P", help="only records from this producer (compactor.claude_code.hooks, ...)"
     )
     parser.add_argument(
         "--since",

@@ -2,7 +2,7 @@
 
 Claude Code starts it from the plugin's ``.mcp.json``; stdout carries the
 protocol, so nothing else is printed there. The server is the project's
-own (``compactor.mcp_stdio``): the ``mcp`` SDK is not needed to run it.
+own (``ccr.mcp_stdio``): the ``mcp`` SDK is not needed to run it.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from compactor.messages import ContentBlock, ImageBlock, Message, ToolResultBlock, UnknownBlock
+from compactor.core.messages import ContentBlock, ImageBlock, Message, ToolResultBlock, UnknownBlock
 
 __all__ = [
     "PASSTHROUGH",

@@ -13,7 +13,7 @@ registered in Python instead of as hook commands:
 - **PreCompact** (a ``HookMatcher`` callback): before Claude Code
   summarizes, the conversation since the last compaction is read from the
   session's transcript and stored in CCR byte for byte
-  (``compactor.hooks.pre_compact``). The callback answers
+  (``compactor.claude_code.hooks.pre_compact``). The callback answers
   ``{"systemMessage": <instructions>}``: for a PreCompact callback Claude
   Code takes ``systemMessage`` as extra summary instructions, appended after
   the user's ``/compact`` text, so the summarizer is asked to keep the
@@ -33,7 +33,7 @@ registered in Python instead of as hook commands:
   compaction only this reminder reaches the conversation, not the
   summary instructions.
 - **PostCompact**: Claude Code's own summary (``compact_summary``) and the
-  trigger are noted in the session's record (``compactor.hooks.record_compact_summary``);
+  trigger are noted in the session's record (``compactor.claude_code.hooks.record_compact_summary``);
   the callback answers ``{}``. Like ``SessionStart``, the event is not in
   the SDK's ``HookEvent`` type, and the client runs it after SessionStart.
 - **MCP servers** ``ccr`` and ``memory``: stdio servers started with the
@@ -61,8 +61,8 @@ import anyio.to_thread
 from claude_agent_sdk import ClaudeAgentOptions, HookContext, HookMatcher
 from claude_agent_sdk.types import McpStdioServerConfig, SyncHookJSONOutput
 
-from compactor.errors import CompactorError, UsageError
-from compactor.hooks import (
+from compactor.core.errors import CompactorError, UsageError
+from compactor.claude_code.hooks import (
     DEFAULT_LISTED_RESULTS,
     HookInput,
     SessionRecord,
@@ -71,9 +71,9 @@ from compactor.hooks import (
     parse_hook_input,
     record_compact_summary,
 )
-from compactor.hooks import pre_compact as store_before_compaction
-from compactor.hooks import session_start as reminder_after_compaction
-from compactor.recovery import RECOVERY_TOOL_NAME
+from compactor.claude_code.hooks import pre_compact as store_before_compaction
+from compactor.claude_code.hooks import session_start as reminder_after_compaction
+from ccr.recovery import RECOVERY_TOOL_NAME
 
 __all__ = ["ClaudeAgentSDKCompaction", "mcp_tool_name"]
 
@@ -139,8 +139,8 @@ class ClaudeAgentSDKCompaction:
 
     def _pre_compact(self, data: dict[str, Any]) -> SyncHookJSONOutput:
         from ccr import open_store
-        from compactor.config import load_settings
-        from compactor.tokens import make_counter
+        from compactor.core.config import load_settings
+        from compactor.core.tokens import make_counter
 
         hook: HookInput | None = None
         try:
@@ -174,7 +174,7 @@ class ClaudeAgentSDKCompaction:
         return await anyio.to_thread.run_sync(self._session_start, dict(input))
 
     def _session_start(self, data: dict[str, Any]) -> SyncHookJSONOutput:
-        from compactor.config import load_settings
+        from compactor.core.config import load_settings
 
         try:
             hook = _hook_input(data)
@@ -231,7 +231,7 @@ class ClaudeAgentSDKCompaction:
         }
         if self.memory_server is not None:
             servers[self.memory_server] = {
-                "type": "stdio", "command": self.python, "args": ["-P", "-m", "memory", "mcp"], "env": env,
+                "type": "stdio", "command": self.python, "args": ["-P", "-m", "compactor.memory", "mcp"], "env": env,
             }
         return servers
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
-from compactor.messages import Message
-from compactor.orchestrator import Orchestrator
-from compactor.pipeline import CompactionResult
-from compactor.recovery import recover
-from compactor.report import CompactionReport
+from compactor.core.messages import Message
+from compactor.engine.orchestrator import Orchestrator
+from compactor.engine.pipeline import CompactionResult
+from ccr.recovery import recover
+from compactor.engine.report import CompactionReport
 
 __all__ = ["CompactingHistory", "HistoryAdapter", "RetrievesFromHistory"]
 

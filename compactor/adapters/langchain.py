@@ -39,7 +39,7 @@ from compactor.adapters._convert import (
     passthrough,
     passthrough_message,
 )
-from compactor.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 __all__ = ["LangChainAdapter"]
 

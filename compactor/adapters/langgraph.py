@@ -30,9 +30,9 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from compactor.adapters.history import CompactingHistory, RetrievesFromHistory
 from compactor.adapters.langchain import LangChainAdapter
-from compactor.orchestrator import Orchestrator
-from compactor.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
-from compactor.report import CompactionReport
+from compactor.engine.orchestrator import Orchestrator
+from ccr.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
+from compactor.engine.report import CompactionReport
 
 __all__ = ["LangGraphCompaction"]
 

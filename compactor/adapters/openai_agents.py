@@ -33,9 +33,9 @@ from agents.run_config import CallModelData, ModelInputData
 
 from compactor.adapters.history import CompactingHistory, RetrievesFromHistory
 from compactor.adapters.openai_responses import OpenAIResponsesAdapter
-from compactor.orchestrator import Orchestrator
-from compactor.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
-from compactor.report import CompactionReport
+from compactor.engine.orchestrator import Orchestrator
+from ccr.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
+from compactor.engine.report import CompactionReport
 
 __all__ = ["CompactingSession"]
 

@@ -33,7 +33,7 @@ from compactor.adapters._convert import (
     part_to_block,
     passthrough,
 )
-from compactor.messages import ContentBlock, ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock, UnknownBlock
+from compactor.core.messages import ContentBlock, ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock, UnknownBlock
 
 __all__ = ["OpenAIResponsesAdapter"]
 

@@ -10,7 +10,7 @@
   the front of the first request, never compacted;
 - every other part rides, serialized, in a pass-through block and comes
   back as it was; a provider's ``CompactionPart`` that leads a compaction's
-  summary (``compactor.provider_compaction``) goes out in a ``ModelResponse``
+  summary (``compactor.summarizers.provider_compaction``) goes out in a ``ModelResponse``
   of its own before the summary's request, where pydantic-ai keeps it.
 
 ``PydanticAICompaction`` is the integration: a history processor
@@ -51,7 +51,7 @@ from pydantic_ai.messages import (
 
 from compactor.adapters._convert import PASSTHROUGH, Originals, block_to_part, part_to_block, passthrough
 from compactor.adapters.history import CompactingHistory, RetrievesFromHistory
-from compactor.messages import (
+from compactor.core.messages import (
     ContentBlock,
     ImageBlock,
     Message,
@@ -62,9 +62,9 @@ from compactor.messages import (
     ToolUseBlock,
     UnknownBlock,
 )
-from compactor.orchestrator import Orchestrator
-from compactor.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
-from compactor.report import CompactionReport
+from compactor.engine.orchestrator import Orchestrator
+from ccr.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
+from compactor.engine.report import CompactionReport
 
 __all__ = ["PydanticAIAdapter", "PydanticAICompaction"]
 

@@ -8,8 +8,8 @@ on-demand compaction, OpenAI's ``/v1/responses/compact``) and carry its
 compaction verbatim.
 
 Public names are imported on first use (``_EXPORTS``): importing a private
-helper of this package (``compactor.survival`` uses ``_facts``, and every
-report uses ``compactor.survival``) must not load the summarizers, their
+helper of this package (``compactor.engine.survival`` uses ``_facts``, and every
+report uses ``compactor.engine.survival``) must not load the summarizers, their
 templates (jinja2) and their HTTP clients.
 """
 
@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compactor._lazy import lazy_exports as _lazy_exports
+from compactor.core.lazy import lazy_exports as _lazy_exports
 
-from compactor.errors import ConfigError
+from compactor.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from compactor.config import Settings
+    from compactor.core.config import Settings
     from compactor.summarizers.anthropic import AnthropicSummarizer
     from compactor.summarizers.anthropic_compact import AnthropicCompactSummarizer
     from compactor.summarizers.base import SECTION_TITLES, Summarizer, Summary
@@ -64,7 +64,7 @@ def make_summarizer(settings: Settings) -> Summarizer:
     Raises:
         ConfigError: an LLM summarizer whose SDK is not installed, or bad LLM settings.
     """
-    from compactor.tokens import make_counter
+    from compactor.core.tokens import make_counter
 
     if settings.summarizer == "extractive":
         from compactor.summarizers.extractive import ExtractiveSummarizer

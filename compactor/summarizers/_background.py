@@ -33,17 +33,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from compactor._templates import render
-from compactor.config import BackgroundSettings
-from compactor.ledger import SessionLedger
-from compactor.messages import Message
-from compactor.pipeline import without_recovered_content
-from compactor.spans import Span
+from compactor.core.templating import render
+from compactor.core.config import BackgroundSettings
+from compactor.core.ledger import SessionLedger
+from compactor.core.messages import Message
+from compactor.engine.pipeline import without_recovered_content
+from compactor.engine.spans import Span
 from compactor.summarizers._ledger import tail_view
 from compactor.summarizers._ledger_text import ledger_digest
 from compactor.summarizers._llm import _LEDGER_TOKENS
 from compactor.summarizers.base import CitingSummarizer, Summary, SummarySource
-from compactor.tokens import RoughCounter
+from compactor.core.tokens import RoughCounter
 
 __all__ = ["BackgroundSummaries", "BlendedSummarizer", "Choice", "fingerprints", "retry_after_seconds"]
 

@@ -2,12 +2,12 @@
 
 ``touched_path``, ``command_first_line`` and ``relative_path`` define the
 facts; the session ledger (``compactor.summarizers._ledger``) records them
-and ``compactor.survival`` measures with the same definitions.
+and ``compactor.engine.survival`` measures with the same definitions.
 """
 
 from __future__ import annotations
 
-from compactor.messages import ToolUseBlock
+from compactor.core.messages import ToolUseBlock
 
 __all__ = ["DEFAULT_COMMAND_LINE_CHARS", "EDIT_ACTIONS", "command_first_line", "relative_path", "touched_path"]
 

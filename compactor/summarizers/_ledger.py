@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from compactor.dedup import without_result_id
-from compactor.ledger import LedgerBackground, LedgerCommand, LedgerError, LedgerItem, LedgerMessage, LedgerPath, SessionLedger
-from compactor.messages import Message, ToolResultBlock, ToolUseBlock
+from compactor.engine.dedup import without_result_id
+from compactor.core.ledger import LedgerBackground, LedgerCommand, LedgerError, LedgerItem, LedgerMessage, LedgerPath, SessionLedger
+from compactor.core.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.summarizers._errors import error_lines
 from compactor.summarizers._facts import EDIT_ACTIONS, command_first_line, touched_path
 from compactor.summarizers._prompts import typed

@@ -32,9 +32,9 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict
 
-from compactor._templates import render
-from compactor.errors import ConfigError, SummarizerError
-from compactor.messages import (
+from compactor.core.templating import render
+from compactor.core.errors import ConfigError, SummarizerError
+from compactor.core.messages import (
     DocumentBlock,
     ImageBlock,
     Message,
@@ -44,13 +44,13 @@ from compactor.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from compactor.rounds import group_rounds
-from compactor.spans import Span, head_spans
-from compactor.ledger import SessionLedger
+from compactor.engine.rounds import group_rounds
+from compactor.engine.spans import Span, head_spans
+from compactor.core.ledger import SessionLedger
 from compactor.summarizers._ledger import tail_view
 from compactor.summarizers._ledger_text import ledger_digest
 from compactor.summarizers.base import SECTION_TITLES, Summary
-from compactor.tokens import RoughCounter
+from compactor.core.tokens import RoughCounter
 
 __all__ = [
     "API_KEY_ENV",

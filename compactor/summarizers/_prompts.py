@@ -6,7 +6,7 @@ the wrappers of slash commands and of ``!`` shell input, their output, and
 the client's own notes. Only some of it is the user speaking. ``typed`` sorts
 one message: the text the user typed (a request, a slash command with its
 arguments, or shell input), or None for everything else. The summarizer and
-the fact-survival measure (``compactor.survival``) both use it, so that they
+the fact-survival measure (``compactor.engine.survival``) both use it, so that they
 agree on what "the user's messages" are.
 """
 
@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from compactor.messages import Message
-from compactor.rounds import is_prompt
+from compactor.core.messages import Message
+from compactor.engine.rounds import is_prompt
 
 __all__ = ["CLIENT_COMMANDS", "Typed", "TypedKind", "collapse", "strip_reminders", "typed"]
 

@@ -2,7 +2,7 @@
 
 ``anthropic-compact`` and ``openai-compact`` do not ask a model for text:
 they ask the provider's own compaction endpoint for its compaction of the
-head (``compactor.provider_compaction`` cites the formats), and the summary
+head (``compactor.summarizers.provider_compaction`` cites the formats), and the summary
 message carries what it returned verbatim, first, as the provider wants it
 sent back. The session ledger's facts follow as the summary's text, so that
 no path, command or error rests on an opaque blob.
@@ -17,11 +17,11 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 
-from compactor._templates import render
-from compactor.errors import SummarizerError
-from compactor.ledger import SessionLedger
-from compactor.messages import ContentBlock, Message
-from compactor.spans import Span
+from compactor.core.templating import render
+from compactor.core.errors import SummarizerError
+from compactor.core.ledger import SessionLedger
+from compactor.core.messages import ContentBlock, Message
+from compactor.engine.spans import Span
 from compactor.summarizers._llm import ModelClient, ledger_facts
 from compactor.summarizers.base import Summary
 

@@ -20,7 +20,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from compactor.messages import Message, ToolResultBlock, ToolUseBlock
+from compactor.core.messages import Message, ToolResultBlock, ToolUseBlock
 
 __all__ = ["Background", "Thread", "TrackedItem", "tracker_updates"]
 

@@ -12,7 +12,7 @@ import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from compactor.errors import ConfigError, SummarizerError
+from compactor.core.errors import ConfigError, SummarizerError
 from compactor.summarizers._llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
     DEFAULT_TIMEOUT_SECONDS,

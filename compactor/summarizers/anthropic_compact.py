@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from compactor._templates import render
-from compactor.errors import SummarizerError
-from compactor.messages import ContentBlock, Message, UnknownBlock
-from compactor.provider_compaction import COMPACTION_TYPE, provider_kind
+from compactor.core.templating import render
+from compactor.core.errors import SummarizerError
+from compactor.core.messages import ContentBlock, Message, UnknownBlock
+from compactor.summarizers.provider_compaction import COMPACTION_TYPE, provider_kind
 from compactor.summarizers._llm import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
 from compactor.summarizers._provider import ProviderCompactSummarizer
 from compactor.summarizers.anthropic import DEFAULT_ANTHROPIC_MODEL, _error_message, make_client

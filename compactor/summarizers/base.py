@@ -7,9 +7,9 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compactor.ledger import SessionLedger
-from compactor.messages import ContentBlock, Message, ToolResultBlock
-from compactor.spans import Span
+from compactor.core.ledger import SessionLedger
+from compactor.core.messages import ContentBlock, Message, ToolResultBlock
+from compactor.engine.spans import Span
 
 __all__ = ["SECTION_TITLES", "CitingSummarizer", "Summarizer", "Summary", "SummarySource"]
 
@@ -51,7 +51,7 @@ class Summary(BaseModel):
     summary cites; ``dropped_rounds`` counts the oldest API rounds an LLM
     summarizer had to leave out because the request was too long.
     ``provider_blocks`` are a provider's own compaction
-    (``compactor.provider_compaction``) when the provider wrote the summary:
+    (``compactor.summarizers.provider_compaction``) when the provider wrote the summary:
     the summary message carries them verbatim, before ``text``.
     """
 
@@ -74,7 +74,7 @@ Summary.model_rebuild(_types_namespace={"ToolResultBlock": ToolResultBlock})
 class Summarizer(Protocol):
     """Turns the head of a conversation into a ``Summary``.
 
-    Implementations raise ``compactor.errors.SummarizerError`` on failure;
+    Implementations raise ``compactor.core.errors.SummarizerError`` on failure;
     the pipeline then fails closed.
     """
 
@@ -91,7 +91,7 @@ class CitingSummarizer(Protocol):
     stores exactly those before summarizing and hands them back, so that
     they are computed once. ``cwd`` is the session's working directory, when
     known (a summary may show paths relative to it). ``ledger`` is the
-    session's ledger with ``messages`` merged (``compactor.ledger``), and
+    session's ledger with ``messages`` merged (``compactor.core.ledger``), and
     ``tail`` what the compacted context keeps after them.
     """
 

@@ -1,6 +1,6 @@
 """The extractive summarizer: deterministic, offline, cites CCR handles.
 
-It renders the session ledger (``compactor.ledger``: every touched path and
+It renders the session ledger (``compactor.core.ledger``: every touched path and
 what was done to it, every distinct command and its outcome, errors with
 what resolved them, the user's instructions and every message they typed,
 the task lists) into the nine summary sections, with numbers the assistant
@@ -8,7 +8,7 @@ cited from tool results. Where the work stands (the current request, open
 items, the last calls and their outcomes, the next step) is read from the
 ledger merged with the preserved tail, so it never contradicts what the
 model still sees. Everything long is cut and cited by the CCR handle of the
-span it came from (see ``compactor.spans``), and every fact the summary
+span it came from (see ``compactor.engine.spans``), and every fact the summary
 cannot show stands in the full listing, stored as its own span and cited.
 
 Called by the pipeline, it gets the session's ledger with the head already
@@ -22,16 +22,16 @@ import sys
 from collections.abc import Sequence
 
 from ccr import handle_for, marker
-from compactor._templates import render
-from compactor.config import DEFAULT_SUMMARY_FACTS_TOKENS
-from compactor.ledger import SessionLedger
-from compactor.messages import Message, TextBlock, ToolResultBlock
-from compactor.spans import Span, SpanKind, head_spans
+from compactor.core.templating import render
+from compactor.core.config import DEFAULT_SUMMARY_FACTS_TOKENS
+from compactor.core.ledger import SessionLedger
+from compactor.core.messages import Message, TextBlock, ToolResultBlock
+from compactor.engine.spans import Span, SpanKind, head_spans
 from compactor.summarizers._ledger import merge_messages, tail_view
 from compactor.summarizers._ledger_text import LedgerText, listing_span
 from compactor.summarizers._prompts import typed
 from compactor.summarizers.base import SECTION_TITLES, Summary
-from compactor.tokens import RoughCounter, TokenCounter
+from compactor.core.tokens import RoughCounter, TokenCounter
 
 __all__ = ["ExtractiveSummarizer"]
 
@@ -118,7 +118,7 @@ class ExtractiveSummarizer:
         """The spans this summary may cite; the pipeline stores exactly these.
 
         The head, large tool results, meta messages and earlier summaries
-        (``compactor.spans.head_spans``), every typed user message longer than
+        (``compactor.engine.spans.head_spans``), every typed user message longer than
         ``user_message_chars`` (its text whole), and the full listing of the
         head's facts (the pipeline replaces it with the session's).
         """

@@ -16,7 +16,7 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
-from compactor.errors import UsageError
+from compactor.core.errors import UsageError
 from compactor.tune.jobs import Job, SessionResult, WorkerCache, run_job
 
 __all__ = ["Executor", "ExecutorName", "LocalExecutor", "RayExecutor", "make_executor"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from compactor._templates import render_html
+from compactor.core.templating import render_html
 from compactor.tune.jobs import SessionResult
 from compactor.tune.metrics import METRIC_NAMES
 from compactor.tune.output import best_toml, format_figure

@@ -25,11 +25,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ccr import open_store
-from compactor.config import Settings
-from compactor.replay import replay_transcript
+from compactor.core.config import Settings
+from compactor.claude_code.replay import replay_transcript
 from compactor.summarizers import make_summarizer
-from compactor.tokens import CachedCounter, make_counter
-from compactor.transcript import Transcript, read_transcript
+from compactor.core.tokens import CachedCounter, make_counter
+from compactor.claude_code.transcript import Transcript, read_transcript
 from compactor.tune.metrics import Metrics, replay_metrics
 
 __all__ = ["AT_KINDS", "SESSIONS_KEPT", "Job", "SessionResult", "WorkerCache", "run_job", "session_hash"]
@@ -105,7 +105,7 @@ class WorkerCache:
         if found is not None:
             self.sessions.move_to_end(key)
             return found
-        # As compactor.replay.replay reads it: the main chain only, the state rebuilt by the replay.
+        # As compactor.claude_code.replay.replay reads it: the main chain only, the state rebuilt by the replay.
         transcript = read_transcript(path, subagents=False, state=False)
         self.reads += 1
         self.sessions[key] = transcript

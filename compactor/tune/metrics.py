@@ -21,22 +21,22 @@ ratios. Definitions (the README's "Tuning" section repeats them):
 - ``compactions``: successful compactions (per session, in a total: the sum).
 - ``survival_*``: of the file paths touched, shell commands' first lines and
   user messages in the compacted part, the share the summary holds verbatim
-  (``compactor.survival`` counts them; sessions pool by count).
+  (``compactor.engine.survival`` counts them; sessions pool by count).
 - ``retention_*``: of the whole session's paths, command first lines and
   typed user messages so far, the share the whole compacted context (summary,
   tail, attachments) holds verbatim, at every compaction
-  (``compactor.survival.context_retention``; pooled by count).
+  (``compactor.engine.survival.context_retention``; pooled by count).
 - ``latest_request_named``: the share of compactions whose summary names the
   latest typed request; ``open_items_named``: of the open to-do, task and
   tracker items at compactions, the share the summary names.
 - ``recoverable_share``: of the bytes compactions dropped, the share the CCR
   store returns.
-- ``masking_steps``: masking steps between compactions (``compactor.masking``;
+- ``masking_steps``: masking steps between compactions (``compactor.engine.masking``;
   tune it with the ``masking.*`` settings, for example ``"masking.enabled" =
   [true, false]`` or ``"masking.keep_rounds" = [2, 3, 5]``).
 - ``cache_invalidated_per_100_requests``: cached-prefix tokens that
   compactions and masking steps invalidated, per 100 requests
-  (``compactor.cache``).
+  (``compactor.engine.cache``).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ccr import Store
-from compactor.replay import ReplayReport
+from compactor.claude_code.replay import ReplayReport
 
 __all__ = ["METRIC_NAMES", "Metrics", "replay_metrics"]
 
@@ -238,7 +238,7 @@ def replay_metrics(report: ReplayReport, store: Store | None = None) -> Metrics:
 
 
 def _survival_counts(compaction: Any) -> dict[str, tuple[int, int]]:
-    """(verbatim, total) per fact kind from a compaction report's ``survival`` (``compactor.survival``)."""
+    """(verbatim, total) per fact kind from a compaction report's ``survival`` (``compactor.engine.survival``)."""
     counts = getattr(getattr(compaction, "survival", None), "counts", None)
     if counts is None:
         return {}

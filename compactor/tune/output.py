@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from compactor.config import Settings
+from compactor.core.config import Settings
 from compactor.tune.jobs import SessionResult
 from compactor.tune.metrics import METRIC_NAMES, Metrics
 from compactor.tune.runner import LOWER_IS_BETTER, TrialResult, TuneResults

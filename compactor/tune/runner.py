@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compactor.config import load_settings
-from compactor.errors import InputNotFound, UsageError
+from compactor.core.config import load_settings
+from compactor.core.errors import InputNotFound, UsageError
 from compactor.tune.cache import ResultCache, cache_key, project_version
 from compactor.tune.executors import Executor
 from compactor.tune.jobs import AtKind, Job, SessionResult, session_hash

@@ -32,8 +32,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from compactor.config import load_settings
-from compactor.errors import ConfigError
+from compactor.core.config import load_settings
+from compactor.core.errors import ConfigError
 from compactor.tune.metrics import METRIC_NAMES
 
 __all__ = ["ParamValue", "SearchSpace", "SearchSettings", "Trial", "grid_trials", "load_space", "random_trials"]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import ccr
-from compactor.session import ReadFileEntry
-from compactor.tokens import TiktokenCounter
+from compactor.core.session import ReadFileEntry
+from compactor.core.tokens import TiktokenCounter
 
 
 @pytest.fixture(scope="session")

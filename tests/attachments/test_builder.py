@@ -10,8 +10,8 @@ import pytest
 import ccr
 from attachments import AttachmentSet, Budgets, DiskFiles, build_attachments
 from ccr.batch import StoreBatch
-from compactor.session import BackgroundTask, InvokedSkill, Plan, ReadFileEntry, SessionState
-from compactor.tokens import RoughCounter, TiktokenCounter
+from compactor.core.session import BackgroundTask, InvokedSkill, Plan, ReadFileEntry, SessionState
+from compactor.core.tokens import RoughCounter, TiktokenCounter
 
 
 def full_state(tmp_cwd: str) -> SessionState:

@@ -12,9 +12,9 @@ from attachments import (
     mark_announced,
     pending_deltas,
 )
-from compactor.messages import Message
-from compactor.session import SessionState
-from compactor.tokens import TiktokenCounter
+from compactor.core.messages import Message
+from compactor.core.session import SessionState
+from compactor.core.tokens import TiktokenCounter
 
 
 def session() -> SessionState:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from attachments import is_memory_file, is_plan_file, normalize_path, read_paths
-from compactor.messages import Message, TextBlock, ToolUseBlock
+from compactor.core.messages import Message, TextBlock, ToolUseBlock
 
 
 @pytest.mark.parametrize(

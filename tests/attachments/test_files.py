@@ -20,10 +20,10 @@ from attachments import (
     build_file_attachments,
 )
 from attachments.selection import FileSelection
-from compactor.messages import Message, ToolUseBlock
-from compactor.report import SkippedEntry
-from compactor.session import Plan, ReadFileEntry, SessionState
-from compactor.tokens import TiktokenCounter
+from compactor.core.messages import Message, ToolUseBlock
+from compactor.engine.report import SkippedEntry
+from compactor.core.session import Plan, ReadFileEntry, SessionState
+from compactor.core.tokens import TiktokenCounter
 
 WriteFile = Callable[..., ReadFileEntry]
 

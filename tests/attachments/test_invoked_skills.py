@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ccr
 from attachments import Budgets, build_skill_attachment, mark_announced
-from compactor.session import InvokedSkill, SessionState
-from compactor.tokens import TiktokenCounter
+from compactor.core.session import InvokedSkill, SessionState
+from compactor.core.tokens import TiktokenCounter
 
 
 def skill(name: str, at: float, *, agent: str = "main", size: int = 5) -> InvokedSkill:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from attachments import plan_file_attachment, plan_mode_attachment
-from compactor.session import Plan, SessionState
-from compactor.tokens import TiktokenCounter
+from compactor.core.session import Plan, SessionState
+from compactor.core.tokens import TiktokenCounter
 
 
 def test_a_plan_is_attached_with_its_path_and_content(counter: TiktokenCounter) -> None:

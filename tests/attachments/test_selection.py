@@ -17,12 +17,12 @@ from attachments.selection import (
     newest_first,
     rank_files,
 )
-from compactor.config import load_settings
-from compactor.messages import Message, ToolUseBlock
-from compactor.replay import replay
-from compactor.session import ReadFileEntry, SessionState
+from compactor.core.config import load_settings
+from compactor.core.messages import Message, ToolUseBlock
+from compactor.claude_code.replay import replay
+from compactor.core.session import ReadFileEntry, SessionState
 from compactor.summarizers import make_summarizer
-from compactor.tokens import TiktokenCounter
+from compactor.core.tokens import TiktokenCounter
 from compactor.tune.metrics import Metrics, replay_metrics
 
 WriteFile = Callable[..., ReadFileEntry]

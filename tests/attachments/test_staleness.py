@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from attachments import StalenessWatcher, WatchError, mark_stale
-from compactor.session import ReadFileEntry, SessionState
+from compactor.core.session import ReadFileEntry, SessionState
 
 WAIT = 30.0
 """Upper bound for the watcher to report; the test goes on as soon as it does."""

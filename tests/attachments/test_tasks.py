@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from attachments import task_status_attachments
-from compactor.session import BackgroundTask, SessionState
-from compactor.tokens import TiktokenCounter
+from compactor.core.session import BackgroundTask, SessionState
+from compactor.core.tokens import TiktokenCounter
 
 
 def test_only_running_and_uncollected_tasks_get_an_attachment(counter: TiktokenCounter) -> None:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from compactor.hooks import SESSION_START_MAX_CHARS
+from compactor.claude_code.hooks import SESSION_START_MAX_CHARS
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"

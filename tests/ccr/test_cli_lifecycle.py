@@ -32,13 +32,13 @@ def fill(db: Path) -> dict[str, list[str]]:
     with open_store(db) as store:
         for i in range(3):
             groups["s1"].append(store.put(
-                f"s1 head {i}\n".encode() * 50, producer="compactor.hooks:head",
+                f"s1 head {i}\n".encode() * 50, producer="compactor.claude_code.hooks:head",
                 metadata={"kind": "head", "session_id": "s1"},
             ))
         groups["s2"] += store.put_many([
-            PutRequest(data=b"s2 message\n" * 40, producer="compactor.pipeline:message",
+            PutRequest(data=b"s2 message\n" * 40, producer="compactor.engine.pipeline:message",
                        metadata={"kind": "message", "session_id": "s2"}),
-            PutRequest(data=BINARY, producer="compactor.pipeline:tool_result",
+            PutRequest(data=BINARY, producer="compactor.engine.pipeline:tool_result",
                        metadata={"kind": "tool_result", "session_id": "s2"}),
         ])
         groups["none"].append(store.put(b"loose bytes", producer="ccr-cli"))
@@ -58,7 +58,7 @@ def test_list_filters_by_session_kind_producer_and_time(db: Path) -> None:
     assert sorted(listed(db, "--session", "s1")) == sorted(groups["s1"])
     assert sorted(listed(db, "--session", "s2")) == sorted(groups["s2"])
     assert listed(db, "--kind", "tool_result") == [handle_for(BINARY)]
-    assert sorted(listed(db, "--producer", "compactor.pipeline")) == sorted(groups["s2"])
+    assert sorted(listed(db, "--producer", "compactor.engine.pipeline")) == sorted(groups["s2"])
     assert listed(db, "--producer", "compactor") == []  # a prefix only up to a ':'
     assert sorted(listed(db, "--since", "1d")) == sorted(everything)
     assert listed(db, "--since", "2999-01-01") == []
@@ -265,11 +265,11 @@ def test_stats_says_full_exactly_when_a_one_byte_put_is_refused(db: Path) -> Non
 
 def test_a_compaction_records_its_session_so_list_and_gc_find_its_spans(db: Path) -> None:
     from attachments import DiskFiles
-    from compactor.messages import Message
-    from compactor.pipeline import CompactOptions, compact
-    from compactor.session import SessionState
+    from compactor.core.messages import Message
+    from compactor.engine.pipeline import CompactOptions, compact
+    from compactor.core.session import SessionState
     from compactor.summarizers import ExtractiveSummarizer
-    from compactor.tokens import RoughCounter
+    from compactor.core.tokens import RoughCounter
 
     messages = [Message(role="user" if i % 2 == 0 else "assistant", content=f"turn {i} " + "x" * 3000) for i in range(12)]
     with open_store(db) as store:

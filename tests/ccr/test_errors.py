@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ccr import errors
-from compactor.errors import CompactorError, CompactorRuntimeError, ConfigError, UsageError
+from compactor.core.errors import CompactorError, CompactorRuntimeError, ConfigError, UsageError
 
 
 @pytest.mark.parametrize(

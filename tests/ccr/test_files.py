@@ -23,7 +23,7 @@ from ccr._files import (
     write_output,
 )
 from ccr.errors import OutputRefused
-from compactor.errors import UsageError
+from compactor.core.errors import UsageError
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from ccr import open_store
-from memory.store import open_memory
+from compactor.memory.store import open_memory
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
 SMALL = FIXTURES / "small.jsonl"

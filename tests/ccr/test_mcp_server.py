@@ -17,7 +17,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from ccr import marker, open_store
 from ccr.mcp_server import retrieve_text, stats_text
-from compactor.recovery import recover
+from ccr.recovery import recover
 
 TIMEOUT_S = 60
 """Upper bound on one whole conversation with the server (start, calls, shutdown)."""

@@ -334,13 +334,13 @@ def test_records_lists_oldest_first_and_filters_on_both_backends(store: Store) -
 
     from ccr import RecordFilter
 
-    a = store.put(b"a", producer="compactor.hooks:head", metadata={"session_id": "s1", "kind": "head"})
-    b = store.put(b"b", producer="compactor.pipeline:message", metadata={"session_id": "s2", "kind": "message"})
+    a = store.put(b"a", producer="compactor.claude_code.hooks:head", metadata={"session_id": "s1", "kind": "head"})
+    b = store.put(b"b", producer="compactor.engine.pipeline:message", metadata={"session_id": "s2", "kind": "message"})
     c = store.put(b"c", producer="ccr-cli")
     assert sorted(r.handle for r in store.records()) == sorted([a, b, c])
     assert [r.handle for r in store.records(RecordFilter(session_id="s1"))] == [a]
     assert [r.handle for r in store.records(RecordFilter(kind="message"))] == [b]
-    assert [r.handle for r in store.records(RecordFilter(producer="compactor.hooks"))] == [a]
+    assert [r.handle for r in store.records(RecordFilter(producer="compactor.claude_code.hooks"))] == [a]
     assert store.records(RecordFilter(producer="compactor")) == []
     later = datetime.now(UTC) + timedelta(hours=1)
     assert store.records(RecordFilter(since=later)) == []

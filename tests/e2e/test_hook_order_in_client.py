@@ -5,12 +5,12 @@ Claude Code 2.1.332 runs PreCompact, then SessionStart (source
 compactions alike, and writes the new boundary to the transcript only after
 all three. So the session-start hook cannot know this compaction's
 ``compact_summary`` (the PostCompact hook records it afterwards), and
-neither hook can read the boundary. ``compactor/hooks.py`` works in either
+neither hook can read the boundary. ``compactor/claude_code/hooks.py`` works in either
 order; this test says which one the pinned client uses, so that a new
 client that changes it is noticed.
 
 The SessionStart text after a compaction reaches the model whole up to
-10,000 characters (``compactor.hooks.SESSION_START_MAX_CHARS``); one
+10,000 characters (``compactor.claude_code.hooks.SESSION_START_MAX_CHARS``); one
 character more and the client keeps only a 2,000-character preview (the
 rest goes to a file the model is pointed at), so the hook must never pass it.
 """
@@ -28,7 +28,7 @@ import pytest
 from fake_api import Call, Say, request_text
 from harness import PLUGIN, Session
 
-from compactor.hooks import SESSION_START_MAX_CHARS
+from compactor.claude_code.hooks import SESSION_START_MAX_CHARS
 
 World = Callable[..., Session]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from compactor.transcript import read_transcript
+from compactor.claude_code.transcript import read_transcript
 
 RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "recorded"
 SESSIONS = sorted(RECORDED.glob("scripted-*.jsonl"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compactor.session import SessionState
+from compactor.core.session import SessionState
 from skills import SkillInfo, invoked_skills, record_invocation
 
 

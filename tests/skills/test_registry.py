@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from compactor.session import SessionState
+from compactor.core.session import SessionState
 from skills import SkillFileError, SkillNotFound, SkillRegistry, SkillRoot
 
 

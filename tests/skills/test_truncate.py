@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compactor.messages import Message
-from compactor.tokens import CachedCounter, RoughCounter, TiktokenCounter, TokenCounter
+from compactor.core.messages import Message
+from compactor.core.tokens import CachedCounter, RoughCounter, TiktokenCounter, TokenCounter
 from skills import LineCounts, fit_head, truncate_head
 
 TIKTOKEN = TiktokenCounter()

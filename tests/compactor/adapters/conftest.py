@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from ccr import MemoryStore
-from compactor.config import load_settings
-from compactor.messages import (
+from compactor.core.config import load_settings
+from compactor.core.messages import (
     ContentBlock,
     ImageBlock,
     Message,
@@ -22,7 +22,7 @@ from compactor.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from compactor.orchestrator import Orchestrator
+from compactor.engine.orchestrator import Orchestrator
 
 # Generated histories per property test; COMPACTOR_ADAPTER_EXAMPLES=3000 for a thorough run.
 settings.register_profile(

@@ -28,10 +28,10 @@ from claude_agent_sdk.types import HookContext, SyncHookJSONOutput, SystemMessag
 
 from ccr import open_store  # noqa: E402
 from compactor.adapters.claude_agent_sdk import ClaudeAgentSDKCompaction, mcp_tool_name  # noqa: E402
-from compactor.errors import CompactorError, UsageError  # noqa: E402
-from compactor.hooks import CLIENT_RETRIEVE_TOOL, kept_uuids, load_session_record  # noqa: E402
-from compactor.spans import messages_jsonl  # noqa: E402
-from compactor.transcript import read_transcript  # noqa: E402
+from compactor.core.errors import CompactorError, UsageError  # noqa: E402
+from compactor.claude_code.hooks import CLIENT_RETRIEVE_TOOL, kept_uuids, load_session_record  # noqa: E402
+from compactor.engine.spans import messages_jsonl  # noqa: E402
+from compactor.claude_code.transcript import read_transcript  # noqa: E402
 
 E2E = Path(__file__).resolve().parents[2] / "e2e"
 sys.path.insert(0, str(E2E))
@@ -277,7 +277,7 @@ def test_apply_adds_the_hooks_servers_and_tool_rules_and_keeps_the_callers_own(t
         "docs": {"type": "stdio", "command": "docs-server"},
         "ccr": {"type": "stdio", "command": "/opt/py/bin/python", "args": ["-P", "-m", "ccr", "mcp"],
                 "env": {"COMPACTOR_HOME": str(tmp_path)}},
-        "memory": {"type": "stdio", "command": "/opt/py/bin/python", "args": ["-P", "-m", "memory", "mcp"],
+        "memory": {"type": "stdio", "command": "/opt/py/bin/python", "args": ["-P", "-m", "compactor.memory", "mcp"],
                    "env": {"COMPACTOR_HOME": str(tmp_path)}},
     }
     assert applied.allowed_tools == ["Read", "ToolSearch", "mcp__ccr", "mcp__memory"]

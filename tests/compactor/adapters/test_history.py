@@ -7,8 +7,8 @@ from typing import Any
 
 from ccr import MemoryStore
 from compactor.adapters import CompactingHistory, OpenAIChatAdapter
-from compactor.config import load_settings
-from compactor.orchestrator import Orchestrator
+from compactor.core.config import load_settings
+from compactor.engine.orchestrator import Orchestrator
 
 
 class NoFiles:

@@ -22,7 +22,7 @@ from langchain_core.messages import (  # noqa: E402
 )
 
 from compactor.adapters.langchain import LangChainAdapter  # noqa: E402
-from compactor.messages import Message, ToolResultBlock  # noqa: E402
+from compactor.core.messages import Message, ToolResultBlock  # noqa: E402
 from tests.compactor.adapters.conftest import (
     COMPACTIONS,
     ROUND_TRIPS,

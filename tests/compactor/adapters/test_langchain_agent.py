@@ -19,8 +19,8 @@ from langchain_core.tools import tool  # noqa: E402
 
 from ccr import MemoryStore  # noqa: E402
 from compactor.adapters.langchain_agent import CompactionMiddleware  # noqa: E402
-from compactor.config import load_settings  # noqa: E402
-from compactor.orchestrator import Orchestrator  # noqa: E402
+from compactor.core.config import load_settings  # noqa: E402
+from compactor.engine.orchestrator import Orchestrator  # noqa: E402
 
 
 class NoFiles:

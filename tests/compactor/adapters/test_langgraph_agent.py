@@ -19,8 +19,8 @@ from langgraph.prebuilt import create_react_agent  # noqa: E402
 
 from ccr import MemoryStore  # noqa: E402
 from compactor.adapters.langgraph import LangGraphCompaction  # noqa: E402
-from compactor.config import load_settings  # noqa: E402
-from compactor.orchestrator import Orchestrator  # noqa: E402
+from compactor.core.config import load_settings  # noqa: E402
+from compactor.engine.orchestrator import Orchestrator  # noqa: E402
 
 
 class NoFiles:

@@ -24,8 +24,8 @@ from openai.types.responses import (  # noqa: E402
 
 from ccr import MemoryStore  # noqa: E402
 from compactor.adapters.openai_agents import CompactingSession  # noqa: E402
-from compactor.config import load_settings  # noqa: E402
-from compactor.orchestrator import Orchestrator  # noqa: E402
+from compactor.core.config import load_settings  # noqa: E402
+from compactor.engine.orchestrator import Orchestrator  # noqa: E402
 
 
 class NoFiles:

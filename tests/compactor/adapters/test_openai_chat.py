@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compactor.adapters.openai_chat import OpenAIChatAdapter
-from compactor.messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock
-from compactor.tokens import RoughCounter
+from compactor.core.messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock
+from compactor.core.tokens import RoughCounter
 from tests.compactor.adapters.conftest import (
     COMPACTIONS,
     ROUND_TRIPS,

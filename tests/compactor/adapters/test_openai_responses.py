@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from ccr import MemoryStore
 from compactor.adapters.openai_responses import OpenAIResponsesAdapter
-from compactor.config import load_settings
-from compactor.messages import Message
-from compactor.orchestrator import Orchestrator
+from compactor.core.config import load_settings
+from compactor.core.messages import Message
+from compactor.engine.orchestrator import Orchestrator
 from tests.compactor.adapters.conftest import (
     COMPACTIONS,
     ROUND_TRIPS,

@@ -31,7 +31,7 @@ from pydantic_ai.messages import (  # noqa: E402
 from pydantic_ai.usage import RequestUsage  # noqa: E402
 
 from compactor.adapters.pydantic_ai import PydanticAIAdapter  # noqa: E402
-from compactor.messages import Message  # noqa: E402
+from compactor.core.messages import Message  # noqa: E402
 from tests.compactor.adapters.conftest import (
     COMPACTIONS,
     ROUND_TRIPS,
@@ -158,10 +158,10 @@ def test_the_system_prompt_is_kept_at_the_front_when_its_request_is_compacted_aw
 def test_the_integration_itself_answers_retrieve_bounded_with_tool_outputs_raw() -> None:
     from ccr import MemoryStore
     from compactor.adapters.pydantic_ai import PydanticAICompaction
-    from compactor.config import load_settings
-    from compactor.messages import ToolResultBlock, ToolUseBlock
-    from compactor.orchestrator import Orchestrator
-    from compactor.spans import messages_jsonl
+    from compactor.core.config import load_settings
+    from compactor.core.messages import ToolResultBlock, ToolUseBlock
+    from compactor.engine.orchestrator import Orchestrator
+    from compactor.engine.spans import messages_jsonl
 
     store = MemoryStore(max_bytes=1 << 24)
     compaction = PydanticAICompaction(Orchestrator(settings=load_settings(env={}), store=store))

@@ -23,8 +23,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 
 from ccr import MemoryStore  # noqa: E402
 from compactor.adapters.pydantic_ai import PydanticAICompaction  # noqa: E402
-from compactor.config import load_settings  # noqa: E402
-from compactor.orchestrator import Orchestrator  # noqa: E402
+from compactor.core.config import load_settings  # noqa: E402
+from compactor.engine.orchestrator import Orchestrator  # noqa: E402
 
 
 class NoFiles:

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.summarizers.anthropic import AnthropicSummarizer
 from compactor.summarizers.openai import OpenAISummarizer
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from compactor.errors import ConfigError, SummarizerError
-from compactor.messages import Message
+from compactor.core.errors import ConfigError, SummarizerError
+from compactor.core.messages import Message
 from compactor.summarizers.anthropic import AnthropicSummarizer
 
 

@@ -20,15 +20,15 @@ import pytest
 
 from attachments import DiskFiles
 from ccr import open_store
-from compactor.config import load_settings
-from compactor.errors import ConfigError, SummarizerError
-from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compactor.pipeline import CompactOptions, compact
-from compactor.session import SessionState
-from compactor.spans import messages_jsonl
+from compactor.core.config import load_settings
+from compactor.core.errors import ConfigError, SummarizerError
+from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.engine.pipeline import CompactOptions, compact
+from compactor.core.session import SessionState
+from compactor.engine.spans import messages_jsonl
 from compactor.summarizers import AnthropicCompactSummarizer, make_summarizer
 from compactor.summarizers.anthropic_compact import COMPACT_BETA, MAX_INSTRUCTIONS_CHARS
-from compactor.tokens import RoughCounter
+from compactor.core.tokens import RoughCounter
 from tests.compactor.summarizers.conftest import LoopbackServer
 
 LONG = Path(__file__).resolve().parents[3] / "fixtures" / "sessions" / "long.jsonl"

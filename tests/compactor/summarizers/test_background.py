@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from ccr import open_store
-from compactor.config import load_settings
-from compactor.errors import ConfigError
-from compactor.messages import Message, TextBlock, ToolUseBlock
-from compactor.orchestrator import Orchestrator
-from compactor.pipeline import CompactionResult
+from compactor.core.config import load_settings
+from compactor.core.errors import ConfigError
+from compactor.core.messages import Message, TextBlock, ToolUseBlock
+from compactor.engine.orchestrator import Orchestrator
+from compactor.engine.pipeline import CompactionResult
 from compactor.summarizers._background import fingerprints, retry_after_seconds
-from compactor.tokens import RoughCounter
+from compactor.core.tokens import RoughCounter
 
 from .conftest import OpenAIServer
 
@@ -251,7 +251,7 @@ def test_an_extractive_summarizer_or_background_off_means_no_worker(
 
 
 def test_fingerprints_ignore_recorded_usage_but_not_content() -> None:
-    from compactor.messages import Usage
+    from compactor.core.messages import Usage
 
     plain = Message(role="assistant", content="done")
     assert fingerprints([plain]) == fingerprints([plain.model_copy(update={"usage": Usage(input_tokens=5)})])
@@ -276,7 +276,7 @@ class _StatusError(Exception):
 def test_retry_after_is_read_from_the_cause_of_a_summarizer_error(
     headers: dict[str, str], expected: float | None
 ) -> None:
-    from compactor.errors import SummarizerError
+    from compactor.core.errors import SummarizerError
 
     try:
         try:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from compactor.errors import ConfigError, SummarizerError
-from compactor.messages import Message, ToolResultBlock, ToolUseBlock
+from compactor.core.errors import ConfigError, SummarizerError
+from compactor.core.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.summarizers.base import SECTION_TITLES, Summarizer
 
 
@@ -133,7 +133,7 @@ def test_without_the_sdk_it_says_which_extra_to_install(client: Any, monkeypatch
 
 
 def test_stored_tool_results_show_their_handles_and_only_those_can_be_cited(client: Any) -> None:
-    from compactor.messages import ToolResultBlock, ToolUseBlock
+    from compactor.core.messages import ToolResultBlock, ToolUseBlock
     from compactor.summarizers.base import CitingSummarizer
 
     log = "build log\n" + "ok\n" * 2_000
@@ -159,7 +159,7 @@ def test_stored_tool_results_show_their_handles_and_only_those_can_be_cited(clie
 def test_given_the_ledger_the_model_reads_its_facts_and_they_are_merged_into_what_it_wrote(
     client: Any, conversation: list[Message], good_answer: str
 ) -> None:
-    from compactor.ledger import SessionLedger
+    from compactor.core.ledger import SessionLedger
     from compactor.summarizers._ledger import merge_messages
 
     earlier = merge_messages(SessionLedger(), [

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ccr import find_handles
-from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.summarizers.base import SECTION_TITLES
 from compactor.summarizers._errors import _ERROR_LINE, _REPORTED_ERROR
 from compactor.summarizers._errors import error_lines as _error_lines

@@ -8,7 +8,7 @@ request, a request the assistant has not answered yet.
 
 from __future__ import annotations
 
-from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.summarizers.base import Summary
 from compactor.summarizers.extractive import ExtractiveSummarizer
 

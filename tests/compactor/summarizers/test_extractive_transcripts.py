@@ -4,7 +4,7 @@ Each session is replayed and compacted exactly where Claude Code compacted
 (``--at recorded``); a session that never compacted is compacted once at its
 end (measured as the pipeline measures). Every compaction point must show: paths at least 98% kept, command
 first lines at least 90%, typed user messages 100% (verbatim or by handle,
-``compactor.survival``), and a summary message of at most 16,000 characters.
+``compactor.engine.survival``), and a summary message of at most 16,000 characters.
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ import pytest
 
 from attachments import RecordedFiles
 from ccr import open_store
-from compactor.config import Settings
-from compactor.messages import Message
-from compactor.orchestrator import Orchestrator
-from compactor.pipeline import CompactionResult, split_tail
-from compactor.replay import replay
-from compactor.session import SessionState
+from compactor.core.config import Settings
+from compactor.core.messages import Message
+from compactor.engine.orchestrator import Orchestrator
+from compactor.engine.pipeline import CompactionResult, split_tail
+from compactor.claude_code.replay import replay
+from compactor.core.session import SessionState
 from compactor.summarizers import ExtractiveSummarizer
 from compactor.summarizers._prompts import typed
-from compactor.survival import Survival, fact_survival
-from compactor.transcript import read_transcript
+from compactor.engine.survival import Survival, fact_survival
+from compactor.claude_code.transcript import read_transcript
 
 FIXTURE_SESSIONS = sorted((Path(__file__).resolve().parents[3] / "fixtures" / "sessions").glob("*.jsonl"))
 MAX_SUMMARY_CHARS = 16_000

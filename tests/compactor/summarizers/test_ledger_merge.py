@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from compactor.ledger import SessionLedger
-from compactor.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.ledger import SessionLedger
+from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.summarizers._ledger import instruction_sentences, merge_messages, tail_view, useful_last_line
 
 

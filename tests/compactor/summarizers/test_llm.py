@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compactor.errors import ConfigError, SummarizerError
-from compactor.messages import (
+from compactor.core.errors import ConfigError, SummarizerError
+from compactor.core.messages import (
     DocumentBlock,
     ImageBlock,
     Message,
@@ -23,7 +23,7 @@ from compactor.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from compactor.rounds import group_rounds, is_prompt
+from compactor.engine.rounds import group_rounds, is_prompt
 from compactor.summarizers._llm import (
     API_KEY_ENV,
     MAX_TOO_LONG_RETRIES,
@@ -38,7 +38,7 @@ from compactor.summarizers._llm import (
     too_long_numbers,
 )
 from compactor.summarizers.base import SECTION_TITLES
-from compactor.transcript import read_transcript
+from compactor.claude_code.transcript import read_transcript
 
 HANDLE = "ccr_" + "0123456789abcdef" * 2
 INVENTED = "ccr_" + "f" * 32

@@ -16,9 +16,9 @@ import pytest
 
 from ccr import MemoryStore
 from compactor.adapters.openai_responses import OpenAIResponsesAdapter
-from compactor.config import load_settings
-from compactor.errors import SummarizerError
-from compactor.orchestrator import Orchestrator
+from compactor.core.config import load_settings
+from compactor.core.errors import SummarizerError
+from compactor.engine.orchestrator import Orchestrator
 from compactor.summarizers import OpenAICompactSummarizer, make_summarizer
 from tests.compactor.summarizers.conftest import LoopbackServer
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compactor.config import Settings
+from compactor.core.config import Settings
 from compactor.tune import ResultCache, SessionResult, cache_key, default_cache_dir
 from compactor.tune.metrics import Metrics
 

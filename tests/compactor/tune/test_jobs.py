@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from compactor.config import load_settings
+from compactor.core.config import load_settings
 from compactor.tune import Job, SearchSpace, run_job, session_hash
 from compactor.tune.jobs import WorkerCache
 

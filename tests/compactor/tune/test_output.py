@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from compactor.config import Settings, load_settings
+from compactor.core.config import Settings, load_settings
 from compactor.tune import SearchSpace, TrialResult, TuneResults, best_toml, render_table, settings_toml
 from compactor.tune.jobs import SessionResult
 from compactor.tune.metrics import Metrics

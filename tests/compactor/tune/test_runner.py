@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from compactor.errors import InputNotFound
+from compactor.core.errors import InputNotFound
 from compactor.tune import (
     Job,
     LocalExecutor,

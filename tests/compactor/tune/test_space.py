@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from compactor.errors import ConfigError
+from compactor.core.errors import ConfigError
 from compactor.tune import Trial, load_space
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "tune.toml"

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from compactor.config import Settings, load_settings
+from compactor.core.config import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[3]
 SESSIONS = ROOT / "fixtures" / "sessions"

@@ -1,0 +1,70 @@
+"""What the hook commands need before settings, models or the store load: the session-start hook
+answers most starts from its input alone.
+
+Claude Code runs the SessionStart hook at every start of a session
+(``startup``, ``resume``, ``clear``) and after each compaction. Only a start
+after a compaction, of a session whose conversation was stored or with
+memories configured, has anything to say; every other start should cost
+about what starting Python costs, and importing pydantic and building its
+first model alone costs ten times that. ``nothing_to_say`` decides from the
+input bytes, the environment and whether the session's record exists, with
+the standard library only; when it is not sure it says no, and the full
+hook (``compactor.claude_code.hooks``) runs, reporting any bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+
+from ccr._paths import default_store_path
+
+__all__ = ["DEFAULT_LISTED_RESULTS", "HOOK_INPUT_MAX_BYTES", "SESSION_ID", "SESSION_ID_PATTERN", "nothing_to_say"]
+
+DEFAULT_LISTED_RESULTS = 15
+"""How many stored tool results the pre-compact hook's summary instructions name, largest first."""
+
+HOOK_INPUT_MAX_BYTES = 1024 * 1024
+"""Hook input larger than this is refused: Claude Code sends a few hundred bytes."""
+
+SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+"""A session id names a file under ``$COMPACTOR_HOME/sessions``: Claude Code's are UUIDs."""
+SESSION_ID = re.compile(SESSION_ID_PATTERN.removesuffix("$"))
+"""The pattern as ``re`` matches it: with ``fullmatch``, ``$`` would also accept a final newline."""
+
+_OPTIONAL_TEXT = (
+    "transcript_path", "cwd", "hook_event_name", "trigger", "custom_instructions", "source", "compact_summary",
+)
+"""``compactor.claude_code.hooks.HookInput``'s optional text fields: another type there is bad input."""
+
+_NAMING_MEMORY = ("COMPACTOR_MEMORY_DB", "COMPACTOR_CONFIG")
+"""The settings that can name a memory store to recall from (a settings file may)."""
+
+
+def nothing_to_say(data: bytes, environ: Mapping[str, str]) -> bool:
+    """Whether the session-start hook certainly prints nothing (and reports nothing) for ``data``.
+
+    True for a well-formed input whose ``source`` is not ``compact``, and
+    for one after a compaction of a session with no record under
+    ``$COMPACTOR_HOME/sessions`` while no memory store can be configured.
+    """
+    if len(data) > HOOK_INPUT_MAX_BYTES:
+        return False
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    if not isinstance(value, dict):
+        return False
+    session_id = value.get("session_id")
+    if not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
+        return False
+    if any(value.get(key) is not None and not isinstance(value[key], str) for key in _OPTIONAL_TEXT):
+        return False
+    if value.get("source") != "compact":
+        return True
+    if any(environ.get(name, "").strip() for name in _NAMING_MEMORY):
+        return False
+    sessions = default_store_path(environ).parent / "sessions"
+    return not (sessions / f"{session_id}.json").exists()

@@ -1,0 +1,158 @@
+"""Streaming JSONL lines: one JSON object per line, bad lines reported and skipped.
+
+Lines are read in binary with a bounded ``readline`` and decoded one at a
+time, so memory stays bounded by the longest accepted line however large the
+file is; a line longer than the limit is skipped in chunks, never held whole.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from compactor.claude_code.transcript._models import SHAPE_KINDS, ReadWarning, WarningKind
+from compactor.core.errors import TranscriptError, TranscriptNotFound
+
+__all__ = ["MAX_LINE_BYTES", "Record", "Reporter", "iter_records", "make_reporter"]
+
+MAX_LINE_BYTES = 32 * 1024 * 1024
+"""Longest line accepted (32 MiB); a longer one is skipped with a warning."""
+
+_SKIP_CHUNK = 1024 * 1024
+
+
+class Record(NamedTuple):
+    """One JSON object read from a transcript line (``line`` is 1-based)."""
+
+    line: int
+    data: dict[str, Any]
+
+
+Reporter = Callable[[int | None, WarningKind, str], None]
+"""Reports a problem at a line: collects it, passes it on, or raises (strict)."""
+
+
+def make_reporter(
+    file: str,
+    *,
+    strict: bool,
+    warn: Callable[[ReadWarning], None] | None,
+    sink: list[ReadWarning] | None = None,
+) -> Reporter:
+    """A ``Reporter`` for ``file``: strict raises, otherwise collect and call ``warn``.
+
+    The shapes Claude Code writes itself (``SHAPE_KINDS``) are collected and
+    passed on even under ``strict``: they are repaired, not bad data.
+
+    Raises (from the returned function):
+        TranscriptError: in strict mode, on the first problem.
+    """
+
+    def report(line: int | None, kind: WarningKind, message: str) -> None:
+        warning = ReadWarning(file=file, line=line, kind=kind, message=message)
+        if strict and kind not in SHAPE_KINDS:
+            raise TranscriptError(str(warning))
+        if sink is not None:
+            sink.append(warning)
+        if warn is not None:
+            warn(warning)
+
+    return report
+
+
+def iter_records(
+    path: str | Path,
+    *,
+    strict: bool = False,
+    warn: Callable[[ReadWarning], None] | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    on_read: Callable[[int], None] | None = None,
+) -> Iterator[Record]:
+    """Yield every JSON object in a JSONL file with its line number.
+
+    ``on_read(n)`` hears of every ``n`` bytes read (for a progress bar).
+
+    Blank lines are skipped silently. A malformed, truncated, non-UTF-8,
+    too-long or non-object line is reported through ``warn`` (or raises under
+    ``strict``) and skipped; the lines after it are still read.
+
+    Raises:
+        TranscriptNotFound: the file does not exist.
+        TranscriptError: the file cannot be read, or (strict) a line is bad.
+    """
+    report = make_reporter(str(path), strict=strict, warn=warn)
+    yield from _iter_records(Path(path), report, max_line_bytes, on_read)
+
+
+def _iter_records(
+    path: Path, report: Reporter, max_line_bytes: int, on_read: Callable[[int], None] | None = None
+) -> Iterator[Record]:
+    from ccr._files import open_regular
+
+    try:
+        handle = open_regular(path)  # a FIFO or a device is refused, never read (it could block)
+    except FileNotFoundError as exc:
+        raise TranscriptNotFound(f"{path}: no such transcript") from exc
+    except IsADirectoryError as exc:
+        raise TranscriptError(f"{path}: is a directory, not a transcript") from exc
+    except OSError as exc:
+        raise TranscriptError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+    with handle:
+        number = 0
+        while True:
+            try:
+                chunk = handle.readline(max_line_bytes + 1)
+            except OSError as exc:
+                raise TranscriptError(f"{path}:{number + 1}: cannot read: {exc.strerror or exc}") from exc
+            if not chunk:
+                return
+            if on_read is not None:
+                on_read(len(chunk))
+            number += 1
+            complete = chunk.endswith(b"\n")
+            if not complete and len(chunk) > max_line_bytes:
+                size = len(chunk) + _skip_rest_of_line(handle)
+                report(number, "line_too_long", f"line of {size:,} bytes exceeds the {max_line_bytes:,}-byte limit; skipped")
+                continue
+            record = _parse_line(chunk, number, complete, report)
+            if record is not None:
+                yield Record(number, record)
+
+
+def _skip_rest_of_line(handle: Any) -> int:
+    skipped = 0
+    while True:
+        more = handle.readline(_SKIP_CHUNK)
+        skipped += len(more)
+        if not more or more.endswith(b"\n"):
+            return skipped
+
+
+def _parse_line(chunk: bytes, number: int, complete: bool, report: Reporter) -> dict[str, Any] | None:
+    raw = chunk.rstrip(b"\r\n")
+    if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if not raw.strip():
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        report(number, "invalid_utf8", f"not valid UTF-8 at byte {exc.start}; skipped")
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if complete:
+            report(number, "malformed_json", f"malformed JSON at column {exc.colno} ({exc.msg}); skipped")
+        else:
+            report(number, "truncated_line", f"truncated last line ({exc.msg}); skipped")
+        return None
+    except RecursionError:
+        report(number, "malformed_json", "JSON nested too deeply; skipped")
+        return None
+    if not isinstance(data, dict):
+        report(number, "not_an_object", f"expected a JSON object, got {type(data).__name__}; skipped")
+        return None
+    return data

@@ -1,0 +1,199 @@
+"""CompactionReport: what one compaction did, as data (printed as JSON).
+
+Field names are a contract (DESIGN.md, "Report"): tools read them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from compactor.summarizers.base import SummarySource
+from compactor.engine.survival import Continuation, Retention, Survival
+
+__all__ = [
+    "AttachmentEntry",
+    "AttachmentType",
+    "CacheReport",
+    "CompactionReport",
+    "ContextEntry",
+    "DedupReport",
+    "DroppedSpan",
+    "SkippedEntry",
+    "TranscriptSegment",
+    "Trigger",
+]
+
+Trigger = Literal["manual", "auto"]
+
+AttachmentType = Literal[
+    "file",
+    "skill",
+    "plan_file",
+    "plan_mode",
+    "task_status",
+    "deferred_tools_delta",
+    "agent_listing_delta",
+    "mcp_instructions_delta",
+    "memory",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DroppedSpan(_Model):
+    """A span the compaction removed from the context, stored in CCR first.
+
+    ``recoverable`` is false for context the compaction dropped without
+    holding it (a replay of a transcript that starts mid-session: kind
+    ``unseen``, the earlier part is not in the file); its ``handle`` is empty.
+    """
+
+    handle: str
+    kind: str
+    tokens: int
+    bytes: int
+    recoverable: bool = True
+    piece_of: str | None = None
+    """The handle of the stored head this span is also part of; its bytes are not counted twice."""
+
+
+class AttachmentEntry(_Model):
+    """One re-attached item (a file, a skill, the plan, ...)."""
+
+    type: AttachmentType
+    path: str | None = None
+    name: str | None = None
+    tokens: int
+    truncated: bool = False
+    handle: str | None = None
+
+
+class SkippedEntry(_Model):
+    """A candidate attachment that was left out, and why."""
+
+    type: AttachmentType
+    path: str | None = None
+    name: str | None = None
+    reason: str
+
+
+class TranscriptSegment(_Model):
+    """A transcript's own lines, stored byte-exact in CCR before a compaction (``compactor restore``).
+
+    Lines ``first_line`` to ``last_line`` (1-based, inclusive): everything the
+    file gained since the previous compaction's segment, so segments 1..N
+    joined are the file as it stood when compaction N happened.
+    """
+
+    handle: str
+    first_line: int
+    last_line: int
+    bytes: int
+
+
+class ContextEntry(_Model):
+    """One message of the compacted context, as a person reads it (``compactor show``)."""
+
+    part: Literal["summary", "tail", "attachment"]
+    role: Literal["user", "assistant"]
+    tokens: int
+    text: str
+
+
+class DedupReport(_Model):
+    hits: int = 0
+    saved_bytes: int = 0
+
+
+MaskingPolicyName = Literal["eager", "batch", "cold"]
+"""Which rule let a masking step run (``compactor.engine.masking``): past the soft threshold at any
+check, in a batch near the auto-compact threshold, or while the prompt cache had gone cold."""
+
+
+class CacheReport(_Model):
+    """What one change of the context does to the prompt cache (``compactor.engine.cache``).
+
+    From the message order: the prefix up to the first changed message stays
+    cached (``kept_tokens``), the rest of what the last request cached is
+    invalidated. When the cache had already gone cold (``cold``) nothing was
+    cached, so both are 0. Tokens are the session's counter tokens of messages.
+    """
+
+    invalidated_tokens: int = 0
+    kept_tokens: int = 0
+    cold: bool = False
+
+
+class MaskingReport(_Model):
+    """One masking step: old tool results replaced by stubs whose originals are in CCR."""
+
+    ok: bool = True
+    error: str | None = None
+    error_id: str | None = None
+    """When the store refused the originals: nothing was masked (fail closed)."""
+    at_line: int | None = None
+    """Replay only: the transcript line after which the step ran."""
+    results: int
+    """Tool results masked (superseded reads included)."""
+    superseded: int = 0
+    """Of those, Read results a later read or write of the same file made stale (masked as pointers)."""
+    tokens_saved: int
+    """The counter's tokens of the masked results minus those of their stubs."""
+    tokens_before: int
+    """The context estimate that triggered the step (as the policy sees it, like ``pre_tokens``)."""
+    handles: list[str] = Field(default_factory=list)
+    policy: MaskingPolicyName
+    cache: CacheReport = Field(default_factory=CacheReport)
+    basis: Literal["inferred"] = "inferred"
+
+
+class CompactionReport(_Model):
+    """What one compaction did. ``ok`` is false when it failed closed (see ``error``)."""
+
+    trigger: Trigger
+    ok: bool = True
+    error: str | None = None
+    error_id: str | None = None
+    pre_tokens: int
+    post_tokens: int
+    threshold: int
+    summary_tokens: int = 0
+    head_tokens: int = 0
+    summarizer: str = "extractive"
+    counter: str = "tiktoken"
+    dropped: list[DroppedSpan] = Field(default_factory=list)
+    attachments: list[AttachmentEntry] = Field(default_factory=list)
+    skipped: list[SkippedEntry] = Field(default_factory=list)
+    dedup: DedupReport = Field(default_factory=DedupReport)
+    survival: Survival | None = None
+    """Share of the head's paths, command first lines and typed user messages the summary kept
+    (verbatim or by handle; ``compactor.engine.survival``). None when the compaction failed."""
+    retention: Retention | None = None
+    """Of the whole session's facts so far (paths, command first lines, typed user messages), how many
+    the compacted context holds verbatim (``compactor.engine.survival.context_retention``)."""
+    continuation: Continuation | None = None
+    """Whether the summary names the latest typed request and the open items."""
+    ledger_facts: int = 0
+    """Facts the session ledger holds (paths, commands, errors, user messages); all are in the stored listing."""
+    at_line: int | None = None
+    reread_coverage: float | None = None
+    """Replay only: of the files read before and again after, the share file attachments restored."""
+    reread_coverage_with_tail: float | None = None
+    """The same, also counting files whose reads the preserved tail still shows."""
+    transcript: TranscriptSegment | None = None
+    """The transcript's records since the previous compaction, stored byte-exact: by the PreCompact hook,
+    and by a replay that writes the compacted session (``replay --output``, whose boundaries name it)."""
+    summary: str | None = None
+    """The summary the summarizer wrote (the summary message wraps it)."""
+    summary_sources: list[SummarySource] = Field(default_factory=list)
+    """With a background LLM summary: which messages of the head the model's summary covers and which
+    were rendered extractively, each with the reason (``compactor.summarizers._background``)."""
+    context: list[ContextEntry] = Field(default_factory=list)
+    """The compacted context in order: summary message, preserved tail, attachments."""
+    cache: CacheReport | None = None
+    """The prompt-cache effect: the summary comes first, so every cached message is invalidated."""
+    basis: Literal["inferred"] = "inferred"

@@ -1,7 +1,0 @@
-"""``python -m memory``: the ``memory`` command line."""
-
-import sys
-
-from memory.cli import main
-
-sys.exit(main())

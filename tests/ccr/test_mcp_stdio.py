@@ -1,0 +1,134 @@
+"""The project's own MCP stdio layer: JSON-RPC 2.0 answers, tool results, negotiation, line protocol."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Annotated, Any
+
+import pytest
+from pydantic import Field
+
+from ccr.mcp_stdio import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LATEST_PROTOCOL_VERSION,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    McpServer,
+    Preloading,
+    Tool,
+    ToolError,
+    serve_lines,
+)
+
+
+def echo(
+    text: Annotated[str, Field(description="what to say back")],
+    times: Annotated[list[int] | None, Field(description="how often")] = None,
+) -> str:
+    if text == "fail":
+        raise ToolError("asked to fail")
+    return text * (times[0] if times else 1)
+
+
+SERVER = McpServer("t", "be nice", [Tool.from_function(echo, "says it back")], version="1.2")
+
+
+def request(method: str, params: Any = None, id_: int = 7) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": id_, "method": method}
+    if params is not None:
+        message["params"] = params
+    answer = SERVER.handle(message)
+    assert answer is not None and answer["id"] == id_
+    return answer
+
+
+def test_initialize_echoes_a_known_protocol_version_and_offers_the_latest_otherwise() -> None:
+    known = request("initialize", {"protocolVersion": "2025-03-26", "capabilities": {}})["result"]
+    assert known["protocolVersion"] == "2025-03-26"
+    assert known["serverInfo"] == {"name": "t", "version": "1.2"}
+    assert known["instructions"] == "be nice" and known["capabilities"] == {"tools": {"listChanged": False}}
+    unknown = request("initialize", {"protocolVersion": "1999-01-01"})["result"]
+    assert unknown["protocolVersion"] == LATEST_PROTOCOL_VERSION
+
+
+def test_ping_answers_an_empty_result_and_notifications_get_no_answer() -> None:
+    assert request("ping")["result"] == {}
+    assert SERVER.handle({"jsonrpc": "2.0", "method": "notifications/initialized"}) is None
+    assert SERVER.handle({"jsonrpc": "2.0", "id": 3, "result": {}}) is None
+
+
+def test_tools_list_shows_the_schema_of_the_arguments_model_named_as_the_sdk_names_it() -> None:
+    (tool,) = request("tools/list")["result"]["tools"]
+    assert tool["name"] == "echo" and tool["description"] == "says it back"
+    schema = tool["inputSchema"]
+    assert schema["title"] == "echoArguments" and schema["required"] == ["text"]
+    assert schema["properties"]["text"] == {"description": "what to say back", "title": "Text", "type": "string"}
+
+
+def test_a_tool_call_answers_text_and_a_refusal_is_an_error_result() -> None:
+    ok = request("tools/call", {"name": "echo", "arguments": {"text": "hi", "times": [2]}})["result"]
+    assert ok == {"content": [{"type": "text", "text": "hihi"}], "isError": False}
+    refused = request("tools/call", {"name": "echo", "arguments": {"text": "fail"}})["result"]
+    assert refused["isError"] is True and refused["content"][0]["text"].endswith("asked to fail")
+
+
+def test_arguments_that_do_not_validate_are_an_error_result_and_a_json_string_list_is_decoded() -> None:
+    bad = request("tools/call", {"name": "echo", "arguments": {"times": "nope"}})["result"]
+    assert bad["isError"] is True and "text" in bad["content"][0]["text"]
+    decoded = request("tools/call", {"name": "echo", "arguments": {"text": "5", "times": "[3]"}})["result"]
+    assert decoded == {"content": [{"type": "text", "text": "555"}], "isError": False}
+
+
+def test_unknown_methods_tools_and_bad_params_are_json_rpc_errors() -> None:
+    assert request("resources/list")["error"]["code"] == METHOD_NOT_FOUND
+    assert request("tools/call", {"name": "nosuch", "arguments": {}})["error"]["code"] == INVALID_PARAMS
+    assert request("tools/call", {"arguments": {}})["error"]["code"] == INVALID_PARAMS
+    assert request("tools/call", ["not", "an", "object"])["error"]["code"] == INVALID_PARAMS
+    invalid = SERVER.handle({"jsonrpc": "1.0", "id": 1, "method": "ping"})
+    assert invalid is not None and invalid["error"]["code"] == INVALID_REQUEST
+
+
+def test_serve_lines_answers_one_line_per_request_and_counts_what_was_not_json_rpc() -> None:
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).encode() + b"\n",
+        b"\n",
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode() + b"\n",
+        b"{not json\n",
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode() + b"\n",
+    ]
+    out = io.BytesIO()
+    session = serve_lines(SERVER, lines, out)
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [a["id"] for a in answers] == [1, None, 2]
+    assert answers[1]["error"]["code"] == PARSE_ERROR
+    assert session.initialized and session.bad_lines == 1 and session.first_bad == b"{not json\n"
+
+
+def test_a_preloading_server_makes_its_tools_once_initialize_is_written() -> None:
+    made: list[bytes] = []
+    output = io.BytesIO()
+
+    def make() -> list[Tool]:
+        made.append(output.getvalue())  # what had been written when the making started
+        return [Tool.from_function(echo, "says it back")]
+
+    server = McpServer("t", "be nice", Preloading(make), version="1.2")
+    lines = [json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).encode(),
+             json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode()]
+    serve_lines(server, lines, output)
+    hello, listed = (json.loads(line) for line in output.getvalue().splitlines())
+    assert hello["result"]["serverInfo"]["name"] == "t"
+    assert [t["name"] for t in listed["result"]["tools"]] == ["echo"]
+    assert len(made) == 1 and json.loads(made[0])["id"] == 1  # made once, after the answer to initialize
+
+
+def test_what_making_the_tools_raised_is_raised_when_they_are_asked_for() -> None:
+    def make() -> list[Tool]:
+        raise ToolError("the store cannot be opened")
+
+    server = McpServer("t", "be nice", Preloading(make))
+    assert server.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"}) is not None
+    with pytest.raises(ToolError, match="cannot be opened"):
+        server.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
