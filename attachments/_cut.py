@@ -13,13 +13,10 @@ its content handle at once and writes them all with a single ``put_many``
 holds everything one compaction stores (``compactor.engine.pipeline``), and
 ``build_attachments`` makes its own when it is given a plain store.
 
-Each line of the content is tokenized at most once (``skills.LineCounts``):
-content short enough to fit at a plain text's density is rendered and
-counted whole first (when it fits, as most skills and many files do, no
-line is counted at all); otherwise the whole is counted only when the
-lines' counts say it may fit. The cut is chosen from those counts, and only the heads they point at are rendered and
-counted (usually one). The stored tail's token figure is inferred from the
-counted lines' rate rather than counted.
+Only a rendering measured within the budget is ever returned. The stored
+tail's token figure is an estimate from the counted lines' rate, not a
+count. How the cut is found with each line counted at most once:
+docs/ARCHITECTURE.md, "Why it is fast".
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 MEMORY_DB_ENV = "COMPACTOR_MEMORY_DB"
-"""Names the memory database (else ``$COMPACTOR_HOME/memory.db``); read here without importing ``memory``."""
+"""Names the memory database (else ``$COMPACTOR_HOME/memory.db``); read here without importing ``compactor.memory``."""
 
 PathLike = str | os.PathLike[str]
 

@@ -12,8 +12,7 @@ names it). Two tools:
 - ``ccr_stats()``: the store's statistics as JSON.
 
 The server is this project's own thin MCP layer (``ccr.mcp_stdio``),
-not the official SDK, whose import alone costs more than the whole start
-should: see that module. ``serve_opening`` is what ``ccr mcp`` runs: it
+not the official SDK (docs/ARCHITECTURE.md, "Why it is fast"). ``serve_opening`` is what ``ccr mcp`` runs: it
 answers ``initialize`` before the store and the tools (``ccr._mcp_tools``)
 load. ``serve_stdio`` runs any such server, and is what ``memory mcp`` uses too.
 """

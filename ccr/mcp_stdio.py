@@ -1,11 +1,9 @@
 """A small MCP server over stdio: JSON-RPC 2.0, one message per line, tools only.
 
 ``ccr mcp`` and ``memory mcp`` are served by this module rather than by the
-official ``mcp`` SDK. Importing the SDK builds hundreds of pydantic models
-(``mcp.types``) and costs about 25 times a bare ``python -c pass`` before the
-first byte is read, long enough that Claude Code's first request in a ``-p``
-run can go out without the server's tools. These servers need little of
-the protocol: ``initialize`` (with protocol version negotiation),
+official ``mcp`` SDK, whose import alone outlasts the start a client waits
+for (docs/ARCHITECTURE.md, "Why it is fast"). It serves what these servers
+need of the protocol: ``initialize`` (with protocol version negotiation),
 ``notifications/initialized``, ``ping``, ``tools/list`` and ``tools/call``.
 The official client still drives them in the tests, which is what proves
 them compliant.

@@ -5,8 +5,7 @@ paths (``from compactor.replay import replay``) keeps working: a finder,
 put first on ``sys.meta_path`` when ``compactor`` is imported, answers each
 old name with the module that now lives at the new one, the same object, so
 ``compactor.replay is compactor.claude_code.replay`` and no class exists
-twice. Nothing in the project imports an old path (the layering test checks
-it). The top-level ``memory`` package is not aliased: it is
+twice. Nothing in the project imports an old path. The top-level ``memory`` package is not aliased: it is
 ``compactor.memory`` now (CHANGELOG.md has the note).
 """
 

@@ -6,10 +6,9 @@ line, so that a one-line (minified) file still shows something. ``head +
 tail`` is always the original text, so the tail can be stored and recovered
 exactly.
 
-Each line is tokenized about once (in runs of lines, see ``LineCounts``):
-the cut is chosen from the lines' cumulative counts, and only the heads those
-counts point at are measured whole (usually one or two), instead of
-measuring a head at every step of a binary search.
+Only a head measured within the budget is returned. ``LineCounts`` counts
+each line about once, with the answers of counting line by line (why:
+docs/ARCHITECTURE.md, "Why it is fast").
 """
 
 from __future__ import annotations

@@ -169,3 +169,34 @@ def test_the_claude_agent_sdk_binary_size_the_readme_states_is_what_its_wheel_in
         pytest.skip("claude-agent-sdk is not installed from its wheel here (no bundled binary to measure)")
     size_mb = bundled.stat().st_size / 1e6
     assert all(abs(n - size_mb) <= 0.1 * size_mb for n in stated), (stated, size_mb)
+
+
+def _stated_line_counts(text: str) -> list[tuple[str, int]]:
+    """(path, lines) for each "`path`, about N lines" and "N lines in `path`" the text states."""
+    about = [(p, int(n)) for p, n in re.findall(r"`([\w/]+\.py)`,\s+about\s+(\d+)\s+lines", text)]
+    plain = [(p, int(n)) for n, p in re.findall(r"(\d+)\s+lines\s+in\s+`([\w/]+\.py)`", text)]
+    return about + plain
+
+
+def _off_by_more_than_a_fifth(stated: list[tuple[str, int]]) -> dict[str, tuple[int, int]]:
+    """Path -> (stated, actual) for each stated count more than a fifth away from the file's lines."""
+    off = {}
+    for path, lines in stated:
+        actual = len((ROOT / path).read_text().splitlines())
+        if abs(actual - lines) > 0.2 * actual:
+            off[path] = (lines, actual)
+    return off
+
+
+def test_the_line_counts_the_readme_states_are_within_a_fifth_of_the_files() -> None:
+    stated = _stated_line_counts((ROOT / "README.md").read_text())
+    assert len(stated) >= 2, "the README no longer says how small the MCP layer and the BM25 ranker are"
+    off = _off_by_more_than_a_fifth(stated)
+    assert not off, f"README line counts (stated, actual): {off}"
+
+
+def test_a_stale_line_count_is_caught() -> None:
+    text = "through `ccr/mcp_stdio.py`, about\n20 lines, and BM25 is 400 lines in `ccr/_bm25.py`"
+    stated = _stated_line_counts(text)
+    assert stated == [("ccr/mcp_stdio.py", 20), ("ccr/_bm25.py", 400)]
+    assert set(_off_by_more_than_a_fifth(stated)) == {"ccr/mcp_stdio.py", "ccr/_bm25.py"}

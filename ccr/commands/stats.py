@@ -1,9 +1,9 @@
 """``ccr stats [--json]``: how full the store is.
 
-An existing store file is read directly (``ccr._sqlite_read``), without the
-store's models: pydantic alone costs ten times Python's own start, more
-than this command should. A store that does not exist yet is opened (and
-made) as every command opens one.
+An existing store file is read directly (``ccr._sqlite_read``), with the
+standard library alone: neither pydantic nor the store's models load. A
+store that does not exist yet is opened (and made) as every command opens
+one.
 """
 
 from __future__ import annotations

@@ -222,7 +222,7 @@ class ClaudeAgentSDKCompaction:
     def mcp_servers(self) -> dict[str, McpStdioServerConfig]:
         """``ClaudeAgentOptions.mcp_servers`` entries: ``ccr mcp`` and (unless turned off) ``memory mcp``.
 
-        Python runs with ``-P``, so a folder named ``ccr`` or ``memory`` in
+        Python runs with ``-P``, so a folder named ``ccr`` or ``compactor`` in
         the agent's working folder is never imported by mistake.
         """
         env = {"COMPACTOR_HOME": str(self.home)}

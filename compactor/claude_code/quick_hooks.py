@@ -4,12 +4,11 @@ answers most starts from its input alone.
 Claude Code runs the SessionStart hook at every start of a session
 (``startup``, ``resume``, ``clear``) and after each compaction. Only a start
 after a compaction, of a session whose conversation was stored or with
-memories configured, has anything to say; every other start should cost
-about what starting Python costs, and importing pydantic and building its
-first model alone costs ten times that. ``nothing_to_say`` decides from the
-input bytes, the environment and whether the session's record exists, with
-the standard library only; when it is not sure it says no, and the full
-hook (``compactor.claude_code.hooks``) runs, reporting any bad input.
+memories configured, has anything to say. ``nothing_to_say`` decides from
+the input bytes, the environment and whether the session's record exists,
+importing the standard library only (no pydantic, no settings); when it is
+not sure it says no, and the full hook (``compactor.claude_code.hooks``)
+runs, reporting any bad input.
 """
 
 from __future__ import annotations

@@ -327,7 +327,7 @@ class PipelineSettings(_Model):
     """The one budget the summary, the preserved tail and the attachments share; None:
     ``DEFAULT_CONTEXT_SHARE`` of the context window."""
     memory_db: str | None = None
-    """A memory store (``memory`` package) to recall from after each compaction; None: no memories."""
+    """A memory store (``compactor.memory``) to recall from after each compaction; None: no memories."""
     summary_facts_tokens: int = Field(default=DEFAULT_SUMMARY_FACTS_TOKENS, ge=0)
 
 

@@ -1,7 +1,7 @@
 """Tool-result dedup: a repeated tool result becomes a short reference to its first copy.
 
 Applied to each tool result before it is counted or checked against a
-threshold (DESIGN.md, "Dedup"). A result is eligible when it is a string,
+threshold. A result is eligible when it is a string,
 not an error, not recovered content (CCR retrieval), longer than 256 UTF-16
 code units (JavaScript's string length, not bytes), and its length + 26 is
 within its tool's persistence threshold: Claude Code's, 30,000 for Bash,
@@ -20,9 +20,8 @@ After a compaction the seen-set is cleared and the counter keeps counting
 reference points at a first occurrence that was dropped, and
 ``expand_all`` turns a deduplicated history back into the original exactly.
 
-The hash is computed without a per-character Python loop: the string's code
-units are read, 8 KB at a time, into big integers and folded pairwise, lane
-by lane, with big-integer arithmetic (see ``djb2`` and ``_poly``).
+``djb2`` gives exactly JavaScript's value for any string (how it avoids a
+per-character loop: ``_poly``, and docs/ARCHITECTURE.md, "Why it is fast").
 """
 
 from __future__ import annotations

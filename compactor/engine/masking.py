@@ -3,11 +3,11 @@
 Between compactions the context grows mostly by tool output the agent has
 already acted on. Masking replaces each tool result older than the last
 ``keep_rounds`` answers and larger than ``min_tokens`` by a short stub
-(``templates/masked_result.j2``): the tool and its input, the first and last
+(``compactor/templates/masked_result.j2``): the tool and its input, the first and last
 lines, the size, and the ``<<ccr:...>>`` marker of the exact bytes (or, with
 ``footer = "tinyjuice"``, TinyJuice's partial-view footer naming
 ``tokenjuice_retrieve`` and the token ``tj:<hex>``,
-``templates/masked_result_tinyjuice.j2``). A Read
+``compactor/templates/masked_result_tinyjuice.j2``). A Read
 result that a later successful Read, Edit or Write of the same file has made
 stale becomes a pointer first, whatever its size (when the pointer is
 shorter). The tool calls, the user's messages and everything else stay as

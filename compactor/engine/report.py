@@ -1,6 +1,6 @@
 """CompactionReport: what one compaction did, as data (printed as JSON).
 
-Field names are a contract (DESIGN.md, "Report"): tools read them.
+Field names are a contract (docs/ARCHITECTURE.md, "Reports"): tools read them.
 """
 
 from __future__ import annotations

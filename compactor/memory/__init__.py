@@ -1,4 +1,4 @@
-"""memory: what an agent learned, kept across sessions.
+"""compactor.memory: what an agent learned, kept across sessions.
 
 ::
 

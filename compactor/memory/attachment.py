@@ -53,7 +53,7 @@ def recall_attachment(
     """The ``memory`` attachment for ``query`` within ``budget`` tokens as rendered, or None if nothing matches.
 
     Raises:
-        memory.errors.StoreError: the memory store failed.
+        compactor.memory.errors.StoreError: the memory store failed.
         ccr.BudgetExceeded, ccr.StoreError: the whole text of a cut memory could not be stored.
     """
     if not query.strip():

@@ -11,7 +11,7 @@ an unknown id, text over 256 KiB) is an error result naming the error id,
 never a crash of the server.
 
 Built on the project's own thin MCP layer (``ccr.mcp_stdio``, not the
-SDK: see there why) and served the way ``ccr mcp`` is
+SDK) and served the way ``ccr mcp`` is
 (``ccr.mcp_server.serve_stdio``: the same stdin checks): a stdin that is closed is an error (exit
 66), and one that ends without an ``initialize`` request or holds lines that
 are not JSON-RPC is an error (exit 65), never a silent success. As ``ccr

@@ -3,7 +3,7 @@
 One file, no network: inline CSS, the context-size chart as inline SVG, and
 for each compaction the summary, the preserved tail, every attachment and
 skipped candidate, and every dropped span with a ``ccr get`` line to copy.
-The page is rendered from ``templates/report.html.j2`` with every value
+The page is rendered from ``compactor/templates/report.html.j2`` with every value
 HTML-escaped.
 """
 

@@ -1,11 +1,12 @@
 """``compactor replay SESSION.jsonl``: replay a recorded session and report its compactions.
 
-Prints a table (or, with ``--json``, the report DESIGN.md defines:
-``{session, compactions, totals}``). Dropped spans go to the CCR store
-(``--store`` or ``$COMPACTOR_HOME/ccr.db``), so every handle in the report
-resolves with ``ccr get``. When the store refuses a compaction's spans, the
-compaction fails closed, the replay goes on without it, and the exit code is
-73 (``ccr_budget_exceeded``).
+Prints a table (or, with ``--json``, the ``ReplayReport`` of
+``compactor.claude_code.replay``: ``{session, compactions, failures, totals,
+...}``, a ``CompactionReport`` per compaction, plus ``metrics``). Dropped
+spans go to the CCR store (``--store`` or ``$COMPACTOR_HOME/ccr.db``), so
+every handle in the report resolves with ``ccr get``. When the store
+refuses a compaction's spans, the compaction fails closed, the replay goes
+on without it, and the exit code is 73 (``ccr_budget_exceeded``).
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def _check_memory_db(path: Path) -> None:
     Raises:
         InputNotFound: nothing is there.
         InputInvalid: a folder, or not a memory database.
-        memory.errors.StoreError: it cannot be read (exit 73).
+        compactor.memory.errors.StoreError: it cannot be read (exit 73).
     """
     from compactor.memory.errors import NotAStore, UnsafeStorePath
     from compactor.memory.store import open_memory
