@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from compactor.core.messages import Message, ToolUseBlock
     from compactor.core.tokens import TokenCounter
 
-# What only storing or reading a transcript needs (the pipeline, the transcript reader, the
+# What only storing or reading a transcript needs (storing a head, the transcript reader, the
 # templates) is imported in the functions that do it.
 
 __all__ = [
@@ -167,7 +167,7 @@ def store_conversation(
         BudgetExceeded: the store is full; nothing was stored.
         StoreError: the store could not be written.
     """
-    from compactor.engine.pipeline import store_spans, without_recovered_content
+    from compactor.engine.head_storage import store_spans, without_recovered_content
     from compactor.engine.spans import head_spans
     from compactor.summarizers._facts import touched_path
 
@@ -338,7 +338,7 @@ def settle_kept_messages(
         BudgetExceeded: the store is full; nothing was stored.
         StoreError: the store could not be written.
     """
-    from compactor.engine.pipeline import without_recovered_content
+    from compactor.engine.head_storage import without_recovered_content
     from compactor.engine.spans import head_spans
 
     if not transcript.compactions or record.head_handle is None or record.kept_messages:
