@@ -258,21 +258,8 @@ def pre_compact(
     from compactor.claude_code.restore import segment_request
     from compactor.summarizers._ledger import merge_messages
     from compactor.summarizers._ledger_text import listing_span
-    from compactor.claude_code.transcript import read_transcript
 
-    if not hook.transcript_path:
-        raise InputInvalid("hook input has no transcript_path")
-    path = Path(hook.transcript_path).expanduser()
-    try:
-        size = os.stat(path).st_size
-    except OSError:
-        size = 0  # the reader says what is wrong with it
-    if size > HOOK_TRANSCRIPT_MAX_BYTES:
-        raise InputInvalid(
-            f"{path}: the transcript holds {size:,} bytes, over the hook's {HOOK_TRANSCRIPT_MAX_BYTES:,}-byte limit; "
-            "not stored ('compactor replay' reads it)"
-        )
-    transcript = read_transcript(path, subagents=False, state=False)  # the main chain is what is stored
+    path, transcript = _hook_transcript(hook)
     previous = _settle_previous(
         hook.session_id, transcript, store, counter=counter, home=home, recovery_tools=recovery_tools
     )
@@ -313,6 +300,31 @@ def pre_compact(
     })
     save_session_record(record, home)
     return pre_compact_instructions(record, limit=limit, tool=tool)
+
+
+def _hook_transcript(hook: HookInput) -> tuple[Path, Transcript]:
+    """The transcript the hook input names, and its main chain as read (the main chain is what is stored).
+
+    Raises:
+        InputInvalid: the input names no transcript, or one over ``HOOK_TRANSCRIPT_MAX_BYTES``.
+        TranscriptNotFound: the transcript does not exist.
+        TranscriptError: the transcript cannot be read.
+    """
+    from compactor.claude_code.transcript import read_transcript
+
+    if not hook.transcript_path:
+        raise InputInvalid("hook input has no transcript_path")
+    path = Path(hook.transcript_path).expanduser()
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # the reader says what is wrong with it
+    if size > HOOK_TRANSCRIPT_MAX_BYTES:
+        raise InputInvalid(
+            f"{path}: the transcript holds {size:,} bytes, over the hook's {HOOK_TRANSCRIPT_MAX_BYTES:,}-byte limit; "
+            "not stored ('compactor replay' reads it)"
+        )
+    return path, read_transcript(path, subagents=False, state=False)
 
 
 def settle_kept_messages(
