@@ -60,22 +60,7 @@ def build_file_attachments(
         Whatever the store raises when it refuses a cut tail (fail closed).
     """
     cwd = cwd if cwd is not None else state.cwd
-    plan_path = state.plan.path if state.plan is not None else None
-    in_tail = read_paths(tail, cwd)
-    memory = {normalize_path(p, cwd) for p in state.memory_paths}
-    skipped: list[SkippedEntry] = []
-    candidates: list[ReadFileEntry] = []
-    for entry in newest_first(snapshot.values()):
-        path = entry.path
-        normal = normalize_path(path, cwd)
-        if is_plan_file(path, plan_path, cwd):
-            skipped.append(_skip(path, reason("plan_file", "the plan is restored as its own attachment")))
-        elif is_memory_file(path) or normal in memory:
-            skipped.append(_skip(path, reason("memory_file", "memory files return with the project instructions")))
-        elif normal in in_tail:
-            skipped.append(_skip(path, reason("read_in_tail", "the preserved messages already show this read")))
-        else:
-            candidates.append(entry)
+    candidates, skipped = _candidates(snapshot, state, tail, cwd)
     selection = budgets.selection
     if selection.strategy != "recent" and activity is None:
         activity = file_activity(history, cwd)
@@ -92,11 +77,62 @@ def build_file_attachments(
         ranked_by = "most active"
     for entry in candidates[max_files:]:
         skipped.append(_skip(entry.path, reason("beyond_max_files", f"only the {max_files} {ranked_by} files are restored")))
+    attachments, unattached = _attach_in_order(
+        candidates[:max_files], state.session_id, file_tokens=file_tokens, files_total=budgets.files_total, counter=counter,
+        store=store, files=files,
+    )
+    return attachments, skipped + unattached
 
+
+def _candidates(
+    snapshot: Mapping[str, ReadFileEntry],
+    state: SessionState,
+    tail: Sequence[Message],
+    cwd: str | None,
+) -> tuple[list[ReadFileEntry], list[SkippedEntry]]:
+    """The reads worth restoring, newest first, and the others (plan files, memory files, reads the
+    tail shows), each with its reason."""
+    plan_path = state.plan.path if state.plan is not None else None
+    in_tail = read_paths(tail, cwd)
+    memory = {normalize_path(p, cwd) for p in state.memory_paths}
+    skipped: list[SkippedEntry] = []
+    candidates: list[ReadFileEntry] = []
+    for entry in newest_first(snapshot.values()):
+        path = entry.path
+        normal = normalize_path(path, cwd)
+        if is_plan_file(path, plan_path, cwd):
+            skipped.append(_skip(path, reason("plan_file", "the plan is restored as its own attachment")))
+        elif is_memory_file(path) or normal in memory:
+            skipped.append(_skip(path, reason("memory_file", "memory files return with the project instructions")))
+        elif normal in in_tail:
+            skipped.append(_skip(path, reason("read_in_tail", "the preserved messages already show this read")))
+        else:
+            candidates.append(entry)
+    return candidates, skipped
+
+
+def _attach_in_order(
+    entries: Sequence[ReadFileEntry],
+    session_id: str | None,
+    *,
+    file_tokens: int,
+    files_total: int,
+    counter: TokenCounter,
+    store: TailStore,
+    files: FileSource,
+) -> tuple[list[Attachment], list[SkippedEntry]]:
+    """Re-read each of ``entries`` and cut it to ``file_tokens``, its tail in ``store``; accept each in
+    order while the total stays within ``files_total``. The attachments, and the entries skipped with
+    their reasons.
+
+    Raises:
+        Whatever the store raises when it refuses a cut tail (fail closed).
+    """
     attachments: list[Attachment] = []
+    skipped: list[SkippedEntry] = []
     total = 0
     origin = getattr(files, "origin", "disk")
-    for entry in candidates[:max_files]:
+    for entry in entries:
         content = current_content(files, entry)
         if content is None:
             where = "in the recorded session" if origin == "recorded" else "on disk"
@@ -112,17 +148,17 @@ def build_file_attachments(
                 _skip(entry.path, reason("over_item_budget", f"the notes alone exceed {file_tokens:,} tokens"))
             )
             continue
-        if total + plan.tokens > budgets.files_total:
-            skipped.append(_skip(entry.path, _over_total(total, budgets.files_total)))
+        if total + plan.tokens > files_total:
+            skipped.append(_skip(entry.path, _over_total(total, files_total)))
             continue  # as Claude Code does: a later, smaller file may still fit
         cut = commit_cut(
             plan,
             render,
-            limit=min(file_tokens, budgets.files_total - total),
+            limit=min(file_tokens, files_total - total),
             counter=counter,
             store=store,
             producer=PRODUCER,
-            metadata={"path": entry.path, "kind": "file_tail", "session_id": state.session_id},
+            metadata={"path": entry.path, "kind": "file_tail", "session_id": session_id},
         )
         total += cut.tokens
         attachments.append(

@@ -7,7 +7,7 @@ after a compaction, of a session whose conversation was stored or with
 memories configured, has anything to say. ``nothing_to_say`` decides from
 the input bytes, the environment and whether the session's record exists,
 importing the standard library only (no pydantic, no settings); when it is
-not sure it says no, and the full hook (``compactor.claude_code.hooks``)
+not sure it says no, and the full hook (``compactor.claude_code.session_start_hook``)
 runs, reporting any bad input.
 """
 
@@ -35,7 +35,7 @@ SESSION_ID = re.compile(SESSION_ID_PATTERN.removesuffix("$"))
 _OPTIONAL_TEXT = (
     "transcript_path", "cwd", "hook_event_name", "trigger", "custom_instructions", "source", "compact_summary",
 )
-"""``compactor.claude_code.hooks.HookInput``'s optional text fields: another type there is bad input."""
+"""``compactor.claude_code.hook_input.HookInput``'s optional text fields: another type there is bad input."""
 
 _NAMING_MEMORY = ("COMPACTOR_MEMORY_DB", "COMPACTOR_CONFIG")
 """The settings that can name a memory store to recall from (a settings file may)."""

@@ -33,41 +33,43 @@ synchronous commits, that is one sync per compaction.
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from attachments import AttachmentSet, Budgets, FileSource, build_attachments, mark_announced
-from ccr.batch import BatchStore, StoreBatch
+from ccr.batch import StoreBatch
 from compactor.memory.attachment import build_memory_attachment
 from ccr import PutRequest, Store, marker
 from compactor.core.templating import render
 from compactor.engine.cache import prefix_effect
 from compactor.core.calibration import Calibration
-from compactor.core.config import DEFAULT_RECOVERY_TOOLS, DEFAULT_TAIL_TOKENS, is_recovery_tool
+from compactor.core.config import DEFAULT_RECOVERY_TOOLS, DEFAULT_TAIL_TOKENS
 from compactor.engine.dedup import expand_references, reset_after_compaction
 from compactor.core.errors import CompactionDidNotShrink, CompactionFailed, CompactorError, NothingToCompact
-from compactor.core.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.messages import Message, TextBlock
 from compactor.summarizers.provider_compaction import (
     ProviderView,
-    provider_kind,
+    lead_blocks,
+    provider_note,
     provider_text,
     provider_view,
     through_last_block,
 )
 from compactor.view.readable import readable_text
 from compactor.engine.report import CompactionReport, ContextEntry, DedupReport, DroppedSpan, Trigger
-from compactor.engine.rounds import group_rounds
-from compactor.core.session import SessionState
+from compactor.engine.rounds import split_rounds, split_tail
+from compactor.core.ledger import SessionLedger
+from compactor.core.session import ReadFileEntry, SessionState
+from compactor.engine.head_storage import store_spans, without_recovered_content
 from compactor.engine.spans import Span, head_span, head_spans
 from compactor.summarizers._ledger import merge_messages, tail_view
 from compactor.summarizers._ledger_text import listing_span
 from compactor.summarizers.base import SECTION_TITLES, CitingSummarizer, Summarizer, Summary
-from compactor.engine.survival import context_retention, continuation, fact_survival
-from compactor.core.tokens import TokenCounter, count_joined
+from compactor.engine.survival import context_retention, continuation, fact_survival, model_text
+from compactor.core.tokens import TokenCounter
 
 __all__ = [
     "CompactBoundary",
@@ -151,37 +153,6 @@ def merge_instructions(custom: str | None, hook: str | None) -> str | None:
     return "\n\n".join(parts) or None
 
 
-def split_tail(
-    messages: Sequence[Message], tail_tokens: int, counter: TokenCounter
-) -> tuple[list[Message], list[Message]]:
-    """Split into (head, tail): the tail is the longest run of whole API rounds
-    at the end whose tokens stay within ``tail_tokens`` and within half of the
-    conversation, so that a compaction always has a head to summarize."""
-    sizes = {id(m): counter.count_message(m) for m in messages}
-    return _split(messages, tail_tokens, lambda m: sizes[id(m)])
-
-
-def _split(
-    messages: Sequence[Message], tail_tokens: int, size_of: Callable[[Message], int], *, last_round_tokens: int = 0
-) -> tuple[list[Message], list[Message]]:
-    """(head, tail) as ``split_tail`` says; when no round fits ``tail_tokens``, the last round is
-    kept all the same if it is within ``last_round_tokens`` (and half of the conversation)."""
-    rounds = group_rounds(messages)
-    sizes = [sum(size_of(m) for m in round_) for round_ in rounds]
-    limit = min(tail_tokens, sum(sizes) // 2)
-    kept = 0
-    total = 0
-    for size in reversed(sizes[1:]):  # the first round always goes to the head
-        if total + size > limit:
-            break
-        total += size
-        kept += 1
-    if kept == 0 and len(sizes) > 1 and sizes[-1] <= min(last_round_tokens, sum(sizes) // 2):
-        kept = 1
-    cut = len(rounds) - kept
-    return [m for r in rounds[:cut] for m in r], [m for r in rounds[cut:] for m in r]
-
-
 def head_and_tail(
     messages: Sequence[Message], sizes: Sequence[int], opts: CompactOptions
 ) -> tuple[list[Message], list[Message]]:
@@ -192,7 +163,7 @@ def head_and_tail(
     tail_limit = opts.tail_tokens if opts.context_tokens is None else min(
         opts.tail_tokens, int(opts.context_tokens * TAIL_SHARE)
     )
-    head, tail = _split(messages, tail_limit, lambda m: size_of[id(m)], last_round_tokens=opts.tail_tokens)
+    head, tail = split_rounds(messages, tail_limit, lambda m: size_of[id(m)], last_round_tokens=opts.tail_tokens)
     # A provider's own compaction is never cut off from what it replaced: the head holds the last one.
     return through_last_block(head, tail)
 
@@ -261,67 +232,6 @@ def failed_result(
     return CompactionResult(ok=False, boundary=None, messages=list(messages), state=state, report=report)
 
 
-def store_spans(
-    spans: Sequence[Span],
-    store: BatchStore,
-    *,
-    head_sizes: Sequence[int],
-    counter: TokenCounter,
-    producer: str,
-    metadata: Mapping[str, Any] | None = None,
-    head: Sequence[Message] | None = None,
-) -> tuple[list[str], list[int]]:
-    """Store the spans of a head in one transaction; their handles and the tokens each held.
-
-    ``head_sizes`` are the head's per-message counts, so that spans which
-    are whole messages are not tokenized again; with the ``head`` itself, a
-    tool result joined from text blocks is counted from its blocks' counts.
-    A ``StoreBatch`` given as ``store`` only keeps them for its owner to store.
-
-    Raises:
-        ccr.BudgetExceeded, ccr.StoreError: the store refused; nothing was stored.
-    """
-    head_tokens = sum(head_sizes)
-    tokens = [_span_tokens(s, head, head_sizes, head_tokens, counter) for s in spans]
-    requests = [
-        PutRequest(
-            data=s.data,
-            content_type=s.content_type,
-            producer=f"{producer}:{s.kind}",
-            tokens_before=n,
-            tokens_after=0,
-            metadata={"kind": s.kind, "ref": s.ref, **(metadata or {})},
-        )
-        for s, n in zip(spans, tokens, strict=True)
-    ]
-    if isinstance(store, StoreBatch):  # a span carries its handle: its bytes are not hashed again
-        return [store.put_named(r, s.handle) for r, s in zip(requests, spans, strict=True)], tokens
-    return store.put_many(requests), tokens
-
-
-def _span_tokens(
-    span: Span, head: Sequence[Message] | None, head_sizes: Sequence[int], head_tokens: int, counter: TokenCounter
-) -> int:
-    """Tokens a span held in the context, from the counts already made where possible."""
-    if span.kind == "head":
-        return head_tokens
-    if span.whole_message and span.message_index is not None:
-        return head_sizes[span.message_index]
-    text = span.data.decode("utf-8", errors="replace")
-    parts = _result_blocks(span, head)
-    return count_joined(text, [(t, counter.count_text(t)) for t in parts], counter) if parts else counter.count_text(text)
-
-
-def _result_blocks(span: Span, head: Sequence[Message] | None) -> list[str]:
-    """The texts of the blocks a tool-result span was joined from (none for any other span)."""
-    if span.kind != "tool_result" or span.message_index is None or head is None:
-        return []
-    for block in head[span.message_index].tool_results():
-        if block.tool_use_id == span.ref and not isinstance(block.content, str):
-            return [b.text for b in block.content if isinstance(b, TextBlock)]
-    return []
-
-
 def _shared(budgets: Budgets, left: int, *, with_skills: bool) -> Budgets:
     """``budgets`` cut to what a shared context budget leaves for attachments (at least
     ``_MIN_ATTACHMENT_TOKENS``): files take it all, or ``_FILES_SHARE`` of it when skills are
@@ -348,59 +258,26 @@ def context_entries(out: Sequence[Message], sizes: Sequence[int], *, tail_length
     ]
 
 
-def model_text(messages: Sequence[Message]) -> str:
-    """What the model reads of ``messages``: text, tool results, and each tool call's input as
-    JSON and as its plain values (a command or path as written, not JSON-escaped)."""
-    parts: list[str] = []
-    for message in messages:
-        for block in message.blocks():
-            if isinstance(block, TextBlock):
-                parts.append(block.text)
-            elif isinstance(block, ToolResultBlock):
-                parts.append(block.text())
-            elif isinstance(block, ToolUseBlock):
-                parts.append(json.dumps(block.input, ensure_ascii=False))
-                parts.extend(v for v in block.input.values() if isinstance(v, str))
-    return "\n".join(parts)
+@dataclass(frozen=True)
+class _NamedHead:
+    """What step 3 made of the head: every span named for CCR (kept in the batch) and what is summarized."""
 
+    head_tokens: int
+    provided: ProviderView | None
+    """The provider's own compaction in the head, if it holds one."""
+    reader: list[Message]
+    """What the summarizer reads: the head, or what follows a provider's last block (from it, for a
+    summarizer that reads provider blocks)."""
+    spans: list[Span]
+    stored: list[str]
+    """The handle of each span; the first is the whole head's."""
+    span_tokens: list[int]
+    ledger: SessionLedger
+    """The session ledger with this head taken in."""
 
-def without_recovered_content(head: Sequence[Message], recovery_tools: Sequence[str]) -> list[Message]:
-    """The head with each recovery-tool result replaced by a pointer to the call that made it.
-
-    The call (handle and selection) stays in the head, and the store never
-    evicts, so repeating it gives the same bytes back: nothing is lost, and
-    recovered text is not nested inside the next stored head again and again.
-    """
-    recovery_ids = {
-        use.id for m in head for use in m.tool_uses() if is_recovery_tool(use.name, recovery_tools)
-    }
-    if not recovery_ids:
-        return list(head)
-    out: list[Message] = []
-    for message in head:
-        blocks = message.blocks() if not isinstance(message.content, str) else None
-        if not blocks or not any(isinstance(b, ToolResultBlock) and b.tool_use_id in recovery_ids for b in blocks):
-            out.append(message)
-            continue
-        replaced = [
-            b.model_copy(update={"content": render("recovered_stand_in.j2", tool_use_id=b.tool_use_id).strip()})
-            if isinstance(b, ToolResultBlock) and b.tool_use_id in recovery_ids and not b.is_error
-            else b
-            for b in blocks
-        ]
-        out.append(message.model_copy(update={"content": replaced}))
-    return out
-
-
-def _provider_note(summary: Summary, view: ProviderView | None) -> dict[str, Any] | None:
-    """What the summary message says of a provider's compaction it carries (None: it carries none)."""
-    blocks = list(summary.provider_blocks) or (view.lead if view is not None else [])
-    kind = next((k for k in map(provider_kind, blocks) if k is not None), None)
-    if kind is None:
-        return None
-    fresh = bool(summary.provider_blocks)
-    superseded = (view.superseded + (1 if fresh else 0)) if view is not None else 0
-    return {"kind": kind, "fresh": fresh, "superseded": superseded}
+    @property
+    def head_handle(self) -> str:
+        return self.stored[0]
 
 
 def _compact(
@@ -417,28 +294,105 @@ def _compact(
     pre: int,
     also_store: Sequence[PutRequest],
 ) -> CompactionResult:
+    """Steps 1-7 of the module docstring, each a function below.
+
+    Raises:
+        CompactorError: the compaction failed; nothing was stored and nothing dropped.
+    """
     # Everything this compaction stores, written in one transaction at the end (module docstring).
     batch = StoreBatch()
     batch.put_many(also_store)
 
     # 1. snapshot the read-file state, then clear it.
-    snapshot = dict(state.read_files)
-    # What the new state forgets is left out before the deep copy rather than copied and cleared:
-    # the dedup entries seen are most of a state (``reset_after_compaction`` below forgets them too).
-    new_state = state.model_copy(update={
-        "read_files": {}, "memory_paths": [], "dedup": state.dedup.model_copy(update={"seen": {}}),
-    }).model_copy(deep=True)
+    snapshot, new_state = _snapshot_and_clear(state)
 
     # 2. split.
-    size_of = {id(m): n for m, n in zip(messages, sizes, strict=True)}
     head, tail = head_and_tail(messages, sizes, opts)
     if not head:
         raise NothingToCompact("nothing to compact: the conversation is empty")
 
-    # 3. name every dropped span, stored before anything is dropped. Recovered content
-    #    is a view of what the store already holds: it is not stored or summarized again.
+    # 3. name every dropped span (stored at 7), and take the head into the session ledger.
+    named = _name_dropped_spans(
+        head, sizes[: len(head)], state, new_state, summarizer=summarizer, counter=counter, opts=opts,
+        trigger=trigger, batch=batch,
+    )
+    tail = expand_references(tail, new_state.dedup)  # a result first shown in the head is shown again
+
+    # 4. summarize.
+    summary = _summarize(named, tail, summarizer, instructions, cwd=new_state.cwd, batch=batch, store=store)
+    summary_message = _summary_message(summary, named, opts, trigger)
+    summary_tokens = counter.count_message(summary_message)
+    tail_sizes = _counts(tail, messages, sizes, counter)
+
+    # 5. attachments, within what the summary and the tail left of a shared budget.
+    attached = _attachments(
+        snapshot, new_state, tail, summary, history=messages, room=summary_tokens + sum(tail_sizes), opts=opts,
+        counter=counter, files=files, batch=batch,
+    )
+
+    # 6. render.
+    out = [summary_message, *tail, *attached.messages]
+
+    # 7. report and new state.
+    dedup = _close_state(new_state, named.ledger)
+    # Attachments were counted as rendered (their budgets apply to exactly that text), and a tail
+    # message that expanding references left as it was has its count in ``sizes``: not again.
+    out_sizes = [summary_tokens, *tail_sizes, *(a.tokens for a in attached.attachments)]
+    if sum(out_sizes) >= sum(sizes):
+        raise CompactionDidNotShrink(
+            f"the compacted context ({sum(out_sizes):,} tokens) would be no smaller than the "
+            f"conversation ({sum(sizes):,} tokens); it was left as it was"
+        )
+    post = opts.calibration.tokens(sum(out_sizes))
+    report = _report(
+        named, summary, out, out_sizes, tail, attached, dedup, sizes=sizes, trigger=trigger, pre=pre, post=post,
+        opts=opts, summarizer=summarizer, counter=counter, cwd=new_state.cwd,
+    )
+    boundary = CompactBoundary(
+        trigger=trigger, pre_tokens=pre, post_tokens=post, head_handle=named.head_handle, timestamp=time.time()
+    )
+    batch.store_in(store)  # the one transaction; a refusal raises and nothing is dropped
+    return CompactionResult(ok=True, boundary=boundary, messages=out, state=new_state, report=report)
+
+
+def _snapshot_and_clear(state: SessionState) -> tuple[dict[str, ReadFileEntry], SessionState]:
+    """Step 1: the read-file state as it was, and the new state, which forgets it (and the loaded memory paths)."""
+    snapshot = dict(state.read_files)
+    # What the new state forgets is left out before the deep copy rather than copied and cleared:
+    # the dedup entries seen are most of a state (``reset_after_compaction`` forgets them too).
+    new_state = state.model_copy(update={
+        "read_files": {}, "memory_paths": [], "dedup": state.dedup.model_copy(update={"seen": {}}),
+    }).model_copy(deep=True)
+    return snapshot, new_state
+
+
+def _counts(
+    messages: Sequence[Message], known: Sequence[Message], sizes: Sequence[int], counter: TokenCounter
+) -> list[int]:
+    """The count of each of ``messages``: from ``sizes`` (the counts of ``known``) for the very same
+    message objects, counted anew for the others."""
+    size_of = {id(m): n for m, n in zip(known, sizes, strict=True)}
+    return [size_of[id(m)] if id(m) in size_of else counter.count_message(m) for m in messages]
+
+
+def _name_dropped_spans(
+    head: list[Message],
+    head_sizes: Sequence[int],
+    state: SessionState,
+    new_state: SessionState,
+    *,
+    summarizer: Summarizer,
+    counter: TokenCounter,
+    opts: CompactOptions,
+    trigger: Trigger,
+    batch: StoreBatch,
+) -> _NamedHead:
+    """Step 3: name every dropped span, kept in ``batch`` before anything is dropped, and take the head
+    into the session ledger, whose full listing is stored in place of the summarizer's own.
+
+    Recovered content is a view of what the store already holds: it is not stored or summarized again.
+    """
     head = without_recovered_content(head, opts.recovery_tools)
-    head_sizes = sizes[: len(head)]
     head_tokens = sum(head_sizes)
     # What a provider compacted is not summarized again: the summarizer reads what follows its last
     # block (a provider summarizer the block on), and the block itself leads the summary message.
@@ -446,14 +400,10 @@ def _compact(
     reader = head if provided is None else (
         provided.from_block if getattr(summarizer, "reads_provider_blocks", False) is True else provided.messages
     )
-    known = {id(m): n for m, n in zip(head, head_sizes, strict=True)}
-    reader_sizes = [known[id(m)] if id(m) in known else counter.count_message(m) for m in reader]
+    reader_sizes = _counts(reader, head, head_sizes, counter)
     spans = summarizer.spans(reader) if isinstance(summarizer, CitingSummarizer) else head_spans(reader)
     if provided is not None:  # the stored head is the whole head, every byte before the block too
         spans = [head_span(head), *(s for s in spans if s.kind != "head")]
-    tail = expand_references(tail, new_state.dedup)
-    # The session ledger takes in what this head shows; the listing of all of it is stored with
-    # the compaction, in place of the summarizer's listing of the head alone.
     ledger = merge_messages(  # what a provider compacted is its summary's to tell, not ours again
         new_state.ledger, reader,
         result_handles={s.ref: s.handle for s in spans if s.kind == "tool_result" and s.ref},
@@ -467,45 +417,84 @@ def _compact(
         metadata={"trigger": trigger, **({"session_id": state.session_id} if state.session_id else {})},
     )
     span_tokens[0] = head_tokens
-    head_handle = stored[0]
+    return _NamedHead(
+        head_tokens=head_tokens, provided=provided, reader=reader, spans=spans, stored=stored,
+        span_tokens=span_tokens, ledger=ledger,
+    )
 
-    # 4. summarize.
-    if not reader:  # the head ends with the provider's block: nothing after it to summarize
+
+def _summarize(
+    named: _NamedHead,
+    tail: list[Message],
+    summarizer: Summarizer,
+    instructions: str | None,
+    *,
+    cwd: str | None,
+    batch: StoreBatch,
+    store: Store,
+) -> Summary:
+    """Step 4: the summary of what the summarizer reads.
+
+    Raises:
+        CompactionFailed: the summary cites a handle that neither this compaction nor an earlier one stored.
+    """
+    if not named.reader:  # the head ends with the provider's block: nothing after it to summarize
         summary = Summary(text="", summarizer=summarizer.name)
     elif isinstance(summarizer, CitingSummarizer):
         summary = summarizer.summarize(
-            reader, instructions, spans=spans, cwd=new_state.cwd, ledger=ledger, tail=tail
+            named.reader, instructions, spans=named.spans, cwd=cwd, ledger=named.ledger, tail=tail
         )
     else:
-        summary = summarizer.summarize(reader, instructions)
+        summary = summarizer.summarize(named.reader, instructions)
     # A summary may cite what earlier compactions stored too; it may not cite what was never stored.
     missing = [h for h in summary.handles if not batch.holds(h) and not store.contains(h)]
     if missing:
         raise CompactionFailed(f"summary cites handles that were not stored: {', '.join(missing)}")
+    return summary
 
+
+def _summary_message(summary: Summary, named: _NamedHead, opts: CompactOptions, trigger: Trigger) -> Message:
+    """The summary as the message that opens the compacted context (the provider's blocks first)."""
     summary_text = render(
         "summary_message.j2",
-        head=marker(head_handle),
+        head=marker(named.head_handle),
         transcript_path=opts.transcript_path,
         dropped_rounds=summary.dropped_rounds,
         summary=summary.text.strip(),
         trigger=trigger,
-        provider=_provider_note(summary, provided),
+        provider=provider_note(summary.provider_blocks, named.provided),
     )
-    leading: list[ContentBlock] = list(summary.provider_blocks) or (provided.lead if provided is not None else [])
-    summary_message = Message(
+    leading = lead_blocks(summary.provider_blocks, named.provided)
+    return Message(
         role="user", content=[*leading, TextBlock(text=summary_text)] if leading else summary_text,
         is_compact_summary=True,
     )
-    summary_tokens = counter.count_message(summary_message)
-    tail_sizes = [size_of[id(m)] if id(m) in size_of else counter.count_message(m) for m in tail]
 
-    # 5. attachments, within what the summary and the tail left of a shared budget.
+
+def _attachments(
+    snapshot: Mapping[str, ReadFileEntry],
+    new_state: SessionState,
+    tail: list[Message],
+    summary: Summary,
+    *,
+    history: Sequence[Message],
+    room: int,
+    opts: CompactOptions,
+    counter: TokenCounter,
+    files: FileSource,
+    batch: StoreBatch,
+) -> AttachmentSet:
+    """Step 5: the attachments, and the memories recalled when a memory store is configured.
+
+    Under a shared budget they get what the summary and the tail (``room`` tokens) left of it.
+
+    Raises:
+        Whatever the store raises when it refuses a cut tail (fail closed).
+    """
     budgets = opts.budgets
     if opts.context_tokens is not None:
         budgets = _shared(
-            budgets, opts.context_tokens - summary_tokens - sum(tail_sizes),
-            with_skills=bool(new_state.skills.get(new_state.agent_id)),
+            budgets, opts.context_tokens - room, with_skills=bool(new_state.skills.get(new_state.agent_id))
         )
     current_work = "\n".join(summary.sections.get(t, "") for t in SECTION_TITLES[-2:]).strip() or summary.text
     attached: AttachmentSet = build_attachments(
@@ -517,22 +506,23 @@ def _compact(
         store=batch,
         files=files,
         cwd=new_state.cwd,
-        history=messages,
+        history=history,
         current_work=current_work,
     )
-
     if opts.memory_db is not None:
         recalled = build_memory_attachment(
-            opts.memory_db, history=messages, current_work=current_work, budget=budgets.memory_tokens,
+            opts.memory_db, history=history, current_work=current_work, budget=budgets.memory_tokens,
             counter=counter, store=batch,
         )
         attached.attachments.extend(recalled.attachments)
         attached.skipped.extend(recalled.skipped)
+    return attached
 
-    # 6. render.
-    out = [summary_message, *tail, *attached.messages]
 
-    # 7. report and new state.
+def _close_state(new_state: SessionState, ledger: SessionLedger) -> DedupReport:
+    """Step 7, the new state: the dedup hits and savings since the last compaction are counted (and
+    returned) and its entries forgotten, the ledger counts one more compaction, and the attachments
+    just announced the full sets again."""
     dedup = new_state.dedup
     hits = sum(dedup.hits.values()) - dedup.hits_at_last_compaction
     saved = sum(dedup.saved_bytes.values()) - dedup.saved_bytes_at_last_compaction
@@ -540,43 +530,59 @@ def _compact(
     dedup.saved_bytes_at_last_compaction += saved
     reset_after_compaction(dedup)
     ledger.compactions += 1
-    mark_announced(new_state)  # the attachments just announced the full sets again
-    # Attachments were counted as rendered (their budgets apply to exactly that text), and a tail
-    # message that expanding references left as it was has its count in ``sizes``: not again.
-    out_sizes = [summary_tokens, *tail_sizes, *(a.tokens for a in attached.attachments)]
-    if sum(out_sizes) >= sum(sizes):
-        raise CompactionDidNotShrink(
-            f"the compacted context ({sum(out_sizes):,} tokens) would be no smaller than the "
-            f"conversation ({sum(sizes):,} tokens); it was left as it was"
-        )
-    post = opts.calibration.tokens(sum(out_sizes))
+    mark_announced(new_state)
+    return DedupReport(hits=hits, saved_bytes=saved)
+
+
+def _report(
+    named: _NamedHead,
+    summary: Summary,
+    out: list[Message],
+    out_sizes: list[int],
+    tail: list[Message],
+    attached: AttachmentSet,
+    dedup: DedupReport,
+    *,
+    sizes: Sequence[int],
+    trigger: Trigger,
+    pre: int,
+    post: int,
+    opts: CompactOptions,
+    summarizer: Summarizer,
+    counter: TokenCounter,
+    cwd: str | None,
+) -> CompactionReport:
+    """Step 7, the report: what was dropped and stored, what was attached, and how much of the facts
+    the compacted context ``out`` (its counts ``out_sizes``) keeps; ``sizes`` are the counts of the
+    conversation's messages."""
+    ledger = named.ledger
     view = tail_view(ledger, tail)
     retention = context_retention(
-        list(view.paths), list(view.commands), [m.text for m in view.user_messages],
-        model_text(out), cwd=new_state.cwd,
+        list(view.paths), list(view.commands), [m.text for m in view.user_messages], model_text(out), cwd=cwd,
     )
-    report = CompactionReport(
+    leading = lead_blocks(summary.provider_blocks, named.provided)
+    return CompactionReport(
         trigger=trigger,
         pre_tokens=pre,
         post_tokens=post,
         threshold=opts.threshold,
-        summary_tokens=summary_tokens,
-        head_tokens=head_tokens,
+        summary_tokens=out_sizes[0],
+        head_tokens=named.head_tokens,
         summarizer=summarizer.name,
         counter=counter.name,
         dropped=[
             DroppedSpan(
                 handle=h, kind=s.kind, tokens=tokens, bytes=len(s.data),
-                piece_of=None if h == head_handle else head_handle,
+                piece_of=None if h == named.head_handle else named.head_handle,
             )
-            for s, h, tokens in zip(spans, stored, span_tokens, strict=True)
+            for s, h, tokens in zip(named.spans, named.stored, named.span_tokens, strict=True)
         ],
         attachments=attached.entries,
         skipped=attached.skipped,
-        dedup=DedupReport(hits=hits, saved_bytes=saved),
+        dedup=dedup,
         survival=fact_survival(
-            reader, "\n".join([*(provider_text(b) for b in leading), summary.text]), cwd=new_state.cwd,
-            stored={s.handle: s.data for s in spans if s.kind != "head"},
+            named.reader, "\n".join([*(provider_text(b) for b in leading), summary.text]), cwd=cwd,
+            stored={s.handle: s.data for s in named.spans if s.kind != "head"},
         ),
         retention=retention,
         continuation=continuation(
@@ -587,10 +593,5 @@ def _compact(
         summary_sources=summary.sources,
         context=context_entries(out, out_sizes, tail_length=len(tail)),
         # The summary comes first: the cached prefix is kept up to message 0, that is not at all.
-        cache=prefix_effect(sizes, 0, len(messages) if opts.cached_messages is None else opts.cached_messages),
+        cache=prefix_effect(sizes, 0, len(sizes) if opts.cached_messages is None else opts.cached_messages),
     )
-    boundary = CompactBoundary(
-        trigger=trigger, pre_tokens=pre, post_tokens=post, head_handle=head_handle, timestamp=time.time()
-    )
-    batch.store_in(store)  # the one transaction; a refusal raises and nothing is dropped
-    return CompactionResult(ok=True, boundary=boundary, messages=out, state=new_state, report=report)

@@ -27,12 +27,13 @@ Pure: no store, no files. ``compactor.engine.pipeline`` puts the result in every
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ccr import find_handles
-from compactor.core.messages import Message
+from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.summarizers._facts import command_first_line, relative_path, touched_path
 from compactor.summarizers._prompts import collapse, typed
 
@@ -49,6 +50,7 @@ __all__ = [
     "fact_survival",
     "head_facts",
     "missing_facts",
+    "model_text",
 ]
 
 
@@ -249,11 +251,27 @@ class Continuation(_Model):
     open_items: FactCount = Field(default_factory=FactCount)
 
 
+def model_text(messages: Sequence[Message]) -> str:
+    """What the model reads of ``messages``: text, tool results, and each tool call's input as
+    JSON and as its plain values (a command or path as written, not JSON-escaped)."""
+    parts: list[str] = []
+    for message in messages:
+        for block in message.blocks():
+            if isinstance(block, TextBlock):
+                parts.append(block.text)
+            elif isinstance(block, ToolResultBlock):
+                parts.append(block.text())
+            elif isinstance(block, ToolUseBlock):
+                parts.append(json.dumps(block.input, ensure_ascii=False))
+                parts.extend(v for v in block.input.values() if isinstance(v, str))
+    return "\n".join(parts)
+
+
 def context_retention(
     paths: Sequence[str], commands: Sequence[str], user_messages: Sequence[str], context: str, *, cwd: str | None
 ) -> Retention:
     """How many of the session's ``paths``, command first lines and typed ``user_messages`` stand in
-    ``context`` verbatim: a path whole or relative to ``cwd``, a command's first
+    ``context`` (what the model reads of a context: ``model_text``) verbatim: a path whole or relative to ``cwd``, a command's first
     ``COMMAND_PREFIX_CHARS`` characters, a message's first ``USER_PREFIX_CHARS`` (stripped)."""
 
     def count(values: Sequence[str], found: Callable[[str], bool]) -> FactCount:

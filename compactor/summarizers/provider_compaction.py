@@ -62,7 +62,9 @@ __all__ = [
     "ProviderKind",
     "ProviderView",
     "last_block_index",
+    "lead_blocks",
     "provider_kind",
+    "provider_note",
     "provider_text",
     "provider_view",
     "through_last_block",
@@ -208,3 +210,20 @@ def provider_view(head: Sequence[Message]) -> ProviderView | None:
         block=block, lead=blocks[first:at + 1], kind=kind, index=index, messages=[*own, *after], from_block=[leading, *after],
         superseded=superseded,
     )
+
+
+def lead_blocks(fresh: Sequence[ContentBlock], view: ProviderView | None) -> list[ContentBlock]:
+    """The provider blocks that lead a summary message: the ``fresh`` ones its summarizer made,
+    else the head's last (``view.lead``)."""
+    return list(fresh) or (view.lead if view is not None else [])
+
+
+def provider_note(fresh: Sequence[ContentBlock], view: ProviderView | None) -> dict[str, Any] | None:
+    """What a summary message says of the provider's compaction it carries (None: it carries none):
+    whose it is, whether its summarizer just made it (``fresh``), and how many earlier ones it supersedes."""
+    kind = next((k for k in map(provider_kind, lead_blocks(fresh, view)) if k is not None), None)
+    if kind is None:
+        return None
+    made = bool(fresh)
+    superseded = (view.superseded + (1 if made else 0)) if view is not None else 0
+    return {"kind": kind, "fresh": made, "superseded": superseded}

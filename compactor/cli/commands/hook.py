@@ -5,7 +5,7 @@
 Claude Code's summarizer; ``session-start`` prints, after a compaction, the
 ``hookSpecificOutput`` JSON that reminds the model where that conversation is
 stored; ``post-compact`` records Claude Code's summary in the session's
-record. The logic is in ``compactor.claude_code.hooks``.
+record. The logic is in ``compactor.claude_code.hooks`` (one module per event).
 
 These commands never block Claude Code: when anything fails (bad input, a
 missing transcript, a full store, a bad flag in the hook's command line)
@@ -42,10 +42,11 @@ from compactor.claude_code.quick_hooks import DEFAULT_LISTED_RESULTS, HOOK_INPUT
 from compactor.core.errors import CompactorError, HookError, InputInvalid, OutputWriteError
 
 if TYPE_CHECKING:
-    from compactor.claude_code.hooks import HookInput
+    from compactor.claude_code.hook_input import HookInput
 
-# ``compactor.claude_code.hooks`` and the settings load pydantic, which costs many times Python's own start:
-# the runs below import them only once the input shows there is something to do.
+# The hooks' modules and the settings load pydantic, which costs many times Python's own start:
+# the runs below import them only once the input shows there is something to do, and each run
+# only the module of its own event (``compactor.claude_code.pre_compact_hook``, ...).
 
 __all__ = [
     "HOOK_COUNTER",
@@ -225,7 +226,7 @@ def _read_input() -> HookInput:
     Raises:
         InputInvalid: stdin is closed, or its bytes are not a usable hook input.
     """
-    from compactor.claude_code.hooks import parse_hook_input
+    from compactor.claude_code.hook_input import parse_hook_input
 
     return parse_hook_input(_read_bytes())
 
@@ -262,7 +263,7 @@ def _pre_compact(args: argparse.Namespace) -> int:
     hook: HookInput | None = None
     from ccr import open_store
     from compactor.core.config import load_settings
-    from compactor.claude_code.hooks import pre_compact
+    from compactor.claude_code.pre_compact_hook import pre_compact
     from compactor.core.tokens import make_counter
 
     try:
@@ -286,7 +287,7 @@ def _pre_compact(args: argparse.Namespace) -> int:
 
 
 def _forget(hook: HookInput) -> None:
-    from compactor.claude_code.hooks import forget_latest_head
+    from compactor.claude_code.session_record import forget_latest_head
 
     try:
         forget_latest_head(hook.session_id)
@@ -318,7 +319,8 @@ def _session_start() -> int:
         if nothing_to_say(data, os.environ):
             return 0
         from compactor.core.config import load_settings
-        from compactor.claude_code.hooks import parse_hook_input, session_start
+        from compactor.claude_code.hook_input import parse_hook_input
+        from compactor.claude_code.session_start_hook import session_start
 
         settings = load_settings()
         output = session_start(
@@ -338,7 +340,7 @@ def _session_start() -> int:
 def run_post_compact(args: argparse.Namespace) -> int:
     """Note Claude Code's summary in the session record; prints nothing, always exits 0."""
     try:
-        from compactor.claude_code.hooks import record_compact_summary
+        from compactor.claude_code.post_compact_hook import record_compact_summary
 
         record_compact_summary(_read_input())
     except CompactorError as exc:
