@@ -68,12 +68,9 @@ def build_server(store: Store) -> McpServer:
 
 def server_version() -> str:
     """The installed distribution's version, as the servers' ``serverInfo`` says it."""
-    from importlib.metadata import PackageNotFoundError, version
+    from compactor.core.distribution import installed_version
 
-    try:
-        return version("compactor")
-    except PackageNotFoundError:
-        return ""
+    return installed_version("")
 
 
 def _exit_at_signal(signum: int, frame: object) -> None:
