@@ -15,7 +15,7 @@ The server is this project's own thin MCP layer (``ccr.mcp_stdio``),
 not the official SDK, whose import alone costs more than the whole start
 should: see that module. ``serve_opening`` is what ``ccr mcp`` runs: it
 answers ``initialize`` before the store and the tools (``ccr._mcp_tools``)
-load. ``serve_stdio`` runs any such server, and is what ``memory mcp`` uses too.
+load. ``serve_stdio`` runs any such server, and is what ``compactor memory mcp`` uses too.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A small MCP server over stdio: JSON-RPC 2.0, one message per line, tools only.
 
-``ccr mcp`` and ``memory mcp`` are served by this module rather than by the
+``ccr mcp`` and ``compactor memory mcp`` are served by this module rather than by the
 official ``mcp`` SDK. Importing the SDK builds hundreds of pydantic models
 (``mcp.types``) and costs about 25 times a bare ``python -c pass`` before the
 first byte is read, long enough that Claude Code's first request in a ``-p``

@@ -1,7 +1,7 @@
 """Lazy package exports: a public name's module is imported on first use.
 
 The packages (``compactor``, ``compactor.summarizers``, ``attachments``,
-``ccr``, ``memory``) list their public names in ``_EXPORTS`` (name -> the
+``ccr``, ``compactor.memory``) list their public names in ``_EXPORTS`` (name -> the
 module that defines it) and end their ``__init__`` with::
 
     __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
