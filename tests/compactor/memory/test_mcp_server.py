@@ -24,7 +24,7 @@ Session = Callable[[ClientSession], Awaitable[Any]]
 
 
 def talk(db_path: Path, tmp_path: Path, conversation: Session) -> Any:
-    """Start ``memory mcp --db db_path``, run ``conversation`` against it, stop it."""
+    """Start ``compactor memory mcp --db db_path``, run ``conversation`` against it, stop it."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "compactor.memory", "--db", str(db_path), "--ccr-store", str(tmp_path / "ccr.db"), "mcp"],
