@@ -6,9 +6,9 @@ each the wall time of a fresh process against ``python -c pass``, interleaved:
 - ``compactor hook session-start`` (Claude Code runs it at every session
   start: ``startup`` is the usual source, ``compact`` the one after a
   compaction, here of a session with nothing stored), ``compactor --help``,
-  ``ccr stats`` and ``memory --help``: at most 12x each. A script that is
-  not installed is reported missing.
-- ``ccr mcp`` and ``memory mcp`` (the plugin starts both with every
+  ``ccr stats`` and ``compactor memory --help``: at most 12x each. A script
+  that is not installed is reported missing.
+- ``ccr mcp`` and ``compactor memory mcp`` (the plugin starts both with every
   session) answering ``initialize`` (a client's first request) over stdio,
   from the start of the process to the answer: at most 15x each.
 - ``compactor hook pre-compact`` on the largest real transcript under
@@ -127,7 +127,7 @@ def figures(quick: bool = False) -> list[Figure]:
             ("compactor hook session-start (compact)", ["compactor", "hook", "session-start"], hook_input("compact")),
             ("compactor --help", ["compactor", "--help"], b""),
             ("ccr stats", ["ccr", "--store", store, "stats"], b""),
-            ("memory --help", ["memory", "--help"], b""),
+            ("compactor memory --help", ["compactor", "memory", "--help"], b""),
         ]
         for name, argv, stdin in commands:
             script = BIN / argv[0]
@@ -138,7 +138,8 @@ def figures(quick: bool = False) -> list[Figure]:
             out.append(Figure(f"cold start / python -c pass: {name}", interleaved(run, nothing, runs=runs),
                               12.0, "<=", detail=note))
         for name, argv in (("ccr mcp", ["ccr", "--store", store, "mcp"]),
-                           ("memory mcp", ["memory", "--db", str(Path(tmp) / "memory.db"), "mcp"])):
+                           ("compactor memory mcp",
+                            ["compactor", "memory", "--db", str(Path(tmp) / "memory.db"), "mcp"])):
             server = _mcp_initialize([str(BIN / argv[0]), *argv[1:]], env)
             out.append(Figure(f"{name} answering initialize / python -c pass", _against(server, nothing, runs),
                               15.0, "<=", detail=note))

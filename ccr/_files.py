@@ -1,6 +1,6 @@
 """Files a command reads or writes for the user: a read never blocks, a write never destroys.
 
-Shared by every program of the project (``ccr``, ``compactor``, ``memory``)
+Shared by every program of the project (``ccr`` and ``compactor``, with ``compactor memory``)
 and importing nothing but ``ccr``'s own modules.
 
 Reading (``open_regular``, ``read_regular``): the file is opened with

@@ -14,7 +14,7 @@ names it). Two tools:
 The server is this project's own thin MCP layer (``ccr.mcp_stdio``),
 not the official SDK (docs/ARCHITECTURE.md, "Why it is fast"). ``serve_opening`` is what ``ccr mcp`` runs: it
 answers ``initialize`` before the store and the tools (``ccr._mcp_tools``)
-load. ``serve_stdio`` runs any such server, and is what ``memory mcp`` uses too.
+load. ``serve_stdio`` runs any such server, and is what ``compactor memory mcp`` uses too.
 """
 
 from __future__ import annotations
@@ -67,12 +67,9 @@ def build_server(store: Store) -> McpServer:
 
 def server_version() -> str:
     """The installed distribution's version, as the servers' ``serverInfo`` says it."""
-    from importlib.metadata import PackageNotFoundError, version
+    from compactor.core.distribution import installed_version
 
-    try:
-        return version("compactor")
-    except PackageNotFoundError:
-        return ""
+    return installed_version("")
 
 
 def _exit_at_signal(signum: int, frame: object) -> None:

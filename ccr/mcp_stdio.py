@@ -1,6 +1,6 @@
 """A small MCP server over stdio: JSON-RPC 2.0, one message per line, tools only.
 
-``ccr mcp`` and ``memory mcp`` are served by this module rather than by the
+``ccr mcp`` and ``compactor memory mcp`` are served by this module rather than by the
 official ``mcp`` SDK, whose import alone outlasts the start a client waits
 for (docs/ARCHITECTURE.md, "Why it is fast"). It serves what these servers
 need of the protocol: ``initialize`` (with protocol version negotiation),

@@ -1,7 +1,7 @@
 // A thin client for the compactor memory store, for agents written in JavaScript.
 //
-// It runs the `memory` command line (COMPACTOR_MEMORY_BIN, else `memory` on PATH)
-// and parses its JSON. Text always travels on stdin (`--stdin`), never in argv,
+// It runs `compactor memory` (the compactor command named by COMPACTOR_BIN, else
+// `compactor` on PATH) and parses its JSON. Text always travels on stdin (`--stdin`), never in argv,
 // where it would be visible to other users and limited in size. Standard library only.
 
 import { spawn } from 'node:child_process';
@@ -63,12 +63,12 @@ export async function recover(handle, options = {}) {
 }
 
 /**
- * Run the CLI with `args`; resolve to its stdout (a Buffer) when it exits 0.
- * Options: `bin` (default COMPACTOR_MEMORY_BIN or `memory`), `db`, `ccrStore`, `env`.
+ * Run `compactor memory` with `args`; resolve to its stdout (a Buffer) when it exits 0.
+ * Options: `bin`, the compactor command (default COMPACTOR_BIN or `compactor`), `db`, `ccrStore`, `env`.
  */
 export function run(args, { bin, db, ccrStore, env } = {}, input = null) {
-  const command = bin ?? process.env.COMPACTOR_MEMORY_BIN ?? 'memory';
-  const global = [];
+  const command = bin ?? process.env.COMPACTOR_BIN ?? 'compactor';
+  const global = ['memory'];
   if (db !== undefined) global.push('--db', String(db));
   if (ccrStore !== undefined) global.push('--ccr-store', String(ccrStore));
   return new Promise((resolve, reject) => {
@@ -111,7 +111,7 @@ export function run(args, { bin, db, ccrStore, env } = {}, input = null) {
       } else if (overflow) {
         reject(new MemoryError(`${command} wrote more than ${MAX_OUTPUT_BYTES} bytes`, { exitCode: code, stderr }));
       } else if (code !== 0) {
-        const found = /^memory: ([a-z0-9_]+): (.*)$/m.exec(stderr);
+        const found = /^compactor: ([a-z0-9_]+): (.*)$/m.exec(stderr);
         const message = found ? found[2] : stderr.trim() || `${command} exited with ${code ?? signal}`;
         reject(new MemoryError(message, { exitCode: code, errorId: found ? found[1] : null, stderr }));
       } else {

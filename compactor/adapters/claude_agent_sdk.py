@@ -37,7 +37,7 @@ registered in Python instead of as hook commands:
   the callback answers ``{}``. Like ``SessionStart``, the event is not in
   the SDK's ``HookEvent`` type, and the client runs it after SessionStart.
 - **MCP servers** ``ccr`` and ``memory``: stdio servers started with the
-  ``ccr mcp`` and ``memory mcp`` commands of this Python, on the same
+  ``ccr mcp`` and ``compactor memory mcp`` commands of this Python, on the same
   ``COMPACTOR_HOME`` as the hooks. Claude Code names their tools
   ``mcp__ccr__ccr_retrieve``, ``mcp__ccr__ccr_stats``,
   ``mcp__memory__cavemem_recall`` and so on (``mcp__memory__memory_recall`` too, its old name, for one release).
@@ -220,7 +220,7 @@ class ClaudeAgentSDKCompaction:
 
     @property
     def mcp_servers(self) -> dict[str, McpStdioServerConfig]:
-        """``ClaudeAgentOptions.mcp_servers`` entries: ``ccr mcp`` and (unless turned off) ``memory mcp``.
+        """``ClaudeAgentOptions.mcp_servers`` entries: ``ccr mcp`` and (unless turned off) ``compactor memory mcp``.
 
         Python runs with ``-P``, so a folder named ``ccr`` or ``compactor`` in
         the agent's working folder is never imported by mistake.
@@ -231,7 +231,7 @@ class ClaudeAgentSDKCompaction:
         }
         if self.memory_server is not None:
             servers[self.memory_server] = {
-                "type": "stdio", "command": self.python, "args": ["-P", "-m", "compactor.memory", "mcp"], "env": env,
+                "type": "stdio", "command": self.python, "args": ["-P", "-m", "compactor", "memory", "mcp"], "env": env,
             }
         return servers
 

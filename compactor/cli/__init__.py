@@ -1,7 +1,8 @@
 """The ``compactor`` command line: parse, call the library, print.
 
-Each subcommand lives in a module (``compactor/cli/commands/<name>.py``) that
-exposes ``register(subparsers)`` (adds its parser, sets ``func``) and a
+Each subcommand lives in a module (``compactor/cli/commands/<name>.py``; the
+``memory`` command and its own subcommands in ``compactor/memory/cli.py``)
+that exposes ``register(subparsers)`` (adds its parser, sets ``func``) and a
 ``run(args)`` returning an exit code. ``COMMANDS`` names them; a command's
 module is imported only when that command runs (``compactor.cli.kit.run_lazy``).
 Errors become exit codes in one place: a ``CompactorError`` prints
@@ -27,6 +28,8 @@ COMMANDS: Commands = {
     "show": ("compactor.cli.commands.show", "show what a compaction did: summary, context, dropped spans (or an HTML page)"),
     "tune": ("compactor.cli.commands.tune", "search budgets and strategies on recorded sessions"),
     "plugin": ("compactor.cli.commands.plugin", "where the Claude Code plugin of this installation is"),
+    "memory": ("compactor.memory.cli",
+               "memories across sessions: remember, recall, supersede, history, forget, recover, mcp"),
 }
 """Command name -> (module, one-line help), in help order. Adding a command is one line here."""
 

@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn, TextIO, cast
 
+from compactor.core.distribution import installed_version
 from compactor.core.errors import CompactorError, OutputWriteError
 
 __all__ = [
@@ -41,23 +42,28 @@ __all__ = [
 Commands = Mapping[str, tuple[str, str]]
 """Command name -> (module defining ``register(subparsers)``, one-line help), in help order."""
 
-DISTRIBUTION = "compactor"
-"""The installed distribution both command lines belong to (its version is theirs)."""
-
 
 class UsageParser(argparse.ArgumentParser):
-    """argparse whose usage errors read ``prog: <prog>_usage: message`` and exit 2."""
+    """argparse whose usage errors read ``prog: <prog>_usage: message`` and exit 2.
+
+    ``prog`` is the program (the first word of the parser's ``prog``); a
+    parser whose ``usage_error_id`` is set says that id instead of
+    ``<prog>_usage`` (``compactor memory`` keeps ``memory_usage``).
+    """
+
+    usage_error_id: str | None = None
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         root = self.prog.split()[0]
-        self.exit(2, f"{root}: {root}_usage: {message}\n")
+        self.exit(2, f"{root}: {self.usage_error_id or root + '_usage'}: {message}\n")
 
 
 class VersionAction(argparse.Action):
-    """``--version``: print ``prog <version>`` from the installed package's metadata and exit.
+    """``--version``: print ``prog <version>`` from the installed distribution's metadata and exit.
 
-    The metadata is read only when the flag is given, so other runs do not pay for it.
+    The metadata is read only when the flag is given, so other runs do not pay
+    for it; a checkout that is not installed prints ``prog unknown``.
     """
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
@@ -67,9 +73,7 @@ class VersionAction(argparse.Action):
     def __call__(
         self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None
     ) -> NoReturn:
-        from importlib.metadata import version
-
-        print(f"{parser.prog} {version(DISTRIBUTION)}")
+        print(f"{parser.prog} {installed_version()}")
         parser.exit(0)
 
 

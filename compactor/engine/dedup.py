@@ -133,7 +133,7 @@ def _lanes(x: int, block: _Block, width: int) -> int:
     """
     if width == 1:
         x = (x & block.bytes_even) * 33 + ((x >> 8) & block.bytes_even)
-    pair = 33 ** (2 // width)
+    pair: int = 33 ** (2 // width)  # int ** int is typed Any (a negative power is a float)
     x = (x & block.pairs_even) * (pair << 16) + (x & block.pairs_odd)
     return ((x & block.lanes) * (pair * pair) + ((x >> 32) & block.lanes)) & block.lanes
 

@@ -7,7 +7,7 @@
         mem.remember("The payments service retries 3 times, then gives up")
         hits = mem.recall("payments retries")  # BM25, within 2,000 tokens
 
-Names are exported lazily, so that ``memory --help`` starts without loading
+Names are exported lazily, so that ``compactor memory --help`` starts without loading
 the store, pydantic or the token counter.
 """
 

@@ -1,4 +1,4 @@
-"""``python -m compactor.memory``: the ``memory`` command line."""
+"""``python -m compactor.memory ARGS``: the same as ``compactor memory ARGS``."""
 
 import sys
 

@@ -1,7 +1,7 @@
 """The memory MCP server's tools: remember, recall, supersede, history and forget, answered from a database.
 
 Kept apart from ``compactor.memory.mcp_server`` because making them loads pydantic
-(their argument models) and the database, which ``memory mcp`` does in the
+(their argument models) and the database, which ``compactor memory mcp`` does in the
 background once it has answered ``initialize`` (``ccr.mcp_stdio.Preloading``).
 """
 

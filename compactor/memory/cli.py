@@ -1,10 +1,15 @@
-"""The ``memory`` command line: parse, call the memory store, print JSON.
+"""The ``compactor memory`` command: parse, call the memory store, print JSON.
 
-Each subcommand lives in ``compactor/memory/commands/<name>.py`` with ``register``
-(adds its parser, sets ``func``) and ``run(args) -> int``; both import the
-store only when a command runs, so ``memory --help`` opens no database and
-loads neither pydantic nor the token counter. Errors become exit codes in
-``compactor.cli.kit.run_command``, shared with ``compactor`` and ``ccr``.
+``compactor memory`` is one command of the ``compactor`` command line
+(``compactor.cli.COMMANDS`` names this module); ``python -m
+compactor.memory ARGS`` runs ``compactor memory ARGS``. Each subcommand
+lives in ``compactor/memory/commands/<name>.py`` with ``register`` (adds
+its parser, sets ``func``) and ``run(args) -> int``; both import the store
+only when a command runs, so ``compactor memory --help`` opens no database
+and loads neither pydantic nor the token counter. Errors become exit codes
+in ``compactor.cli.kit.run_command``: ``compactor: error_id: message`` on
+stderr, with the ids the memory commands always had (a usage error is
+``memory_usage``).
 """
 
 from __future__ import annotations
@@ -13,60 +18,59 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from compactor.cli.kit import UsageParser, run_command
+from compactor.cli.kit import UsageParser, VersionAction
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "NAME", "MemoryParser", "main", "register"]
 
-PROG = "memory"
+NAME = "memory"
+"""The command's name under ``compactor``."""
+
 COMMANDS: tuple[str, ...] = ("remember", "recall", "supersede", "history", "forget", "recover", "mcp")
 """Subcommand modules under ``compactor.memory.commands``, in help order."""
 
+USAGE_ERROR_ID = "memory_usage"
+
+_SUMMARY = "memories across sessions: remember, recall, supersede, history, forget, recover, mcp"
 _DB_HELP = "memory database (default: $COMPACTOR_MEMORY_DB, else $COMPACTOR_HOME/memory.db)"
 _CCR_HELP = "recovery store for the whole text behind a cut hit (default: $COMPACTOR_HOME/ccr.db)"
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+class MemoryParser(UsageParser):
+    """A memory subcommand's parser: its usage errors are ``memory_usage``, exit 2."""
 
-    try:
-        return version("compactor")
-    except PackageNotFoundError:
-        return "unknown"
+    usage_error_id = USAGE_ERROR_ID
 
 
-class _Version(argparse.Action):
-    """``--version``, looked up only when asked for."""
-
-    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        print(f"{PROG} {_version()}")
-        parser.exit(0)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = UsageParser(
-        prog=PROG,
+def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
+    """Add ``memory`` with its global options and every subcommand to ``subparsers``; returns its parser."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        NAME,
+        help=_SUMMARY,
         description="Memory across sessions: remember what an agent learned, recall it by relevance "
         "within a token budget, supersede it with a newer version, see its history, forget it.",
         epilog="Results are JSON on stdout (recover writes the original bytes). Exit codes: 0 ok, "
         "2 usage, 65 bad data (for example memory_too_large), 66 not found, 73 store refused.",
     )
-    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
+    if isinstance(parser, UsageParser):
+        parser.usage_error_id = USAGE_ERROR_ID
+    parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--db", metavar="PATH", help=_DB_HELP)
     parser.add_argument("--ccr-store", metavar="PATH", help=_CCR_HELP)
-    subparsers = parser.add_subparsers(
-        dest="command", metavar="COMMAND", required=True, parser_class=UsageParser
-    )
+    commands = parser.add_subparsers(dest="memory_command", metavar="COMMAND", required=True, parser_class=MemoryParser)
     for name in COMMANDS:
-        sub = importlib.import_module(f"compactor.memory.commands.{name}").register(subparsers)
+        sub = importlib.import_module(f"compactor.memory.commands.{name}").register(commands)
         sub.add_argument("--db", metavar="PATH", default=argparse.SUPPRESS, help=_DB_HELP)
         sub.add_argument("--ccr-store", metavar="PATH", default=argparse.SUPPRESS, help=_CCR_HELP)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``memory`` script; returns the exit code."""
-    return run_command(build_parser(), argv)
+    """``python -m compactor.memory ARGS``: runs ``compactor memory ARGS``; returns the exit code."""
+    from compactor.cli import main as compactor_main
+
+    return compactor_main([NAME, *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

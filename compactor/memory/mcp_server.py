@@ -1,6 +1,6 @@
 """The memory MCP server: a model remembers, recalls, supersedes and forgets across sessions.
 
-``memory mcp`` runs it over stdio (the plugin's ``.mcp.json`` names it beside
+``compactor memory mcp`` runs it over stdio (the plugin's ``.mcp.json`` names it beside
 ``ccr``). Five tools, named as the seed names them, answer in the seed's
 shapes (``compactor.memory.answers``): ``cavemem_remember``, ``cavemem_recall``,
 ``cavemem_supersede``, ``cavemem_history`` and ``cavemem_forget``. Their old

@@ -271,7 +271,7 @@ class MemoryDB:
                     raise SupersededText(
                         f"this text is {mid}, which was superseded by {successor}"
                         "; recall only returns current memories, so it was not stored again"
-                        + (f" (see: memory history {mid})" if row.superseded_by else "")
+                        + (f" (see: compactor memory history {mid})" if row.superseded_by else "")
                     )
                 out.append(Remembered(id=mid, created_at=row.created_at, created=False))
             _insert(conn, list(new.items()), now, supersedes=None)
@@ -619,13 +619,13 @@ def _open_for_reading(path: Path) -> sqlite3.Connection:
         conn.close()
         raise StoreError(
             f"memory database {path} has schema version {version}, older than this code's ({known}); "
-            "run a writing command (memory remember) once to upgrade it"
+            "run a writing command (compactor memory remember) once to upgrade it"
         )
     if not index_is_current(conn):
         conn.close()
         raise StoreError(
             f"memory database {path} was indexed for recall with other stop words than this code's; "
-            "run a writing command (memory remember) once to reindex it"
+            "run a writing command (compactor memory remember) once to reindex it"
         )
     return conn
 

@@ -1,7 +1,7 @@
 """A summarizer that asks a model through the Anthropic Messages API.
 
 Uses the official ``anthropic`` SDK, an optional extra
-(``pip install 'compactor[anthropic]'``), imported only when a summarizer is
+(``pip install 'context-compactor[anthropic]'``), imported only when a summarizer is
 made. The SDK's own retries are off: the only retry is ours, for a request
 rejected as too long, and every other failure fails closed.
 """
@@ -41,7 +41,7 @@ def _sdk() -> ModuleType:
         return importlib.import_module("anthropic")
     except ImportError as exc:
         raise ConfigError(
-            "the anthropic summarizer needs the anthropic package: pip install 'compactor[anthropic]'"
+            "the anthropic summarizer needs the anthropic package: pip install 'context-compactor[anthropic]'"
         ) from exc
 
 

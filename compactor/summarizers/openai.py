@@ -1,7 +1,7 @@
 """A summarizer that asks a model through an OpenAI-compatible chat completions API.
 
 Uses the official ``openai`` SDK, an optional extra
-(``pip install 'compactor[openai]'``), imported only when a summarizer is
+(``pip install 'context-compactor[openai]'``), imported only when a summarizer is
 made. Besides OpenAI itself it covers local servers that speak the same
 protocol (Ollama, vLLM, llama.cpp) through ``base_url``, for example
 ``http://127.0.0.1:11434/v1``. The SDK's own retries are off: the only retry
@@ -55,7 +55,7 @@ def _sdk() -> ModuleType:
         return importlib.import_module("openai")
     except ImportError as exc:
         raise ConfigError(
-            "the openai summarizer needs the openai package: pip install 'compactor[openai]'"
+            "the openai summarizer needs the openai package: pip install 'context-compactor[openai]'"
         ) from exc
 
 

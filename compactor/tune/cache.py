@@ -15,17 +15,17 @@ import importlib.util
 import json
 import os
 import tempfile
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from compactor.core.distribution import installed_version
 from compactor.tune.jobs import SessionResult
 
 __all__ = ["ResultCache", "cache_key", "code_digest", "default_cache_dir", "project_version"]
 
 
-_PACKAGES = ("compactor", "attachments", "ccr", "skills", "memory")
+_PACKAGES = ("compactor", "attachments", "ccr", "skills")
 
 
 @functools.cache
@@ -36,10 +36,7 @@ def project_version() -> str:
     so a change to the code, even without a version bump, is never answered
     with results the old code computed.
     """
-    try:
-        release = version("compactor")
-    except PackageNotFoundError:
-        release = "unknown"
+    release = installed_version()
     roots = []
     for package in _PACKAGES:
         spec = importlib.util.find_spec(package)

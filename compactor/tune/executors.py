@@ -118,7 +118,7 @@ class RayExecutor:
         try:
             import ray
         except ImportError as exc:
-            raise UsageError("the ray executor needs Ray: pip install 'compactor[ray]'") from exc
+            raise UsageError("the ray executor needs Ray: pip install 'context-compactor[ray]'") from exc
         if not jobs:
             return
         started_here = not ray.is_initialized()

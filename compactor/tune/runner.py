@@ -291,7 +291,7 @@ def _optuna(run: _Run, space: SearchSpace) -> None:
     try:
         import optuna
     except ImportError as exc:
-        raise UsageError("method = \"optuna\" needs Optuna: pip install 'compactor[optuna]'") from exc
+        raise UsageError("method = \"optuna\" needs Optuna: pip install 'context-compactor[optuna]'") from exc
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     objective, at = space.search.objective, space.search.objective_at
     study = optuna.create_study(

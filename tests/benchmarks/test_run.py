@@ -36,8 +36,8 @@ def test_a_figure_passes_on_its_median_in_the_targets_direction() -> None:
 
 
 def test_a_missing_figure_neither_passes_nor_fails() -> None:
-    figure = common.missing("memory --help", 12.0, "<=", "no memory script")
-    assert figure.passed is None and figure.shown() == "missing: no memory script"
+    figure = common.missing("ccr stats", 12.0, "<=", "no ccr script")
+    assert figure.passed is None and figure.shown() == "missing: no ccr script"
 
 
 def test_interleaved_gives_one_ratio_per_pair_and_alternates() -> None:

@@ -87,7 +87,7 @@ def test_mcp_config_starts_the_ccr_and_memory_servers() -> None:
     servers = load(".mcp.json")["mcpServers"]
     assert servers == {
         "ccr": {"command": "${CLAUDE_PLUGIN_ROOT}/scripts/launch", "args": ["ccr", "mcp"]},
-        "memory": {"command": "${CLAUDE_PLUGIN_ROOT}/scripts/launch", "args": ["memory", "mcp"]},
+        "memory": {"command": "${CLAUDE_PLUGIN_ROOT}/scripts/launch", "args": ["compactor", "memory", "mcp"]},
     }
 
 
@@ -161,7 +161,9 @@ def test_readme_says_how_to_install() -> None:
     assert "--plugin-dir" in text
 
 
-@pytest.mark.parametrize("where", [".local/pipx/venvs/compactor/bin/python", ".local/share/pipx/venvs/compactor/bin/python"])
+@pytest.mark.parametrize("where", [".local/pipx/venvs/context-compactor/bin/python",
+                                   ".local/share/pipx/venvs/context-compactor/bin/python",
+                                   ".local/pipx/venvs/compactor/bin/python"])
 def test_launch_finds_a_pipx_installation(where: str, plugin_copy: Path, tmp_path: Path) -> None:
     python = tmp_path / "home" / where
     python.parent.mkdir(parents=True)

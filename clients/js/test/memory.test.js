@@ -1,4 +1,4 @@
-// The client against the real `memory` CLI (COMPACTOR_MEMORY_BIN, else the project's .venv, else PATH).
+// The client against the real `compactor memory` CLI (COMPACTOR_BIN, else the project's .venv, else PATH).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,8 +18,8 @@ import {
 } from '../index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const venvBin = resolve(here, '..', '..', '..', '.venv', 'bin', 'memory');
-const BIN = process.env.COMPACTOR_MEMORY_BIN ?? (existsSync(venvBin) ? venvBin : 'memory');
+const venvBin = resolve(here, '..', '..', '..', '.venv', 'bin', 'compactor');
+const BIN = process.env.COMPACTOR_BIN ?? (existsSync(venvBin) ? venvBin : 'compactor');
 
 const made = [];
 after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -57,13 +57,14 @@ test('remember then recall finds the memory, and an off-topic query finds nothin
 test('text travels on stdin, never in argv', async () => {
   const opts = home();
   const log = join(opts.env.COMPACTOR_HOME, 'argv.log');
-  const wrapper = join(opts.env.COMPACTOR_HOME, 'memory-wrapper');
+  const wrapper = join(opts.env.COMPACTOR_HOME, 'compactor-wrapper');
   writeFileSync(wrapper, `#!/bin/sh\nprintf '%s\\n' "$@" >> '${log}'\nexec '${BIN}' "$@"\n`);
   chmodSync(wrapper, 0o755);
   const secret = 'the staging password rotates on Mondays (unique-marker-7f3a)';
   const done = await remember(secret, { ...opts, bin: wrapper });
   await supersede(done.id, secret + ' and Thursdays', { ...opts, bin: wrapper });
   const argv = readFileSync(log, 'utf8');
+  assert.deepEqual(argv.split('\n').slice(0, 3), ['memory', 'remember', '--stdin']);
   assert.ok(argv.includes('--stdin'));
   assert.ok(!argv.includes('unique-marker-7f3a'), argv);
 });
@@ -115,7 +116,7 @@ test('supersede, history and forget', async () => {
 });
 
 test('a missing CLI is a MemoryError that says so', async () => {
-  const error = await refused(remember('anything', { bin: '/nonexistent/memory-cli' }));
+  const error = await refused(remember('anything', { bin: '/nonexistent/compactor' }));
   assert.equal(error.exitCode, null);
   assert.match(error.message, /cannot run/);
 });

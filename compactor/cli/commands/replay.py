@@ -89,7 +89,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--memory-db",
         type=Path,
         metavar="PATH",
-        help="memory store to recall from after each compaction, attached as 'memory' (see: memory --help)",
+        help="memory store to recall from after each compaction, attached as 'memory' (see: compactor memory --help)",
     )
     parser.set_defaults(func=run)
 

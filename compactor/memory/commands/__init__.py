@@ -1,1 +1,1 @@
-"""The ``memory`` subcommands, one module each."""
+"""The ``compactor memory`` subcommands, one module each."""

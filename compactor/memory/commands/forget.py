@@ -1,4 +1,4 @@
-"""``memory forget ID``: delete one version and link its neighbours."""
+"""``compactor memory forget ID``: delete one version and link its neighbours."""
 
 from __future__ import annotations
 

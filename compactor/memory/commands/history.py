@@ -1,4 +1,4 @@
-"""``memory history ID``: every version of a memory, oldest first."""
+"""``compactor memory history ID``: every version of a memory, oldest first."""
 
 from __future__ import annotations
 

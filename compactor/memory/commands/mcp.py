@@ -1,4 +1,4 @@
-"""``memory mcp``: serve the memory tools to a model over MCP (stdio)."""
+"""``compactor memory mcp``: serve the memory tools to a model over MCP (stdio)."""
 
 from __future__ import annotations
 

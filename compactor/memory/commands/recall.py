@@ -1,4 +1,4 @@
-"""``memory recall QUERY [--limit N] [--token-budget N]``: the best-matching current memories."""
+"""``compactor memory recall QUERY [--limit N] [--token-budget N]``: the best-matching current memories."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "as JSON: current memories ranked by BM25, those scoring under 0.1 dropped (an off-topic "
         "query recalls nothing), packed greedily into the token budget. Within a budget, a hit over "
         "500 tokens (or a best hit larger than the whole budget) comes back as its head plus a "
-        "recovery_handle (see: memory recover).",
+        "recovery_handle (see: compactor memory recover).",
     )
     parser.add_argument("query", metavar="QUERY", help="what to recall")
     parser.add_argument("--limit", type=int, default=5, metavar="N", help="at most N hits (default 5)")

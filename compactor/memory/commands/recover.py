@@ -1,4 +1,4 @@
-"""``memory recover HANDLE``: the exact bytes behind a cut hit's recovery handle."""
+"""``compactor memory recover HANDLE``: the exact bytes behind a cut hit's recovery handle."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``memory remember TEXT|--stdin``: keep a memory, print its id."""
+"""``compactor memory remember TEXT|--stdin``: keep a memory, print its id."""
 
 from __future__ import annotations
 

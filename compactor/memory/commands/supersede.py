@@ -1,4 +1,4 @@
-"""``memory supersede ID TEXT|--stdin``: replace a current memory by a new version."""
+"""``compactor memory supersede ID TEXT|--stdin``: replace a current memory by a new version."""
 
 from __future__ import annotations
 

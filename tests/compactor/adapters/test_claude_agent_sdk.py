@@ -277,7 +277,7 @@ def test_apply_adds_the_hooks_servers_and_tool_rules_and_keeps_the_callers_own(t
         "docs": {"type": "stdio", "command": "docs-server"},
         "ccr": {"type": "stdio", "command": "/opt/py/bin/python", "args": ["-P", "-m", "ccr", "mcp"],
                 "env": {"COMPACTOR_HOME": str(tmp_path)}},
-        "memory": {"type": "stdio", "command": "/opt/py/bin/python", "args": ["-P", "-m", "compactor.memory", "mcp"],
+        "memory": {"type": "stdio", "command": "/opt/py/bin/python", "args": ["-P", "-m", "compactor", "memory", "mcp"],
                    "env": {"COMPACTOR_HOME": str(tmp_path)}},
     }
     assert applied.allowed_tools == ["Read", "ToolSearch", "mcp__ccr", "mcp__memory"]

@@ -101,9 +101,11 @@ def test_running_a_command_imports_that_command_only() -> None:
 def test_version_prints_the_installed_packages_version(program: str) -> None:
     from importlib.metadata import version
 
+    from compactor.core.distribution import DISTRIBUTION
+
     done = subprocess.run([sys.executable, "-m", program, "--version"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"{program} {version('compactor')}\n"
+    assert done.stdout == f"{program} {version(DISTRIBUTION)}\n"
 
 
 @pytest.mark.parametrize("program", sorted(PROGRAMS))

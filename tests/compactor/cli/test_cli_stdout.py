@@ -51,7 +51,7 @@ def commands(folder: Path) -> dict[str, list[str]]:
         "ccr get": ["ccr", *store, "get", handle],
         "ccr list": ["ccr", *store, "list"],
         "ccr stats": ["ccr", *store, "stats"],
-        "memory recall": ["compactor.memory", *db, "recall", "build"],
+        "memory recall": ["compactor", "memory", *db, "recall", "build"],
         "help": ["compactor", "--help"],
     }
 

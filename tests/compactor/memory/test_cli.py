@@ -1,8 +1,9 @@
-"""The ``memory`` command line in real subprocesses: JSON out, ``memory: error_id: message``, exit codes."""
+"""``compactor memory`` in real subprocesses: JSON out, ``compactor: error_id: message``, exit codes."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,7 @@ def refused(done: subprocess.CompletedProcess[bytes], code: int, error_id: str) 
     assert done.returncode == code, (done.stdout, done.stderr)
     assert done.stdout == b""
     err = done.stderr.decode()
-    assert err.startswith(f"memory: {error_id}: ") or f"\nmemory: {error_id}: " in err, err
+    assert err.startswith(f"compactor: {error_id}: ") or f"\ncompactor: {error_id}: " in err, err
     return err
 
 
@@ -34,16 +35,42 @@ def refused(done: subprocess.CompletedProcess[bytes], code: int, error_id: str) 
 def test_every_command_has_help_and_help_opens_no_database(tmp_path: Path, command: str | None) -> None:
     args = ["--help"] if command is None else [command, "--help"]
     done = run_memory(*args, home=tmp_path / "home")
-    assert done.returncode == 0 and b"usage: memory" in done.stdout
+    assert done.returncode == 0 and done.stdout.startswith(b"usage: compactor memory")
     assert not (tmp_path / "home").exists()
+
+
+def test_compactor_memory_is_what_python_m_compactor_memory_runs(tmp_path: Path) -> None:
+    compactor = Path(sys.executable).with_name("compactor")
+    if not compactor.exists():
+        pytest.skip("the compactor script is not installed beside this Python")
+    runs = [["--help"], ["recall", "--help"], ["remember", FACT], ["recall", "staging"], ["history", "mem_1"],
+            ["recall", "x", "--limit", "many"], ["forget", memory_id(FACT)], ["recall", "staging"]]
+    for args in runs:
+        by_module = run_memory(*args, home=tmp_path / "module")
+        by_script = subprocess.run([str(compactor), "memory", *args], capture_output=True, timeout=CLI_TIMEOUT_S,
+                                   env={**os.environ, "COMPACTOR_HOME": str(tmp_path / "script")}, check=False)
+        assert (by_script.returncode, by_script.stderr) == (by_module.returncode, by_module.stderr), args
+        if args[0] == "remember":  # the same answer but for when each was stored
+            stamped = [json.loads(done.stdout) for done in (by_script, by_module)]
+            assert [{k: v for k, v in answer.items() if k != "created_at"} for answer in stamped] == [
+                {"id": memory_id(FACT), "created": True, "basis": "inferred"}] * 2
+        else:
+            assert by_script.stdout == by_module.stdout, args
+
+
+def test_compactor_help_lists_memory() -> None:  # the wheel has no memory script: tests/test_packaging.py
+    done = subprocess.run([sys.executable, "-m", "compactor", "--help"], capture_output=True, text=True,
+                          timeout=CLI_TIMEOUT_S, check=False)
+    assert done.returncode == 0 and "\n    memory " in done.stdout
 
 
 def test_help_loads_neither_the_store_nor_pydantic_tiktoken_or_jinja2(tmp_path: Path) -> None:
     probe = (
         "import sys, contextlib, io\n"
-        "from compactor.memory.cli import main\n"
+        "from compactor.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    code = main(['--help'])\n"
+        "    codes = [main(['memory', '--help']), main(['memory', 'recall', '--help'])]\n"
+        "assert codes == [0, 0], codes\n"
         "heavy = {'pydantic', 'tiktoken', 'jinja2', 'sqlite3', 'compactor.memory.store'}\n"
         "print(sorted(m for m in sys.modules if m in heavy or m.split('.')[0] in heavy))\n"
     )
@@ -54,7 +81,7 @@ def test_help_loads_neither_the_store_nor_pydantic_tiktoken_or_jinja2(tmp_path: 
 
 def test_version_prints_the_package_version(tmp_path: Path) -> None:
     done = run_memory("--version", home=tmp_path)
-    assert done.returncode == 0 and done.stdout.decode().startswith("memory ")
+    assert done.returncode == 0 and done.stdout.decode().startswith("compactor memory ")
 
 
 def test_remember_from_argv_or_stdin_prints_the_id_and_whether_it_was_new(tmp_path: Path) -> None:

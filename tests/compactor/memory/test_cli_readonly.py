@@ -52,7 +52,7 @@ def test_history_on_a_database_that_does_not_exist_is_not_found_and_creates_noth
     missing = tmp_path / "nonexistent" / "m.db"
     done = run_memory("--db", str(missing), "history", memory_id(FACT), home=tmp_path)
     assert done.returncode == 66, done.stderr
-    assert done.stderr.startswith(b"memory: memory_not_found: ")
+    assert done.stderr.startswith(b"compactor: memory_not_found: ")
     assert not missing.parent.exists()
 
 
@@ -89,7 +89,7 @@ def test_writing_to_a_read_only_database_is_still_refused_with_73(tmp_path: Path
     freeze(path)
     done = run_memory("--db", str(path), "remember", "another fact entirely", home=tmp_path / "home")
     assert done.returncode == 73, done.stderr
-    assert done.stderr.startswith(b"memory: memory_")
+    assert done.stderr.startswith(b"compactor: memory_")
 
 
 def test_a_database_opened_read_only_refuses_writes_even_when_it_does_not_exist(tmp_path: Path) -> None:

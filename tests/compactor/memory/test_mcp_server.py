@@ -24,7 +24,7 @@ Session = Callable[[ClientSession], Awaitable[Any]]
 
 
 def talk(db_path: Path, tmp_path: Path, conversation: Session) -> Any:
-    """Start ``memory mcp --db db_path``, run ``conversation`` against it, stop it."""
+    """Start ``compactor memory mcp --db db_path``, run ``conversation`` against it, stop it."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "compactor.memory", "--db", str(db_path), "--ccr-store", str(tmp_path / "ccr.db"), "mcp"],
@@ -173,12 +173,12 @@ def _serve_raw(tmp_path: Path, **stdin: Any) -> subprocess.CompletedProcess[str]
 def test_garbage_on_stdin_exits_65_with_a_message(tmp_path: Path) -> None:
     done = _serve_raw(tmp_path, input="hello\nthis is not json-rpc\n")
     assert done.returncode == 65
-    assert "memory: memory_input_unreadable: " in done.stderr and "JSON-RPC" in done.stderr
+    assert "compactor: memory_input_unreadable: " in done.stderr and "JSON-RPC" in done.stderr
 
 
 def test_a_stdin_that_ends_before_initialize_exits_65_and_a_closed_one_66(tmp_path: Path) -> None:
     empty = _serve_raw(tmp_path, stdin=subprocess.DEVNULL)
-    assert empty.returncode == 65 and "memory: memory_input_unreadable: " in empty.stderr
+    assert empty.returncode == 65 and "compactor: memory_input_unreadable: " in empty.stderr
     assert "initialize" in empty.stderr
     closed = subprocess.run(
         ["sh", "-c", 'exec "$0" -m compactor.memory --db "$1" mcp <&-', sys.executable, str(tmp_path / "memory.db")],
@@ -187,7 +187,7 @@ def test_a_stdin_that_ends_before_initialize_exits_65_and_a_closed_one_66(tmp_pa
         timeout=TIMEOUT_S,
         env={**os.environ, "COMPACTOR_HOME": str(tmp_path / "home")},
     )
-    assert closed.returncode == 66 and "memory: memory_input_not_found: stdin is closed" in closed.stderr
+    assert closed.returncode == 66 and "compactor: memory_input_not_found: stdin is closed" in closed.stderr
 
 
 def test_without_the_mcp_package_the_server_still_answers(tmp_path: Path) -> None:
@@ -219,7 +219,7 @@ def test_a_database_that_cannot_be_opened_ends_the_server_at_its_first_tool_list
     done = _serve_raw(tmp_path, input=_HELLO + _LIST)
     hello, *rest = done.stdout.splitlines()
     assert json.loads(hello)["id"] == 1 and rest == []  # the handshake was answered, the listing was not
-    assert done.returncode != 0 and done.stderr.startswith("memory: ") and "Traceback" not in done.stderr
+    assert done.returncode != 0 and done.stderr.startswith("compactor: ") and "Traceback" not in done.stderr
 
 
 def test_a_server_no_client_spoke_to_opens_no_database(tmp_path: Path) -> None:

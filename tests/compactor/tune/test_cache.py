@@ -44,10 +44,11 @@ def test_the_cache_lives_under_compactor_home(compactor_home: Path) -> None:
 def test_the_version_in_every_key_changes_with_the_code_not_only_the_release() -> None:
     from importlib.metadata import version
 
+    from compactor.core.distribution import DISTRIBUTION
     from compactor.tune import project_version
 
     release, _, digest = project_version().partition("+")
-    assert release == version("compactor") and len(digest) == 16
+    assert release == version(DISTRIBUTION) and len(digest) == 16
     assert project_version() == project_version()
 
 
