@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ccr._bm25 import rank, tokenize
+from ccr.retrieval import select_query
 
 
 def test_tokens_are_lowercase_words_and_snake_case_parts() -> None:
@@ -27,3 +30,45 @@ def test_shorter_documents_win_at_equal_counts() -> None:
 
 def test_an_empty_query_scores_nothing() -> None:
     assert rank("  ,. ", ["a", "b"]) == [0.0, 0.0]
+
+
+# Orderings recorded from the ranker before ccr and memory shared one BM25 core
+# (k1 1.2, b 0.75, words with their snake_case parts): sharing must not move them.
+PINNED_DOCS = [
+    "def parse_config(path): raise ParserError('bad config')",
+    "the parser broke on line 12 of config.toml",
+    "tool_use failed: Read timed out after 30s",
+    "retry the connection: timeout, timeout, timeout",
+    "lunch menu: soup, bread, parser-free salad",
+    "ParserError: unexpected token in config at line 3 (config parser)",
+    "connection refused; retry in 5s",
+    "tool use ok",
+    "Read tool_use succeeded",
+    "",
+    "the parser broke on line 12 of config.toml",
+]
+PINNED = [
+    ("parser config", [5, 1, 10, 0, 4], [1.981, 1.7007, 1.7007, 1.22, 0.9537]),
+    ("tool_use timeout", [8, 2, 3, 7], [4.4641, 3.4965, 3.3271, 3.1658]),
+    ("retry connection", [6, 3], [3.4727, 3.248]),
+    ("read", [8, 2], [1.7363, 1.36]),
+    ("Config PARSER line", [5, 1, 10, 0, 4], [2.9943, 2.769, 2.769, 1.22, 0.9537]),
+    ("soup nothing", [4], [2.022]),
+    ("parser line", [1, 10, 5, 4], [1.9186, 1.9186, 1.82, 0.9537]),
+]
+
+
+@pytest.mark.parametrize(("query", "order", "scores"), PINNED)
+def test_rankings_stay_as_recorded(query: str, order: list[int], scores: list[float]) -> None:
+    got = rank(query, PINNED_DOCS)
+    hits = sorted((i for i, s in enumerate(got) if s > 0), key=lambda i: -got[i])
+    assert hits == order
+    assert [round(got[i], 4) for i in hits] == scores
+
+
+def test_a_query_returns_the_recorded_units_and_scores() -> None:
+    data = "".join(f"{i + 1:6}\t{doc}\n" for i, doc in enumerate(PINNED_DOCS[:9])).encode()
+    found = select_query(data, "parser config timeout")
+    assert found.unit_lines == ((1, 1), (2, 2), (4, 4), (5, 5), (6, 6))
+    assert found.unit_scores is not None
+    assert [round(s, 6) for s in found.unit_scores] == [1.348677, 1.904832, 3.06324, 1.049822, 2.215976]
