@@ -1,11 +1,13 @@
-"""The small BM25 ranker."""
+"""The BM25 core (``ccr.bm25``), and retrieval's terms and parameters on it."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from ccr._bm25 import rank, tokenize
-from ccr.retrieval import select_query
+from ccr import bm25
+from ccr.retrieval import B, K1, rank_units as rank, select_query, unit_words as tokenize
 
 
 def test_tokens_are_lowercase_words_and_snake_case_parts() -> None:
@@ -72,3 +74,24 @@ def test_a_query_returns_the_recorded_units_and_scores() -> None:
     assert found.unit_lines == ((1, 1), (2, 2), (4, 4), (5, 5), (6, 6))
     assert found.unit_scores is not None
     assert [round(s, 6) for s in found.unit_scores] == [1.348677, 1.904832, 3.06324, 1.049822, 2.215976]
+
+
+def test_retrieval_ranks_with_k1_1_2_and_b_0_75() -> None:
+    assert (K1, B) == (1.2, 0.75)
+    docs = ["needle hay", "needle needle", "hay"]
+    assert rank("needle", docs) == bm25.rank("needle", docs, tokenize=tokenize, k1=1.2, b=0.75)
+    assert rank("needle", docs) != bm25.rank("needle", docs, tokenize=tokenize, k1=1.5, b=0.75)
+
+
+def test_the_core_ranks_with_the_tokenizer_it_is_given() -> None:
+    docs = ["Alpha,beta", "gamma"]
+    assert bm25.rank("alpha", docs, tokenize=str.split, k1=1.2, b=0.75) == [0.0, 0.0]
+    by_comma = bm25.rank("alpha", docs, tokenize=lambda t: t.lower().replace(",", " ").split(), k1=1.2, b=0.75)
+    assert by_comma[0] > 0 and by_comma[1] == 0.0
+
+
+def test_the_core_scores_postings_with_the_okapi_formula() -> None:
+    got = bm25.score({"t": [("a", 2, 3), ("b", 1, 1)]}, n=4, total_length=8, k1=1.2, b=0.5)
+    weight = math.log(1 + (4 - 2 + 0.5) / (2 + 0.5))
+    assert math.isclose(got["a"], weight * 2 * 2.2 / (2 + 1.2 * (1 - 0.5 + 0.5 * 3 / 2)))
+    assert math.isclose(got["b"], weight * 1 * 2.2 / (1 + 1.2 * (1 - 0.5 + 0.5 * 1 / 2)))
