@@ -25,11 +25,11 @@ from ccr.sqlite_kit.migrations import apply_migrations, retry_busy
 from compactor.memory._schema import SCHEMA, index_is_current, reindex_if_stale
 from compactor.memory.errors import NotAStore, StoreError, UnsafeStorePath
 
-__all__ = ["open_for_reading", "open_for_writing", "translated"]
+__all__ = ["open_for_reading", "open_for_writing"]
 
 
 @contextmanager
-def translated() -> Iterator[None]:
+def _translated() -> Iterator[None]:
     """The kit's errors (ccr's classes) as the memory store's."""
     try:
         yield
@@ -50,7 +50,7 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
         StoreError: the file cannot be created, opened or migrated.
     """
     try:
-        with translated():
+        with _translated():
             conn = connect.open_writable(path, SCHEMA)
         try:
             retry_busy(lambda: reindex_if_stale(conn))
@@ -82,7 +82,7 @@ def open_for_reading(path: Path) -> sqlite3.Connection:
     if stat.S_ISREG(st.st_mode) and st.st_size == 0:
         return _empty_store()
     try:
-        with translated():
+        with _translated():
             conn, version = connect.open_read_only(path, SCHEMA)
     except sqlite3.Error as exc:
         raise _failure("cannot read memory database", path, exc) from exc
