@@ -41,8 +41,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
-from ccr._paths import SIDECARS, SQLITE_HEADER, default_store_path
+from ccr._paths import default_store_path
 from ccr.errors import OutputRefused
+from ccr.sqlite_kit.files import SIDECARS, SQLITE_HEADER
 
 __all__ = [
     "MEMORY_DB_ENV",

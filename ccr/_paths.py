@@ -1,35 +1,18 @@
-"""Safe opening of the store file: modes, symlink refusal, identity checks.
+"""Where the store file lives by default.
 
-The store may hold anything an agent ever saw, so its file and the SQLite
-sidecars (``-wal``, ``-shm``) are private (0600) and a directory we create
-for it is 0700. A symlink or a non-regular file at any of those paths is
-refused rather than followed: a planted link could redirect the writes.
-A file that is not a ccr store is refused and left as it was. After SQLite
-opens the file, ``check_identity`` confirms that it opened the
-very inode validated here, so a swap between check and use is caught.
+The rules for opening it safely (private modes, symlinks refused, identity
+checks) are the SQLite kit's (``ccr.sqlite_kit.files``), shared with the
+memory database. This module stays free of ``sqlite3`` so that finding the
+home folder (the hooks' session records) loads nothing else.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from ccr.errors import NotAStore, StoreError, UnsafeStorePath
-
-__all__ = [
-    "DEFAULT_HOME",
-    "FileIdentity",
-    "HOME_ENV",
-    "SIDECARS",
-    "SQLITE_HEADER",
-    "check_identity",
-    "check_readable_store",
-    "default_store_path",
-    "prepare_store_file",
-    "tighten_modes",
-]
+__all__ = ["DEFAULT_HOME", "HOME_ENV", "default_store_path"]
 
 HOME_ENV = "COMPACTOR_HOME"
 DEFAULT_HOME = "~/.compactor"
@@ -38,173 +21,9 @@ DEFAULT_HOME = "~/.compactor"
 def default_store_path(environ: Mapping[str, str] | None = None) -> Path:
     """``$COMPACTOR_HOME/ccr.db``; ``COMPACTOR_HOME`` defaults to ``~/.compactor``.
 
-    Defined here, beside the other path rules, so that finding the home
+    Defined here, beside the home folder's name, so that finding the home
     folder (the hooks' session records) does not import the backends.
     """
     env = os.environ if environ is None else environ
     home = env.get(HOME_ENV) or DEFAULT_HOME
     return Path(home).expanduser() / "ccr.db"
-
-
-SIDECARS = ("-wal", "-shm", "-journal")
-SQLITE_HEADER = b"SQLite format 3\x00"
-"""The first 16 bytes of every SQLite database file."""
-
-FileIdentity = tuple[int, int]
-"""``(st_dev, st_ino)`` of the validated store file."""
-
-
-def prepare_store_file(path: Path) -> FileIdentity:
-    """Create (if needed) and validate the store file; return its identity.
-
-    Creates a missing parent directory with mode 0700 and a missing file with
-    mode 0600. A non-empty file that is not SQLite is refused before anything
-    about it changes; an existing file is tightened only once it has proved
-    to be a store (``tighten_modes``).
-
-    Raises:
-        UnsafeStorePath: the path or a sidecar is a symlink or not a regular file.
-        NotAStore: the file is not empty and not an SQLite database.
-        StoreError: the directory or file cannot be created or opened.
-    """
-    parent = path.parent
-    try:
-        if not parent.exists():
-            parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.chmod(parent, 0o700)
-        if not parent.is_dir():
-            raise UnsafeStorePath(f"store directory is not a directory: {parent}")
-    except OSError as exc:
-        raise StoreError(f"cannot create store directory {parent}: {exc.strerror or exc}") from exc
-    for candidate in (path, *(_sidecar(path, s) for s in SIDECARS)):
-        _refuse_unsafe(candidate)
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags, 0o600)
-    except OSError as exc:
-        if _is_symlink(path):
-            raise UnsafeStorePath(f"store path is a symlink: {path}") from exc
-        raise StoreError(f"cannot open store file {path}: {exc.strerror or exc}") from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafeStorePath(f"store path is not a regular file: {path}")
-        if st.st_size and os.pread(fd, len(SQLITE_HEADER), 0) != SQLITE_HEADER:
-            raise NotAStore(f"{path} is not a ccr store (not an SQLite database); left unchanged")
-        return (st.st_dev, st.st_ino)
-    except OSError as exc:
-        raise StoreError(f"cannot secure store file {path}: {exc.strerror or exc}") from exc
-    finally:
-        os.close(fd)
-
-
-def check_readable_store(path: Path) -> FileIdentity:
-    """Validate an existing store file for reading only; nothing is created or changed.
-
-    Raises:
-        UnsafeStorePath: the path or a sidecar is a symlink or not a regular file.
-        NotAStore: the file is not an SQLite database.
-        StoreError: the file does not exist or cannot be read.
-    """
-    for candidate in (path, *(_sidecar(path, s) for s in SIDECARS)):
-        _refuse_unsafe(candidate)
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if _is_symlink(path):
-            raise UnsafeStorePath(f"store path is a symlink: {path}") from exc
-        raise StoreError(f"cannot read store file {path}: {exc.strerror or exc}") from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafeStorePath(f"store path is not a regular file: {path}")
-        if os.pread(fd, len(SQLITE_HEADER), 0) != SQLITE_HEADER:
-            raise NotAStore(f"{path} is not a ccr store (not an SQLite database); left unchanged")
-        return (st.st_dev, st.st_ino)
-    except OSError as exc:
-        raise StoreError(f"cannot read store file {path}: {exc.strerror or exc}") from exc
-    finally:
-        os.close(fd)
-
-
-def check_identity(path: Path, expected: FileIdentity) -> None:
-    """Confirm the path still names the validated file, and SQLite opened that file.
-
-    Raises:
-        UnsafeStorePath: the path was replaced, or an open descriptor for it
-            points at a different file.
-    """
-    try:
-        st = os.stat(path, follow_symlinks=False)
-    except OSError as exc:
-        raise UnsafeStorePath(f"store file vanished while opening: {path}") from exc
-    if stat.S_ISLNK(st.st_mode) or (st.st_dev, st.st_ino) != expected:
-        raise UnsafeStorePath(f"store file was replaced while opening: {path}")
-    for identity in _open_descriptors_for(path):
-        if identity != expected:
-            raise UnsafeStorePath(f"store file was replaced while opening: {path}")
-
-
-def tighten_modes(path: Path) -> None:
-    """Make the store file and its existing sidecars 0600, refusing unsafe sidecars.
-
-    Called once the file has proved to be a store, so that another program's
-    file is never changed.
-
-    Raises:
-        UnsafeStorePath: a sidecar is a symlink or not a regular file.
-    """
-    for suffix in ("", *SIDECARS):
-        sidecar = _sidecar(path, suffix)
-        _refuse_unsafe(sidecar)
-        try:
-            st = os.stat(sidecar, follow_symlinks=False)
-            if st.st_mode & 0o077 and st.st_uid == os.geteuid():
-                os.chmod(sidecar, 0o600, follow_symlinks=False)
-        except FileNotFoundError:
-            continue
-        except (OSError, NotImplementedError):
-            continue
-
-
-def _sidecar(path: Path, suffix: str) -> Path:
-    return path.with_name(path.name + suffix)
-
-
-def _is_symlink(path: Path) -> bool:
-    try:
-        return stat.S_ISLNK(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _refuse_unsafe(path: Path) -> None:
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise StoreError(f"cannot inspect {path}: {exc.strerror or exc}") from exc
-    if stat.S_ISLNK(st.st_mode):
-        raise UnsafeStorePath(f"refusing symlinked store path: {path}")
-    if not stat.S_ISREG(st.st_mode):
-        raise UnsafeStorePath(f"refusing non-regular store path: {path}")
-
-
-def _open_descriptors_for(path: Path) -> list[FileIdentity]:
-    """Identities of this process's open descriptors whose target is ``path`` (Linux only)."""
-    fd_dir = "/proc/self/fd"
-    if not os.path.isdir(fd_dir):
-        return []
-    target = os.path.realpath(path)
-    found: list[FileIdentity] = []
-    for name in os.listdir(fd_dir):
-        try:
-            if os.readlink(os.path.join(fd_dir, name)) != target:
-                continue
-            st = os.fstat(int(name))
-        except (OSError, ValueError):
-            continue
-        found.append((st.st_dev, st.st_ino))
-    return found

@@ -1,11 +1,13 @@
 """The SQLite backend: one WAL-mode file, one connection per store, durable commits.
 
-Opening validates the path (``ccr._paths``), connects, checks that SQLite
-opened the validated file and that it is empty or a ccr store, sets WAL, ``busy_timeout`` 5000 ms and
-``synchronous=FULL`` (a put that returned survives a crash), applies the
-numbered migrations, and caps the file with ``max_page_count`` as a second
-budget guard behind the logical check. SQLite's "full" error is reported as
-``BudgetExceeded``; every other SQLite or OS error becomes ``StoreError``.
+Opening is the SQLite kit's (``ccr.sqlite_kit.connect``) with the store's
+schema (``ccr._migrations``): the path validated, SQLite checked to have
+opened the validated file, which is empty or a ccr store, WAL,
+``busy_timeout`` 5000 ms, ``synchronous=FULL`` (a put that returned survives
+a crash), the numbered migrations. The file is then capped with
+``max_page_count`` as a second budget guard behind the logical check.
+SQLite's "full" error is reported as ``BudgetExceeded``; every other SQLite
+or OS error becomes ``StoreError``.
 """
 
 from __future__ import annotations
@@ -21,9 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ccr._base import BaseStore, BlobRow, ObjectRow
-from ccr._migrations import apply_migrations, check_is_store, current_version, retry_busy
-from ccr._paths import check_identity, prepare_store_file, tighten_modes
-from ccr._readonly import BUSY_TIMEOUT_MS, file_size
+from ccr._migrations import SCHEMA
 from ccr._sqlite_read import (
     DISK_FULL_BYTES,
     PUT_PAGES,
@@ -39,6 +39,9 @@ from ccr.errors import BudgetExceeded, CCRError, HandleNotFound, StoreError
 from ccr.handles import handle_for
 from ccr.objects import Currentness, Lifecycle, StoredObject, content_hash, object_id
 from ccr.records import Record, RecordFilter, StoreStats
+from ccr.sqlite_kit.connect import BUSY_TIMEOUT_MS, open_writable
+from ccr.sqlite_kit.files import check_readable_file, file_size
+from ccr.sqlite_kit.migrations import check_tables, immediate
 
 __all__ = ["BUSY_TIMEOUT_MS", "SQLiteStore"]
 
@@ -74,50 +77,29 @@ class SQLiteStore(BaseStore):
         self._kind_col = "kind"
         self._conn: sqlite3.Connection | None = None
         if readonly:
-            self._conn = open_read_only(path)
+            self._conn, version = open_read_only(path)
             try:
                 self._cap = self._compute_cap(self._conn)
-                if current_version(self._conn) < 2:  # an older store, not upgraded on read-only media
-                    self._session_col = "json_extract(metadata, '$.session_id')"
-                    self._kind_col = "json_extract(metadata, '$.kind')"
             except sqlite3.Error as exc:
                 self.close()
                 raise store_failure("cannot read store", path, exc) from exc
+            if version < 2:  # an older store, not upgraded on read-only media
+                self._session_col = "json_extract(metadata, '$.session_id')"
+                self._kind_col = "json_extract(metadata, '$.kind')"
             return
-        identity = prepare_store_file(path)
         try:
-            conn = sqlite3.connect(
-                str(path),
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                isolation_level=None,
-                check_same_thread=False,
-            )
+            conn = open_writable(path, SCHEMA)
         except sqlite3.Error as exc:
             raise store_failure("cannot open store", path, exc) from exc
         self._conn = conn
         try:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            retry_busy(lambda: conn.execute("PRAGMA schema_version").fetchone())
-            check_identity(path, identity)
-            retry_busy(lambda: check_is_store(conn, path))
-            mode = retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
-            if str(mode).lower() != "wal":
-                raise StoreError(f"store {path} could not switch to WAL (got {mode})")
-            conn.execute("PRAGMA synchronous = FULL")
-            apply_migrations(conn)
-            tighten_modes(path)
             conn.execute("PRAGMA secure_delete = ON")  # a removed record leaves no bytes behind
             # SQLite never sets the cap below the file's size; keep what it actually set.
             self._cap = int(
                 conn.execute(f"PRAGMA max_page_count = {self._compute_cap(conn)}").fetchone()[0]
             )
-        except CCRError:
-            conn.close()
-            self._conn = None
-            raise
         except sqlite3.Error as exc:
-            conn.close()
-            self._conn = None
+            self.close()
             raise store_failure("cannot open store", path, exc) from exc
 
     # -- public -------------------------------------------------------------------
@@ -173,7 +155,7 @@ class SQLiteStore(BaseStore):
     # -- primitives -----------------------------------------------------------------
 
     def _insert_blobs(self, rows: list[BlobRow]) -> None:
-        with self._session() as conn, _write(conn):
+        with self._session() as conn, immediate(conn):
             used = int(conn.execute("SELECT payload_bytes FROM usage WHERE id = 1").fetchone()[0])
             new = rows
             if (
@@ -256,7 +238,7 @@ class SQLiteStore(BaseStore):
             return [oid for (oid,) in conn.execute("SELECT id FROM objects ORDER BY created_at, id")]
 
     def _delete(self, handles: list[str], object_ids: list[str]) -> None:
-        with self._session() as conn, _write(conn):
+        with self._session() as conn, immediate(conn):
             missing = sorted(set(handles) - self._existing(conn, handles))
             for oid in object_ids:
                 if not conn.execute("SELECT 1 FROM objects WHERE id = ?", (oid,)).fetchone():
@@ -268,7 +250,7 @@ class SQLiteStore(BaseStore):
 
     def _insert_object(self, row: ObjectRow) -> None:
         obj = row.obj
-        with self._session() as conn, _write(conn):
+        with self._session() as conn, immediate(conn):
             if conn.execute("SELECT 1 FROM objects WHERE id = ?", (obj.id,)).fetchone():
                 return
             used = int(conn.execute("SELECT payload_bytes FROM usage WHERE id = 1").fetchone()[0])
@@ -306,7 +288,7 @@ class SQLiteStore(BaseStore):
         lifecycle: Lifecycle | None,
         stamp: datetime,
     ) -> StoredObject | None:
-        with self._session() as conn, _write(conn):
+        with self._session() as conn, immediate(conn):
             conn.execute(
                 "UPDATE objects SET currentness = coalesce(?, currentness),"
                 " lifecycle = coalesce(?, lifecycle), updated_at = ? WHERE id = ?",
@@ -371,7 +353,6 @@ def delete_in_place(path: Path, refs: list[str]) -> list[str]:
         HandleNotFound: a reference names nothing stored; nothing was removed.
         StoreError: the store could not be read or written.
     """
-    from ccr._paths import check_readable_store
     from ccr.errors import InvalidHandle
     from ccr.handles import parse_ref
 
@@ -384,7 +365,7 @@ def delete_in_place(path: Path, refs: list[str]) -> list[str]:
         target = blobs if parsed.kind == "blob" else objects
         if parsed.handle not in target:
             target.append(parsed.handle)
-    check_readable_store(path)
+    check_readable_file(path)
     try:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     except sqlite3.Error as exc:
@@ -393,8 +374,8 @@ def delete_in_place(path: Path, refs: list[str]) -> list[str]:
         conn.execute("PRAGMA locking_mode = EXCLUSIVE")
         conn.execute("PRAGMA journal_mode = MEMORY")
         conn.execute("PRAGMA secure_delete = ON")
-        check_is_store(conn, path)
-        with _write(conn):
+        check_tables(conn, path, SCHEMA)
+        with immediate(conn):
             missing = sorted(set(blobs) - SQLiteStore._existing(conn, blobs))
             missing += [o for o in objects if not conn.execute("SELECT 1 FROM objects WHERE id = ?", (o,)).fetchone()]
             if missing:
@@ -407,19 +388,6 @@ def delete_in_place(path: Path, refs: list[str]) -> list[str]:
     finally:
         conn.close()
     return [*blobs, *objects]
-
-
-@contextmanager
-def _write(conn: sqlite3.Connection) -> Iterator[None]:
-    """One ``BEGIN IMMEDIATE`` transaction: commit on success, roll back on any error."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
 
 
 def _stamp(at: datetime) -> str:

@@ -12,10 +12,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from ccr._migrations import MIGRATIONS, check_is_store, current_version
-from ccr._paths import check_readable_store
-from ccr._readonly import connect_read_only
+from ccr._migrations import SCHEMA
 from ccr.errors import DiskFull, StoreError
+from ccr.sqlite_kit import connect
 
 __all__ = [
     "DISK_FULL_BYTES",
@@ -45,37 +44,25 @@ STATS_FIELDS = (
 """The fields of ``ccr.records.StoreStats``, in its order (a test keeps them equal)."""
 
 
-def open_read_only(path: Path) -> sqlite3.Connection:
-    """A connection that can only read the store, for read-only files and directories.
+def open_read_only(path: Path) -> tuple[sqlite3.Connection, int]:
+    """A connection that can only read the store, also on read-only media, and the file's schema version.
 
-    SQLite's read-only mode still needs the WAL index (``-shm``); where it
-    cannot be created (a read-only directory) and no WAL content is pending,
-    the file is read as immutable. Pending WAL content that cannot be read
-    is refused rather than ignored.
+    The SQLite kit's read-only opening (``ccr.sqlite_kit.connect``) with
+    the store's schema: a file of an older version is read as it is.
 
     Raises:
         UnsafeStorePath: the path is a symlink or not a regular file.
         NotAStore: the file is not a ccr store.
-        StoreError: the file cannot be read.
+        StoreError: the file cannot be read, holds no store yet, or is of a newer version.
     """
-    check_readable_store(path)
     try:
-        conn = connect_read_only(path, check_is_store, what="store")
+        conn, version = connect.open_read_only(path, SCHEMA)
     except sqlite3.Error as exc:
         raise store_failure("cannot read store", path, exc) from exc
-    try:
-        version = current_version(conn)
-    except sqlite3.Error as exc:
-        conn.close()
-        raise store_failure("cannot read store", path, exc) from exc
-    known = max(m.version for m in MIGRATIONS)
-    if version > known:
-        conn.close()
-        raise StoreError(f"store schema version {version} is newer than this code knows ({known})")
     if version == 0:
         conn.close()
         raise StoreError(f"{path} holds no ccr store yet")
-    return conn
+    return conn, version
 
 
 def page_cap(conn: sqlite3.Connection, max_bytes: int) -> int:

@@ -9,19 +9,24 @@ Query retrieval over-returns rather than cutting: it returns only whole
 units (see ``ccr._units``), the best ``QUERY_UNITS`` by BM25 in their
 original order, with a visible gap marker wherever units were left out. When
 the original has no units, or no unit matches, it returns the whole original.
+Units are ranked by ``ccr.bm25`` with retrieval's own terms (``unit_words``:
+lowercase word runs, ``snake_case`` also as its parts) and k1 1.2, b 0.75.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ccr._bm25 import rank
+from ccr import bm25
 from ccr._units import Segmentation, segment
 from ccr.errors import InvalidRequest
 
 __all__ = [
+    "B",
+    "K1",
     "QUERY_UNITS",
     "Retrieval",
     "RetrievalMode",
@@ -29,14 +34,22 @@ __all__ = [
     "check_selection",
     "gap_marker",
     "notice_text",
+    "rank_units",
     "retrieve",
     "select_bytes",
     "select_lines",
     "select_query",
+    "unit_words",
 ]
 
 QUERY_UNITS = 20
 """How many best-scoring units a query returns at most."""
+K1 = 1.2
+"""Retrieval's BM25 term saturation (``ccr.bm25``)."""
+B = 0.75
+"""Retrieval's BM25 length normalisation (``ccr.bm25``)."""
+
+_WORD = re.compile(r"\w+")
 
 RetrievalMode = Literal["exact", "query", "lines", "bytes"]
 
@@ -241,7 +254,7 @@ def select_query(data: bytes, query: str) -> Retrieval:
     if seg is None:
         return _whole_query(data, None, "query_no_units")
     texts = [data[a:b].decode("utf-8") for a, b in seg.units]
-    scores = rank(query, texts)
+    scores = rank_units(query, texts)
     hits = [i for i, s in enumerate(scores) if s > 0]
     if not hits:
         return _whole_query(data, len(seg.units), "query_no_match")
@@ -258,6 +271,21 @@ def select_query(data: bytes, query: str) -> Retrieval:
         unit_lines=tuple(_line_span(data, *seg.units[i]) for i in best),
         unit_scores=tuple(scores[i] for i in best),
     )
+
+
+def unit_words(text: str) -> list[str]:
+    """Retrieval's terms: lowercase word runs; ``snake_case`` also yields its parts."""
+    tokens: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        tokens.append(word)
+        if "_" in word:
+            tokens.extend(part for part in word.split("_") if part)
+    return tokens
+
+
+def rank_units(query: str, texts: list[str]) -> list[float]:
+    """Each unit's BM25 score for ``query`` (0.0 where no query term occurs), in the units' order."""
+    return bm25.rank(query, texts, tokenize=unit_words, k1=K1, b=B)
 
 
 def _line_span(data: bytes, start: int, end: int) -> tuple[int, int]:

@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ccr._paths import SIDECARS, SQLITE_HEADER
 from ccr._files import describe_os_error
 from ccr._salvage import Salvage, salvage
 from ccr.errors import InputNotFound, NotAStore, OutputRefused, RecordsLost, StoreError
+from ccr.sqlite_kit.files import SIDECARS, SQLITE_HEADER
 from ccr.store import default_store_path, open_store
 
 __all__ = ["register", "run"]

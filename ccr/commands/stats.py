@@ -56,9 +56,9 @@ def stats_of_file(path: str | Path | None) -> dict[str, Any] | None:
     """
     from ccr._budget import resolve_max_bytes
     from ccr._paths import default_store_path
-    from ccr._readonly import file_size
     from ccr._sqlite_read import damage_hint, open_read_only, page_cap, read_stats
     from ccr.errors import StoreError
+    from ccr.sqlite_kit.files import file_size
 
     if path == ":memory:":
         return None
@@ -66,7 +66,7 @@ def stats_of_file(path: str | Path | None) -> dict[str, Any] | None:
     if file_size(target) == 0:  # no store yet (open_store makes one)
         return None
     max_bytes = resolve_max_bytes()
-    conn = open_read_only(target)
+    conn, _ = open_read_only(target)
     try:
         return read_stats(conn, path=target, max_bytes=max_bytes, cap=page_cap(conn, max_bytes))
     except sqlite3.Error as exc:

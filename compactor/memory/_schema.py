@@ -4,23 +4,21 @@
 ``corpus`` are the recall index, and hold only current versions;
 ``recall_index`` records the stop words it was built with, so that a
 database indexed with other stop words is reindexed when opened for writing
-(``reindex_if_stale``). The migrations run
-through the recovery store's runner: each in one ``BEGIN IMMEDIATE``
-transaction with the row that records it, re-checked inside that transaction,
-retried on SQLITE_BUSY for up to 5 seconds when processes open a fresh file
-at once.
+(``reindex_if_stale``). The migrations run through the SQLite kit's runner
+(``ccr.sqlite_kit.migrations``): each in one ``BEGIN IMMEDIATE`` transaction
+with the row that records it, re-checked inside that transaction, retried
+on SQLITE_BUSY for up to 5 seconds when processes open a fresh file at once.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-from ccr._migrations import Migration
-from ccr._migrations import apply_migrations as run_migrations
-from compactor.memory._bm25 import STOP_WORDS_SIGNATURE, term_counts
-from compactor.memory.errors import NotAStore
+from ccr.sqlite_kit.migrations import Migration, Schema, immediate
+from compactor.memory import _index
+from compactor.memory._bm25 import STOP_WORDS_SIGNATURE
 
-__all__ = ["MIGRATIONS", "apply_migrations", "check_is_memory_store", "index_is_current", "reindex_if_stale"]
+__all__ = ["MIGRATIONS", "SCHEMA", "index_is_current", "reindex_if_stale"]
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -64,33 +62,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
 )
 
-def check_is_memory_store(conn: sqlite3.Connection, path: object) -> None:
-    """Refuse a database that holds tables but not a memory store's, before anything is written.
-
-    Raises:
-        NotAStore: the database holds tables and they are not a memory store's.
-        sqlite3.Error: SQLite failed (busy, not a database, ...).
-    """
-    tables = {
-        name
-        for (name,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        )
-    }
-    if tables and not {"schema_migrations", "memories"} <= tables:
-        raise NotAStore(f"{path} is an SQLite database but not a memory store; left unchanged")
-
-
-def apply_migrations(conn: sqlite3.Connection) -> int:
-    """Bring the schema up to date (the connection in autocommit mode); return its version.
-
-    The recovery store's runner (``ccr._migrations.apply_migrations``) with this store's migrations.
-
-    Raises:
-        ccr.StoreError: the file was written by a newer version of this code.
-        sqlite3.Error: SQLite failed (busy beyond the retry budget, I/O, ...).
-    """
-    return run_migrations(conn, MIGRATIONS)
+SCHEMA = Schema(noun="memory database", kind="memory store", marker="memories", migrations=MIGRATIONS)
+"""The memory database, as the kit opens it: a file holding ``schema_migrations`` and ``memories``."""
 
 
 def index_is_current(conn: sqlite3.Connection) -> bool:
@@ -110,26 +83,11 @@ def reindex_if_stale(conn: sqlite3.Connection) -> bool:
     """
     if index_is_current(conn):
         return False
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(conn):
         if index_is_current(conn):
-            conn.execute("COMMIT")
             return False
         conn.execute("DELETE FROM postings")
-        docs = total = 0
-        for mid, text in conn.execute("SELECT id, text FROM memories WHERE valid_until IS NULL").fetchall():
-            counts, length = term_counts(text)
-            docs += 1
-            total += length
-            conn.executemany(
-                "INSERT INTO postings (term, id, tf, length) VALUES (?, ?, ?, ?)",
-                [(term, mid, tf, length) for term, tf in counts.items()],
-            )
-        conn.execute("UPDATE corpus SET docs = ?, total_length = ? WHERE id = 1", (docs, total))
+        conn.execute("UPDATE corpus SET docs = 0, total_length = 0 WHERE id = 1")
+        _index.add(conn, conn.execute("SELECT id, text FROM memories WHERE valid_until IS NULL").fetchall())
         conn.execute("UPDATE recall_index SET stop_words = ? WHERE id = 1", (STOP_WORDS_SIGNATURE,))
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return True

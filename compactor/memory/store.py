@@ -1,29 +1,27 @@
 """The memory store: what an agent learned, kept across sessions in one SQLite file.
 
 ``open_memory`` opens ``$COMPACTOR_HOME/memory.db`` (or ``COMPACTOR_MEMORY_DB``,
-or a given path) with the recovery store's discipline: a private file in a
-private folder, symlinks refused, WAL, ``busy_timeout`` 5000 ms, durable
-commits, numbered migrations, one connection per process.
+or a given path) with the SQLite kit the recovery store uses too
+(``compactor.memory._opening``): a private file in a private folder,
+symlinks refused, WAL, ``busy_timeout`` 5000 ms, durable commits, numbered
+migrations; one connection per process.
 
 A memory's id is ``mem_`` + the first 8 bytes of sha256 of its UTF-8 text, so
 remembering the same text twice is one memory that keeps its first
 ``created_at``. ``supersede`` replaces a current memory with a new version in
 one transaction; ``history`` walks the chain of versions; ``forget`` deletes
 one version and links its neighbours. Only current versions (``valid_until``
-unset) are in the recall index, so only they are ever recalled.
+unset) are in the recall index (``compactor.memory._index``), so only they
+are ever recalled.
 """
 
 from __future__ import annotations
 
-import errno
 import hashlib
-import heapq
-import itertools
 import math
 import os
 import re
 import sqlite3
-import stat
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -32,29 +30,24 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from ccr import errors as ccr_errors
-from ccr._migrations import current_version, retry_busy
-from ccr._paths import check_identity, check_readable_store, prepare_store_file, tighten_modes
-from ccr._readonly import BUSY_TIMEOUT_MS, connect_read_only
+from ccr.sqlite_kit.connect import BUSY_TIMEOUT_MS
+from ccr.sqlite_kit.migrations import immediate
 from ccr.store import DEFAULT_HOME, HOME_ENV, Store, open_store
 from compactor.core.tokens import TokenCounter
-from compactor.memory import _bm25
-from compactor.memory._packing import Candidate, pack
-from compactor.memory._schema import MIGRATIONS, apply_migrations, check_is_memory_store, index_is_current, reindex_if_stale
+from compactor.memory import _bm25, _index
+from compactor.memory._opening import open_for_reading, open_for_writing
+from compactor.memory._packing import pack
 from compactor.memory.errors import (
     AlreadyStored,
     BrokenChain,
     InvalidRequest,
     InvalidText,
-    MemoriesError,
     MemoryConfigError,
     MemoryNotFound,
-    NotAStore,
     NotCurrent,
     StoreError,
     SupersededText,
     TextTooLarge,
-    UnsafeStorePath,
 )
 from compactor.memory.models import Hit, Memory, Remembered
 
@@ -87,7 +80,6 @@ DEFAULT_HIT_TOKENS = 500
 MEMORY_DB_ENV = "COMPACTOR_MEMORY_DB"
 
 _ID = re.compile(r"mem_[0-9a-f]{16}")
-_FETCH_CHUNK = 64
 _IN_CHUNK = 500
 _COLUMNS = "id, text, created_at, valid_from, valid_until, supersedes, superseded_by"
 
@@ -197,41 +189,7 @@ class MemoryDB:
         self._owns_recovery = False
         self._lock = threading.Lock()
         self._pid = os.getpid()
-        self._conn: sqlite3.Connection | None = None
-        if readonly:
-            self._conn = _open_for_reading(path)
-            return
-        with _translated():
-            identity = prepare_store_file(path)
-        try:
-            conn = sqlite3.connect(
-                str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open memory database {path}: {exc}") from exc
-        self._conn = conn
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            retry_busy(lambda: conn.execute("PRAGMA schema_version").fetchone())
-            with _translated():
-                check_identity(path, identity)
-            retry_busy(lambda: check_is_memory_store(conn, path))
-            mode = retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
-            if str(mode).lower() != "wal":
-                raise StoreError(f"memory database {path} could not switch to WAL (got {mode})")
-            conn.execute("PRAGMA synchronous = FULL")
-            with _translated():
-                apply_migrations(conn)
-                tighten_modes(path)
-            retry_busy(lambda: reindex_if_stale(conn))
-        except MemoriesError:
-            self._close_connection()
-            raise
-        except sqlite3.Error as exc:
-            self._close_connection()
-            if "not a database" in str(exc):
-                raise NotAStore(f"{path} is not a memory database; left unchanged") from exc
-            raise StoreError(f"cannot open memory database {path}: {exc}") from exc
+        self._conn: sqlite3.Connection | None = open_for_reading(path) if readonly else open_for_writing(path)
 
     # -- writing ------------------------------------------------------------------------
 
@@ -309,7 +267,7 @@ class MemoryDB:
             existing = _load(conn, new_id)
             if existing is not None:
                 raise AlreadyStored(f"the new text is already stored as {new_id}; forget or supersede that one")
-            _unindex(conn, old)
+            _index.remove(conn, old.id, old.text)
             updated = conn.execute(
                 "UPDATE memories SET valid_until = ?, superseded_by = ? WHERE id = ? AND valid_until IS NULL",
                 (now.isoformat(), new_id, old_id),
@@ -343,7 +301,7 @@ class MemoryDB:
             if row.superseded_by is not None:
                 conn.execute("UPDATE memories SET supersedes = ? WHERE id = ?", (row.supersedes, row.superseded_by))
             if row.current:
-                _unindex(conn, row)
+                _index.remove(conn, row.id, row.text)
             conn.execute("DELETE FROM memories WHERE id = ?", (mid,))
         return True
 
@@ -412,7 +370,7 @@ class MemoryDB:
     ) -> list[Hit]:
         """The current memories that best match ``query``, packed into ``token_budget`` tokens.
 
-        BM25 (``compactor.memory._bm25``) over current memories; hits scoring below
+        BM25 (``compactor.memory._index``) over current memories; hits scoring below
         ``threshold`` are dropped (an off-topic query answers nothing), ties
         go to the smaller id, and hits are packed greedily in rank order. An
         explicit ``token_budget=0`` means unlimited, every hit whole.
@@ -446,11 +404,8 @@ class MemoryDB:
 
             counter = TiktokenCounter()
         with self._read() as conn:
-            docs, total = conn.execute("SELECT docs, total_length FROM corpus WHERE id = 1").fetchone()
-            postings = {t: conn.execute("SELECT id, tf, length FROM postings WHERE term = ?", (t,)) for t in terms}
-            scores = _bm25.score(postings, n=int(docs), total_length=int(total))
             return pack(
-                _texts(conn, _ranked(scores, threshold)), limit=limit, budget=budget, counter=counter,
+                _index.search(conn, terms, threshold), limit=limit, budget=budget, counter=counter,
                 stash=self._stash, hit_tokens=hit_tokens,
             )
 
@@ -528,15 +483,8 @@ class MemoryDB:
         """
         if self.readonly:
             raise StoreError(f"memory database {self.path} was opened read-only; nothing was changed")
-        with self._session() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+        with self._session() as conn, immediate(conn):
+            yield conn
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -548,86 +496,6 @@ class MemoryDB:
             finally:
                 if conn.in_transaction:
                     conn.execute("COMMIT")
-
-
-@contextmanager
-def _translated() -> Iterator[None]:
-    """The recovery store's path checks and migration runner, with their errors as memory errors."""
-    try:
-        yield
-    except ccr_errors.UnsafeStorePath as exc:
-        raise UnsafeStorePath(str(exc)) from exc
-    except ccr_errors.NotAStore as exc:
-        raise NotAStore(str(exc).replace("ccr store", "memory database")) from exc
-    except ccr_errors.StoreError as exc:
-        raise StoreError(str(exc)) from exc
-
-
-def _empty_store() -> sqlite3.Connection:
-    """An empty memory store in memory: what a database that does not exist yet reads as."""
-    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-    apply_migrations(conn)
-    reindex_if_stale(conn)
-    return conn
-
-
-def _open_for_reading(path: Path) -> sqlite3.Connection:
-    """A connection that can only read the database at ``path``; an empty store when there is none yet.
-
-    SQLite's read-only mode still needs the WAL index (``-shm``); where it
-    cannot be created (a read-only folder) and no WAL content is pending, the
-    file is read as immutable. Pending WAL content that cannot be read is
-    refused rather than ignored.
-
-    Raises:
-        UnsafeStorePath: the path or a sidecar is a symlink or not a regular file.
-        NotAStore: the file is not a memory database.
-        StoreError: the file cannot be read, or was written by a newer version of this code.
-    """
-    try:
-        st = os.stat(path, follow_symlinks=False)
-    except FileNotFoundError:
-        return _empty_store()
-    except OSError as exc:  # a folder on the way is not a folder, or cannot be searched
-        if exc.errno == errno.ENOTDIR:
-            return _empty_store()
-        raise StoreError(f"cannot read memory database {path}: {exc.strerror or exc}") from exc
-    if stat.S_ISREG(st.st_mode) and st.st_size == 0:
-        return _empty_store()
-    with _translated():
-        check_readable_store(path)
-    conn: sqlite3.Connection | None = None
-    try:
-        conn = connect_read_only(path, check_is_memory_store, what="memory database")
-        version = current_version(conn)
-    except ccr_errors.StoreError as exc:  # WAL content pending that cannot be read
-        raise StoreError(str(exc)) from exc
-    except sqlite3.Error as exc:
-        if conn is not None:
-            conn.close()
-        if "not a database" in str(exc):
-            raise NotAStore(f"{path} is not a memory database; left unchanged") from exc
-        raise StoreError(f"cannot read memory database {path}: {exc}") from exc
-    known = max(m.version for m in MIGRATIONS)
-    if version > known:
-        conn.close()
-        raise StoreError(f"memory database {path} has schema version {version}, newer than this code knows ({known})")
-    if version == 0:  # no memory store yet (a fresh SQLite file): nothing to recall
-        conn.close()
-        return _empty_store()
-    if version < known:
-        conn.close()
-        raise StoreError(
-            f"memory database {path} has schema version {version}, older than this code's ({known}); "
-            "run a writing command (compactor memory remember) once to upgrade it"
-        )
-    if not index_is_current(conn):
-        conn.close()
-        raise StoreError(
-            f"memory database {path} was indexed for recall with other stop words than this code's; "
-            "run a writing command (compactor memory remember) once to reindex it"
-        )
-    return conn
 
 
 def _now() -> datetime:
@@ -688,48 +556,4 @@ def _insert(
         " VALUES (?, ?, ?, ?, NULL, ?, NULL)",
         [(mid, text, stamp, stamp, supersedes) for mid, text in rows],
     )
-    postings: list[tuple[str, str, int, int]] = []
-    total = 0
-    for mid, text in rows:
-        counts, length = _bm25.term_counts(text)
-        total += length
-        postings.extend((term, mid, tf, length) for term, tf in counts.items())
-    postings.sort()
-    conn.executemany("INSERT INTO postings (term, id, tf, length) VALUES (?, ?, ?, ?)", postings)
-    conn.execute(
-        "UPDATE corpus SET docs = docs + ?, total_length = total_length + ? WHERE id = 1", (len(rows), total)
-    )
-
-
-def _unindex(conn: sqlite3.Connection, row: Memory) -> None:
-    counts, length = _bm25.term_counts(row.text)
-    conn.executemany("DELETE FROM postings WHERE term = ? AND id = ?", [(term, row.id) for term in counts])
-    conn.execute("UPDATE corpus SET docs = docs - 1, total_length = total_length - ? WHERE id = 1", (length,))
-
-
-def _ranked(scores: Mapping[str, float], threshold: float) -> Iterator[tuple[float, str]]:
-    """``(score, id)`` from best to worst (ties: smaller id first), at or above ``threshold``.
-
-    A heap, popped only as far as packing asks: ranking costs linear time in
-    the number of scored memories, not a full sort.
-    """
-    heap = [(-score, mid) for mid, score in scores.items() if score >= threshold]
-    heapq.heapify(heap)
-    while heap:
-        negative, mid = heapq.heappop(heap)
-        yield -negative, mid
-
-
-def _texts(conn: sqlite3.Connection, ranked: Iterator[tuple[float, str]]) -> Iterator[Candidate]:
-    """``(id, score, text)`` in rank order, fetched a chunk at a time (packing usually stops early)."""
-    while chunk := list(itertools.islice(ranked, _FETCH_CHUNK)):
-        marks = ",".join("?" * len(chunk))
-        texts = dict(
-            conn.execute(
-                f"SELECT id, text FROM memories WHERE valid_until IS NULL AND id IN ({marks})",
-                [mid for _, mid in chunk],
-            ).fetchall()
-        )
-        for score, mid in chunk:
-            if mid in texts:
-                yield mid, score, texts[mid]
+    _index.add(conn, rows)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from ccr import NotAStore, StoreError, open_store
-from ccr._migrations import MIGRATIONS, apply_migrations, is_busy, retry_busy
+from ccr._migrations import MIGRATIONS, SCHEMA
+from ccr.sqlite_kit.migrations import Migration, Schema, apply_migrations, is_busy, retry_busy
 
 
 def test_a_fresh_store_records_every_migration_once(db_path: Path) -> None:
@@ -26,14 +27,16 @@ def test_migration_versions_are_numbered_from_one_without_gaps() -> None:
     assert [m.version for m in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
 
 
-def test_a_failing_migration_leaves_no_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ccr import _migrations
+def test_the_store_schema_is_marked_by_its_blobs_table() -> None:
+    assert (SCHEMA.marker, SCHEMA.migrations, SCHEMA.version) == ("blobs", MIGRATIONS, 2)
 
-    broken = _migrations.Migration(version=1, name="broken", statements=("CREATE TABLE t (x)", "NOT SQL"))
-    monkeypatch.setattr(_migrations, "MIGRATIONS", (broken,))
+
+def test_a_failing_migration_leaves_no_trace(tmp_path: Path) -> None:
+    broken = Migration(version=1, name="broken", statements=("CREATE TABLE t (x)", "NOT SQL"))
+    schema = Schema(noun="test database", kind="test database", marker="t", migrations=(broken,))
     conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
     with pytest.raises(sqlite3.OperationalError):
-        apply_migrations(conn)
+        apply_migrations(conn, schema, tmp_path / "m.db")
     tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     conn.close()
     assert "t" not in tables

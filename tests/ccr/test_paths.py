@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ccr import NotAStore, UnsafeStorePath, open_store
-from ccr._paths import check_identity, prepare_store_file
+from ccr.sqlite_kit.files import check_identity, prepare_file
 
 
 def _mode(path: Path) -> int:
@@ -97,7 +97,7 @@ def test_fifo_at_the_store_path_is_refused(db_path: Path) -> None:
 
 
 def test_a_file_swapped_in_after_validation_is_detected(db_path: Path) -> None:
-    identity = prepare_store_file(db_path)
+    identity = prepare_file(db_path)
     db_path.rename(db_path.with_name("validated.db"))
     db_path.write_bytes(b"")
     with pytest.raises(UnsafeStorePath):
@@ -105,7 +105,7 @@ def test_a_file_swapped_in_after_validation_is_detected(db_path: Path) -> None:
 
 
 def test_a_symlink_swapped_in_after_validation_is_detected(db_path: Path, tmp_path: Path) -> None:
-    identity = prepare_store_file(db_path)
+    identity = prepare_file(db_path)
     db_path.unlink()
     db_path.symlink_to(tmp_path / "other.db")
     with pytest.raises(UnsafeStorePath):
@@ -113,5 +113,5 @@ def test_a_symlink_swapped_in_after_validation_is_detected(db_path: Path, tmp_pa
 
 
 def test_identity_check_accepts_the_validated_file(db_path: Path) -> None:
-    identity = prepare_store_file(db_path)
+    identity = prepare_file(db_path)
     check_identity(db_path, identity)

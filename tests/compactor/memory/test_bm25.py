@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import math
 
-from compactor.memory._bm25 import B, K1, STOP_WORDS, idf, query_terms, score, term_counts, terms
+import pytest
+
+from ccr.bm25 import idf
+from compactor.memory import MemoryDB
+from compactor.memory._bm25 import B, K1, STOP_WORDS, query_terms, score, term_counts, terms
 
 
 def test_terms_are_lowercased_runs_of_letters_or_digits() -> None:
@@ -46,3 +50,38 @@ def test_score_is_okapi_bm25_with_k1_1_5_and_b_0_75() -> None:
 
 def test_a_document_without_any_query_term_gets_no_score() -> None:
     assert score({"cache": [], "build": [("a", 1, 2)]}, n=3, total_length=6).keys() == {"a"}
+
+
+# Orderings recorded from recall before memory and ccr shared one BM25 core
+# (k1 1.5, b 0.75, letter-or-digit runs less the stop words): sharing must not move them.
+PINNED_MEMORIES = [
+    "The payments service retries failed charges three times, then marks the invoice unpaid",
+    "Deploys go through the staging cluster first; production needs a green canary",
+    "The linter config lives in pyproject.toml; ruff replaced flake8 in March",
+    "Staging deploys are frozen on Fridays; production deploys need two approvals",
+    "The cache lives in the build folder; a stale cache breaks the build",
+    "Payments retries use exponential backoff with a cap of 60 seconds",
+    "ruff config: line length 100, target py311",
+    "The deploy key is in the vault under infra/deploy",
+    "alpha release notes beta",
+    "beta release notes alpha",
+]
+PINNED_RECALLS = [
+    ("where is the deploy key", [7], [5.253857]),
+    ("payments retries", [5, 0], [2.894652, 2.466636]),
+    ("ruff config", [6, 2], [3.072359, 2.736378]),
+    ("staging production deploys", [3, 1], [4.734638, 3.891772]),
+    ("build cache stale", [4], [7.544288]),
+    ("canary", [1], [1.744524]),
+    ("unrelated words only", [], []),
+    ("alpha beta", [9, 8], [3.765951, 3.765951]),  # a tie: the smaller id first
+    ("release", [9, 8], [1.882976, 1.882976]),
+]
+
+
+@pytest.mark.parametrize(("query", "order", "scores"), PINNED_RECALLS)
+def test_recall_rankings_stay_as_recorded(db: MemoryDB, query: str, order: list[int], scores: list[float]) -> None:
+    ids = [db.remember(text).id for text in PINNED_MEMORIES]
+    hits = db.recall(query, limit=10, token_budget=0)
+    assert [ids.index(hit.id) for hit in hits] == order
+    assert [round(hit.score, 6) for hit in hits] == scores
