@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from attachments._render import reminder_message, render_reminder
+from attachments.render import reminder_message, render_reminder
 from attachments.attachment import Attachment
 from compactor.core.messages import Message
 from compactor.engine.report import AttachmentEntry, AttachmentType

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from attachments._cut import CutInfo, Render, TailStore, commit_cut, plan_cut
-from attachments._render import reminder_message, render_body, wrap
+from attachments.render import reminder_message, render_body, wrap
 from attachments.attachment import Attachment
 from attachments.budgets import Budgets
 from attachments.exclusions import is_memory_file, is_plan_file, normalize_path, read_paths

@@ -10,7 +10,7 @@ fit is skipped, and older, smaller skills are still checked).
 from __future__ import annotations
 
 from attachments._cut import Cut, CutInfo, Render, TailStore, commit_cut, count_joined, plan_cut
-from attachments._render import reminder_message, render_body, wrap
+from attachments.render import reminder_message, render_body, wrap
 from attachments.attachment import Attachment
 from attachments.budgets import Budgets
 from attachments.errors import TailNotStored

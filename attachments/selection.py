@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
-from attachments._bounds import within_bound
+from attachments.bounds import within_bound
 
 if TYPE_CHECKING:  # the settings import this module; keep that import light
     from compactor.core.messages import Message
@@ -100,7 +100,7 @@ class FileSelection(BaseModel):
     @field_validator("*", mode="after")
     @classmethod
     def _bounded(cls, value: Any) -> Any:
-        """Refuse a number over ``attachments._bounds.MAX_SETTING_NUMBER``."""
+        """Refuse a number over ``attachments.bounds.MAX_SETTING_NUMBER``."""
         return within_bound(value)
 
 

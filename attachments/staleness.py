@@ -16,7 +16,7 @@ from attachments.errors import WatchError
 from attachments.files import content_changed, current_content
 from attachments.sources import DiskFiles, FileSource
 from compactor.core.session import SessionState
-from skills._watch import WatchLoop
+from skills.watch_loop import WatchLoop
 
 __all__ = ["StalenessWatcher", "mark_stale"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attachments._render import reminder_message, render_reminder
+from attachments.render import reminder_message, render_reminder
 from attachments.attachment import Attachment
 from compactor.engine.report import AttachmentEntry
 from compactor.core.session import BackgroundTask, SessionState

@@ -7,7 +7,9 @@ that ``ccr://`` pointers select into.
 
 Public names are imported on first use (``_EXPORTS``), so that a command
 needing one of them (a handle, the store's path) does not load every
-backend, SQLite and all.
+backend, SQLite and all. The SQLite plumbing the memory store shares
+(``Migration``, ``apply_migrations``, ``current_version``, ``retry_busy``,
+``connect_read_only``, ``BUSY_TIMEOUT_MS``) is exported here too.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from compactor.core.lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from ccr._memory import MemoryStore
+    from ccr._migrations import Migration, apply_migrations, current_version, retry_busy
+    from ccr._readonly import BUSY_TIMEOUT_MS, connect_read_only
     from ccr._sqlite import SQLiteStore
     from ccr.batch import BatchStore, StoreBatch
     from ccr.errors import (
@@ -48,11 +52,12 @@ if TYPE_CHECKING:
     )
     from ccr.records import PutRequest, Record, RecordFilter, StoreStats
     from ccr.retrieval import Retrieval, RetrievalMode
-    from ccr._paths import default_store_path
+    from ccr.paths import default_store_path
     from ccr.store import DEFAULT_MAX_BYTES, Store, open_store
 
 __all__ = [
     "ArchiveInvalid",
+    "BUSY_TIMEOUT_MS",
     "BatchStore",
     "BudgetExceeded",
     "CCRError",
@@ -65,6 +70,7 @@ __all__ = [
     "InvalidSelector",
     "Lifecycle",
     "MemoryStore",
+    "Migration",
     "NotAStore",
     "OBJECT_TYPES",
     "ObjectType",
@@ -85,6 +91,9 @@ __all__ = [
     "TypedObject",
     "UnknownObjectType",
     "UnsafeStorePath",
+    "apply_migrations",
+    "connect_read_only",
+    "current_version",
     "default_store_path",
     "find_handles",
     "handle_for",
@@ -92,11 +101,13 @@ __all__ = [
     "marker",
     "open_store",
     "parse_ref",
+    "retry_busy",
     "tinyjuice_marker",
 ]
 
 _EXPORTS: dict[str, str] = {
     "ArchiveInvalid": "ccr.errors",
+    "BUSY_TIMEOUT_MS": "ccr._readonly",
     "BatchStore": "ccr.batch",
     "BudgetExceeded": "ccr.errors",
     "CCRError": "ccr.errors",
@@ -109,6 +120,7 @@ _EXPORTS: dict[str, str] = {
     "InvalidSelector": "ccr.errors",
     "Lifecycle": "ccr.objects",
     "MemoryStore": "ccr._memory",
+    "Migration": "ccr._migrations",
     "NotAStore": "ccr.errors",
     "OBJECT_TYPES": "ccr.objects",
     "ObjectType": "ccr.objects",
@@ -129,13 +141,17 @@ _EXPORTS: dict[str, str] = {
     "TypedObject": "ccr.objects",
     "UnknownObjectType": "ccr.errors",
     "UnsafeStorePath": "ccr.errors",
-    "default_store_path": "ccr._paths",
+    "apply_migrations": "ccr._migrations",
+    "connect_read_only": "ccr._readonly",
+    "current_version": "ccr._migrations",
+    "default_store_path": "ccr.paths",
     "find_handles": "ccr.handles",
     "handle_for": "ccr.handles",
     "make_object": "ccr.objects",
     "marker": "ccr.handles",
     "open_store": "ccr.store",
     "parse_ref": "ccr.handles",
+    "retry_busy": "ccr._migrations",
     "tinyjuice_marker": "ccr.handles",
 }
 """Public name -> module defining it (add a line here with each new export)."""

@@ -1,6 +1,6 @@
 """The SQLite backend: one WAL-mode file, one connection per store, durable commits.
 
-Opening validates the path (``ccr._paths``), connects, checks that SQLite
+Opening validates the path (``ccr.paths``), connects, checks that SQLite
 opened the validated file and that it is empty or a ccr store, sets WAL, ``busy_timeout`` 5000 ms and
 ``synchronous=FULL`` (a put that returned survives a crash), applies the
 numbered migrations, and caps the file with ``max_page_count`` as a second
@@ -22,7 +22,7 @@ from typing import Any
 
 from ccr._base import BaseStore, BlobRow, ObjectRow
 from ccr._migrations import apply_migrations, check_is_store, current_version, retry_busy
-from ccr._paths import check_identity, prepare_store_file, tighten_modes
+from ccr.paths import check_identity, prepare_store_file, tighten_modes
 from ccr._readonly import BUSY_TIMEOUT_MS, file_size
 from ccr._sqlite_read import (
     DISK_FULL_BYTES,
@@ -371,7 +371,7 @@ def delete_in_place(path: Path, refs: list[str]) -> list[str]:
         HandleNotFound: a reference names nothing stored; nothing was removed.
         StoreError: the store could not be read or written.
     """
-    from ccr._paths import check_readable_store
+    from ccr.paths import check_readable_store
     from ccr.errors import InvalidHandle
     from ccr.handles import parse_ref
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ccr._migrations import MIGRATIONS, check_is_store, current_version
-from ccr._paths import check_readable_store
+from ccr.paths import check_readable_store
 from ccr._readonly import connect_read_only
 from ccr.errors import DiskFull, StoreError
 

@@ -93,7 +93,7 @@ class UnknownObjectType(InvalidRequest):
 class OutputRefused(CCRError, UsageError):
     """An output path names a database, an input of the command, or something not a regular file.
 
-    Nothing was written (the rule is ``ccr._files``'s, shared by every command that writes a file).
+    Nothing was written (the rule is ``ccr.files``'s, shared by every command that writes a file).
     """
 
     error_id = "output_refused"

@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ccr._paths import SIDECARS, SQLITE_HEADER
-from ccr._files import describe_os_error
+from ccr.paths import SIDECARS, SQLITE_HEADER
+from ccr.files import describe_os_error
 from ccr._salvage import Salvage, salvage
 from ccr.errors import InputNotFound, NotAStore, OutputRefused, RecordsLost, StoreError
 from ccr.store import default_store_path, open_store

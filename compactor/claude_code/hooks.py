@@ -321,7 +321,7 @@ def store_conversation(
     """
     from compactor.engine.pipeline import store_spans, without_recovered_content
     from compactor.engine.spans import head_spans
-    from compactor.summarizers._facts import touched_path
+    from compactor.summarizers.facts import touched_path
 
     if not messages:
         raise NothingToCompact("no messages since the last compaction: nothing to store")
@@ -408,8 +408,8 @@ def pre_compact(
     from ccr import PutRequest
     from ccr.batch import StoreBatch
     from compactor.claude_code.restore import segment_request
-    from compactor.summarizers._ledger import merge_messages
-    from compactor.summarizers._ledger_text import listing_span
+    from compactor.summarizers.ledger import merge_messages
+    from compactor.summarizers.ledger_text import listing_span
     from compactor.claude_code.transcript import read_transcript
 
     if not hook.transcript_path:
@@ -479,7 +479,7 @@ def session_ledger(hook: HookInput, record: SessionRecord | None, *, budget: int
     ``record`` is the session's record as the session-start hook reads it
     (None when the session stored nothing): its ``ledger`` holds every fact of
     the transcript the pre-compact hook read. The text goes in order of what
-    Claude Code's summary keeps least (``compactor.summarizers._ledger_text.session_start_text``);
+    Claude Code's summary keeps least (``compactor.summarizers.ledger_text.session_start_text``);
     when the PostCompact hook has already run (clients that run it before
     SessionStart), ``compact_summary`` is Claude Code's own summary of this
     compaction, and the facts it holds verbatim are left out. What does not
@@ -490,7 +490,7 @@ def session_ledger(hook: HookInput, record: SessionRecord | None, *, budget: int
     """
     if record is None or record.ledger is None or record.head_handle is None or budget <= 0:
         return None  # no record, an older one's, or the latest pre-compact failed: its facts may be stale
-    from compactor.summarizers._ledger_text import session_start_text
+    from compactor.summarizers.ledger_text import session_start_text
 
     reads = {r.path: r.handle for r in record.results if r.tool == "Read" and r.path}
     return session_start_text(
@@ -770,7 +770,7 @@ def load_session_record(session_id: str, home: Path | None = None) -> SessionRec
         InputInvalid: the session id is unusable.
         HookError: the record exists but cannot be read or is damaged.
     """
-    from ccr._files import read_regular
+    from ccr.files import read_regular
 
     path = session_record_path(session_id, home)
     _refuse_symlinked_folder(path.parent)
@@ -811,7 +811,7 @@ def save_session_record(record: SessionRecord, home: Path | None = None) -> Path
         "earlier_heads": [h for h in earlier if h not in ours],
         "earlier_dropped": [h for h in earlier_dropped if h not in ours],
     })
-    from ccr._files import describe_os_error, private_dir, write_output
+    from ccr.files import describe_os_error, private_dir, write_output
 
     try:
         private_dir(path.parent)

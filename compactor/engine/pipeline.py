@@ -63,8 +63,8 @@ from compactor.engine.report import CompactionReport, ContextEntry, DedupReport,
 from compactor.engine.rounds import group_rounds
 from compactor.core.session import SessionState
 from compactor.engine.spans import Span, head_span, head_spans
-from compactor.summarizers._ledger import merge_messages, tail_view
-from compactor.summarizers._ledger_text import listing_span
+from compactor.summarizers.ledger import merge_messages, tail_view
+from compactor.summarizers.ledger_text import listing_span
 from compactor.summarizers.base import SECTION_TITLES, CitingSummarizer, Summarizer, Summary
 from compactor.engine.survival import context_retention, continuation, fact_survival
 from compactor.core.tokens import TokenCounter, count_joined

@@ -191,7 +191,7 @@ class CompactionReport(_Model):
     """The summary the summarizer wrote (the summary message wraps it)."""
     summary_sources: list[SummarySource] = Field(default_factory=list)
     """With a background LLM summary: which messages of the head the model's summary covers and which
-    were rendered extractively, each with the reason (``compactor.summarizers._background``)."""
+    were rendered extractively, each with the reason (``compactor.summarizers.background``)."""
     context: list[ContextEntry] = Field(default_factory=list)
     """The compacted context in order: summary message, preserved tail, attachments."""
     cache: CacheReport | None = None

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from ccr._migrations import Migration
-from ccr._migrations import apply_migrations as run_migrations
+from ccr import Migration
+from ccr import apply_migrations as run_migrations
 from compactor.memory._bm25 import STOP_WORDS_SIGNATURE, term_counts
 from compactor.memory.errors import NotAStore
 

@@ -33,9 +33,9 @@ from types import TracebackType
 from typing import Any, Self
 
 from ccr import errors as ccr_errors
-from ccr._migrations import current_version, retry_busy
-from ccr._paths import check_identity, check_readable_store, prepare_store_file, tighten_modes
-from ccr._readonly import BUSY_TIMEOUT_MS, connect_read_only
+from ccr import current_version, retry_busy
+from ccr.paths import check_identity, check_readable_store, prepare_store_file, tighten_modes
+from ccr import BUSY_TIMEOUT_MS, connect_read_only
 from ccr.store import DEFAULT_HOME, HOME_ENV, Store, open_store
 from compactor.core.tokens import TokenCounter
 from compactor.memory import _bm25

@@ -96,7 +96,7 @@ class ResultCache:
         Raises:
             OSError: the cache folder cannot be written.
         """
-        from ccr._files import private_dir
+        from ccr.files import private_dir
 
         path = self._path(key)
         private_dir(path.parent)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ccr import NotAStore, UnsafeStorePath, open_store
-from ccr._paths import check_identity, prepare_store_file
+from ccr.paths import check_identity, prepare_store_file
 
 
 def _mode(path: Path) -> int:

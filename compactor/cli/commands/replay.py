@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _refuse_outputs(args: argparse.Namespace) -> None:
-    """Check ``--output`` and ``--html`` by the output rule before any work (``ccr._files``).
+    """Check ``--output`` and ``--html`` by the output rule before any work (``ccr.files``).
 
     Raises:
         UsageError: an output is the transcript, a store or memory database,

@@ -72,7 +72,7 @@ def load_report(path: Path) -> ShownReport:
         InputNotFound: no such file.
         InputInvalid: not JSON, or not a report.
     """
-    from ccr._files import read_regular
+    from ccr.files import read_regular
 
     try:
         raw = read_regular(path, max_bytes=REPORT_MAX_BYTES)  # a FIFO or a device is refused, never read

@@ -78,7 +78,7 @@ def _open(name: str) -> tuple[BinaryIO, int | None]:
         if sys.stdin is None:
             raise InputNotFound("stdin: closed, nothing to read")
         return sys.stdin.buffer, None
-    from ccr._files import NotRegularFile, open_regular
+    from ccr.files import NotRegularFile, open_regular
 
     try:
         stream = open_regular(name)

@@ -41,7 +41,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
-from ccr._paths import SIDECARS, SQLITE_HEADER, default_store_path
+from ccr.paths import SIDECARS, SQLITE_HEADER, default_store_path
 from ccr.errors import OutputRefused
 
 __all__ = [
