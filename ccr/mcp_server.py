@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from compactor.core.lazy import lazy_exports
+from ccr.lazy import lazy_exports
 from ccr.mcp_stdio import McpServer, Tool, opening_server, serve_lines
 
 if TYPE_CHECKING:

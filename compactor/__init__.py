@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from compactor import _moved
-from compactor.core.lazy import lazy_exports as _lazy_exports
+from ccr.lazy import lazy_exports as _lazy_exports
 
 _moved.install()
 

@@ -58,7 +58,7 @@ from compactor.summarizers.provider_compaction import (
     provider_view,
     through_last_block,
 )
-from compactor.view.readable import readable_text
+from attachments.readable import readable_text
 from compactor.engine.report import CompactionReport, ContextEntry, DedupReport, DroppedSpan, Trigger
 from compactor.engine.rounds import group_rounds
 from compactor.core.session import SessionState

@@ -4,7 +4,7 @@ Each subcommand lives in ``compactor/memory/commands/<name>.py`` with ``register
 (adds its parser, sets ``func``) and ``run(args) -> int``; both import the
 store only when a command runs, so ``memory --help`` opens no database and
 loads neither pydantic nor the token counter. Errors become exit codes in
-``compactor.cli.kit.run_command``, shared with ``compactor`` and ``ccr``.
+``ccr.cli_kit.run_command``, shared with ``compactor`` and ``ccr``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from compactor.cli.kit import UsageParser, run_command
+from ccr.cli_kit import UsageParser, run_command
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 

@@ -17,12 +17,12 @@ import sys
 from pathlib import Path
 
 from ccr import Store, default_store_path, open_store
-from compactor.cli.kit import write_stdout
+from ccr.cli_kit import write_stdout
 from compactor.cli.commands._warnings import printed_warnings
 from compactor.core.config import load_settings
 from compactor.core.errors import InputInvalid, InputNotFound, UsageError
 from compactor.engine.pipeline import CompactionResult
-from compactor.view.progress import progress
+from ccr.progress import progress
 from compactor.claude_code.replay import ReplayReport, replay
 from compactor.summarizers import make_summarizer
 

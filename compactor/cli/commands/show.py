@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from compactor.cli.kit import write_stdout
+from ccr.cli_kit import write_stdout
 from compactor.core.errors import InputInvalid, InputNotFound, UsageError
 from compactor.view.html_report import get_command, write_report_html
 from compactor.engine.report import CompactionReport, MaskingReport

@@ -25,7 +25,7 @@ from typing import BinaryIO
 
 from compactor.core.config import load_settings
 from compactor.core.errors import InputInvalid, InputNotFound
-from compactor.view.progress import progress
+from ccr.progress import progress
 from compactor.core.tokens import make_counter, utf16_length
 
 __all__ = ["MAX_UNCUT_CHARS", "MAX_WHOLE_CHARS", "register", "run"]

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from compactor.cli.kit import write_stdout
+from ccr.cli_kit import write_stdout
 from compactor.core.errors import OutputWriteError
 from compactor.tune import (
     ResultCache,
@@ -207,7 +207,7 @@ class _progress_bar:
         from rich.console import Console
         from rich.progress import BarColumn, Progress, TextColumn
 
-        from compactor.view.progress import time_column
+        from ccr.progress import time_column
 
         self.bar = Progress(
             TextColumn("tuning"),

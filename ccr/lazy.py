@@ -1,7 +1,7 @@
 """Lazy package exports: a public name's module is imported on first use.
 
 The packages (``compactor``, ``compactor.summarizers``, ``attachments``,
-``ccr``, ``memory``) list their public names in ``_EXPORTS`` (name -> the
+``ccr``, ``compactor.memory``) list their public names in ``_EXPORTS`` (name -> the
 module that defines it) and end their ``__init__`` with::
 
     __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
@@ -9,6 +9,7 @@ module that defines it) and end their ``__init__`` with::
 so that importing a package costs nothing until a name is used: a command
 that needs one store function does not load the pipeline, jinja2 or the
 tokenizer. Type checkers see the names through ``if TYPE_CHECKING:`` imports.
+It lives in ``ccr``, the lowest package, so that every package can use it.
 """
 
 from __future__ import annotations
