@@ -1,5 +1,6 @@
-"""The report entries of attachments: what was re-attached (``AttachmentEntry``) and what was left out (``SkippedEntry``).
+"""The report entries of attachments: what was re-attached, and what was left out.
 
+``AttachmentEntry`` is one re-attached item, ``SkippedEntry`` one left out.
 They are what the attachments package produces, so they live here;
 ``compactor.engine.report`` re-exports them, and a ``CompactionReport``
 lists them under ``attachments`` and ``skipped``. Field names are a

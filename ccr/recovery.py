@@ -253,10 +253,11 @@ def _best_units(
         if not chosen:
             return None
         left_out = [pieces[i].lines for i in units if i not in chosen]
-        notice = render_text("ccr", "recovery_cut_notice.j2", kind="units", max_tokens=bound, handle=found.ref or found.handle,
-                        rendered=rendered, shown=len(chosen), total=len(units),
-                        pages=[x for x in left_out if x is not None][:_RANGES_NAMED],
-                        more=max(len(left_out) - _RANGES_NAMED, 0)).rstrip("\n")
+        notice = render_text("ccr", "recovery_cut_notice.j2", kind="units", max_tokens=bound,
+                             handle=found.ref or found.handle,
+                             rendered=rendered, shown=len(chosen), total=len(units),
+                             pages=[x for x in left_out if x is not None][:_RANGES_NAMED],
+                             more=max(len(left_out) - _RANGES_NAMED, 0)).rstrip("\n")
         out = "".join(
             texts[i] if i in chosen or pieces[i].lines is None else _left_out_marker(pieces[i], texts[i], query)
             for i in range(len(pieces))
@@ -409,7 +410,7 @@ def _render(piece: _Piece) -> str:
             out.append(row.decode("utf-8", errors="replace"))
             continue
         out.append(render_text("ccr", "recovered_message.j2", line=number or "?", role=message["role"],
-                          blocks=_blocks(message["content"])))
+                               blocks=_blocks(message["content"])))
         if number is not None:
             number += 1
     return "".join(out)
@@ -465,20 +466,20 @@ def _cut_notice(found: Retrieval, pieces: Sequence[_Piece], shown: int, budget: 
         rest = [p.lines for p in pieces[shown:] if p.lines is not None]
         total = sum(1 for p in pieces if p.lines is not None)
         return render_text("ccr", "recovery_cut_notice.j2", kind="units", shown=total - len(rest), total=total,
-                      pages=rest[:_RANGES_NAMED], more=max(len(rest) - _RANGES_NAMED, 0), **common).rstrip("\n")
+                           pages=rest[:_RANGES_NAMED], more=max(len(rest) - _RANGES_NAMED, 0), **common).rstrip("\n")
     if found.mode == "bytes":
         first = found.start or 0
         last = first + sum(len(p.data) for p in pieces[:shown])
         end = found.end if found.end is not None else last
         pages = _pages(last, end, last - first, one_based=False)
         return render_text("ccr", "recovery_cut_notice.j2", kind="bytes", first=first, last=last, end=end,
-                      pages=pages[:_PAGES_NAMED], more=len(pages) > _PAGES_NAMED, **common).rstrip("\n")
+                           pages=pages[:_PAGES_NAMED], more=len(pages) > _PAGES_NAMED, **common).rstrip("\n")
     lines = [p.lines for p in pieces if p.lines is not None]
     first, last, end = lines[0][0], lines[shown - 1][1], lines[-1][1]
     span = f"of lines {first}-{end} asked for" if found.mode == "lines" else f"of {end} lines"
     pages = _pages(last + 1, end, last - first + 1, one_based=True)
     return render_text("ccr", "recovery_cut_notice.j2", kind="lines", first=first, last=last, end=end, span=span,
-                  pages=pages[:_PAGES_NAMED], more=len(pages) > _PAGES_NAMED, **common).rstrip("\n")
+                       pages=pages[:_PAGES_NAMED], more=len(pages) > _PAGES_NAMED, **common).rstrip("\n")
 
 
 def _pages(start: int, end: int, size: int, *, one_based: bool) -> list[tuple[int, int]]:
@@ -523,9 +524,10 @@ def _long_first_piece(
     shown = min(len(head.encode("utf-8")), size) or 1
     pages = _pages(offset if rendered else offset + shown, offset + size, shown, one_based=False)
     first = piece.lines[0] if piece.lines is not None else offset
-    notice = render_text("ccr", "recovery_cut_notice.j2", kind="long_line", max_tokens=bound, handle=found.ref or found.handle,
-                    first=first, size=size, end=offset + size, pages=pages[:_PAGES_NAMED] or [(offset, offset + size)],
-                    more=len(pages) > _PAGES_NAMED, rendered=False).rstrip("\n")
+    notice = render_text("ccr", "recovery_cut_notice.j2", kind="long_line", max_tokens=bound,
+                         handle=found.ref or found.handle,
+                         first=first, size=size, end=offset + size, pages=pages[:_PAGES_NAMED] or [(offset, offset + size)],
+                         more=len(pages) > _PAGES_NAMED, rendered=False).rstrip("\n")
     return head + ("" if head.endswith("\n") else "\n") + notice + "\n"
 
 
