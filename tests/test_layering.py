@@ -6,11 +6,13 @@ because it is the plumbing every other package builds on and needs none of
 them: the root of the errors, lazy exports, the jinja2 environments, the
 command-line kit, progress bars, token counting of text and head-keeping
 truncation live there, besides the recovery store every package writes cut
-content to. ``skills`` needs only that (a skill is cut with ccr's truncation;
-its errors hang under ccr's root). ``attachments`` restores files, plans,
-tasks and skills, so it reads ``skills`` (the invoked skills) and writes cut
-tails to the ``ccr`` store. ``compactor`` composes them all (its
-``SessionState`` holds the values ``attachments`` and ``skills`` define).
+content to. ``skills`` needs only that (its errors hang under ccr's root, it
+exports lazily, and it re-exports ccr's truncation). ``attachments``
+restores files, plans, tasks and skills, so it reads ``skills`` (the invoked
+skills, the watch loop) and writes cut tails to the ``ccr`` store; it holds
+the messages, since an attachment is one. ``compactor`` composes them all
+(its ``SessionState`` holds the values ``attachments`` and ``skills``
+define), so it comes last.
 
 The rules, each named in a failure:
 
