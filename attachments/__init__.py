@@ -3,15 +3,59 @@
 Public names are imported on first use (``_EXPORTS``), so that
 ``compactor.core.config`` can import ``attachments.budgets`` without loading the
 builders, their templates (jinja2) and the staleness watcher (watchfiles).
+
+The messages (``attachments.messages``), the session values attachments
+restore (``attachments.state``) and the report entries
+(``attachments.entries``) live here, the lowest package that builds them;
+``compactor`` re-exports them under its own module names.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compactor.core.lazy import lazy_exports as _lazy_exports
+from ccr.lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
+    from attachments.bounds import (
+        MAX_SETTING_NUMBER,
+        within_bound,
+    )
+    from attachments.entries import (
+        AttachmentEntry,
+        AttachmentType,
+        SkippedEntry,
+    )
+    from attachments.messages import (
+        ContentBlock,
+        DocumentBlock,
+        ImageBlock,
+        Message,
+        RedactedThinkingBlock,
+        TextBlock,
+        ThinkingBlock,
+        ToolResultBlock,
+        ToolResultContent,
+        ToolUseBlock,
+        UnknownBlock,
+        Usage,
+    )
+    from attachments.readable import (
+        readable_text,
+    )
+    from attachments.render import (
+        reminder_message,
+        render_body,
+        render_reminder,
+        wrap,
+    )
+    from attachments.state import (
+        AttachmentState,
+        BackgroundTask,
+        Plan,
+        ReadFileEntry,
+        TaskStatus,
+    )
     from attachments.attachment import Attachment, AttachmentSet
     from attachments.budgets import DEFAULT_BUDGETS, Budgets
     from attachments.builder import build_attachments
@@ -48,25 +92,46 @@ if TYPE_CHECKING:
 __all__ = [
     "Announced",
     "Attachment",
+    "AttachmentEntry",
     "AttachmentSet",
+    "AttachmentState",
+    "AttachmentType",
     "AttachmentsError",
+    "BackgroundTask",
     "Budgets",
+    "ContentBlock",
     "DEFAULT_ACTIVITY_FILES",
     "DEFAULT_ACTIVITY_FILE_TOKENS",
     "DEFAULT_BUDGETS",
     "DEFAULT_STRATEGY",
     "DiskFiles",
+    "DocumentBlock",
     "FileActivity",
     "FileOrigin",
     "FileSelection",
     "FileSource",
+    "ImageBlock",
+    "MAX_SETTING_NUMBER",
     "MEMORY_FILE_NAMES",
+    "Message",
+    "Plan",
+    "ReadFileEntry",
     "RecordedFiles",
+    "RedactedThinkingBlock",
     "STRATEGIES",
     "SkipReason",
+    "SkippedEntry",
     "StalenessWatcher",
     "StrategyName",
     "TailNotStored",
+    "TaskStatus",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolResultBlock",
+    "ToolResultContent",
+    "ToolUseBlock",
+    "UnknownBlock",
+    "Usage",
     "WatchError",
     "announced_in",
     "build_attachments",
@@ -88,34 +153,61 @@ __all__ = [
     "plan_mode_attachment",
     "rank_files",
     "read_paths",
+    "readable_text",
     "reason",
+    "reminder_message",
+    "render_body",
+    "render_reminder",
     "reread_coverage",
     "slice_lines",
     "task_status_attachments",
+    "within_bound",
+    "wrap",
 ]
 
 _EXPORTS: dict[str, str] = {
     "Announced": "attachments.deltas",
     "Attachment": "attachments.attachment",
+    "AttachmentEntry": "attachments.entries",
     "AttachmentSet": "attachments.attachment",
+    "AttachmentState": "attachments.state",
+    "AttachmentType": "attachments.entries",
     "AttachmentsError": "attachments.errors",
+    "BackgroundTask": "attachments.state",
     "Budgets": "attachments.budgets",
+    "ContentBlock": "attachments.messages",
     "DEFAULT_ACTIVITY_FILES": "attachments.selection",
     "DEFAULT_ACTIVITY_FILE_TOKENS": "attachments.selection",
     "DEFAULT_BUDGETS": "attachments.budgets",
     "DEFAULT_STRATEGY": "attachments.selection",
     "DiskFiles": "attachments.sources",
+    "DocumentBlock": "attachments.messages",
     "FileActivity": "attachments.selection",
     "FileOrigin": "attachments.sources",
     "FileSelection": "attachments.selection",
     "FileSource": "attachments.sources",
+    "ImageBlock": "attachments.messages",
+    "MAX_SETTING_NUMBER": "attachments.bounds",
     "MEMORY_FILE_NAMES": "attachments.exclusions",
+    "Message": "attachments.messages",
+    "Plan": "attachments.state",
+    "ReadFileEntry": "attachments.state",
     "RecordedFiles": "attachments.sources",
+    "RedactedThinkingBlock": "attachments.messages",
     "STRATEGIES": "attachments.selection",
     "SkipReason": "attachments.reasons",
+    "SkippedEntry": "attachments.entries",
     "StalenessWatcher": "attachments.staleness",
     "StrategyName": "attachments.selection",
     "TailNotStored": "attachments.errors",
+    "TaskStatus": "attachments.state",
+    "TextBlock": "attachments.messages",
+    "ThinkingBlock": "attachments.messages",
+    "ToolResultBlock": "attachments.messages",
+    "ToolResultContent": "attachments.messages",
+    "ToolUseBlock": "attachments.messages",
+    "UnknownBlock": "attachments.messages",
+    "Usage": "attachments.messages",
     "WatchError": "attachments.errors",
     "announced_in": "attachments.deltas",
     "build_attachments": "attachments.builder",
@@ -137,10 +229,16 @@ _EXPORTS: dict[str, str] = {
     "plan_mode_attachment": "attachments.plan",
     "rank_files": "attachments.selection",
     "read_paths": "attachments.exclusions",
+    "readable_text": "attachments.readable",
     "reason": "attachments.reasons",
+    "reminder_message": "attachments.render",
+    "render_body": "attachments.render",
+    "render_reminder": "attachments.render",
     "reread_coverage": "attachments.coverage",
     "slice_lines": "attachments.sources",
     "task_status_attachments": "attachments.tasks",
+    "within_bound": "attachments.bounds",
+    "wrap": "attachments.render",
 }
 """Public name -> module defining it (add a line here with each new export)."""
 

@@ -32,8 +32,8 @@ from attachments.errors import TailNotStored
 from ccr.batch import StoreBatch
 from ccr.handles import handle_for, marker
 from ccr.records import PutRequest
-from compactor.core.tokens import TokenCounter, count_joined
-from skills.truncate import LineCounts, fit_head
+from ccr.tokens import TextCounter, count_joined
+from ccr.truncate import LineCounts, fit_head
 
 __all__ = [
     "Cut",
@@ -110,7 +110,7 @@ def plan_cut(
     render: Render,
     *,
     limit: int,
-    counter: TokenCounter,
+    counter: TextCounter,
     first_line: int = 1,
 ) -> Cut | None:
     """Choose where to cut ``content`` so that its rendering fits ``limit`` tokens; store nothing.
@@ -173,7 +173,7 @@ def commit_cut(
     render: Render,
     *,
     limit: int,
-    counter: TokenCounter,
+    counter: TextCounter,
     store: TailStore,
     producer: str,
     metadata: dict[str, Any] | None = None,
@@ -232,7 +232,7 @@ _STARTS_WITH_CONTENT = re.compile(r"[ \t]*\S")
 
 
 def _composed_size(
-    text: str, head: str, render: Render, cut: CutInfo | None, lines: LineCounts, counter: TokenCounter
+    text: str, head: str, render: Render, cut: CutInfo | None, lines: LineCounts, counter: TextCounter
 ) -> int | None:
     """The count of ``text`` (``head`` rendered with ``cut``) from its parts, or None when it cannot be had so.
 

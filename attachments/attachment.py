@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compactor.core.messages import Message
-from compactor.engine.report import AttachmentEntry, AttachmentType, SkippedEntry
+from attachments.messages import Message
+from attachments.entries import AttachmentEntry, AttachmentType, SkippedEntry
 
 __all__ = ["Attachment", "AttachmentSet"]
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
-from attachments._bounds import within_bound
+from attachments.bounds import within_bound
 from attachments.selection import FileSelection
 
 __all__ = ["Budgets", "DEFAULT_BUDGETS"]
@@ -42,7 +42,7 @@ class Budgets(BaseModel):
     @field_validator("*", mode="after")
     @classmethod
     def _bounded(cls, value: Any) -> Any:
-        """Refuse a number over ``attachments._bounds.MAX_SETTING_NUMBER``."""
+        """Refuse a number over ``attachments.bounds.MAX_SETTING_NUMBER``."""
         return within_bound(value)
 
 

@@ -20,20 +20,20 @@ from attachments.invoked_skills import build_skill_attachment
 from attachments.plan import plan_file_attachment, plan_mode_attachment
 from attachments.sources import FileSource
 from attachments.tasks import task_status_attachments
-from compactor.core.messages import Message
-from compactor.core.session import ReadFileEntry, SessionState
-from compactor.core.tokens import TokenCounter
+from attachments.messages import Message
+from attachments.state import AttachmentState, ReadFileEntry
+from ccr.tokens import TextCounter
 
 __all__ = ["build_attachments"]
 
 
 def build_attachments(
     snapshot: Mapping[str, ReadFileEntry],
-    state: SessionState,
+    state: AttachmentState,
     tail: Sequence[Message],
     *,
     budgets: Budgets = DEFAULT_BUDGETS,
-    counter: TokenCounter,
+    counter: TextCounter,
     store: BatchStore,
     files: FileSource,
     cwd: str | None = None,

@@ -4,7 +4,7 @@ On a normal turn a delta announces only what the history has not announced
 yet (and what has gone away since). After a compaction the history is empty,
 so the full current sets are announced again. What was announced is read
 back from the history's own delta messages when the history is given, else
-taken from ``SessionState.announced_*``.
+taken from ``AttachmentState.announced_*``.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from attachments._render import reminder_message, render_reminder
+from attachments.render import reminder_message, render_reminder
 from attachments.attachment import Attachment
-from compactor.core.messages import Message
-from compactor.engine.report import AttachmentEntry, AttachmentType
-from compactor.core.session import SessionState
-from compactor.core.tokens import TiktokenCounter, TokenCounter
+from attachments.messages import Message
+from attachments.entries import AttachmentEntry, AttachmentType
+from attachments.state import AttachmentState
+from ccr.tokens import TextCounter, TiktokenTextCounter
 
 __all__ = ["Announced", "announced_in", "full_deltas", "mark_announced", "pending_deltas"]
 
@@ -59,16 +59,16 @@ def announced_in(history: Sequence[Message]) -> Announced:
     return Announced(tools=list(tools), agent_types=list(agents), mcp=list(mcp))
 
 
-def full_deltas(state: SessionState, counter: TokenCounter) -> list[Attachment]:
+def full_deltas(state: AttachmentState, counter: TextCounter) -> list[Attachment]:
     """The deltas after a compaction: every current tool, agent type and MCP server, none removed."""
     return _deltas(state, Announced(), counter)
 
 
 def pending_deltas(
-    state: SessionState,
+    state: AttachmentState,
     history: Sequence[Message] | None = None,
     *,
-    counter: TokenCounter | None = None,
+    counter: TextCounter | None = None,
 ) -> list[Attachment]:
     """The deltas a normal turn needs: only what was not announced yet, and what went away.
 
@@ -81,12 +81,12 @@ def pending_deltas(
         if history is not None
         else Announced(tools=state.announced_tools, agent_types=state.announced_agent_types, mcp=state.announced_mcp)
     )
-    deltas = _deltas(state, before, counter if counter is not None else TiktokenCounter())
+    deltas = _deltas(state, before, counter if counter is not None else TiktokenTextCounter())
     mark_announced(state)
     return deltas
 
 
-def mark_announced(state: SessionState) -> None:
+def mark_announced(state: AttachmentState) -> None:
     """Record that the current tools, agent types and MCP servers are all announced.
 
     Call it on the state that follows a compaction, whose full deltas did
@@ -97,7 +97,7 @@ def mark_announced(state: SessionState) -> None:
     state.announced_mcp = list(state.mcp_instructions)
 
 
-def _deltas(state: SessionState, before: Announced, counter: TokenCounter) -> list[Attachment]:
+def _deltas(state: AttachmentState, before: Announced, counter: TextCounter) -> list[Attachment]:
     out: list[Attachment] = []
     tools = list(dict.fromkeys(state.deferred_tools))
     agents = list(dict.fromkeys(state.agent_types))
@@ -125,7 +125,7 @@ def _deltas(state: SessionState, before: Announced, counter: TokenCounter) -> li
     return out
 
 
-def _attachment(kind: AttachmentType, counter: TokenCounter, template: str, **context: object) -> Attachment:
+def _attachment(kind: AttachmentType, counter: TextCounter, template: str, **context: object) -> Attachment:
     text = render_reminder(template, **context)
     tokens = counter.count_text(text)
     return Attachment(

@@ -2,7 +2,7 @@
 
 ::
 
-    CompactorError (compactor.core.errors)
+    CompactorError (ccr.root_errors, the project's root)
     └── AttachmentsError            root of the attachments package
         ├── TailNotStored           the store answered a cut tail with an unexpected handle
         └── WatchError              the staleness watcher could not start
@@ -14,7 +14,7 @@ with the store's error id.
 
 from __future__ import annotations
 
-from compactor.core.errors import CompactorError, CompactorRuntimeError
+from ccr.root_errors import CompactorError, CompactorRuntimeError
 
 __all__ = ["AttachmentsError", "TailNotStored", "WatchError"]
 

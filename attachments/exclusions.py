@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Sequence
 
-from compactor.core.messages import Message
+from attachments.messages import Message
 
 __all__ = [
     "MEMORY_FILE_NAMES",

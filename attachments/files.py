@@ -16,18 +16,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from attachments._cut import CutInfo, Render, TailStore, commit_cut, plan_cut
-from attachments._render import reminder_message, render_body, wrap
+from attachments.render import reminder_message, render_body, wrap
 from attachments.attachment import Attachment
 from attachments.budgets import Budgets
 from attachments.exclusions import is_memory_file, is_plan_file, normalize_path, read_paths
 from attachments.reasons import reason
 from attachments.selection import FileActivity, file_activity, newest_first, rank_files
 from attachments.sources import FileSource, slice_lines
-from compactor.core.messages import Message
-from compactor.view.readable import readable_text
-from compactor.engine.report import AttachmentEntry, SkippedEntry
-from compactor.core.session import ReadFileEntry, SessionState
-from compactor.core.tokens import TokenCounter
+from attachments.messages import Message
+from attachments.readable import readable_text
+from attachments.entries import AttachmentEntry, SkippedEntry
+from attachments.state import AttachmentState, ReadFileEntry
+from ccr.tokens import TextCounter
 
 __all__ = ["build_file_attachments", "content_changed", "current_content"]
 
@@ -36,11 +36,11 @@ PRODUCER = "attachments.file"
 
 def build_file_attachments(
     snapshot: Mapping[str, ReadFileEntry],
-    state: SessionState,
+    state: AttachmentState,
     tail: Sequence[Message],
     *,
     budgets: Budgets,
-    counter: TokenCounter,
+    counter: TextCounter,
     store: TailStore,
     files: FileSource,
     cwd: str | None = None,

@@ -10,14 +10,15 @@ fit is skipped, and older, smaller skills are still checked).
 from __future__ import annotations
 
 from attachments._cut import Cut, CutInfo, Render, TailStore, commit_cut, count_joined, plan_cut
-from attachments._render import reminder_message, render_body, wrap
+from attachments.render import reminder_message, render_body, wrap
 from attachments.attachment import Attachment
 from attachments.budgets import Budgets
 from attachments.errors import TailNotStored
 from attachments.reasons import reason
-from compactor.engine.report import AttachmentEntry, SkippedEntry
-from compactor.core.session import InvokedSkill, SessionState
-from compactor.core.tokens import TokenCounter
+from attachments.entries import AttachmentEntry, SkippedEntry
+from attachments.state import AttachmentState
+from skills.invocations import InvokedSkill
+from ccr.tokens import TextCounter
 from skills.invocations import invoked_skills
 
 __all__ = ["build_skill_attachment"]
@@ -26,10 +27,10 @@ PRODUCER = "attachments.skill"
 
 
 def build_skill_attachment(
-    state: SessionState,
+    state: AttachmentState,
     *,
     budgets: Budgets,
-    counter: TokenCounter,
+    counter: TextCounter,
     store: TailStore,
 ) -> tuple[list[Attachment], list[SkippedEntry]]:
     """The skills attachment (none when no skill fits or none was invoked) and the skills left out.
@@ -117,7 +118,7 @@ def _message_text(sections: list[str]) -> str:
     return wrap(render_body("skills.j2", sections=sections))
 
 
-def _message_tokens(cuts: list[Cut], counter: TokenCounter) -> int:
+def _message_tokens(cuts: list[Cut], counter: TextCounter) -> int:
     """The count of the skills message holding ``cuts``, from their counts where the counter allows."""
     return count_joined(_message_text([cut.text for cut in cuts]), [(cut.text, cut.tokens) for cut in cuts], counter)
 

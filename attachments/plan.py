@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from attachments._render import reminder_message, render_reminder
+from attachments.render import reminder_message, render_reminder
 from attachments.attachment import Attachment
-from compactor.engine.report import AttachmentEntry
-from compactor.core.session import SessionState
-from compactor.core.tokens import TokenCounter
+from attachments.entries import AttachmentEntry
+from attachments.state import AttachmentState
+from ccr.tokens import TextCounter
 
 __all__ = ["plan_file_attachment", "plan_mode_attachment"]
 
 
-def plan_file_attachment(state: SessionState, counter: TokenCounter) -> Attachment | None:
+def plan_file_attachment(state: AttachmentState, counter: TextCounter) -> Attachment | None:
     """The plan's path and content, when the session has a plan; else ``None``."""
     if state.plan is None:
         return None
@@ -25,7 +25,7 @@ def plan_file_attachment(state: SessionState, counter: TokenCounter) -> Attachme
     )
 
 
-def plan_mode_attachment(state: SessionState, counter: TokenCounter) -> Attachment | None:
+def plan_mode_attachment(state: AttachmentState, counter: TextCounter) -> Attachment | None:
     """The full plan-mode reminder, when the session is in plan mode; else ``None``."""
     if not state.in_plan_mode:
         return None

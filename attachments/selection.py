@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
-from attachments._bounds import within_bound
+from attachments.bounds import within_bound
 
 if TYPE_CHECKING:  # the settings import this module; keep that import light
-    from compactor.core.messages import Message
-    from compactor.core.session import ReadFileEntry
+    from attachments.messages import Message
+    from attachments.state import ReadFileEntry
 
 __all__ = [
     "DEFAULT_ACTIVITY_FILES",
@@ -100,7 +100,7 @@ class FileSelection(BaseModel):
     @field_validator("*", mode="after")
     @classmethod
     def _bounded(cls, value: Any) -> Any:
-        """Refuse a number over ``attachments._bounds.MAX_SETTING_NUMBER``."""
+        """Refuse a number over ``attachments.bounds.MAX_SETTING_NUMBER``."""
         return within_bound(value)
 
 
@@ -134,7 +134,7 @@ def file_activity(history: Iterable[Message], cwd: str | None = None) -> dict[st
 
 
 def newest_first(entries: Iterable[ReadFileEntry]) -> list[ReadFileEntry]:
-    """``entries`` (given in the order they were read, as ``SessionState.read_files`` holds them), newest first.
+    """``entries`` (given in the order they were read, as ``AttachmentState.read_files`` holds them), newest first.
 
     The read's time orders them; where time does not separate two reads (the
     Python API and the framework adapters give messages no timestamps, so

@@ -15,13 +15,13 @@ from pathlib import Path
 from attachments.errors import WatchError
 from attachments.files import content_changed, current_content
 from attachments.sources import DiskFiles, FileSource
-from compactor.core.session import SessionState
-from skills._watch import WatchLoop
+from attachments.state import AttachmentState
+from skills.watch_loop import WatchLoop
 
 __all__ = ["StalenessWatcher", "mark_stale"]
 
 
-def mark_stale(state: SessionState, changed: Iterable[str], files: FileSource | None = None) -> list[str]:
+def mark_stale(state: AttachmentState, changed: Iterable[str], files: FileSource | None = None) -> list[str]:
     """Mark the read-file entries among ``changed`` whose content now differs; returns their keys.
 
     A file whose current content still equals what was read (a save with no
@@ -52,7 +52,7 @@ class StalenessWatcher:
 
     def __init__(
         self,
-        state: SessionState,
+        state: AttachmentState,
         *,
         roots: Iterable[str | os.PathLike[str]] | str | os.PathLike[str] | None = None,
         on_stale: Callable[[list[str]], None] | None = None,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from attachments._render import reminder_message, render_reminder
+from attachments.render import reminder_message, render_reminder
 from attachments.attachment import Attachment
-from compactor.engine.report import AttachmentEntry
-from compactor.core.session import BackgroundTask, SessionState
-from compactor.core.tokens import TokenCounter
+from attachments.entries import AttachmentEntry
+from attachments.state import AttachmentState, BackgroundTask
+from ccr.tokens import TextCounter
 
 __all__ = ["needs_status", "task_status_attachments"]
 
@@ -16,7 +16,7 @@ def needs_status(task: BackgroundTask) -> bool:
     return task.status == "running" or not task.collected
 
 
-def task_status_attachments(state: SessionState, counter: TokenCounter) -> list[Attachment]:
+def task_status_attachments(state: AttachmentState, counter: TextCounter) -> list[Attachment]:
     """One attachment per background task still running or finished but not collected."""
     attachments: list[Attachment] = []
     for task in state.tasks.values():

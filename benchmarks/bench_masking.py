@@ -42,7 +42,7 @@ from ccr import open_store
 from compactor.core.config import load_settings
 from compactor.core.messages import Message
 from compactor.engine.orchestrator import Orchestrator
-from compactor.summarizers._prompts import typed
+from compactor.summarizers.prompts import typed
 from compactor.engine.survival import head_facts
 from compactor.engine.dedup import without_result_id
 from compactor.claude_code.replay import ReplayReport, replay

@@ -29,7 +29,7 @@ from pathlib import Path
 import tiktoken.registry
 
 from _common import REPO, Figure, main, missing, shared_sessions, timed
-from compactor import tokens
+from ccr import tokens as ccr_tokens
 from compactor.tune import LocalExecutor, ResultCache, SearchSpace, WorkerCache, jobs, load_space, run_tune
 
 SPACE = REPO / "examples" / "tune.toml"
@@ -45,7 +45,7 @@ EIGHT = SearchSpace.model_validate({"params": {
 def fresh_worker() -> None:
     """Forget what this process kept between jobs, as a new worker starts: sessions, counts, the tokenizer."""
     jobs._WORKER = WorkerCache()
-    tokens._offline_encoding.cache_clear()
+    ccr_tokens.offline_encoding.cache_clear()
     tiktoken.registry.ENCODINGS.clear()
 
 

@@ -7,14 +7,15 @@ that ``ccr://`` pointers select into.
 
 Public names are imported on first use (``_EXPORTS``), so that a command
 needing one of them (a handle, the store's path) does not load every
-backend, SQLite and all.
+backend, SQLite and all. The SQLite plumbing the memory store shares is
+the public ``ccr.sqlite_kit``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compactor.core.lazy import lazy_exports as _lazy_exports
+from ccr.lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from ccr._memory import MemoryStore
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     )
     from ccr.records import PutRequest, Record, RecordFilter, StoreStats
     from ccr.retrieval import Retrieval, RetrievalMode
-    from ccr._paths import default_store_path
+    from ccr.paths import default_store_path
     from ccr.store import DEFAULT_MAX_BYTES, Store, open_store
 
 __all__ = [
@@ -129,7 +130,7 @@ _EXPORTS: dict[str, str] = {
     "TypedObject": "ccr.objects",
     "UnknownObjectType": "ccr.errors",
     "UnsafeStorePath": "ccr.errors",
-    "default_store_path": "ccr._paths",
+    "default_store_path": "ccr.paths",
     "find_handles": "ccr.handles",
     "handle_for": "ccr.handles",
     "make_object": "ccr.objects",

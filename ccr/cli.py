@@ -3,7 +3,7 @@
 Each subcommand lives in a module (``ccr/commands/<name>.py``) with
 ``register`` (adds its parser, sets ``func``) and ``run(args) -> int``.
 ``COMMANDS`` names them; a command's module is imported only when that
-command runs (``compactor.cli.kit.run_lazy``). Errors become exit codes here,
+command runs (``ccr.cli_kit.run_lazy``). Errors become exit codes here,
 in one place: a ``CompactorError`` prints ``ccr: <error_id>: <message>`` to
 stderr and exits with its ``exit_code``; a usage mistake caught by the
 parser exits 2 as ``ccr_usage``. stdout carries only results (payloads
@@ -16,7 +16,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from compactor.cli.kit import Commands, UsageParser, VersionAction, add_commands, run_lazy
+from ccr.cli_kit import Commands, UsageParser, VersionAction, add_commands, run_lazy
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 

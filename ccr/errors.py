@@ -1,37 +1,41 @@
-"""Errors of the recovery store (CCR), all under ``compactor.core.errors.CompactorError``.
+"""Errors of the recovery store (CCR), all under the project's root ``ccr.root_errors.CompactorError``.
 
 ::
 
     CCRError                         root of every ccr error
     ├── InvalidHandle (UsageError)   a reference has a shape no handle has (exit 2)
     │   └── InvalidSelector          a ccr:// field path selects nothing (exit 2)
-    ├── InvalidRequest (UsageError)  bad range, query, object type or state (exit 2)
+    ├── InvalidRequest (shared)      bad range, query, object type or state (exit 2)
     │   └── UnknownObjectType        a typed object's type is not in the closed set
     ├── OutputRefused (UsageError)   an output path would destroy a database, an input or a device (exit 2)
     ├── StoreConfigError (ConfigError)  bad budget value, e.g. COMPACTOR_CCR_MAX_BYTES (exit 2)
     ├── InputError                   the command line's input cannot be read (exit 65)
-    │   ├── InputNotFound            the input file does not exist (exit 66)
+    │   ├── InputNotFound (shared)   the input file does not exist (exit 66)
     │   └── ArchiveInvalid           an archive to import is not a ccr archive or is cut short
     ├── HandleNotFound (runtime)     a well-formed handle the store does not hold (exit 66)
     ├── BudgetExceeded (runtime)     the store is full and refuses the record (exit 73)
-    ├── OutputWriteFailed (runtime)  an output file (an archive) could not be written (exit 73)
-    └── StoreError (runtime)         the store could not be opened, read or written (exit 73)
+    ├── OutputWriteFailed (shared)   an output file (an archive) could not be written (exit 73)
+    └── StoreError (shared)          the store could not be opened, read or written (exit 73)
         ├── DiskFull                 the disk holding the store has no space left (not the budget)
-        ├── UnsafeStorePath          the path is a symlink, not a regular file, or was swapped
-        ├── NotAStore                the file is not a ccr store (another file or database)
+        ├── UnsafeStorePath (shared) the path is a symlink, not a regular file, or was swapped
+        ├── NotAStore (shared)       the file is not a ccr store (another file or database)
         ├── DamagedFile              SQLite finds the store file itself damaged (exit 65)
         └── CorruptRecord            stored bytes no longer hash to their handle (exit 65)
             └── RecordsLost          ``ccr repair`` could not salvage some records (exit 65)
 
 Usage mistakes (the caller asked for something invalid) are also
 ``UsageError``; everything that failed while running is also a
-``CompactorRuntimeError``. Each class has a stable ``error_id`` and
+``CompactorRuntimeError``. "(shared)" marks a class that also derives from
+the concept of that name in ``ccr.root_errors`` (``OutputWriteFailed`` from
+``OutputWriteError``), so that ``except InputNotFound`` (or ``StoreError``,
+...) catches ccr's errors of that kind and the other packages' alike. Each class has a stable ``error_id`` and
 ``exit_code`` for the command line.
 """
 
 from __future__ import annotations
 
-from compactor.core.errors import CompactorError, CompactorRuntimeError, ConfigError, UsageError
+from ccr import root_errors
+from ccr.root_errors import CompactorError, CompactorRuntimeError, ConfigError, UsageError
 
 __all__ = [
     "ArchiveInvalid",
@@ -77,7 +81,7 @@ class InvalidSelector(InvalidHandle):
     error_id = "ccr_invalid_selector"
 
 
-class InvalidRequest(CCRError, UsageError):
+class InvalidRequest(CCRError, root_errors.InvalidRequest):
     """A request is malformed: a bad range, an empty query, an unknown state."""
 
     error_id = "ccr_invalid_request"
@@ -93,7 +97,7 @@ class UnknownObjectType(InvalidRequest):
 class OutputRefused(CCRError, UsageError):
     """An output path names a database, an input of the command, or something not a regular file.
 
-    Nothing was written (the rule is ``ccr._files``'s, shared by every command that writes a file).
+    Nothing was written (the rule is ``ccr.files``'s, shared by every command that writes a file).
     """
 
     error_id = "output_refused"
@@ -114,7 +118,7 @@ class InputError(CCRError, CompactorRuntimeError):
     exit_code = 65
 
 
-class InputNotFound(InputError):
+class InputNotFound(InputError, root_errors.InputNotFound):
     """The input file given to the command line does not exist."""
 
     error_id = "ccr_input_not_found"
@@ -141,14 +145,14 @@ class BudgetExceeded(CCRError, CompactorRuntimeError):
     exit_code = 73
 
 
-class OutputWriteFailed(CCRError, CompactorRuntimeError):
+class OutputWriteFailed(CCRError, root_errors.OutputWriteError):
     """An output file could not be written (a read-only folder, a full disk); nothing took its name."""
 
     error_id = "output_write_failed"
     exit_code = 73
 
 
-class StoreError(CCRError, CompactorRuntimeError):
+class StoreError(CCRError, root_errors.StoreError):
     """The store could not be opened, read or written."""
 
     error_id = "ccr_store_error"
@@ -161,13 +165,13 @@ class DiskFull(StoreError):
     error_id = "ccr_disk_full"
 
 
-class UnsafeStorePath(StoreError):
+class UnsafeStorePath(StoreError, root_errors.UnsafeStorePath):
     """The store path is a symlink or not a regular file, or changed while opening."""
 
     error_id = "ccr_unsafe_path"
 
 
-class NotAStore(StoreError):
+class NotAStore(StoreError, root_errors.NotAStore):
     """The store path names a file that is not a ccr store; it was left as it was."""
 
     error_id = "ccr_not_a_store"

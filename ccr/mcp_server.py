@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from compactor.core.lazy import lazy_exports
+from ccr.lazy import lazy_exports
 from ccr.mcp_stdio import McpServer, Tool, opening_server, serve_lines
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def build_server(store: Store) -> McpServer:
 
 def server_version() -> str:
     """The installed distribution's version, as the servers' ``serverInfo`` says it."""
-    from compactor.core.distribution import installed_version
+    from ccr.distribution import installed_version
 
     return installed_version("")
 

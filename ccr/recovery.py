@@ -27,7 +27,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from ccr import CCRError, Store
 from ccr.retrieval import Retrieval, notice_text
-from compactor.core.tokens import TokenCounter
+from ccr.tokens import TextCounter
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -131,7 +131,7 @@ class RecoveryAnswer(BaseModel):
     is_error: bool = False
 
 
-def recover(store: Store, tool_input: dict[str, Any], *, counter: TokenCounter | None = None) -> RecoveryAnswer:
+def recover(store: Store, tool_input: dict[str, Any], *, counter: TextCounter | None = None) -> RecoveryAnswer:
     """Answer one recovery-tool call from ``store``; errors become readable answers.
 
     ``counter`` measures ``max_tokens`` (default: the project's tiktoken counter).
@@ -169,21 +169,21 @@ class _Piece:
     """Its first byte in the original, when known."""
 
 
-_DEFAULT_COUNTER: list[TokenCounter] = []
+_DEFAULT_COUNTER: list[TextCounter] = []
 
 
-def _counter(counter: TokenCounter | None) -> TokenCounter:
+def _counter(counter: TextCounter | None) -> TextCounter:
     if counter is not None:
         return counter
     if not _DEFAULT_COUNTER:
-        from compactor.core.tokens import TiktokenCounter
+        from ccr.tokens import TiktokenTextCounter
 
-        _DEFAULT_COUNTER.append(TiktokenCounter())
+        _DEFAULT_COUNTER.append(TiktokenTextCounter())
     return _DEFAULT_COUNTER[0]
 
 
 def _answer_text(
-    store: Store, found: Retrieval, request: RecoveryRequest, counter: TokenCounter | None, notice: str | None
+    store: Store, found: Retrieval, request: RecoveryRequest, counter: TextCounter | None, notice: str | None
 ) -> str:
     """The answer as the model gets it: ``notice``, then the text (rendered unless ``exact``), within ``max_tokens``.
 
@@ -224,7 +224,7 @@ def _best_units(
     pieces: Sequence[_Piece],
     texts: Sequence[str],
     room: int,
-    count: TokenCounter,
+    count: TextCounter,
     *,
     rendered: bool,
     bound: int,
@@ -236,7 +236,7 @@ def _best_units(
     query's words (``_matching_lines``), and the notice names its lines. None when not even one
     unit fits.
     """
-    from compactor.core.templating import render
+    from ccr.templating import render_text
 
     assert found.unit_scores is not None
     scores = found.unit_scores
@@ -253,10 +253,11 @@ def _best_units(
         if not chosen:
             return None
         left_out = [pieces[i].lines for i in units if i not in chosen]
-        notice = render("recovery_cut_notice.j2", kind="units", max_tokens=bound, handle=found.ref or found.handle,
-                        rendered=rendered, shown=len(chosen), total=len(units),
-                        pages=[x for x in left_out if x is not None][:_RANGES_NAMED],
-                        more=max(len(left_out) - _RANGES_NAMED, 0)).rstrip("\n")
+        notice = render_text("ccr", "recovery_cut_notice.j2", kind="units", max_tokens=bound,
+                             handle=found.ref or found.handle,
+                             rendered=rendered, shown=len(chosen), total=len(units),
+                             pages=[x for x in left_out if x is not None][:_RANGES_NAMED],
+                             more=max(len(left_out) - _RANGES_NAMED, 0)).rstrip("\n")
         out = "".join(
             texts[i] if i in chosen or pieces[i].lines is None else _left_out_marker(pieces[i], texts[i], query)
             for i in range(len(pieces))
@@ -309,7 +310,7 @@ def _matching_lines(text: str, query: str | None) -> list[str]:
     return [line if len(line) <= _MATCHING_LINE_CHARS else line[: _MATCHING_LINE_CHARS - 5] + " [...]" for line in picked]
 
 
-def _fitting(texts: Sequence[str], room: int, count: TokenCounter) -> int:
+def _fitting(texts: Sequence[str], room: int, count: TextCounter) -> int:
     """How many of ``texts``, from the first, fit in ``room`` tokens together."""
     shown = used = 0
     for text in texts:
@@ -399,7 +400,7 @@ def _message_of(row: bytes) -> dict[str, Any] | None:
 
 def _render(piece: _Piece) -> str:
     """A piece of a stored conversation as text: each message's blocks, tool outputs raw."""
-    from compactor.core.templating import render
+    from ccr.templating import render_text
 
     out: list[str] = []
     number = piece.lines[0] if piece.lines is not None else None
@@ -408,8 +409,8 @@ def _render(piece: _Piece) -> str:
         if message is None:
             out.append(row.decode("utf-8", errors="replace"))
             continue
-        out.append(render("recovered_message.j2", line=number or "?", role=message["role"],
-                          blocks=_blocks(message["content"])))
+        out.append(render_text("ccr", "recovered_message.j2", line=number or "?", role=message["role"],
+                               blocks=_blocks(message["content"])))
         if number is not None:
             number += 1
     return "".join(out)
@@ -457,28 +458,28 @@ _LONG_NOTICE_TOKENS = 120
 
 
 def _cut_notice(found: Retrieval, pieces: Sequence[_Piece], shown: int, budget: int, *, rendered: bool) -> str:
-    from compactor.core.templating import render
+    from ccr.templating import render_text
 
     handle = found.ref or found.handle
     common = {"max_tokens": budget, "handle": handle, "rendered": rendered}
     if found.mode == "query" and not found.whole:
         rest = [p.lines for p in pieces[shown:] if p.lines is not None]
         total = sum(1 for p in pieces if p.lines is not None)
-        return render("recovery_cut_notice.j2", kind="units", shown=total - len(rest), total=total,
-                      pages=rest[:_RANGES_NAMED], more=max(len(rest) - _RANGES_NAMED, 0), **common).rstrip("\n")
+        return render_text("ccr", "recovery_cut_notice.j2", kind="units", shown=total - len(rest), total=total,
+                           pages=rest[:_RANGES_NAMED], more=max(len(rest) - _RANGES_NAMED, 0), **common).rstrip("\n")
     if found.mode == "bytes":
         first = found.start or 0
         last = first + sum(len(p.data) for p in pieces[:shown])
         end = found.end if found.end is not None else last
         pages = _pages(last, end, last - first, one_based=False)
-        return render("recovery_cut_notice.j2", kind="bytes", first=first, last=last, end=end,
-                      pages=pages[:_PAGES_NAMED], more=len(pages) > _PAGES_NAMED, **common).rstrip("\n")
+        return render_text("ccr", "recovery_cut_notice.j2", kind="bytes", first=first, last=last, end=end,
+                           pages=pages[:_PAGES_NAMED], more=len(pages) > _PAGES_NAMED, **common).rstrip("\n")
     lines = [p.lines for p in pieces if p.lines is not None]
     first, last, end = lines[0][0], lines[shown - 1][1], lines[-1][1]
     span = f"of lines {first}-{end} asked for" if found.mode == "lines" else f"of {end} lines"
     pages = _pages(last + 1, end, last - first + 1, one_based=True)
-    return render("recovery_cut_notice.j2", kind="lines", first=first, last=last, end=end, span=span,
-                  pages=pages[:_PAGES_NAMED], more=len(pages) > _PAGES_NAMED, **common).rstrip("\n")
+    return render_text("ccr", "recovery_cut_notice.j2", kind="lines", first=first, last=last, end=end, span=span,
+                       pages=pages[:_PAGES_NAMED], more=len(pages) > _PAGES_NAMED, **common).rstrip("\n")
 
 
 def _pages(start: int, end: int, size: int, *, one_based: bool) -> list[tuple[int, int]]:
@@ -499,7 +500,7 @@ def _long_first_piece(
     piece: _Piece,
     text: str,
     room: int,
-    counter: TokenCounter,
+    counter: TextCounter,
     *,
     rendered: bool,
     bound: int,
@@ -509,7 +510,7 @@ def _long_first_piece(
     When it was rendered (a message shown as text), its bytes do not line up
     with what was shown, so the ranges start at its first byte.
     """
-    from compactor.core.templating import render
+    from ccr.templating import render_text
 
     head = _head_within(text, max(room - _LONG_NOTICE_TOKENS, 1), counter)
     offset = piece.offset
@@ -523,15 +524,16 @@ def _long_first_piece(
     shown = min(len(head.encode("utf-8")), size) or 1
     pages = _pages(offset if rendered else offset + shown, offset + size, shown, one_based=False)
     first = piece.lines[0] if piece.lines is not None else offset
-    notice = render("recovery_cut_notice.j2", kind="long_line", max_tokens=bound, handle=found.ref or found.handle,
-                    first=first, size=size, end=offset + size, pages=pages[:_PAGES_NAMED] or [(offset, offset + size)],
-                    more=len(pages) > _PAGES_NAMED, rendered=False).rstrip("\n")
+    notice = render_text("ccr", "recovery_cut_notice.j2", kind="long_line", max_tokens=bound,
+                         handle=found.ref or found.handle,
+                         first=first, size=size, end=offset + size, pages=pages[:_PAGES_NAMED] or [(offset, offset + size)],
+                         more=len(pages) > _PAGES_NAMED, rendered=False).rstrip("\n")
     return head + ("" if head.endswith("\n") else "\n") + notice + "\n"
 
 
-def _head_within(text: str, room: int, counter: TokenCounter) -> str:
+def _head_within(text: str, room: int, counter: TextCounter) -> str:
     """The longest start of ``text`` within ``room`` tokens: whole lines, unless that leaves most of the room empty."""
-    from skills.truncate import truncate_head
+    from ccr.truncate import truncate_head
 
     head, _ = truncate_head(text, room, counter)
     if counter.count_text(head) * 2 >= room or len(head) == len(text):

@@ -106,7 +106,7 @@ def notice_text(result: Retrieval, *, query: str | None = None) -> str | None:
     """
     if result.notice is None:
         return None
-    from compactor.core.templating import environment  # jinja2 only when there is something to say
+    from ccr.templating import environment  # jinja2 only when there is something to say
 
     template = environment("ccr").get_template("retrieval_notice.j2")
     return template.render(

@@ -19,14 +19,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from compactor import _moved
-from compactor.core.lazy import lazy_exports as _lazy_exports
+from ccr.lazy import lazy_exports as _lazy_exports
 
 _moved.install()
 
 if TYPE_CHECKING:
     from compactor.core.config import Settings, load_settings
     from compactor.engine.dedup import Deduper
-    from compactor.core.errors import CompactionFailed, CompactorError, ConfigError, TranscriptError, UsageError
+    from compactor.core.errors import (
+        CompactionFailed,
+        CompactorError,
+        CompactorRuntimeError,
+        ConfigError,
+        InputNotFound,
+        StoreError,
+        TranscriptError,
+        UsageError,
+    )
     from compactor.core.messages import Message, Usage
     from compactor.engine.orchestrator import Orchestrator
     from compactor.engine.pipeline import CompactBoundary, CompactionResult, CompactOptions, compact
@@ -49,10 +58,12 @@ __all__ = [
     "CompactionResult",
     "CompactionTracker",
     "CompactorError",
+    "CompactorRuntimeError",
     "ConfigError",
     "Decision",
     "Deduper",
     "ExtractiveSummarizer",
+    "InputNotFound",
     "Message",
     "Orchestrator",
     "RECOVERY_TOOL",
@@ -62,6 +73,7 @@ __all__ = [
     "SessionState",
     "Settings",
     "StateBuilder",
+    "StoreError",
     "Summarizer",
     "Summary",
     "TiktokenCounter",
@@ -88,10 +100,12 @@ _EXPORTS: dict[str, str] = {
     "CompactionResult": "compactor.engine.pipeline",
     "CompactionTracker": "compactor.engine.policy",
     "CompactorError": "compactor.core.errors",
+    "CompactorRuntimeError": "compactor.core.errors",
     "ConfigError": "compactor.core.errors",
     "Decision": "compactor.engine.policy",
     "Deduper": "compactor.engine.dedup",
     "ExtractiveSummarizer": "compactor.summarizers",
+    "InputNotFound": "compactor.core.errors",
     "Message": "compactor.core.messages",
     "Orchestrator": "compactor.engine.orchestrator",
     "RECOVERY_TOOL": "ccr.recovery",
@@ -101,6 +115,7 @@ _EXPORTS: dict[str, str] = {
     "SessionState": "compactor.core.session",
     "Settings": "compactor.core.config",
     "StateBuilder": "compactor.claude_code.transcript",
+    "StoreError": "compactor.core.errors",
     "Summarizer": "compactor.summarizers",
     "Summary": "compactor.summarizers",
     "TiktokenCounter": "compactor.core.tokens",
@@ -117,10 +132,8 @@ _EXPORTS: dict[str, str] = {
     "should_compact": "compactor.engine.policy",
     "write_transcript": "compactor.claude_code.transcript",
 }
-"""Public name -> module defining it. Imported on first use, so that the other
-packages (``ccr``, ``attachments``, ``skills``), which build on
-``compactor.core.errors`` and ``compactor.core.messages``, can import those modules
-without pulling in the whole pipeline first."""
+"""Public name -> module defining it. Imported on first use, so that importing
+``compactor`` (or one light module of it) does not pull in the whole pipeline."""
 
 
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, __all__)

@@ -5,7 +5,10 @@ paths (``from compactor.replay import replay``) keeps working: a finder,
 put first on ``sys.meta_path`` when ``compactor`` is imported, answers each
 old name with the module that now lives at the new one, the same object, so
 ``compactor.replay is compactor.claude_code.replay`` and no class exists
-twice. Nothing in the project imports an old path. The top-level ``memory`` package is not aliased: it is
+twice. Modules later moved down to a lower package (``compactor.cli.kit``,
+``compactor.core.lazy``, ``compactor.view.progress``,
+``compactor.view.readable``) are aliased the same way. Nothing in the
+project imports an old path (the layering test checks it). The top-level ``memory`` package is not aliased: it is
 ``compactor.memory`` now (CHANGELOG.md has the note).
 """
 
@@ -32,6 +35,11 @@ MOVED: dict[str, str] = {
     "compactor.commands": "compactor.cli.commands",
     "compactor.recovery": "ccr.recovery",
     "compactor.mcp_stdio": "ccr.mcp_stdio",
+    # Later, plumbing every package shares went down to the lowest package (tests/test_layering.py).
+    **{old: "ccr.progress" for old in ("compactor.progress", "compactor.view.progress")},
+    **{old: "attachments.readable" for old in ("compactor.readable", "compactor.view.readable")},
+    "compactor.core.lazy": "ccr.lazy",
+    "compactor.cli.kit": "ccr.cli_kit",
 }
 """Old dotted module name -> where it lives now. A submodule of a moved package follows it."""
 

@@ -2,7 +2,7 @@
 
 ::
 
-    CompactorError (compactor.core.errors)
+    CompactorError (ccr.root_errors, the project's root)
     └── SkillsError                 root of the skills package
         ├── SkillFileError          a SKILL.md could not be read or its front matter is malformed
         └── SkillNotFound           no skill of that name is in the catalog
@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from compactor.core.errors import CompactorError
+from ccr.root_errors import CompactorError
 
 __all__ = ["SkillFileError", "SkillNotFound", "SkillsError"]
 

@@ -12,11 +12,10 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 
-from compactor.core.session import InvokedSkill, SessionState
 from skills.discovery import discover, read_skill_body
 from skills.errors import SkillFileError, SkillNotFound
 from skills.info import SkillInfo, SkillRoot
-from skills.invocations import record_invocation
+from skills.invocations import InvokedSkill, SkillState, record_invocation
 from skills.watcher import SkillWatcher
 
 __all__ = ["SkillRegistry"]
@@ -104,7 +103,7 @@ class SkillRegistry:
 
     def invoke(
         self,
-        state: SessionState,
+        state: SkillState,
         name: str,
         *,
         agent_id: str | None = None,

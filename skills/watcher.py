@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import watchfiles
 
-from skills._watch import WatchLoop
+from skills.watch_loop import WatchLoop
 from skills.errors import SkillsError
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from compactor.core.distribution import DISTRIBUTION
+from ccr.distribution import DISTRIBUTION
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"compactor", "attachments", "ccr", "skills"}

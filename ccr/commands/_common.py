@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 from ccr.errors import InvalidRequest
-from compactor.cli.kit import write_stdout_bytes
+from ccr.cli_kit import write_stdout_bytes
 from ccr.records import RecordFilter
 from ccr.store import Store, open_store
 

@@ -7,7 +7,7 @@ import gzip
 from pathlib import Path
 from typing import IO, Any, cast
 
-from ccr._files import check_output, describe_os_error, output_file
+from ccr.files import check_output, describe_os_error, output_file
 from ccr.archive import write_archive
 from ccr.commands._common import opened_store
 from ccr.errors import OutputWriteFailed

@@ -8,7 +8,7 @@ import sys
 import zlib
 from typing import IO, Any, cast
 
-from ccr._files import open_regular
+from ccr.files import open_regular
 from ccr.archive import Archive, read_archive
 from ccr.commands._common import opened_store
 from ccr.errors import ArchiveInvalid, InputError, InputNotFound

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ccr.commands._common import opened_store, parse_time, record_filter
-from compactor.cli.kit import write_stdout
+from ccr.cli_kit import write_stdout
 
 __all__ = ["register", "run"]
 

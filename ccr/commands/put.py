@@ -46,7 +46,7 @@ def _read(name: str) -> bytes:
         if sys.stdin is None:
             raise InputNotFound("stdin is closed: nothing to store")
         return sys.stdin.buffer.read(resolve_max_bytes() + 1)  # one byte past the budget is enough to refuse
-    from ccr._files import open_regular
+    from ccr.files import open_regular
 
     try:
         with open_regular(name) as handle:  # a FIFO or a device is refused, never read

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ccr._paths import default_store_path
+from ccr.paths import default_store_path
 from ccr.commands._common import opened_store, shrink
 from ccr.errors import DiskFull
 

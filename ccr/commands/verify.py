@@ -10,7 +10,7 @@ from typing import Any
 from ccr._sqlite_read import damage_hint
 from ccr.commands._common import opened_store
 from ccr.errors import CorruptRecord, DamagedFile, StoreError
-from compactor.view.progress import progress
+from ccr.progress import progress
 
 __all__ = ["register", "run"]
 
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with opened_store(args, readonly=True) as store:
             stats = store.stats()
-            # A bar on a terminal only (compactor.view.progress): piped, the output is exactly the same.
+            # A bar on a terminal only (ccr.progress): piped, the output is exactly the same.
             with progress("verifying", stats.payload_bytes, unit="bytes") as bar:
                 corrupt = store.verify(progress=bar.advance)
     except StoreError as exc:

@@ -169,7 +169,7 @@ def store_conversation(
     """
     from compactor.engine.head_storage import store_spans, without_recovered_content
     from compactor.engine.spans import head_spans
-    from compactor.summarizers._facts import touched_path
+    from compactor.summarizers.facts import touched_path
 
     if not messages:
         raise NothingToCompact("no messages since the last compaction: nothing to store")
@@ -256,8 +256,8 @@ def pre_compact(
     from ccr import PutRequest
     from ccr.batch import StoreBatch
     from compactor.claude_code.restore import segment_request
-    from compactor.summarizers._ledger import merge_messages
-    from compactor.summarizers._ledger_text import listing_span
+    from compactor.summarizers.ledger import merge_messages
+    from compactor.summarizers.ledger_text import listing_span
 
     path, transcript = _hook_transcript(hook)
     previous = _settle_previous(

@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Mapping
 
-from ccr._paths import default_store_path
+from ccr.paths import default_store_path
 
 __all__ = ["DEFAULT_LISTED_RESULTS", "HOOK_INPUT_MAX_BYTES", "SESSION_ID", "SESSION_ID_PATTERN", "nothing_to_say"]
 

@@ -48,7 +48,7 @@ def read_lines(path: Path, first_line: int, last_line: int | None = None) -> tup
     Raises:
         InputNotFound: the file cannot be read.
     """
-    from ccr._files import open_regular
+    from ccr.files import open_regular
 
     chunks: list[bytes] = []
     last = 0

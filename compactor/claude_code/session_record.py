@@ -120,7 +120,7 @@ def load_session_record(session_id: str, home: Path | None = None) -> SessionRec
         InputInvalid: the session id is unusable.
         HookError: the record exists but cannot be read or is damaged.
     """
-    from ccr._files import read_regular
+    from ccr.files import read_regular
 
     path = session_record_path(session_id, home)
     _refuse_symlinked_folder(path.parent)
@@ -161,7 +161,7 @@ def save_session_record(record: SessionRecord, home: Path | None = None) -> Path
         "earlier_heads": [h for h in earlier if h not in ours],
         "earlier_dropped": [h for h in earlier_dropped if h not in ours],
     })
-    from ccr._files import describe_os_error, private_dir, write_output
+    from ccr.files import describe_os_error, private_dir, write_output
 
     try:
         private_dir(path.parent)

@@ -47,7 +47,7 @@ def session_ledger(hook: HookInput, record: SessionRecord | None, *, budget: int
     ``record`` is the session's record as the session-start hook reads it
     (None when the session stored nothing): its ``ledger`` holds every fact of
     the transcript the pre-compact hook read. The text goes in order of what
-    Claude Code's summary keeps least (``compactor.summarizers._ledger_text.session_start_text``);
+    Claude Code's summary keeps least (``compactor.summarizers.ledger_text.session_start_text``);
     when the PostCompact hook has already run (clients that run it before
     SessionStart), ``compact_summary`` is Claude Code's own summary of this
     compaction, and the facts it holds verbatim are left out. What does not
@@ -58,7 +58,7 @@ def session_ledger(hook: HookInput, record: SessionRecord | None, *, budget: int
     """
     if record is None or record.ledger is None or record.head_handle is None or budget <= 0:
         return None  # no record, an older one's, or the latest pre-compact failed: its facts may be stale
-    from compactor.summarizers._ledger_text import session_start_text
+    from compactor.summarizers.ledger_text import session_start_text
 
     reads = {r.path: r.handle for r in record.results if r.tool == "Read" and r.path}
     return session_start_text(

@@ -4,7 +4,7 @@ Each subcommand lives in a module (``compactor/cli/commands/<name>.py``; the
 ``memory`` command and its own subcommands in ``compactor/memory/cli.py``)
 that exposes ``register(subparsers)`` (adds its parser, sets ``func``) and a
 ``run(args)`` returning an exit code. ``COMMANDS`` names them; a command's
-module is imported only when that command runs (``compactor.cli.kit.run_lazy``).
+module is imported only when that command runs (``ccr.cli_kit.run_lazy``).
 Errors become exit codes in one place: a ``CompactorError`` prints
 ``error_id: message`` to stderr and exits with its ``exit_code``.
 """
@@ -15,7 +15,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from compactor.cli.kit import Commands, UsageParser, VersionAction, add_commands, run_lazy
+from ccr.cli_kit import Commands, UsageParser, VersionAction, add_commands, run_lazy
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 

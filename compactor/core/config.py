@@ -76,7 +76,7 @@ from pydantic import (
     model_validator,
 )
 
-from attachments._bounds import within_bound
+from attachments.bounds import within_bound
 from attachments.budgets import Budgets
 from compactor.core.errors import ConfigError
 from compactor.core.tokens import CounterName
@@ -199,7 +199,7 @@ DEFAULT_SUMMARIZER: SummarizerName = "extractive"
 DEFAULT_LLM_TIMEOUT_SECONDS = 600.0
 DEFAULT_LLM_MAX_OUTPUT_TOKENS = 20_000
 
-# The background summary (compactor.summarizers._background).
+# The background summary (compactor.summarizers.background).
 DEFAULT_BACKGROUND_ENABLED = True
 """With an LLM summarizer, the aged-out head is summarized in the background while the agent works."""
 DEFAULT_BACKGROUND_MAX_WAIT_SECONDS = 0.25
@@ -371,7 +371,7 @@ class LLMSettings(_Model):
 
 
 class BackgroundSettings(_Model):
-    """The background summary of an LLM summarizer (``compactor.summarizers._background``).
+    """The background summary of an LLM summarizer (``compactor.summarizers.background``).
 
     ``max_wait_seconds`` bounds how long a compaction waits on the model
     (0: never); whatever the model has not covered by then is rendered
@@ -488,7 +488,7 @@ def _read_file(path: Path) -> dict[str, Any]:
     suffix = path.suffix.lower()
     if suffix not in (".toml", ".json"):
         raise ConfigError(f"settings file {path} must end in .toml or .json")
-    from ccr._files import read_regular
+    from ccr.files import read_regular
 
     try:
         raw = read_regular(path, max_bytes=SETTINGS_FILE_MAX_BYTES)  # a FIFO or a device is refused

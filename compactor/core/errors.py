@@ -1,10 +1,11 @@
-"""The compactor package's errors, and the root of every error in the project.
+"""The compactor package's errors, under the project's root (``ccr.root_errors``, re-exported here).
 
 ::
 
-    CompactorError                  root of the whole project (ccr, attachments, skills too)
+    CompactorError                  root of the whole project (ccr, skills, attachments too)
     ├── UsageError                  the caller asked for something invalid (bad config, bad flag)
-    │   └── ConfigError             a setting or environment variable has a bad value
+    │   ├── ConfigError             a setting or environment variable has a bad value
+    │   └── InvalidRequest          a malformed request (shared; ccr and memory report their own)
     └── CompactorRuntimeError       valid request, failed while running
         ├── TranscriptError         a transcript could not be read (bad data under strict mode)
         │   └── TranscriptNotFound  the transcript file does not exist
@@ -13,6 +14,7 @@
         │   └── TranscriptWriteError  a transcript could not be written
         ├── InputNotFound           an input file does not exist (exit 66)
         ├── InputInvalid            an input is not what it must be, e.g. not UTF-8 (exit 65)
+        ├── StoreError              a store could not be opened, read or written (shared, exit 73)
         ├── DanglingReference       a dedup reference names a result known nowhere
         ├── HookError               a hook could not keep its session record (exit 73)
         ├── SummarizerError         a summarizer failed (LLM error, malformed answer)
@@ -21,12 +23,31 @@
             ├── CompactionDidNotShrink  the compacted context is no smaller than the original
             └── CompactionDisabled  compaction is turned off in the settings
 
-Other packages hang their own trees under ``CompactorError``
-(``ccr.errors.CCRError``, ...). Each error carries a stable ``error_id`` that
-the command line prints to stderr, and an ``exit_code`` it exits with.
+The root, ``UsageError``, ``ConfigError``, ``InvalidRequest``,
+``CompactorRuntimeError``, ``OutputWriteError``, ``InputNotFound``,
+``InputInvalid`` and the ``StoreError`` family are defined in
+``ccr.root_errors`` (the lowest package, so that every package's errors
+derive from them) and re-exported here. Other packages hang their own trees
+under ``CompactorError`` (``ccr.errors.CCRError``, ...). Each error carries
+a stable ``error_id`` that the command line prints to stderr, and an
+``exit_code`` it exits with.
 """
 
 from __future__ import annotations
+
+from ccr.root_errors import (
+    CompactorError,
+    CompactorRuntimeError,
+    ConfigError,
+    InputInvalid,
+    InputNotFound,
+    InvalidRequest,
+    NotAStore,
+    OutputWriteError,
+    StoreError,
+    UnsafeStorePath,
+    UsageError,
+)
 
 __all__ = [
     "CompactionDidNotShrink",
@@ -39,41 +60,19 @@ __all__ = [
     "HookError",
     "InputInvalid",
     "InputNotFound",
+    "InvalidRequest",
+    "NotAStore",
     "NothingToCompact",
     "OutputWriteError",
     "SessionNotFound",
+    "StoreError",
     "SummarizerError",
     "TranscriptError",
     "TranscriptNotFound",
     "TranscriptWriteError",
+    "UnsafeStorePath",
     "UsageError",
 ]
-
-
-class CompactorError(Exception):
-    """Root of every error raised by the project."""
-
-    error_id = "compactor_error"
-    exit_code = 1
-
-
-class UsageError(CompactorError):
-    """The caller asked for something invalid."""
-
-    error_id = "usage_error"
-    exit_code = 2
-
-
-class ConfigError(UsageError):
-    """A setting, file or environment variable holds a bad value."""
-
-    error_id = "config_invalid"
-
-
-class CompactorRuntimeError(CompactorError):
-    """A valid request failed while running."""
-
-    error_id = "runtime_error"
 
 
 class TranscriptError(CompactorRuntimeError):
@@ -96,13 +95,6 @@ class SessionNotFound(TranscriptNotFound):
     error_id = "session_not_found"
 
 
-class OutputWriteError(CompactorRuntimeError):
-    """An output file (a page, a transcript) could not be written: the file system refused."""
-
-    error_id = "output_write_failed"
-    exit_code = 73
-
-
 class TranscriptWriteError(OutputWriteError):
     """A transcript could not be written (the file system refused)."""
 
@@ -119,20 +111,6 @@ class CompactionFailed(CompactorRuntimeError):
     """Compaction failed closed: the caller's messages are unchanged."""
 
     error_id = "compaction_failed"
-
-
-class InputNotFound(CompactorRuntimeError):
-    """An input file does not exist or cannot be opened."""
-
-    error_id = "input_not_found"
-    exit_code = 66
-
-
-class InputInvalid(CompactorRuntimeError):
-    """An input is not what it must be (for example, not UTF-8 text)."""
-
-    error_id = "input_invalid"
-    exit_code = 65
 
 
 class DanglingReference(CompactorRuntimeError):

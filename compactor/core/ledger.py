@@ -1,7 +1,7 @@
 """SessionLedger: the facts of a whole session, carried across every compaction.
 
 A plain pydantic value kept in ``SessionState.ledger``. Each compaction
-merges the messages it drops into it (``compactor.summarizers._ledger``), so
+merges the messages it drops into it (``compactor.summarizers.ledger``), so
 that the ledger holds everything the session has done so far, however many
 times it was compacted: it is never re-extracted from an earlier summary's
 text. It holds:

@@ -3,6 +3,13 @@
 A plain pydantic value: the transcript reader rebuilds it from tool calls, the
 ``Orchestrator`` updates it as an agent loop runs, and ``compact`` returns a
 new one. No open files or database handles live here.
+
+The values it composes that the lower packages restore are theirs, and are
+re-exported here: ``ReadFileEntry``, ``Plan``, ``BackgroundTask`` and
+``TaskStatus`` are ``attachments.state``'s, ``InvokedSkill`` and
+``MAIN_AGENT`` are ``skills.invocations``'s. ``SessionState`` satisfies
+``attachments.state.AttachmentState`` and ``skills.invocations.SkillState``,
+the parts of it those packages read.
 """
 
 from __future__ import annotations
@@ -11,7 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from attachments.state import BackgroundTask, Plan, ReadFileEntry, TaskStatus
 from compactor.core.ledger import SessionLedger
+from skills.invocations import MAIN_AGENT, InvokedSkill
 
 __all__ = [
     "BackgroundTask",
@@ -26,63 +35,15 @@ __all__ = [
     "TodoItem",
 ]
 
-MAIN_AGENT = "main"
-"""Agent id of the main conversation (subagents use their own ids)."""
-
-TaskStatus = Literal["running", "completed", "failed", "killed"]
-
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class ReadFileEntry(_Model):
-    """What the agent last saw of a file: its content and when it read it.
-
-    ``offset``/``limit`` are set for a partial read (lines, 1-based offset as
-    the Read tool takes them); ``content`` is then only that slice.
-    """
-
-    path: str
-    content: str
-    timestamp: float
-    offset: int | None = None
-    limit: int | None = None
-    stale: bool = False
-
-    @property
-    def is_partial(self) -> bool:
-        return self.offset is not None or self.limit is not None
-
-
-class InvokedSkill(_Model):
-    name: str
-    path: str
-    content: str
-    invoked_at: float
-    agent_id: str = MAIN_AGENT
-
-
-class Plan(_Model):
-    path: str
-    content: str
 
 
 class TodoItem(_Model):
     content: str
     status: Literal["pending", "in_progress", "completed"] = "pending"
     active_form: str | None = None
-
-
-class BackgroundTask(_Model):
-    """A background agent (Task/Agent tool run in the background)."""
-
-    id: str
-    description: str
-    status: TaskStatus = "running"
-    collected: bool = False
-    agent_type: str | None = None
-    result: str | None = None
 
 
 class DedupEntry(_Model):

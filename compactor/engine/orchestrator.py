@@ -15,7 +15,7 @@ context passes the soft threshold and the cache policy allows
 ``masking_steps``, with its prompt-cache effect (``compactor.engine.cache``).
 With an LLM summarizer (and ``settings.background.enabled``), the head that
 has aged out of the tail window is summarized in the background as the
-context grows (``compactor.summarizers._background``), and ``compact()``
+context grows (``compactor.summarizers.background``), and ``compact()``
 uses the latest such summary plus the extractive rendering of what is newer,
 waiting on the model at most ``settings.background.max_wait_seconds``.
 ``acompact()`` is the same for an event loop; ``close()`` joins the worker.
@@ -56,8 +56,8 @@ from compactor.core.tokens import CachedCounter, MessageTally, TokenCounter, mak
 from compactor.claude_code.transcript import StateBuilder
 
 if TYPE_CHECKING:
-    from compactor.summarizers._background import BackgroundSummaries
-    from compactor.summarizers._background import Choice as BackgroundChoice
+    from compactor.summarizers.background import BackgroundSummaries
+    from compactor.summarizers.background import Choice as BackgroundChoice
 
 __all__ = ["Orchestrator"]
 
@@ -125,11 +125,11 @@ class Orchestrator:
     def _make_background(self, wanted: bool | None) -> BackgroundSummaries | None:
         if not (self.settings.background.enabled if wanted is None else wanted) or self.summarizer.name == "extractive":
             return None
-        from compactor.summarizers._llm import LLMClientSummarizer
+        from compactor.summarizers.llm import LLMClientSummarizer
 
         if not isinstance(self.summarizer, LLMClientSummarizer):
             return None
-        from compactor.summarizers._background import BackgroundSummaries
+        from compactor.summarizers.background import BackgroundSummaries
         from compactor.summarizers.extractive import ExtractiveSummarizer
 
         self._extractive = ExtractiveSummarizer(
@@ -458,7 +458,7 @@ class Orchestrator:
         if choice is None:
             result = run(self.summarizer)
         else:
-            from compactor.summarizers._background import BlendedSummarizer, Choice
+            from compactor.summarizers.background import BlendedSummarizer, Choice
 
             result = run(BlendedSummarizer(self._extractive, choice, llm_name=self.summarizer.name))
             if not result.ok and choice.summary is not None and result.report.error_id == "compaction_did_not_shrink":

@@ -58,15 +58,15 @@ from compactor.summarizers.provider_compaction import (
     provider_view,
     through_last_block,
 )
-from compactor.view.readable import readable_text
+from attachments.readable import readable_text
 from compactor.engine.report import CompactionReport, ContextEntry, DedupReport, DroppedSpan, Trigger
 from compactor.engine.rounds import split_rounds, split_tail
 from compactor.core.ledger import SessionLedger
 from compactor.core.session import ReadFileEntry, SessionState
 from compactor.engine.head_storage import store_spans, without_recovered_content
 from compactor.engine.spans import Span, head_span, head_spans
-from compactor.summarizers._ledger import merge_messages, tail_view
-from compactor.summarizers._ledger_text import listing_span
+from compactor.summarizers.ledger import merge_messages, tail_view
+from compactor.summarizers.ledger_text import listing_span
 from compactor.summarizers.base import SECTION_TITLES, CitingSummarizer, Summarizer, Summary
 from compactor.engine.survival import context_retention, continuation, fact_survival, model_text
 from compactor.core.tokens import TokenCounter

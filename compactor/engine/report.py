@@ -1,6 +1,8 @@
 """CompactionReport: what one compaction did, as data (printed as JSON).
 
-Field names are a contract (docs/ARCHITECTURE.md, "Reports"): tools read them.
+Field names are a contract (docs/ARCHITECTURE.md, "Reports"): tools read them. The
+attachment entries (``AttachmentEntry``, ``SkippedEntry``, ``AttachmentType``)
+are ``attachments.entries``'s, re-exported here.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from attachments.entries import AttachmentEntry, AttachmentType, SkippedEntry
 from compactor.summarizers.base import SummarySource
 from compactor.engine.survival import Continuation, Retention, Survival
 
@@ -26,18 +29,6 @@ __all__ = [
 ]
 
 Trigger = Literal["manual", "auto"]
-
-AttachmentType = Literal[
-    "file",
-    "skill",
-    "plan_file",
-    "plan_mode",
-    "task_status",
-    "deferred_tools_delta",
-    "agent_listing_delta",
-    "mcp_instructions_delta",
-    "memory",
-]
 
 
 class _Model(BaseModel):
@@ -61,24 +52,8 @@ class DroppedSpan(_Model):
     """The handle of the stored head this span is also part of; its bytes are not counted twice."""
 
 
-class AttachmentEntry(_Model):
-    """One re-attached item (a file, a skill, the plan, ...)."""
-
-    type: AttachmentType
-    path: str | None = None
-    name: str | None = None
-    tokens: int
-    truncated: bool = False
-    handle: str | None = None
 
 
-class SkippedEntry(_Model):
-    """A candidate attachment that was left out, and why."""
-
-    type: AttachmentType
-    path: str | None = None
-    name: str | None = None
-    reason: str
 
 
 class TranscriptSegment(_Model):
@@ -191,7 +166,7 @@ class CompactionReport(_Model):
     """The summary the summarizer wrote (the summary message wraps it)."""
     summary_sources: list[SummarySource] = Field(default_factory=list)
     """With a background LLM summary: which messages of the head the model's summary covers and which
-    were rendered extractively, each with the reason (``compactor.summarizers._background``)."""
+    were rendered extractively, each with the reason (``compactor.summarizers.background``)."""
     context: list[ContextEntry] = Field(default_factory=list)
     """The compacted context in order: summary message, preserved tail, attachments."""
     cache: CacheReport | None = None

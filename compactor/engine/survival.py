@@ -7,7 +7,7 @@ Three kinds of fact are counted in the head that a compaction drops:
 - **commands**: the first line of every distinct shell command (the Bash
   tool's ``command``, first non-blank line, stripped);
 - **user messages**: every distinct message the user typed, as
-  ``compactor.summarizers._prompts.typed`` reads it (requests, slash commands
+  ``compactor.summarizers.prompts.typed`` reads it (requests, slash commands
   with their arguments, ``!`` shell input; never tool results, reminders,
   notifications, command output or meta messages).
 
@@ -34,8 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ccr import find_handles
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compactor.summarizers._facts import command_first_line, relative_path, touched_path
-from compactor.summarizers._prompts import collapse, typed
+from compactor.summarizers.facts import command_first_line, relative_path, touched_path
+from compactor.summarizers.prompts import collapse, typed
 
 __all__ = [
     "COMMAND_PREFIX_CHARS",

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 
 from compactor.core.tokens import TokenCounter
 from compactor.memory.models import Hit
-from skills.truncate import truncate_head
+from ccr.truncate import truncate_head
 
 __all__ = ["Candidate", "pack"]
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from attachments._render import reminder_message, render_reminder
+from attachments.render import reminder_message, render_reminder
 from attachments.attachment import Attachment, AttachmentSet
 from attachments.reasons import reason
 from ccr.handles import marker
@@ -24,7 +24,7 @@ from ccr.store import Store
 from compactor.core.errors import CompactorError
 from compactor.core.messages import Message
 from compactor.engine.report import AttachmentEntry, SkippedEntry
-from compactor.summarizers._prompts import typed
+from compactor.summarizers.prompts import typed
 from compactor.core.tokens import TokenCounter
 from compactor.claude_code.transcript import read_transcript
 from compactor.memory.models import Hit

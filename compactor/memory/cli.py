@@ -7,7 +7,7 @@ lives in ``compactor/memory/commands/<name>.py`` with ``register`` (adds
 its parser, sets ``func``) and ``run(args) -> int``; both import the store
 only when a command runs, so ``compactor memory --help`` opens no database
 and loads neither pydantic nor the token counter. Errors become exit codes
-in ``compactor.cli.kit.run_command``: ``compactor: error_id: message`` on
+in ``ccr.cli_kit.run_command``: ``compactor: error_id: message`` on
 stderr, with the ids the memory commands always had (a usage error is
 ``memory_usage``).
 """
@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from compactor.cli.kit import UsageParser, VersionAction
+from ccr.cli_kit import UsageParser, VersionAction
 
 __all__ = ["COMMANDS", "NAME", "MemoryParser", "main", "register"]
 

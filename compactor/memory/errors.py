@@ -1,32 +1,36 @@
-"""Errors of the memory store, all under ``compactor.core.errors.CompactorError``.
+"""Errors of the memory store, all under the project's root ``compactor.core.errors.CompactorError``.
 
 ::
 
     MemoriesError                        root of every memory error
-    ├── InvalidRequest (UsageError)      a bad id, query, limit, budget or threshold (exit 2)
+    ├── InvalidRequest (shared)          a bad id, query, limit, budget or threshold (exit 2)
     ├── MemoryConfigError (ConfigError)  COMPACTOR_MEMORY_DB names no usable path (exit 2)
     ├── InvalidText (runtime)            empty, whitespace-only or not UTF-8 text (exit 65)
     │   └── TextTooLarge                 text over 256 KiB (``memory_too_large``, exit 65)
     ├── InputError (runtime)             the command line's input cannot be read (exit 65)
-    │   └── InputNotFound                stdin is closed (exit 66)
+    │   └── InputNotFound (shared)       stdin is closed (exit 66)
     ├── MemoryNotFound (runtime)         no memory has this id (exit 66)
     ├── MemoryConflict (runtime)         the request contradicts what is stored (exit 65)
     │   ├── SupersededText               the text exists only as a superseded version
     │   ├── NotCurrent                   the memory to supersede is no longer current
     │   └── AlreadyStored                the new version's text is already stored
     ├── BrokenChain (runtime)            a version chain is broken or has a cycle (exit 65)
-    └── StoreError (runtime)             the database could not be opened, read or written (exit 73)
-        ├── UnsafeStorePath              the path is a symlink or not a regular file
-        └── NotAStore                    the file is not a memory store; left as it was
+    └── StoreError (shared)              the database could not be opened, read or written (exit 73)
+        ├── UnsafeStorePath (shared)     the path is a symlink or not a regular file
+        └── NotAStore (shared)           the file is not a memory store; left as it was
 
 Usage mistakes are also ``UsageError``; everything that failed while
-running is also a ``CompactorRuntimeError``. Each class has a stable
+running is also a ``CompactorRuntimeError``. "(shared)" marks a class that
+also derives from the concept of that name in ``ccr.root_errors``
+(re-exported by ``compactor.core.errors``): ``except StoreError`` catches
+the memory store's errors and ccr's alike. Each class has a stable
 ``error_id`` and ``exit_code`` for the command line and the MCP tools.
 """
 
 from __future__ import annotations
 
-from compactor.core.errors import CompactorError, CompactorRuntimeError, ConfigError, UsageError
+from compactor.core import errors as shared
+from compactor.core.errors import CompactorError, CompactorRuntimeError, ConfigError
 
 __all__ = [
     "AlreadyStored",
@@ -55,7 +59,7 @@ class MemoriesError(CompactorError):
     exit_code = 1
 
 
-class InvalidRequest(MemoriesError, UsageError):
+class InvalidRequest(MemoriesError, shared.InvalidRequest):
     """A malformed request: an id that is not ``mem_`` + 16 hex, an empty query, a negative budget."""
 
     error_id = "memory_invalid_request"
@@ -89,7 +93,7 @@ class InputError(MemoriesError, CompactorRuntimeError):
     exit_code = 65
 
 
-class InputNotFound(InputError):
+class InputNotFound(InputError, shared.InputNotFound):
     """The command line was told to read stdin, and stdin is closed."""
 
     error_id = "memory_input_not_found"
@@ -135,20 +139,20 @@ class BrokenChain(MemoriesError, CompactorRuntimeError):
     exit_code = 65
 
 
-class StoreError(MemoriesError, CompactorRuntimeError):
+class StoreError(MemoriesError, shared.StoreError):
     """The memory database could not be opened, read or written."""
 
     error_id = "memory_store_error"
     exit_code = 73
 
 
-class UnsafeStorePath(StoreError):
+class UnsafeStorePath(StoreError, shared.UnsafeStorePath):
     """The database path (or a sidecar) is a symlink or not a regular file."""
 
     error_id = "memory_unsafe_path"
 
 
-class NotAStore(StoreError):
+class NotAStore(StoreError, shared.NotAStore):
     """The file is not a memory database (another file or another program's database)."""
 
     error_id = "memory_not_a_store"

@@ -7,8 +7,8 @@ imported only when such a summarizer is created. ``anthropic-compact`` and
 on-demand compaction, OpenAI's ``/v1/responses/compact``) and carry its
 compaction verbatim.
 
-Public names are imported on first use (``_EXPORTS``): importing a private
-helper of this package (``compactor.engine.survival`` uses ``_facts``, and every
+Public names are imported on first use (``_EXPORTS``): importing a helper
+module of this package (``compactor.engine.survival`` uses ``facts``, and every
 report uses ``compactor.engine.survival``) must not load the summarizers, their
 templates (jinja2) and their HTTP clients.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compactor.core.lazy import lazy_exports as _lazy_exports
+from ccr.lazy import lazy_exports as _lazy_exports
 
 from compactor.core.errors import ConfigError
 

@@ -22,7 +22,7 @@ from compactor.core.errors import SummarizerError
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import ContentBlock, Message
 from compactor.engine.spans import Span
-from compactor.summarizers._llm import ModelClient, ledger_facts
+from compactor.summarizers.llm import ModelClient, ledger_facts
 from compactor.summarizers.base import Summary
 
 __all__ = ["ProviderCompactSummarizer"]

@@ -10,7 +10,7 @@
   (``TaskOutput``/``BashOutput``, or a read of the output file a
   notification named).
 
-The session ledger (``compactor.summarizers._ledger``) keeps these lists
+The session ledger (``compactor.summarizers.ledger``) keeps these lists
 across compactions, seeding a ``Thread`` with them and reading them back.
 """
 
@@ -119,7 +119,7 @@ class Thread:
     _calls: dict[str, ToolUseBlock] = field(default_factory=dict)
 
     def add(self, message: Message) -> None:
-        """Follow one message that the user did not type (``_prompts.typed``): calls, results, notifications."""
+        """Follow one message that the user did not type (``prompts.typed``): calls, results, notifications."""
         if message.role == "user":
             for body in _NOTIFICATION.findall(message.text()):
                 self._notification(body)

@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from compactor.core.errors import ConfigError, SummarizerError
-from compactor.summarizers._llm import (
+from compactor.summarizers.llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
     DEFAULT_TIMEOUT_SECONDS,
     LLMClientSummarizer,

@@ -23,7 +23,7 @@ from compactor.core.templating import render
 from compactor.core.errors import SummarizerError
 from compactor.core.messages import ContentBlock, Message, UnknownBlock
 from compactor.summarizers.provider_compaction import COMPACTION_TYPE, provider_kind
-from compactor.summarizers._llm import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
+from compactor.summarizers.llm import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
 from compactor.summarizers._provider import ProviderCompactSummarizer
 from compactor.summarizers.anthropic import DEFAULT_ANTHROPIC_MODEL, _error_message, make_client
 

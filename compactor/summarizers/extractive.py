@@ -27,9 +27,9 @@ from compactor.core.config import DEFAULT_SUMMARY_FACTS_TOKENS
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message, TextBlock, ToolResultBlock
 from compactor.engine.spans import Span, SpanKind, head_spans
-from compactor.summarizers._ledger import merge_messages, tail_view
-from compactor.summarizers._ledger_text import LedgerText, listing_span
-from compactor.summarizers._prompts import typed
+from compactor.summarizers.ledger import merge_messages, tail_view
+from compactor.summarizers.ledger_text import LedgerText, listing_span
+from compactor.summarizers.prompts import typed
 from compactor.summarizers.base import SECTION_TITLES, Summary
 from compactor.core.tokens import RoughCounter, TokenCounter
 

@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 from compactor.core.errors import ConfigError, SummarizerError
-from compactor.summarizers._llm import (
+from compactor.summarizers.llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
     DEFAULT_TIMEOUT_SECONDS,
     LLMClientSummarizer,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from compactor.core.distribution import installed_version
+from ccr.distribution import installed_version
 from compactor.tune.jobs import SessionResult
 
 __all__ = ["ResultCache", "cache_key", "code_digest", "default_cache_dir", "project_version"]
@@ -93,7 +93,7 @@ class ResultCache:
         Raises:
             OSError: the cache folder cannot be written.
         """
-        from ccr._files import private_dir
+        from ccr.files import private_dir
 
         path = self._path(key)
         private_dir(path.parent)

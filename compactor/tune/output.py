@@ -54,13 +54,13 @@ TABLE_METRICS: tuple[str, ...] = (
 
 
 def write_text(path: Path, text: str, *, inputs: Sequence[str | Path | None] = ()) -> None:
-    """Write ``text`` to ``path`` by the project's output rule (``ccr._files``): 0600, folders 0700.
+    """Write ``text`` to ``path`` by the project's output rule (``ccr.files``): 0600, folders 0700.
 
     Raises:
         OutputRefused: ``path`` is a database, one of ``inputs`` or not a regular file.
         OSError: the folder cannot be written.
     """
-    from ccr._files import write_output
+    from ccr.files import write_output
 
     write_output(path, [text.encode("utf-8")], inputs=inputs, what="tune result")
 
@@ -94,7 +94,7 @@ class SessionsFile:
             OSError: the folder cannot be written.
         """
         if self._handle is None:
-            from ccr._files import private_dir
+            from ccr.files import private_dir
 
             private_dir(self.path.parent)  # 0700, as every folder the output rule makes
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")

@@ -135,7 +135,7 @@ def load_space(path: Path) -> SearchSpace:
             ``Settings`` refuses (named with its parameter).
     """
     try:
-        from ccr._files import read_regular
+        from ccr.files import read_regular
 
         data = tomllib.loads(read_regular(path, max_bytes=16 * 1024 * 1024).decode("utf-8"))
     except FileNotFoundError as exc:

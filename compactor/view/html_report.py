@@ -80,14 +80,14 @@ def render_report_html(
 def write_report_html(path: Path, *, inputs: Sequence[str | Path] = (), **report: object) -> None:
     """Render the page (``render_report_html``'s arguments) and write it to ``path``.
 
-    The write follows the project's output rule (``ccr._files``): never over
+    The write follows the project's output rule (``ccr.files``): never over
     a database, one of ``inputs`` or a device; whole or not at all; 0600.
 
     Raises:
         OutputRefused: ``path`` is a database, an input or not a regular file (a ``UsageError``, exit 2).
         OutputWriteError: ``path`` cannot be written.
     """
-    from ccr._files import describe_os_error, write_output
+    from ccr.files import describe_os_error, write_output
 
     page = render_report_html(**report)  # type: ignore[arg-type]
     try:

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 import ccr
 from attachments._cut import CutInfo, _composed_size, count_joined, plan_cut
 from attachments.errors import TailNotStored
-from attachments._render import render_body, wrap
+from attachments.render import render_body, wrap
 from compactor.core.tokens import CachedCounter, TiktokenCounter
-from skills.truncate import LineCounts
+from ccr.truncate import LineCounts
 from tests.conftest import RecordingTiktoken
 
 COUNTER = TiktokenCounter()

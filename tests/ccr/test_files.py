@@ -1,4 +1,4 @@
-"""``ccr._files``: reads that never block, writes that never destroy, in-process."""
+"""``ccr.files``: reads that never block, writes that never destroy, in-process."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ccr import open_store
-from ccr._files import (
+from ccr.files import (
     FileTooLarge,
     NotRegularFile,
     check_output,

@@ -1,6 +1,6 @@
 """Every command that writes a file, aimed at every dangerous target, as real subprocesses.
 
-The output rule (``ccr._files``) must hold for each writer: the store, the
+The output rule (``ccr.files``) must hold for each writer: the store, the
 memory database, a link to either, a device node, a FIFO, a socket, a
 folder, the command's own input, a read-only folder and a full disk are
 refused (exit 2) or fail (exit 73) with a stable error id and no

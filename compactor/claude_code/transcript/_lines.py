@@ -89,7 +89,7 @@ def iter_records(
 def _iter_records(
     path: Path, report: Reporter, max_line_bytes: int, on_read: Callable[[int], None] | None = None
 ) -> Iterator[Record]:
-    from ccr._files import open_regular
+    from ccr.files import open_regular
 
     try:
         handle = open_regular(path)  # a FIFO or a device is refused, never read (it could block)

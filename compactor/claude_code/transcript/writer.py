@@ -1,6 +1,6 @@
 """Writing Claude Code JSONL: a transcript back as it was read, or a new chain of messages.
 
-Every write follows the project's output rule (``ccr._files``): never over a
+Every write follows the project's output rule (``ccr.files``): never over a
 database, an input or a device, through a temporary file created 0600 and a
 rename, so a reader never sees half a file.
 """
@@ -254,13 +254,13 @@ def _write_jsonl(path: Path, records: list[dict[str, Any]], inputs: Iterable[str
 
 
 def write_atomically(path: Path, chunks: Iterable[bytes], *, inputs: Iterable[str | Path] = ()) -> None:
-    """Write ``chunks`` by the project's output rule (``ccr._files.write_output``): whole or not at all, 0600.
+    """Write ``chunks`` by the project's output rule (``ccr.files.write_output``): whole or not at all, 0600.
 
     Raises:
         OutputRefused: the path is a database, one of ``inputs`` or not a regular file (a ``UsageError``).
         TranscriptWriteError: the file system refused; no temporary file is left behind.
     """
-    from ccr._files import describe_os_error, write_output
+    from ccr.files import describe_os_error, write_output
 
     try:
         write_output(path, chunks, inputs=inputs, what="transcript", make_folders=True)
@@ -278,12 +278,12 @@ def refuse_overwriting(
     """Refuse, before any work, an output that would replace what it is made from, a database or a device.
 
     ``source`` (``what`` names it in the message) and ``protected`` are never
-    written over; the rest of the rule is ``ccr._files.check_output``'s.
+    written over; the rest of the rule is ``ccr.files.check_output``'s.
 
     Raises:
         UsageError: ``output`` names ``source`` (also through a link), a database or a file that is not regular.
     """
-    from ccr._files import check_output
+    from ccr.files import check_output
 
     if source is not None:
         same = Path(source).resolve() == Path(output).resolve()

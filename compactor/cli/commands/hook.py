@@ -16,7 +16,7 @@ lesser harm, and the stderr line says it happened. Only ``compactor hook``
 without an event is a usage error (exit 2): no hook runs that.
 
 Every hook is bounded: stdin is read up to ``HOOK_INPUT_MAX_BYTES`` (1 MiB);
-files are opened only when they are regular files (``ccr._files``), so a FIFO
+files are opened only when they are regular files (``ccr.files``), so a FIFO
 or a device never blocks; and a hook that runs past its time limit
 (``HOOK_TIME_LIMITS``: pre-compact 100 s, session-start 20 s, under the
 plugin's own 120 s and 30 s; ``COMPACTOR_HOOK_TIME_LIMIT`` seconds overrides
@@ -354,7 +354,7 @@ def run_record_python(args: argparse.Namespace) -> int:
     Raises:
         HookError: the file could not be written.
     """
-    from ccr._files import describe_os_error, write_output
+    from ccr.files import describe_os_error, write_output
 
     path = default_store_path().parent / "python"
     try:

@@ -16,9 +16,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from compactor.cli.kit import write_stdout
+from ccr.cli_kit import write_stdout
 from compactor.cli.commands._warnings import printed_warnings
-from compactor.view.progress import progress
+from ccr.progress import progress
 from compactor.core.tokens import make_counter, usage_anchored_estimate
 from compactor.claude_code.transcript import Transcript, read_transcript
 

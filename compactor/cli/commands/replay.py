@@ -18,12 +18,12 @@ import sys
 from pathlib import Path
 
 from ccr import Store, default_store_path, open_store
-from compactor.cli.kit import write_stdout
+from ccr.cli_kit import write_stdout
 from compactor.cli.commands._warnings import printed_warnings
 from compactor.core.config import load_settings
 from compactor.core.errors import InputInvalid, InputNotFound, UsageError
 from compactor.engine.pipeline import CompactionResult
-from compactor.view.progress import progress
+from ccr.progress import progress
 from compactor.claude_code.replay import ReplayReport, replay
 from compactor.summarizers import make_summarizer
 
@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _refuse_outputs(args: argparse.Namespace) -> None:
-    """Check ``--output`` and ``--html`` by the output rule before any work (``ccr._files``).
+    """Check ``--output`` and ``--html`` by the output rule before any work (``ccr.files``).
 
     Raises:
         UsageError: an output is the transcript, a store or memory database,

@@ -19,7 +19,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from compactor.cli.kit import write_stdout
+from ccr.cli_kit import write_stdout
 from compactor.core.errors import InputInvalid, InputNotFound, UsageError
 from compactor.engine.report import TranscriptSegment
 
@@ -126,7 +126,7 @@ def render_list(source: str, segments: list[TranscriptSegment], transcript: Path
     there is none, why, and what would have made undo possible."""
     if not segments:
         return _why_nothing(source, transcript)
-    from compactor.view.progress import human_count
+    from ccr.progress import human_count
 
     rows = [("compaction", "lines", "size", "stored as")]
     rows += [

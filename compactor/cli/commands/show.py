@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from compactor.cli.kit import write_stdout
+from ccr.cli_kit import write_stdout
 from compactor.core.errors import InputInvalid, InputNotFound, UsageError
 from compactor.view.html_report import get_command, write_report_html
 from compactor.engine.report import CompactionReport, MaskingReport
@@ -72,7 +72,7 @@ def load_report(path: Path) -> ShownReport:
         InputNotFound: no such file.
         InputInvalid: not JSON, or not a report.
     """
-    from ccr._files import read_regular
+    from ccr.files import read_regular
 
     try:
         raw = read_regular(path, max_bytes=REPORT_MAX_BYTES)  # a FIFO or a device is refused, never read

@@ -25,7 +25,7 @@ from typing import BinaryIO
 
 from compactor.core.config import load_settings
 from compactor.core.errors import InputInvalid, InputNotFound
-from compactor.view.progress import progress
+from ccr.progress import progress
 from compactor.core.tokens import make_counter, utf16_length
 
 __all__ = ["MAX_UNCUT_CHARS", "MAX_WHOLE_CHARS", "register", "run"]
@@ -78,7 +78,7 @@ def _open(name: str) -> tuple[BinaryIO, int | None]:
         if sys.stdin is None:
             raise InputNotFound("stdin: closed, nothing to read")
         return sys.stdin.buffer, None
-    from ccr._files import NotRegularFile, open_regular
+    from ccr.files import NotRegularFile, open_regular
 
     try:
         stream = open_regular(name)

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from compactor.cli.kit import write_stdout
+from ccr.cli_kit import write_stdout
 from compactor.core.errors import OutputWriteError
 from compactor.tune import (
     ResultCache,
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     space = load_space(args.space)
     out = args.out if args.out is not None else _run_folder()
-    from ccr._files import check_output_folder
+    from ccr.files import check_output_folder
 
     check_output_folder(out, inputs=[args.space, args.config, *args.corpus], protected=[args.config])
     _writable_folder(out)
@@ -164,7 +164,7 @@ def _write(results: TuneResults, out: Path, inputs: list[Path | None], *, made: 
     Raises:
         OutputWriteError: the folder cannot be written.
     """
-    from ccr._files import describe_os_error, private_dir
+    from ccr.files import describe_os_error, private_dir
 
     streamed = [SESSIONS_FILE] if results.sessions_file else []
     try:
@@ -207,7 +207,7 @@ class _progress_bar:
         from rich.console import Console
         from rich.progress import BarColumn, Progress, TextColumn
 
-        from compactor.view.progress import time_column
+        from ccr.progress import time_column
 
         self.bar = Progress(
             TextColumn("tuning"),

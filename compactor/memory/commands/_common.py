@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from compactor.cli.kit import write_stdout
+from ccr.cli_kit import write_stdout
 
 if TYPE_CHECKING:
     from compactor.memory.store import MemoryDB

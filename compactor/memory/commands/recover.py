@@ -22,12 +22,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ccr.commands._common import write_stdout
+    from ccr.cli_kit import write_stdout_bytes
     from ccr.handles import parse_ref
     from ccr.store import open_store
 
     parse_ref(args.handle)
     with open_store(getattr(args, "ccr_store", None), readonly=True) as store:
         data = store.get(args.handle)
-    write_stdout(data)
+    write_stdout_bytes(data)
     return 0

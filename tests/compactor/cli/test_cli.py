@@ -51,6 +51,9 @@ def test_a_bad_setting_is_a_config_error_with_its_id(tmp_path: object) -> None:
 
 PROGRAMS = {"compactor": "compactor.cli", "ccr": "ccr.cli"}
 
+CCR_PLUMBING = ("ccr", "ccr.cli_kit", "ccr.lazy", "ccr.root_errors")
+"""The light modules of ccr (no SQLite, no models) that ``compactor --help`` may import: the CLI kit and errors."""
+
 _IMPORTS_OF = """
 import json, sys
 from {module} import main
@@ -78,8 +81,10 @@ def imports_of(program: str, *argv: str, stdin: str = "", env: dict[str, str] | 
 def test_top_level_help_imports_no_command_and_no_heavy_library() -> None:
     code, modules = imports_of("compactor", "--help")
     assert code == 0
-    heavy = ("jinja2", "tiktoken", "pydantic", "watchfiles", "sqlite3", "mcp", "attachments", "ccr")
+    heavy = ("jinja2", "tiktoken", "pydantic", "watchfiles", "sqlite3", "mcp", "attachments", "skills")
     assert [m for m in modules if m.split(".")[0] in heavy] == []
+    # The plumbing every package shares lives in ccr, the lowest package; nothing of the store loads.
+    assert [m for m in modules if m.split(".")[0] == "ccr"] == sorted(CCR_PLUMBING)
     assert [m for m in modules if ".commands." in m] == []
 
 
@@ -101,7 +106,7 @@ def test_running_a_command_imports_that_command_only() -> None:
 def test_version_prints_the_installed_packages_version(program: str) -> None:
     from importlib.metadata import version
 
-    from compactor.core.distribution import DISTRIBUTION
+    from ccr.distribution import DISTRIBUTION
 
     done = subprocess.run([sys.executable, "-m", program, "--version"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr

@@ -26,7 +26,7 @@ from compactor.engine.policy import auto_compact_threshold
 from compactor.claude_code.replay import ReplayReport, replay
 from compactor.core.session import DedupState
 from compactor.summarizers import ExtractiveSummarizer
-from compactor.summarizers._prompts import typed
+from compactor.summarizers.prompts import typed
 from compactor.engine.survival import head_facts
 from compactor.core.tokens import RoughCounter
 from compactor.claude_code.transcript import read_transcript

@@ -21,7 +21,7 @@ from compactor.core.errors import ConfigError
 from compactor.core.messages import Message, TextBlock, ToolUseBlock
 from compactor.engine.orchestrator import Orchestrator
 from compactor.engine.pipeline import CompactionResult
-from compactor.summarizers._background import fingerprints, retry_after_seconds
+from compactor.summarizers.background import fingerprints, retry_after_seconds
 from compactor.core.tokens import RoughCounter
 
 from .conftest import OpenAIServer

@@ -160,7 +160,7 @@ def test_given_the_ledger_the_model_reads_its_facts_and_they_are_merged_into_wha
     client: Any, conversation: list[Message], good_answer: str
 ) -> None:
     from compactor.core.ledger import SessionLedger
-    from compactor.summarizers._ledger import merge_messages
+    from compactor.summarizers.ledger import merge_messages
 
     earlier = merge_messages(SessionLedger(), [
         Message(role="user", content="Port the importer. Don't change the CSV columns."),

@@ -24,7 +24,7 @@ from compactor.engine.pipeline import CompactionResult, split_tail
 from compactor.claude_code.replay import replay
 from compactor.core.session import SessionState
 from compactor.summarizers import ExtractiveSummarizer
-from compactor.summarizers._prompts import typed
+from compactor.summarizers.prompts import typed
 from compactor.engine.survival import Survival, fact_survival
 from compactor.claude_code.transcript import read_transcript
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compactor.summarizers._ledger import instruction_sentences, merge_messages, tail_view, useful_last_line
+from compactor.summarizers.ledger import instruction_sentences, merge_messages, tail_view, useful_last_line
 
 
 def user(text: str, **kw: object) -> Message:

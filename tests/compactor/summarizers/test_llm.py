@@ -24,7 +24,7 @@ from compactor.core.messages import (
     ToolUseBlock,
 )
 from compactor.engine.rounds import group_rounds, is_prompt
-from compactor.summarizers._llm import (
+from compactor.summarizers.llm import (
     API_KEY_ENV,
     MAX_TOO_LONG_RETRIES,
     PromptTooLong,

@@ -44,7 +44,7 @@ def test_the_cache_lives_under_compactor_home(compactor_home: Path) -> None:
 def test_the_version_in_every_key_changes_with_the_code_not_only_the_release() -> None:
     from importlib.metadata import version
 
-    from compactor.core.distribution import DISTRIBUTION
+    from ccr.distribution import DISTRIBUTION
     from compactor.tune import project_version
 
     release, _, digest = project_version().partition("+")

@@ -399,7 +399,7 @@ def test_a_failed_write_leaves_no_temporary_file_behind(tmp_path: Path) -> None:
     source = read_transcript(simple_session().write(tmp_path / "s.jsonl"))
     target = tmp_path / "out" / "s.jsonl"
     target.mkdir(parents=True)
-    with pytest.raises(OutputRefused, match="a folder, not a regular file"):  # the output rule of ccr._files
+    with pytest.raises(OutputRefused, match="a folder, not a regular file"):  # the output rule of ccr.files
         write_transcript(source, target)
     assert [p.name for p in target.parent.iterdir()] == ["s.jsonl"]
     assert target.is_dir() and list(target.iterdir()) == []

@@ -1,7 +1,7 @@
 """What the facts of a session are: the paths its tool calls touched and its shell commands.
 
 ``touched_path``, ``command_first_line`` and ``relative_path`` define the
-facts; the session ledger (``compactor.summarizers._ledger``) records them
+facts; the session ledger (``compactor.summarizers.ledger``) records them
 and ``compactor.engine.survival`` measures with the same definitions.
 """
 

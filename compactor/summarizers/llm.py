@@ -47,8 +47,8 @@ from compactor.core.messages import (
 from compactor.engine.rounds import group_rounds
 from compactor.engine.spans import Span, head_spans
 from compactor.core.ledger import SessionLedger
-from compactor.summarizers._ledger import tail_view
-from compactor.summarizers._ledger_text import ledger_digest
+from compactor.summarizers.ledger import tail_view
+from compactor.summarizers.ledger_text import ledger_digest
 from compactor.summarizers.base import SECTION_TITLES, Summary
 from compactor.core.tokens import RoughCounter
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from compactor.core.templating import environment
-from compactor.core.messages import Message
+from ccr.templating import environment
+from attachments.messages import Message
 
 __all__ = ["reminder_message", "render_body", "render_reminder", "wrap"]
 

@@ -6,7 +6,8 @@ and calls ``advance`` as it goes, after each unit of work is done (never
 before: a bar at 100% means finished). Each bar names its unit. On a terminal (stderr is a TTY) that draws a
 rich progress bar on stderr; piped or redirected, it draws nothing, so stdout
 and stderr carry exactly what they would without it. ``rich`` is imported only
-when a bar is drawn.
+when a bar is drawn. It lives in ``ccr``, the lowest package, since ``ccr
+verify`` draws one too.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from compactor.engine.dedup import without_result_id
 from compactor.core.ledger import LedgerBackground, LedgerCommand, LedgerError, LedgerItem, LedgerMessage, LedgerPath, SessionLedger
 from compactor.core.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.summarizers._errors import error_lines
-from compactor.summarizers._facts import EDIT_ACTIONS, command_first_line, touched_path
-from compactor.summarizers._prompts import typed
+from compactor.summarizers.facts import EDIT_ACTIONS, command_first_line, touched_path
+from compactor.summarizers.prompts import typed
 from compactor.summarizers._thread import Background, Thread, TrackedItem
 
 __all__ = ["instruction_sentences", "merge_messages", "searched_path", "tail_view", "useful_last_line"]

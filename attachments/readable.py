@@ -1,15 +1,15 @@
 """A message as a person reads it: plain text, tool calls and results labelled.
 
 Used where a compacted context is shown to a person (``compactor show``, the
-HTML report), never for what the model sees: the model gets the messages
-themselves.
+HTML report), and to match file activity against the preserved tail's text;
+never for what the model sees: the model gets the messages themselves.
 """
 
 from __future__ import annotations
 
 import json
 
-from compactor.core.messages import (
+from attachments.messages import (
     DocumentBlock,
     ImageBlock,
     Message,

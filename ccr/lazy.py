@@ -9,6 +9,7 @@ module that defines it) and end their ``__init__`` with::
 so that importing a package costs nothing until a name is used: a command
 that needs one store function does not load the pipeline, jinja2 or the
 tokenizer. Type checkers see the names through ``if TYPE_CHECKING:`` imports.
+It lives in ``ccr``, the lowest package, so that every package can use it.
 """
 
 from __future__ import annotations

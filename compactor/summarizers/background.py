@@ -39,9 +39,9 @@ from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message
 from compactor.engine.pipeline import without_recovered_content
 from compactor.engine.spans import Span
-from compactor.summarizers._ledger import tail_view
-from compactor.summarizers._ledger_text import ledger_digest
-from compactor.summarizers._llm import _LEDGER_TOKENS
+from compactor.summarizers.ledger import tail_view
+from compactor.summarizers.ledger_text import ledger_digest
+from compactor.summarizers.llm import _LEDGER_TOKENS
 from compactor.summarizers.base import CitingSummarizer, Summary, SummarySource
 from compactor.core.tokens import RoughCounter
 

@@ -41,7 +41,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
-from ccr._paths import default_store_path
+from ccr.paths import default_store_path
 from ccr.errors import OutputRefused
 from ccr.sqlite_kit.files import SIDECARS, SQLITE_HEADER
 

@@ -56,7 +56,7 @@ def test_a_pipe_gets_no_progress_bar(tmp_path: Path) -> None:
 
 
 def test_replay_draws_its_progress_on_a_terminal_and_prints_the_same_report(tmp_path: Path) -> None:
-    session = Path(__file__).resolve().parents[3] / "fixtures" / "sessions" / "small.jsonl"
+    session = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "small.jsonl"
     args = [sys.executable, "-m", "compactor", "replay", str(session), "--json", "--store", str(tmp_path / "a.db")]
     on_terminal, drawn = _on_terminal(args)
     piped = subprocess.run(args, capture_output=True, timeout=300, check=False)
@@ -66,7 +66,7 @@ def test_replay_draws_its_progress_on_a_terminal_and_prints_the_same_report(tmp_
 
 
 def test_inspect_draws_its_progress_on_a_terminal_only() -> None:
-    session = Path(__file__).resolve().parents[3] / "fixtures" / "sessions" / "long.jsonl"
+    session = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "long.jsonl"
     args = [sys.executable, "-m", "compactor", "inspect", str(session), "--json"]
     on_terminal, drawn = _on_terminal(args)
     piped = subprocess.run(args, capture_output=True, timeout=300, check=False)
@@ -76,7 +76,7 @@ def test_inspect_draws_its_progress_on_a_terminal_only() -> None:
 
 
 def test_counts_are_printed_for_people_bytes_in_kb_mb_gb_others_with_separators() -> None:
-    from compactor.view.progress import count_text, human_count
+    from ccr.progress import count_text, human_count
 
     assert human_count(10_337_898, "bytes") == "10.3 MB"
     assert human_count(999, "bytes") == "999 B"
@@ -113,14 +113,14 @@ def test_a_jsonl_file_is_counted_piece_by_piece_so_the_bar_moves_as_it_counts() 
 
 
 def test_the_replay_bar_names_its_unit(tmp_path: Path) -> None:
-    session = Path(__file__).resolve().parents[3] / "fixtures" / "sessions" / "small.jsonl"
+    session = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "small.jsonl"
     args = [sys.executable, "-m", "compactor", "replay", str(session), "--store", str(tmp_path / "a.db")]
     _, drawn = _on_terminal(args, columns=250)
     assert b" entries" in drawn
 
 
 def test_the_tune_bar_runs_from_the_start_and_counts_replays(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[3]
+    root = Path(__file__).resolve().parents[2]
     args = [sys.executable, "-m", "compactor", "tune", str(root / "fixtures" / "sessions" / "small.jsonl"),
             "--space", str(root / "examples" / "tune.toml"), "--jobs", "1", "--out", str(tmp_path / "out")]
     done, drawn = _on_terminal(args, columns=250)

@@ -1,6 +1,7 @@
-"""What the ``compactor`` and ``ccr`` command lines share: usage errors, exit codes, lazy commands.
+"""What the ``compactor``, ``ccr`` and ``memory`` command lines share: usage errors, exit codes, lazy commands.
 
-Both parse with ``UsageParser`` (argparse, with its errors in the
+It lives in ``ccr``, the lowest package, so that ccr's command line needs
+nothing from ``compactor``. Each parses with ``UsageParser`` (argparse, with its errors in the
 project's ``prog: error_id: message`` form, exit 2) and run the chosen
 command through ``run_command``, the one place where errors become exit
 codes: a ``CompactorError`` prints ``prog: error_id: message`` to stderr
@@ -25,8 +26,8 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn, TextIO, cast
 
-from compactor.core.distribution import installed_version
-from compactor.core.errors import CompactorError, OutputWriteError
+from ccr.distribution import installed_version
+from ccr.root_errors import CompactorError, OutputWriteError
 
 __all__ = [
     "Commands",

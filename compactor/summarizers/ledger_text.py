@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ccr import handle_for, marker
 from compactor.core.ledger import LedgerCommand, LedgerError, LedgerPath, SessionLedger
 from compactor.engine.spans import Span
-from compactor.summarizers._facts import DEFAULT_COMMAND_LINE_CHARS, relative_path
+from compactor.summarizers.facts import DEFAULT_COMMAND_LINE_CHARS, relative_path
 
 __all__ = ["FactsShown", "LedgerText", "ledger_digest", "listing_span", "listing_text", "session_start_text"]
 

@@ -1,0 +1,114 @@
+"""The root of every error the project raises, and the error concepts several packages share.
+
+::
+
+    CompactorError                  root of the whole project (ccr, skills, attachments, compactor)
+    ├── UsageError                  the caller asked for something invalid (bad config, bad flag)
+    │   ├── ConfigError             a setting or environment variable has a bad value
+    │   └── InvalidRequest          a malformed request: a bad id, range, query or limit
+    └── CompactorRuntimeError       valid request, failed while running
+        ├── OutputWriteError        an output file could not be written (exit 73)
+        ├── InputNotFound           an input file does not exist (exit 66)
+        ├── InputInvalid            an input is not what it must be, e.g. not UTF-8 (exit 65)
+        └── StoreError              a store could not be opened, read or written (exit 73)
+            ├── UnsafeStorePath     the store path is a symlink or not a regular file
+            └── NotAStore           the file is not a store of that kind; left as it was
+
+It lives in ``ccr``, the lowest package, so that every package's errors
+derive from it and ``except compactor.CompactorError`` (the same class,
+re-exported by ``compactor`` and ``compactor.core.errors``) catches every
+error any package raises on purpose. A package that reports a shared
+concept under its own ``error_id`` subclasses the concept and its package's
+root (``ccr.errors.StoreError`` is a ``CCRError`` and a ``StoreError``), so
+the concept catches it whichever package raised it. Each class carries a
+stable ``error_id`` that the command lines print to stderr, and an
+``exit_code`` they exit with.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CompactorError",
+    "CompactorRuntimeError",
+    "ConfigError",
+    "InputInvalid",
+    "InputNotFound",
+    "InvalidRequest",
+    "NotAStore",
+    "OutputWriteError",
+    "StoreError",
+    "UnsafeStorePath",
+    "UsageError",
+]
+
+
+class CompactorError(Exception):
+    """Root of every error raised by the project."""
+
+    error_id = "compactor_error"
+    exit_code = 1
+
+
+class UsageError(CompactorError):
+    """The caller asked for something invalid."""
+
+    error_id = "usage_error"
+    exit_code = 2
+
+
+class ConfigError(UsageError):
+    """A setting, file or environment variable holds a bad value."""
+
+    error_id = "config_invalid"
+
+
+class InvalidRequest(UsageError):
+    """A request is malformed: a bad id, range, query, limit or state; nothing was touched."""
+
+    error_id = "invalid_request"
+
+
+class CompactorRuntimeError(CompactorError):
+    """A valid request failed while running."""
+
+    error_id = "runtime_error"
+
+
+class OutputWriteError(CompactorRuntimeError):
+    """An output file (a page, a transcript, an archive) could not be written: the file system refused."""
+
+    error_id = "output_write_failed"
+    exit_code = 73
+
+
+class InputNotFound(CompactorRuntimeError):
+    """An input file does not exist or cannot be opened (or stdin is closed)."""
+
+    error_id = "input_not_found"
+    exit_code = 66
+
+
+class InputInvalid(CompactorRuntimeError):
+    """An input is not what it must be (for example, not UTF-8 text)."""
+
+    error_id = "input_invalid"
+    exit_code = 65
+
+
+class StoreError(CompactorRuntimeError):
+    """A store (ccr's, the memory database) could not be opened, read or written."""
+
+    error_id = "store_error"
+    exit_code = 73
+
+
+class UnsafeStorePath(StoreError):
+    """A store path is a symlink or not a regular file, or changed while opening."""
+
+    error_id = "unsafe_store_path"
+
+
+class NotAStore(StoreError):
+    """A store path names a file that is not a store of that kind; it was left as it was."""
+
+    error_id = "not_a_store"
