@@ -86,7 +86,7 @@ def build_file_attachments(
 
 def _candidates(
     snapshot: Mapping[str, ReadFileEntry],
-    state: SessionState,
+    state: AttachmentState,
     tail: Sequence[Message],
     cwd: str | None,
 ) -> tuple[list[ReadFileEntry], list[SkippedEntry]]:
@@ -117,7 +117,7 @@ def _attach_in_order(
     *,
     file_tokens: int,
     files_total: int,
-    counter: TokenCounter,
+    counter: TextCounter,
     store: TailStore,
     files: FileSource,
 ) -> tuple[list[Attachment], list[SkippedEntry]]:
