@@ -51,7 +51,7 @@ def test_a_bad_setting_is_a_config_error_with_its_id(tmp_path: object) -> None:
 
 PROGRAMS = {"compactor": "compactor.cli", "ccr": "ccr.cli"}
 
-CCR_PLUMBING = ("ccr", "ccr.cli_kit", "ccr.lazy", "ccr.root_errors")
+CCR_PLUMBING = ("ccr", "ccr.cli_kit", "ccr.distribution", "ccr.lazy", "ccr.root_errors")
 """The light modules of ccr (no SQLite, no models) that ``compactor --help`` may import: the CLI kit and errors."""
 
 _IMPORTS_OF = """
