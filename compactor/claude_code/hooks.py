@@ -319,7 +319,7 @@ def store_conversation(
         BudgetExceeded: the store is full; nothing was stored.
         StoreError: the store could not be written.
     """
-    from compactor.engine.pipeline import store_spans, without_recovered_content
+    from compactor.engine.storing import store_spans, without_recovered_content
     from compactor.engine.spans import head_spans
     from compactor.summarizers._facts import touched_path
 
@@ -368,17 +368,16 @@ def pre_compact_instructions(
     Raises:
         ValueError: the record has no stored head.
     """
-    from compactor.core.templating import render
+    from compactor.claude_code._hook_text import pre_compact_note
 
     if record.head_handle is None:
         raise ValueError("the session record has no stored conversation")
     listed = record.results[:limit]
-    return render(
-        "hook_pre_compact.j2",
+    return pre_compact_note(
         head=marker(record.head_handle),
         messages=record.messages,
         size=record.bytes,
-        results=[{"marker": marker(r.handle), "what": r.what, "size": r.bytes} for r in listed],
+        results=[(marker(r.handle), r.what, r.bytes) for r in listed],
         unlisted=len(record.results) - len(listed),
         tool=tool,
     )
@@ -582,7 +581,7 @@ def settle_kept_messages(
         BudgetExceeded: the store is full; nothing was stored.
         StoreError: the store could not be written.
     """
-    from compactor.engine.pipeline import without_recovered_content
+    from compactor.engine.storing import without_recovered_content
     from compactor.engine.spans import head_spans
 
     if not transcript.compactions or record.head_handle is None or record.kept_messages:

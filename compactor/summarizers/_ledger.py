@@ -27,6 +27,7 @@ from compactor.core.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.summarizers._errors import error_lines
 from compactor.summarizers._facts import EDIT_ACTIONS, command_first_line, touched_path
 from compactor.summarizers._prompts import typed
+from compactor.summarizers._sections import section_items, section_lines
 from compactor.summarizers._thread import Background, Thread, TrackedItem
 
 __all__ = ["instruction_sentences", "merge_messages", "searched_path", "tail_view", "useful_last_line"]
@@ -192,8 +193,6 @@ def _user(ledger: SessionLedger, text: str, is_request: bool, seq: int, handle: 
 
 def _borrow(ledger: SessionLedger, summary: Message) -> None:
     """What a summary this ledger did not write says of the user: its messages and its request."""
-    from compactor.summarizers.extractive import section_items, section_lines
-
     text = summary.text()
     for item in section_items(text, "All user messages"):
         if not item.startswith("(") and item not in ledger.carried:
