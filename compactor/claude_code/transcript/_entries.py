@@ -61,7 +61,12 @@ def _build_entries(chain: list[Record], report: Reporter) -> list[TranscriptEntr
             open_answer = (mid, len(entries)) if mid is not None else None
         elif not _block_ids(data, "tool_result", "tool_use_id"):
             open_answer = None
-        entries.append(TranscriptEntry(line=record.line, kind="message", records=[data], lines=[record.line]))
+        # Built without validation, as ``_event``: a line number, a kind and the parsed record, right by
+        # construction (validating copied every record); the message is validated below.
+        entries.append(
+            TranscriptEntry.model_construct(line=record.line, kind="message", message=None, records=[data],
+                                            lines=[record.line])
+        )
     for entry in entries:
         if entry.kind == "message":
             entry.message = _to_message(entry, report)
