@@ -61,7 +61,7 @@ def first_compaction_line(transcript: Transcript, settings: Settings, folder: Pa
     return None
 
 
-def context_before_compaction(path: Path, folder: Path) -> tuple[Callable[[int], Orchestrator], bool]:
+def context_before_compaction(path: Path, folder: Path) -> tuple[Callable[..., Orchestrator], bool]:
     """A maker of Orchestrators holding the replayed session as it stood before its first compaction.
 
     The session is replayed once, with auto-compaction off, up to that

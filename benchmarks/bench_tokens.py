@@ -21,7 +21,7 @@ from pathlib import Path
 from _common import REPO, Figure, interleaved, largest_transcript, main, missing, session_name
 from ccr import open_store
 from compactor.core.config import load_settings
-from compactor.core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.messages import ContentBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from compactor.engine.orchestrator import Orchestrator
 from compactor.core.tokens import TiktokenCounter
 from compactor.claude_code.transcript import read_transcript
@@ -37,7 +37,7 @@ def fresh(message: Message, tag: str) -> Message:
     tool inputs and results), so no count, cache or dedup entry of another copy matches it."""
     if isinstance(message.content, str):
         return Message(role=message.role, content=f"{tag} {message.content}")
-    blocks = []
+    blocks: list[ContentBlock] = []
     for block in message.content:
         if isinstance(block, TextBlock):
             blocks.append(TextBlock(text=f"{tag} {block.text}"))

@@ -128,7 +128,7 @@ def long_session(source: Path, target: Path, min_bytes: int) -> Path:
     lines = source.read_text(encoding="utf-8", errors="surrogateescape").splitlines(keepends=True)
     if not any(line.strip() for line in lines):
         raise ValueError(f"{source} holds no record to copy")
-    first = next((json.loads(line) for line in lines if line.strip().startswith("{")), {})
+    first: Any = next((json.loads(line) for line in lines if line.strip().startswith("{")), {})
     session_id = first.get("sessionId") if isinstance(first, dict) else None
     written = 0
     last_uuid: str | None = None
