@@ -57,7 +57,7 @@ from compactor.core.config import DEFAULT_RECOVERY_TOOLS
 from compactor.claude_code.quick_hooks import DEFAULT_LISTED_RESULTS, HOOK_INPUT_MAX_BYTES, SESSION_ID, SESSION_ID_PATTERN
 from compactor.core.errors import CompactorError, HookError, InputInvalid, NothingToCompact
 from compactor.core.ledger import SessionLedger
-from compactor.engine.report import TranscriptSegment
+from compactor.engine.segment import TranscriptSegment
 
 if TYPE_CHECKING:
     from ccr import Store

@@ -53,12 +53,13 @@ def test_every_result_is_listed_when_none_is_left_out() -> None:
     assert "not listed" not in note
 
 
-def test_storing_a_conversation_imports_no_template_engine_or_summarizer() -> None:
+def test_storing_a_conversation_imports_no_template_engine_summarizer_or_report_models() -> None:
     code = (
         "import sys\n"
         "import compactor.claude_code.hooks, compactor.engine.storing, compactor.summarizers._ledger\n"
         "import compactor.summarizers._ledger_text, compactor.claude_code._hook_text, compactor.claude_code.restore\n"
-        "heavy = [m for m in ('jinja2', 'compactor.engine.pipeline', 'compactor.summarizers.extractive', 'tiktoken')"
+        "heavy = [m for m in ('jinja2', 'compactor.engine.pipeline', 'compactor.summarizers.extractive', 'tiktoken',"
+        " 'compactor.engine.report')"
         " if m in sys.modules]\n"
         "print(heavy)\n"
     )
