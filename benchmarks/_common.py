@@ -48,6 +48,7 @@ __all__ = [
     "main",
     "missing",
     "print_figures",
+    "session_name",
     "shared_sessions",
     "timed",
 ]
@@ -161,6 +162,11 @@ def shared_sessions() -> list[Path]:
     if not SHARED_TRANSCRIPTS.is_dir():
         return []
     return sorted(p for p in SHARED_TRANSCRIPTS.rglob("*.jsonl") if "subagents" not in p.parts)
+
+
+def session_name(path: Path) -> str:
+    """A real session's name in a figure (its folder's name for a ``session.jsonl``)."""
+    return path.parent.name if path.stem == "session" else path.stem
 
 
 def print_figures(figures: Sequence[Figure]) -> None:

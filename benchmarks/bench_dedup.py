@@ -18,7 +18,10 @@ the per-character loop's time over dedup's, per chunk, for ASCII and for
 UTF-16-heavy text (at least 10 each); and ``hashlib.sha1``'s time over
 dedup's (at least 0.2: dedup, which must compute JavaScript's djb2 in
 Python and confirm a match by content, within 5x of a C hash of the same
-bytes).
+bytes), for the generated results and for the string tool results of the
+long fixture and of each real session under ``../shared/transcripts``
+(every result in turn through one ``Deduper``, as a replay feeds them; one
+line saying the real ones are missing when there are none).
 """
 
 from __future__ import annotations
@@ -26,11 +29,16 @@ from __future__ import annotations
 import hashlib
 import random
 
-from _common import Figure, main, timed
+from pathlib import Path
+
+from _common import REPO, Figure, interleaved, main, missing, session_name, shared_sessions, timed
+from compactor.claude_code.transcript import read_transcript
+from compactor.core.messages import ToolResultBlock
 from compactor.core.config import DedupSettings
 from compactor.engine.dedup import Deduper, djb2
 from compactor.core.session import DedupState
 
+LONG_FIXTURE = REPO / "fixtures" / "sessions" / "long.jsonl"
 RESULTS = 1_000
 CHUNK = 50
 SEED = 20_240_601
@@ -69,6 +77,45 @@ def plain_djb2(text: str) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
+def session_results(path: Path) -> list[tuple[str, str]]:
+    """(tool, text) of every string tool result of a session's main chain, in order."""
+    messages = read_transcript(path, subagents=False, state=False).messages
+    names = {use.id: use.name for m in messages for use in m.tool_uses()}
+    return [
+        (names.get(block.tool_use_id, "unknown"), block.content)
+        for m in messages for block in m.blocks()
+        if isinstance(block, ToolResultBlock) and isinstance(block.content, str)
+    ]
+
+
+def session_figure(name: str, path: Path, runs: int) -> Figure:
+    """Dedup of a session's tool results (a fresh ``Deduper`` each run) against sha1 of their UTF-16 bytes."""
+    results = session_results(path)
+
+    def dedup() -> None:
+        deduper = Deduper(DedupState(), DedupSettings())
+        for tool, text in results:
+            deduper.apply(tool, text)
+
+    def sha1() -> None:
+        for _, text in results:
+            hashlib.sha1(text.encode("utf-16-le", "surrogatepass")).digest()
+
+    size = sum(len(text) for _, text in results)
+    return Figure(f"dedup / hashlib.sha1 of the same UTF-16 bytes: {name}", interleaved(sha1, dedup, runs=runs),
+                  0.2, ">=", detail=f"{len(results)} tool results, {size:,} characters")
+
+
+def session_figures(runs: int) -> list[Figure]:
+    """``session_figure`` for the long fixture and each real session (a missing line when there are none)."""
+    out = [session_figure("long fixture", LONG_FIXTURE, runs)]
+    sessions = shared_sessions()
+    if not sessions:
+        out.append(missing("dedup / hashlib.sha1: real sessions", 0.2, ">=", "no transcript under ../shared/transcripts"))
+    out.extend(session_figure(session_name(path), path, runs) for path in sessions)
+    return out
+
+
 def figures(quick: bool = False) -> list[Figure]:
     results = make_results()
     sample = [text for _, text in results[:20]]
@@ -97,6 +144,7 @@ def figures(quick: bool = False) -> list[Figure]:
         Figure("dedup / per-character djb2: UTF-16-heavy", ratios["utf16"], 10.0, ">="),
         Figure("dedup / hashlib.sha1 of the same UTF-16 bytes", against_sha1, 0.2, ">=",
                detail="sha1's time over dedup's (1.0 would be as fast as a hash in C)"),
+        *session_figures(3 if quick else 7),
     ]
 
 

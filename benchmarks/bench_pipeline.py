@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import REPO, Figure, main, missing, shared_sessions, timed
+from _common import REPO, Figure, main, missing, session_name, shared_sessions, timed
 from ccr import open_store
 from compactor.core.config import Settings, load_settings
 from compactor.engine.orchestrator import Orchestrator
@@ -61,7 +61,7 @@ def first_compaction_line(transcript: Transcript, settings: Settings, folder: Pa
     return None
 
 
-def context_before_compaction(path: Path, folder: Path) -> tuple[Callable[[int], Orchestrator], bool]:
+def context_before_compaction(path: Path, folder: Path) -> tuple[Callable[..., Orchestrator], bool]:
     """A maker of Orchestrators holding the replayed session as it stood before its first compaction.
 
     The session is replayed once, with auto-compaction off, up to that
@@ -177,15 +177,13 @@ def figures(quick: bool = False) -> list[Figure]:
         out.extend(compaction_figures("long fixture", LONG_FIXTURE, folder, runs))
         for session in shared_sessions():
             out.extend(compaction_figures(session_name(session), session, folder, runs))
+        if not shared_sessions():
+            out.append(missing("real sessions", 0.5, ">=", "no transcript under ../shared/transcripts: "
+                               "the compaction and replay figures are the long fixture's only"))
         out.append(replay_figure("long fixture", LONG_FIXTURE, folder, 2 if quick else 4))
         for session in shared_sessions():
             out.append(replay_figure(session_name(session), session, folder, 2 if quick else 4))
     return out
-
-
-def session_name(path: Path) -> str:
-    """A real session's name in a figure (its folder's name for a ``session.jsonl``)."""
-    return path.parent.name if path.stem == "session" else path.stem
 
 
 if __name__ == "__main__":

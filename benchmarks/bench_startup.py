@@ -11,13 +11,14 @@ each the wall time of a fresh process against ``python -c pass``, interleaved:
 - ``ccr mcp`` and ``compactor memory mcp`` (the plugin starts both with every
   session) answering ``initialize`` (a client's first request) over stdio,
   from the start of the process to the answer: at most 15x each.
-- ``compactor hook pre-compact`` on the largest real transcript under
-  ``../shared/transcripts`` (about 4 MB; missing without it), as Claude Code
-  runs it before compacting: read the transcript, store the conversation
-  and the file's lines, print the instructions. Each run is a session's
-  first compaction (a session id of its own) in one ``COMPACTOR_HOME``
-  that earlier runs used, as a user's is. At most 18x (about 0.5 s where
-  ``python -c pass`` takes 28 ms).
+- ``compactor hook pre-compact`` on a generated session of 4 MB (tagged
+  copies of the long fixture end to end, ``make_corpus.long_session``) and
+  on the largest real transcript under ``../shared/transcripts`` (about
+  4 MB; missing without it), as Claude Code runs it before compacting: read
+  the transcript, store the conversation and the file's lines, print the
+  instructions. Each run is a session's first compaction (a session id of
+  its own) in one ``COMPACTOR_HOME`` that earlier runs used, as a user's
+  is. At most 18x (about 0.5 s where ``python -c pass`` takes 28 ms).
 
 The installed console scripts are run (those beside the running Python),
 with ``COMPACTOR_HOME`` in a temporary folder. Measure on a regular install
@@ -37,9 +38,14 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from _common import Figure, interleaved, largest_transcript, main, missing, timed
+from _common import REPO, Figure, interleaved, largest_transcript, main, missing, timed
+from make_corpus import long_session
 
 BIN = Path(sys.executable).parent
+
+LONG_FIXTURE = REPO / "fixtures" / "sessions" / "long.jsonl"
+GENERATED_BYTES = 4_000_000
+"""The generated session the pre-compact hook is timed on: tagged copies of the long fixture, end to end."""
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -143,17 +149,28 @@ def figures(quick: bool = False) -> list[Figure]:
             server = _mcp_initialize([str(BIN / argv[0]), *argv[1:]], env)
             out.append(Figure(f"{name} answering initialize / python -c pass", _against(server, nothing, runs),
                               15.0, "<=", detail=note))
-        out.append(pre_compact_figure(Path(tmp), nothing, runs, note))
+        out.extend(pre_compact_figures(Path(tmp), nothing, runs, note))
     return out
 
 
-def pre_compact_figure(folder: Path, nothing: Callable[[], None], runs: int, note: str) -> Figure:
-    """``compactor hook pre-compact`` on the largest real transcript, each run a new session in one home."""
-    name = "cold start / python -c pass: compactor hook pre-compact (largest real transcript)"
-    transcript = largest_transcript()
+def pre_compact_figures(folder: Path, nothing: Callable[[], None], runs: int, note: str) -> list[Figure]:
+    """``compactor hook pre-compact`` on a generated 4 MB session and on the largest real transcript."""
+    generated = long_session(LONG_FIXTURE, folder / "generated-4mb.jsonl", GENERATED_BYTES)
+    real = largest_transcript()
+    name = "cold start / python -c pass: compactor hook pre-compact"
+    out = [pre_compact_figure(f"{name} (generated 4 MB session)", generated, folder, nothing, runs, note)]
+    if real is None:
+        out.append(missing(f"{name} (largest real transcript)", 18.0, "<=", "no transcript under ../shared/transcripts"))
+    else:
+        out.append(pre_compact_figure(f"{name} (largest real transcript)", real, folder, nothing, runs, note))
+    return out
+
+
+def pre_compact_figure(
+    name: str, transcript: Path, folder: Path, nothing: Callable[[], None], runs: int, note: str
+) -> Figure:
+    """The hook on ``transcript``, each run a new session in one ``COMPACTOR_HOME``, against ``python -c pass``."""
     script = BIN / "compactor"
-    if transcript is None:
-        return missing(name, 18.0, "<=", "no transcript under ../shared/transcripts")
     if not script.exists():
         return missing(name, 18.0, "<=", "no compactor script")
     sessions = iter(range(10_000))
@@ -167,9 +184,18 @@ def pre_compact_figure(folder: Path, nothing: Callable[[], None], runs: int, not
         if done.returncode != 0 or b"ccr_" not in done.stdout:  # the hook exits 0 even when it stores nothing
             raise RuntimeError(f"pre-compact stored nothing: {done.stderr.decode()[-300:]}")
 
+    seconds: list[float] = []
+
+    def timed_run() -> None:
+        took, _ = timed(run)
+        seconds.append(took)
+
+    ratios = interleaved(timed_run, nothing, runs=runs)
     size = transcript.stat().st_size / 1e6
-    return Figure(name, interleaved(run, nothing, runs=runs), 18.0, "<=",
-                  detail="; ".join(x for x in (f"{transcript.name}, {size:.1f} MB", note) if x))
+    median = sorted(seconds[-runs:])[runs // 2]
+    return Figure(name, ratios, 18.0, "<=",
+                  detail="; ".join(x for x in (f"{transcript.name}, {size:.1f} MB, {median:.2f} s a run (median)",
+                                               note) if x))
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ if str(HERE) not in sys.path:
 
 from _common import shared_sessions  # noqa: E402  (needs the folder on sys.path)
 
-__all__ = ["DEFAULT_SESSIONS", "make_corpus", "tag_record"]
+__all__ = ["DEFAULT_SESSIONS", "long_session", "make_corpus", "tag_record"]
 
 DEFAULT_SESSIONS = 200
 
@@ -112,6 +112,45 @@ def make_corpus(out: Path, sessions: int = DEFAULT_SESSIONS, sources: list[Path]
                 copy.write(_copy_line(line, number, tag))
         written.append(target)
     return written
+
+
+def long_session(source: Path, target: Path, min_bytes: int) -> Path:
+    """Write at ``target`` one session of at least ``min_bytes``: tagged copies of ``source`` end to end.
+
+    Each copy is made distinct as in ``make_corpus`` (UUIDs derived anew,
+    texts tagged), but keeps the source's session id, and its first root
+    record takes the previous copy's last record as its parent: the file
+    reads as one session whose main chain runs through every copy.
+
+    Raises:
+        ValueError: ``source`` is empty (no copy would ever grow the file).
+    """
+    lines = source.read_text(encoding="utf-8", errors="surrogateescape").splitlines(keepends=True)
+    if not any(line.strip() for line in lines):
+        raise ValueError(f"{source} holds no record to copy")
+    first: Any = next((json.loads(line) for line in lines if line.strip().startswith("{")), {})
+    session_id = first.get("sessionId") if isinstance(first, dict) else None
+    written = 0
+    last_uuid: str | None = None
+    with target.open("w", encoding="utf-8", errors="surrogateescape") as out:
+        number = 0
+        while written < min_bytes:
+            rooted = False
+            for line in lines:
+                copied = _copy_line(line, number, f"[long session copy {number}]")
+                record = json.loads(copied) if copied.strip() else None
+                if isinstance(record, dict):
+                    if session_id is not None:
+                        record["sessionId"] = session_id
+                    if not rooted and isinstance(record.get("uuid"), str) and record.get("parentUuid") is None:
+                        record["parentUuid"], rooted = last_uuid, True
+                    if isinstance(record.get("uuid"), str) and record.get("isSidechain") is not True:
+                        last_uuid = record["uuid"]
+                    copied = json.dumps(record, ensure_ascii=False) + "\n"
+                out.write(copied)
+                written += len(copied.encode("utf-8", "surrogateescape"))
+            number += 1
+    return target
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,13 +13,6 @@ MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 100
 
 # Known exceptions: being split in parallel on other branches; remove each when its split is merged.
-BEING_SPLIT_IN_PARALLEL = {
-    "compactor/memory/store.py",
-    "compactor/claude_code/transcript/reader.py",
-}
-"""Modules other engineers are splitting on their own branches at the same time; the lead removes
-them from this set when their branches are merged."""
-
 
 def _modules() -> list[Path]:
     return sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
@@ -50,16 +43,10 @@ def test_the_packages_have_modules_to_check() -> None:
 
 def test_no_module_over_600_lines_and_no_function_over_100() -> None:
     problems = [
-        problem for path in _modules() if _name(path) not in BEING_SPLIT_IN_PARALLEL
+        problem for path in _modules()
         for problem in _too_long(path.read_text(encoding="utf-8"), _name(path))
     ]
     assert problems == [], "\n".join(problems)
-
-
-def test_the_modules_being_split_elsewhere_are_still_modules_here() -> None:
-    """An entry left in ``BEING_SPLIT_IN_PARALLEL`` after its split was merged is caught here."""
-    for name in sorted(BEING_SPLIT_IN_PARALLEL):
-        assert (ROOT / name).is_file(), f"{name} is gone: remove it from BEING_SPLIT_IN_PARALLEL"
 
 
 @pytest.mark.parametrize(

@@ -216,17 +216,16 @@ def pre_compact_instructions(
     Raises:
         ValueError: the record has no stored head.
     """
-    from compactor.core.templating import render
+    from compactor.claude_code._hook_text import pre_compact_note
 
     if record.head_handle is None:
         raise ValueError("the session record has no stored conversation")
     listed = record.results[:limit]
-    return render(
-        "hook_pre_compact.j2",
+    return pre_compact_note(
         head=marker(record.head_handle),
         messages=record.messages,
         size=record.bytes,
-        results=[{"marker": marker(r.handle), "what": r.what, "size": r.bytes} for r in listed],
+        results=[(marker(r.handle), r.what, r.bytes) for r in listed],
         unlisted=len(record.results) - len(listed),
         tool=tool,
     )

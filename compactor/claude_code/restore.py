@@ -24,7 +24,7 @@ from typing import Any
 
 from ccr import PutRequest, Store, handle_for
 from compactor.core.errors import InputInvalid, InputNotFound, UsageError
-from compactor.engine.report import TranscriptSegment
+from compactor.engine.segment import TranscriptSegment
 
 __all__ = [
     "SEGMENT_KEY",

@@ -16,7 +16,7 @@ from ccr import default_store_path
 from compactor.claude_code.quick_hooks import SESSION_ID, SESSION_ID_PATTERN
 from compactor.core.errors import CompactorError, HookError, InputInvalid
 from compactor.core.ledger import SessionLedger
-from compactor.engine.report import TranscriptSegment
+from compactor.engine.segment import TranscriptSegment
 
 __all__ = [
     "SESSION_RECORD_MAX_BYTES",

@@ -15,7 +15,6 @@ from ccr import PutRequest
 from ccr.batch import BatchStore, StoreBatch
 from compactor.core.config import is_recovery_tool
 from compactor.core.messages import Message, TextBlock, ToolResultBlock
-from compactor.core.templating import render
 from compactor.core.tokens import TokenCounter, count_joined
 from compactor.engine.spans import Span
 
@@ -95,6 +94,8 @@ def without_recovered_content(head: Sequence[Message], recovery_tools: Sequence[
     }
     if not recovery_ids:
         return list(head)
+    from compactor.core.templating import render  # jinja2, only when there is recovered content
+
     out: list[Message] = []
     for message in head:
         blocks = message.blocks() if not isinstance(message.content, str) else None

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from attachments.entries import AttachmentEntry, AttachmentType, SkippedEntry
 from compactor.summarizers.base import SummarySource
+from compactor.engine.segment import TranscriptSegment
 from compactor.engine.survival import Continuation, Retention, Survival
 
 __all__ = [
@@ -54,20 +55,6 @@ class DroppedSpan(_Model):
 
 
 
-
-
-class TranscriptSegment(_Model):
-    """A transcript's own lines, stored byte-exact in CCR before a compaction (``compactor restore``).
-
-    Lines ``first_line`` to ``last_line`` (1-based, inclusive): everything the
-    file gained since the previous compaction's segment, so segments 1..N
-    joined are the file as it stood when compaction N happened.
-    """
-
-    handle: str
-    first_line: int
-    last_line: int
-    bytes: int
 
 
 class ContextEntry(_Model):

@@ -27,6 +27,7 @@ from compactor.core.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.summarizers._errors import error_lines
 from compactor.summarizers.facts import EDIT_ACTIONS, command_first_line, touched_path
 from compactor.summarizers.prompts import typed
+from compactor.summarizers._sections import section_items, section_lines
 from compactor.summarizers._thread import Background, Thread, TrackedItem
 
 __all__ = ["instruction_sentences", "merge_messages", "searched_path", "tail_view", "useful_last_line"]
@@ -56,6 +57,8 @@ _INSTRUCTION_CHARS = 300
 _REJECTED = ("The user doesn't want to proceed", "The user doesn't want to take this action")
 """How the client words a tool call the user turned down: a decision, not an error to fix."""
 _NOISE_LINE = re.compile(r"^(?:Shell cwd was reset to .*|\[result-id: r\d+\]|<[^>]{0,40}>)$")
+_THREE_ALNUM = re.compile(r"[^\W_][\W_]*[^\W_][\W_]*[^\W_]")
+"""Three letters or digits (``str.isalnum``: ``\\w`` less the underscore) somewhere in a line."""
 
 
 def _flat(text: str, limit: int) -> str:
@@ -81,7 +84,7 @@ def useful_last_line(text: str, limit: int = _OUTPUT_CHARS) -> str:
     stripped = without_result_id(text).rstrip()
     for line in reversed(stripped[-8192:].splitlines()[-40:]):
         line = line.strip()
-        if not line or _NOISE_LINE.match(line) or sum(c.isalnum() for c in line) < 3:
+        if not line or _NOISE_LINE.match(line) or _THREE_ALNUM.search(line) is None:
             continue
         return _flat(line, limit)
     return ""
@@ -192,8 +195,6 @@ def _user(ledger: SessionLedger, text: str, is_request: bool, seq: int, handle: 
 
 def _borrow(ledger: SessionLedger, summary: Message) -> None:
     """What a summary this ledger did not write says of the user: its messages and its request."""
-    from compactor.summarizers.extractive import section_items, section_lines
-
     text = summary.text()
     for item in section_items(text, "All user messages"):
         if not item.startswith("(") and item not in ledger.carried:

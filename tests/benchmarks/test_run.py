@@ -72,3 +72,25 @@ def test_a_script_without_figures_is_a_failed_row_not_a_silent_skip(tmp_path: Pa
     rows = run.collect(None, quick=True)
     assert [(r.name, r.passed) for r in rows] == [("bench_empty.py: error", False), ("bench_nothing.py: error", False)]
     assert "no figure" in rows[0].detail and "defines no figures" in rows[1].detail
+
+
+def test_a_long_session_is_one_session_whose_chain_runs_through_every_copy(tmp_path: Path) -> None:
+    from compactor.claude_code.transcript import read_transcript
+
+    corpus = load("make_corpus")
+    source = BENCHMARKS.parent / "fixtures" / "sessions" / "small.jsonl"
+    target = corpus.long_session(source, tmp_path / "long.jsonl", 3 * source.stat().st_size)
+    assert target.stat().st_size >= 3 * source.stat().st_size
+    original = read_transcript(source)
+    copied = read_transcript(target)
+    assert copied.session_id == original.session_id
+    assert not [w for w in copied.warnings if w.kind in ("mixed_sessions", "duplicate_uuid")]
+    shown = "\n".join(m.text() for m in copied.messages)
+    copies = [n for n in range(10) if f"[long session copy {n}]" in shown]
+    assert len(copies) >= 3 and copies == list(range(len(copies)))
+    assert len(copied.messages) >= 3 * len(original.messages) - 3
+
+
+def test_a_real_session_is_named_by_its_file_or_its_folder() -> None:
+    assert common.session_name(Path("/t/entire-2.1.29.jsonl")) == "entire-2.1.29"
+    assert common.session_name(Path("/t/spotter-258c7280/session.jsonl")) == "spotter-258c7280"
