@@ -25,7 +25,8 @@ from compactor.tune.jobs import SessionResult
 __all__ = ["ResultCache", "cache_key", "code_digest", "default_cache_dir", "project_version"]
 
 
-_PACKAGES = ("compactor", "attachments", "ccr", "skills", "memory")
+_PACKAGES = ("compactor", "attachments", "ccr", "skills")
+"""The project's top-level packages (``compactor.memory`` is inside ``compactor``)."""
 
 
 @functools.cache
