@@ -212,7 +212,10 @@ class Command:
         out = self.folder / f"run-{self.runs}"
         command = [sys.executable, "-m", "compactor", "tune", str(self.corpus), "--space", str(self.space),
                    "--no-cache", "--out", str(out), *options]
-        seconds, done = timed(lambda: subprocess.run(command, capture_output=True, env=self.env, check=False))
+        # A session of its own, as the Ray head's: where the scheduler shares the CPUs between sessions
+        # (Linux's autogroups), both executors' processes then get the same share of a busy machine.
+        seconds, done = timed(lambda: subprocess.run(command, capture_output=True, env=self.env, check=False,
+                                                     start_new_session=True))
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr.decode()[-800:]}")
         try:
