@@ -29,7 +29,7 @@ from pathlib import Path
 import tiktoken.registry
 
 from _common import REPO, Figure, main, missing, shared_sessions, timed
-from compactor import tokens
+from compactor.core import tokens
 from compactor.tune import LocalExecutor, ResultCache, SearchSpace, WorkerCache, jobs, load_space, run_tune
 
 SPACE = REPO / "examples" / "tune.toml"
