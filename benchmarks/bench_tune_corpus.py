@@ -45,11 +45,12 @@ Figures (protocol in ``_common.py``):
   without sharing, and the ratio without sharing.
 
 The defaults (8 sessions, one copy of each real transcript, 8 trials, 2
-rounds) take a few minutes on 2 cores (``--quick``: 1 round). The full
-figure is ``--sessions 200 --trials 8`` (about 25 times the work; allow an
-hour on 2 cores, minutes on a cluster of tens of cores); with few sessions
-per core the fixed costs (process start, Ray's connection and actors) weigh
-more, so Ray's ratio at small sizes is a lower bound.
+rounds) take about 3 minutes on 2 cores (``--quick``: 1 round). The full
+figure is ``--sessions 200 --trials 8`` (25 times the replays; a round took
+8 minutes on 2 cores, ``--pairs 1``). With few sessions per core the fixed
+costs (process start, Ray's connection and actors) weigh more, so Ray's
+ratio tends to be lower at small sizes. On a machine others share, each run
+gets what the scheduler leaves: compare medians of several rounds.
 
 Missing without the real transcripts, without Ray (``pip install
 '.[ray]'``) or without the ``ray`` command beside this Python.
