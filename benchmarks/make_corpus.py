@@ -10,12 +10,19 @@ one copy counts, deduplicates or parses is reused by another:
   message lists) is replaced by one derived from the copy number and the
   original, the same everywhere in the copy, so each copy is a session of
   its own with its chain intact;
-- every text block and every tool result's text gets a line naming the
-  copy, and so does the file content Claude Code recorded for a Read, so
-  each copy's counts, dedup hashes and restored files are its own.
+- every text and thinking block and every tool result's text gets a line
+  naming the copy, and so does the file content Claude Code recorded for a
+  Read; every tool call's input gets the tag under ``COPY_KEY``. So each
+  copy's message and text counts, dedup hashes and restored files are its
+  own. What a worker may still reuse from another copy of the same original
+  is what real sessions of one project share too: the count of a line of
+  the same file (a restored file is counted line by line) and of the same
+  skill's text (about an eighth of the texts counted, on the real sessions).
 
 The copies keep the originals' shapes (compactions, reads, edits), so a
-replay does the same kind of work on each.
+replay does the same kind of work on each. ``OUT`` must lie outside the
+repository (a temporary or output folder): the copies hold the real
+transcripts' text.
 """
 
 from __future__ import annotations
@@ -32,11 +39,14 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from _common import shared_sessions  # noqa: E402  (needs the folder on sys.path)
+from _common import REPO, shared_sessions  # noqa: E402  (needs the folder on sys.path)
 
-__all__ = ["DEFAULT_SESSIONS", "long_session", "make_corpus", "tag_record"]
+__all__ = ["COPY_KEY", "DEFAULT_SESSIONS", "long_session", "make_corpus", "tag_record"]
 
 DEFAULT_SESSIONS = 200
+
+COPY_KEY = "corpus_copy"
+"""The key a copy's tag is under in each tool call's input."""
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _NAMESPACE = uuid.UUID("5f1c2a8e-3b7d-4c6a-9e0f-2d4b6a8c0e12")
@@ -47,15 +57,19 @@ def _tag_text(text: str, tag: str) -> str:
 
 
 def _tag_content(content: Any, tag: str) -> Any:
-    """Message content with ``tag`` on every text block and tool result text (tool calls untouched)."""
+    """Message content with ``tag`` on every text and thinking block and tool result text, and in every tool
+    call's input (under ``COPY_KEY``, which no tool reads)."""
     if isinstance(content, str):
         return _tag_text(content, tag)
     if not isinstance(content, list):
         return content
     tagged = []
     for block in content:
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            block = {**block, "text": _tag_text(block["text"], tag)}
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind in ("text", "thinking") and isinstance(block.get(kind), str):
+            block = {**block, kind: _tag_text(block[kind], tag)}
+        elif kind == "tool_use" and isinstance(block.get("input"), dict):
+            block = {**block, "input": {**block["input"], COPY_KEY: tag}}
         elif isinstance(block, dict) and block.get("type") == "tool_result":
             block = {**block, "content": _tag_content(block.get("content"), tag)}
         tagged.append(block)
@@ -93,8 +107,11 @@ def make_corpus(out: Path, sessions: int = DEFAULT_SESSIONS, sources: list[Path]
     """Write ``sessions`` tagged copies of ``sources`` (default: the real transcripts) into ``out``.
 
     Raises:
+        ValueError: ``out`` is inside the repository.
         FileNotFoundError: there is no transcript to copy.
     """
+    if out.resolve().is_relative_to(REPO):
+        raise ValueError(f"{out} is inside the repository; write the corpus to a temporary or output folder")
     originals = sources if sources is not None else shared_sessions()
     if not originals:
         raise FileNotFoundError("no transcript to copy (../shared/transcripts is absent)")
@@ -158,7 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="folder to write the copies into")
     parser.add_argument("--sessions", type=int, default=DEFAULT_SESSIONS, help=f"copies (default {DEFAULT_SESSIONS})")
     args = parser.parse_args(argv)
-    written = make_corpus(args.out, args.sessions)
+    try:
+        written = make_corpus(args.out, args.sessions)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"make_corpus: {exc}", file=sys.stderr)
+        return 2
     size = sum(p.stat().st_size for p in written) / 1e6
     print(f"wrote {len(written)} sessions ({size:.0f} MB) in {args.out}")
     return 0

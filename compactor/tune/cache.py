@@ -26,6 +26,7 @@ __all__ = ["ResultCache", "cache_key", "code_digest", "default_cache_dir", "proj
 
 
 _PACKAGES = ("compactor", "attachments", "ccr", "skills")
+"""The project's top-level packages (``compactor.memory`` is inside ``compactor``)."""
 
 
 @functools.cache

@@ -52,6 +52,16 @@ def test_the_version_in_every_key_changes_with_the_code_not_only_the_release() -
     assert project_version() == project_version()
 
 
+def test_the_code_digest_covers_the_packages_the_project_installs_and_no_other() -> None:
+    import tomllib
+
+    from compactor.tune.cache import _PACKAGES
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[3] / "pyproject.toml").read_text(encoding="utf-8"))
+    installed = [pattern.rstrip("*") for pattern in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]]
+    assert sorted(_PACKAGES) == sorted(installed)
+
+
 def test_changing_a_module_or_a_template_changes_the_code_digest(tmp_path: Path) -> None:
     from compactor.tune.cache import code_digest
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -17,7 +18,9 @@ from compactor.tune import (
     SearchSpace,
     SessionResult,
     TuneResults,
+    WorkerCache,
     discover_sessions,
+    results_json,
     run_job,
     run_tune,
 )
@@ -110,15 +113,62 @@ def test_a_process_pool_gives_the_same_figures_as_one_process(tmp_path: Path) ->
     assert pool.best == one.best
 
 
+class Unshared:
+    """An executor that runs each job in this process from a fresh ``WorkerCache``: nothing shared between trials."""
+
+    name = "unshared"
+
+    def run(self, jobs: Sequence[Job], on_result: Callable[[SessionResult], None]) -> None:
+        for job in jobs:
+            on_result(run_job(job, WorkerCache()))
+
+
+class Shared:
+    """An executor that runs every job in this process with one ``WorkerCache`` (``cache``)."""
+
+    name = "shared"
+
+    def __init__(self) -> None:
+        self.cache = WorkerCache()
+
+    def run(self, jobs: Sequence[Job], on_result: Callable[[SessionResult], None]) -> None:
+        for job in jobs:
+            on_result(run_job(job, self.cache))
+
+
+def written(results: TuneResults) -> dict[str, object]:
+    """What ``results.json`` says of every trial and session, less what varies between runs (times, executor)."""
+    data = json.loads(results_json(results))
+    for trial in data["trials"]:
+        trial.pop("wall_seconds")
+        for session in trial["sessions"]:
+            session.pop("wall_seconds")
+    return {"trials": data["trials"], "best": data["best"]}
+
+
+SHARING_SPACE = {"attachments.selection.strategy": ["recent", "activity"], "pipeline.tail_tokens": [6000, 12000]}
+
+
+def test_trials_that_share_parsing_and_counts_write_the_same_results_as_trials_that_share_nothing() -> None:
+    searched = space(**SHARING_SPACE)
+    alone = written(run_tune([SMALL, LONG], searched, executor=Unshared()))
+    shared = Shared()
+    assert written(run_tune([SMALL, LONG], searched, executor=shared)) == alone
+    assert shared.cache.reads == 2  # four trials, each session parsed once
+    assert written(run_tune([SMALL, LONG], searched, executor=LocalExecutor(2))) == alone
+    assert any(s["metrics"]["recorded"]["compactions"] for t in alone["trials"] for s in t["sessions"])
+
+
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (pip install '.[ray]')")
 @pytest.mark.filterwarnings("ignore")
-def test_ray_gives_the_same_figures_as_the_local_executor() -> None:
-    searched = space(**{"attachments.selection.strategy": ["recent", "activity"]})
+def test_ray_gives_the_same_figures_as_the_local_executor_and_as_trials_that_share_nothing() -> None:
+    searched = space(**SHARING_SPACE)
     local = run_tune([SMALL, LONG], searched, executor=LocalExecutor(1))
     through_ray = run_tune([SMALL, LONG], searched, executor=RayExecutor(2))
     assert through_ray.executor == "ray"
     assert figures(through_ray) == figures(local)
     assert any(m["compactions"] for m in figures(local).values())
+    assert written(through_ray) == written(run_tune([SMALL, LONG], searched, executor=Unshared()))
 
 
 @pytest.mark.skipif(importlib.util.find_spec("optuna") is None, reason="optuna is not installed (pip install '.[optuna]')")
