@@ -17,15 +17,30 @@ from typing import TYPE_CHECKING
 from ccr.lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
+    from attachments.attachment import Attachment, AttachmentSet
     from attachments.bounds import (
         MAX_SETTING_NUMBER,
         within_bound,
     )
+    from attachments.budgets import DEFAULT_BUDGETS, Budgets
+    from attachments.builder import build_attachments
+    from attachments.coverage import reread_coverage
+    from attachments.deltas import Announced, announced_in, full_deltas, mark_announced, pending_deltas
     from attachments.entries import (
         AttachmentEntry,
         AttachmentType,
         SkippedEntry,
     )
+    from attachments.errors import AttachmentsError, TailNotStored, WatchError
+    from attachments.exclusions import (
+        MEMORY_FILE_NAMES,
+        is_memory_file,
+        is_plan_file,
+        normalize_path,
+        read_paths,
+    )
+    from attachments.files import build_file_attachments, content_changed, current_content
+    from attachments.invoked_skills import build_skill_attachment
     from attachments.messages import (
         ContentBlock,
         DocumentBlock,
@@ -40,39 +55,17 @@ if TYPE_CHECKING:
         UnknownBlock,
         Usage,
     )
+    from attachments.plan import plan_file_attachment, plan_mode_attachment
     from attachments.readable import (
         readable_text,
     )
+    from attachments.reasons import SkipReason, reason
     from attachments.render import (
         reminder_message,
         render_body,
         render_reminder,
         wrap,
     )
-    from attachments.state import (
-        AttachmentState,
-        BackgroundTask,
-        Plan,
-        ReadFileEntry,
-        TaskStatus,
-    )
-    from attachments.attachment import Attachment, AttachmentSet
-    from attachments.budgets import DEFAULT_BUDGETS, Budgets
-    from attachments.builder import build_attachments
-    from attachments.coverage import reread_coverage
-    from attachments.deltas import Announced, announced_in, full_deltas, mark_announced, pending_deltas
-    from attachments.errors import AttachmentsError, TailNotStored, WatchError
-    from attachments.exclusions import (
-        MEMORY_FILE_NAMES,
-        is_memory_file,
-        is_plan_file,
-        normalize_path,
-        read_paths,
-    )
-    from attachments.files import build_file_attachments, content_changed, current_content
-    from attachments.invoked_skills import build_skill_attachment
-    from attachments.plan import plan_file_attachment, plan_mode_attachment
-    from attachments.reasons import SkipReason, reason
     from attachments.selection import (
         DEFAULT_ACTIVITY_FILE_TOKENS,
         DEFAULT_ACTIVITY_FILES,
@@ -87,9 +80,23 @@ if TYPE_CHECKING:
     )
     from attachments.sources import DiskFiles, FileOrigin, FileSource, RecordedFiles, slice_lines
     from attachments.staleness import StalenessWatcher, mark_stale
+    from attachments.state import (
+        AttachmentState,
+        BackgroundTask,
+        Plan,
+        ReadFileEntry,
+        TaskStatus,
+    )
     from attachments.tasks import needs_status, task_status_attachments
 
 __all__ = [
+    "DEFAULT_ACTIVITY_FILES",
+    "DEFAULT_ACTIVITY_FILE_TOKENS",
+    "DEFAULT_BUDGETS",
+    "DEFAULT_STRATEGY",
+    "MAX_SETTING_NUMBER",
+    "MEMORY_FILE_NAMES",
+    "STRATEGIES",
     "Announced",
     "Attachment",
     "AttachmentEntry",
@@ -100,10 +107,6 @@ __all__ = [
     "BackgroundTask",
     "Budgets",
     "ContentBlock",
-    "DEFAULT_ACTIVITY_FILES",
-    "DEFAULT_ACTIVITY_FILE_TOKENS",
-    "DEFAULT_BUDGETS",
-    "DEFAULT_STRATEGY",
     "DiskFiles",
     "DocumentBlock",
     "FileActivity",
@@ -111,14 +114,11 @@ __all__ = [
     "FileSelection",
     "FileSource",
     "ImageBlock",
-    "MAX_SETTING_NUMBER",
-    "MEMORY_FILE_NAMES",
     "Message",
     "Plan",
     "ReadFileEntry",
     "RecordedFiles",
     "RedactedThinkingBlock",
-    "STRATEGIES",
     "SkipReason",
     "SkippedEntry",
     "StalenessWatcher",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from attachments.messages import Message
 from attachments.entries import AttachmentEntry, AttachmentType, SkippedEntry
+from attachments.messages import Message
 
 __all__ = ["Attachment", "AttachmentSet"]
 

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ccr.batch import BatchStore, StoreBatch
 from attachments.attachment import Attachment, AttachmentSet
 from attachments.budgets import DEFAULT_BUDGETS, Budgets
 from attachments.deltas import full_deltas
 from attachments.files import build_file_attachments
 from attachments.invoked_skills import build_skill_attachment
+from attachments.messages import Message
 from attachments.plan import plan_file_attachment, plan_mode_attachment
 from attachments.sources import FileSource
-from attachments.tasks import task_status_attachments
-from attachments.messages import Message
 from attachments.state import AttachmentState, ReadFileEntry
+from attachments.tasks import task_status_attachments
+from ccr.batch import BatchStore, StoreBatch
 from ccr.tokens import TextCounter
 
 __all__ = ["build_attachments"]

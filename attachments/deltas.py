@@ -14,10 +14,10 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from attachments.render import reminder_message, render_reminder
 from attachments.attachment import Attachment
-from attachments.messages import Message
 from attachments.entries import AttachmentEntry, AttachmentType
+from attachments.messages import Message
+from attachments.render import reminder_message, render_reminder
 from attachments.state import AttachmentState
 from ccr.tokens import TextCounter, TiktokenTextCounter
 

@@ -8,6 +8,7 @@ would spend the budget twice.
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 from collections.abc import Iterable, Sequence
 
@@ -45,7 +46,7 @@ def is_memory_file(path: str) -> bool:
     parts = normalize_path(path).split("/")
     if parts[-1] in MEMORY_FILE_NAMES:
         return True
-    return any(a == ".claude" and b == "rules" for a, b in zip(parts, parts[1:], strict=False))
+    return any(a == ".claude" and b == "rules" for a, b in itertools.pairwise(parts))
 
 
 def is_plan_file(path: str, plan_path: str | None = None, cwd: str | None = None) -> bool:
@@ -54,7 +55,7 @@ def is_plan_file(path: str, plan_path: str | None = None, cwd: str | None = None
     if plan_path is not None and normal == normalize_path(plan_path, cwd):
         return True
     parts = normal.split("/")
-    return any(a == ".claude" and b == "plans" for a, b in zip(parts, parts[1:-1], strict=False))
+    return any(a == ".claude" and b == "plans" for a, b in itertools.pairwise(parts[:-1]))
 
 
 def read_paths(messages: Sequence[Message], cwd: str | None = None) -> set[str]:

@@ -16,16 +16,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from attachments._cut import CutInfo, Render, TailStore, commit_cut, plan_cut
-from attachments.render import reminder_message, render_body, wrap
 from attachments.attachment import Attachment
 from attachments.budgets import Budgets
+from attachments.entries import AttachmentEntry, SkippedEntry
 from attachments.exclusions import is_memory_file, is_plan_file, normalize_path, read_paths
-from attachments.reasons import reason
-from attachments.selection import FileActivity, file_activity, newest_first, rank_files
-from attachments.sources import FileSource, slice_lines
 from attachments.messages import Message
 from attachments.readable import readable_text
-from attachments.entries import AttachmentEntry, SkippedEntry
+from attachments.reasons import reason
+from attachments.render import reminder_message, render_body, wrap
+from attachments.selection import FileActivity, file_activity, newest_first, rank_files
+from attachments.sources import FileSource, slice_lines
 from attachments.state import AttachmentState, ReadFileEntry
 from ccr.tokens import TextCounter
 

@@ -10,16 +10,15 @@ fit is skipped, and older, smaller skills are still checked).
 from __future__ import annotations
 
 from attachments._cut import Cut, CutInfo, Render, TailStore, commit_cut, count_joined, plan_cut
-from attachments.render import reminder_message, render_body, wrap
 from attachments.attachment import Attachment
 from attachments.budgets import Budgets
+from attachments.entries import AttachmentEntry, SkippedEntry
 from attachments.errors import TailNotStored
 from attachments.reasons import reason
-from attachments.entries import AttachmentEntry, SkippedEntry
+from attachments.render import reminder_message, render_body, wrap
 from attachments.state import AttachmentState
-from skills.invocations import InvokedSkill
 from ccr.tokens import TextCounter
-from skills.invocations import invoked_skills
+from skills.invocations import InvokedSkill, invoked_skills
 
 __all__ = ["build_skill_attachment"]
 

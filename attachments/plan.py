@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from attachments.render import reminder_message, render_reminder
 from attachments.attachment import Attachment
 from attachments.entries import AttachmentEntry
+from attachments.render import reminder_message, render_reminder
 from attachments.state import AttachmentState
 from ccr.tokens import TextCounter
 

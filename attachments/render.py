@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ccr.templating import environment
 from attachments.messages import Message
+from ccr.templating import environment
 
 __all__ = ["reminder_message", "render_body", "render_reminder", "wrap"]
 

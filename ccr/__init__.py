@@ -47,19 +47,20 @@ if TYPE_CHECKING:
         TypedObject,
         make_object,
     )
+    from ccr.paths import default_store_path
     from ccr.records import PutRequest, Record, RecordFilter, StoreStats
     from ccr.retrieval import Retrieval, RetrievalMode
-    from ccr.paths import default_store_path
     from ccr.store import DEFAULT_MAX_BYTES, Store, open_store
 
 __all__ = [
+    "DEFAULT_MAX_BYTES",
+    "OBJECT_TYPES",
     "ArchiveInvalid",
     "BatchStore",
     "BudgetExceeded",
     "CCRError",
     "CorruptRecord",
     "Currentness",
-    "DEFAULT_MAX_BYTES",
     "HandleNotFound",
     "InvalidHandle",
     "InvalidRequest",
@@ -67,7 +68,6 @@ __all__ = [
     "Lifecycle",
     "MemoryStore",
     "NotAStore",
-    "OBJECT_TYPES",
     "ObjectType",
     "PutRequest",
     "Record",

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import abc
 import json
-from dataclasses import dataclass
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self

@@ -11,9 +11,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ccr.store import Store
 from ccr.mcp_stdio import Tool, ToolError
 from ccr.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME, recover
+from ccr.store import Store
 
 __all__ = ["STATS_TOOL_NAME", "retrieve_text", "stats_text", "tools_for"]
 
@@ -62,7 +62,7 @@ def tools_for(store: Store) -> list[Tool]:
         handle: Annotated[str, Field(description=_PROPERTIES["handle"]["description"])],
         query: Annotated[str | None, Field(description=_PROPERTIES["query"]["description"])] = None,
         lines: Annotated[list[int] | None, Field(description=_PROPERTIES["lines"]["description"])] = None,
-        bytes: Annotated[list[int] | None, Field(description=_PROPERTIES["bytes"]["description"])] = None,  # noqa: A002
+        bytes: Annotated[list[int] | None, Field(description=_PROPERTIES["bytes"]["description"])] = None,
         max_tokens: Annotated[
             int | None, Field(description=_PROPERTIES["max_tokens"]["description"], ge=0)
         ] = None,

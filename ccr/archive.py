@@ -50,7 +50,7 @@ def open_archive(path: Path, mode: str, *, gzipped: bool | None = None) -> IO[by
     """
     if path.name.endswith(".gz") if gzipped is None else gzipped:
         return gzip.open(path, mode)  # type: ignore[return-value]
-    return open(path, mode)  # noqa: SIM115 - the caller closes it
+    return open(path, mode)
 
 
 def write_archive(

@@ -41,8 +41,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
-from ccr.paths import default_store_path
 from ccr.errors import OutputRefused
+from ccr.paths import default_store_path
 from ccr.sqlite_kit.files import SIDECARS, SQLITE_HEADER
 
 __all__ = [

@@ -130,9 +130,7 @@ def parse_ref(ref: str) -> Ref:
         raise InvalidHandle(f"a CCR reference must be text, not {type(ref).__name__}")
     text = ref.strip()
     path: tuple[str, ...] = ()
-    if match := _MARKER_RE.fullmatch(text):
-        handle = match.group(1)
-    elif match := _HALF_RE.fullmatch(text):
+    if (match := _MARKER_RE.fullmatch(text)) or (match := _HALF_RE.fullmatch(text)):
         handle = match.group(1)
     elif match := _POINTER_RE.fullmatch(text):
         handle = match.group(1)

@@ -29,10 +29,10 @@ from ccr.handles import OBJECT_PREFIX
 
 __all__ = [
     "CURRENTNESS",
-    "Currentness",
     "LIFECYCLES",
-    "Lifecycle",
     "OBJECT_TYPES",
+    "Currentness",
+    "Lifecycle",
     "ObjectType",
     "StoredObject",
     "TypedObject",

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from ccr import CCRError, Store
 from ccr.retrieval import Retrieval, notice_text
@@ -33,9 +33,9 @@ __all__ = [
     "DEFAULT_MAX_TOKENS",
     "RECOVERY_TOOL",
     "RECOVERY_TOOL_NAME",
+    "TINYJUICE_RECOVERY_TOOL",
     "RecoveryAnswer",
     "RecoveryRequest",
-    "TINYJUICE_RECOVERY_TOOL",
     "recover",
 ]
 

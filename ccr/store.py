@@ -20,9 +20,9 @@ from typing import Any, Protocol, Self, runtime_checkable
 
 from ccr._budget import DEFAULT_MAX_BYTES, MAX_BYTES_ENV, resolve_max_bytes
 from ccr._memory import MemoryStore
-from ccr.paths import DEFAULT_HOME, HOME_ENV, default_store_path
 from ccr._sqlite import SQLiteStore
 from ccr.objects import Currentness, Lifecycle, StoredObject, TypedObject
+from ccr.paths import DEFAULT_HOME, HOME_ENV, default_store_path
 from ccr.records import PutRequest, Record, RecordFilter, StoreStats
 from ccr.retrieval import Retrieval
 from ccr.sqlite_kit.files import file_size

@@ -18,14 +18,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compactor import _moved
 from ccr.lazy import lazy_exports as _lazy_exports
+from compactor import _moved
 
 _moved.install()
 
 if TYPE_CHECKING:
+    from ccr.recovery import RECOVERY_TOOL
+    from compactor.claude_code.replay import ReplayReport
+    from compactor.claude_code.transcript import StateBuilder, Transcript, read_transcript, write_transcript
     from compactor.core.config import Settings, load_settings
-    from compactor.engine.dedup import Deduper
     from compactor.core.errors import (
         CompactionFailed,
         CompactorError,
@@ -36,20 +38,19 @@ if TYPE_CHECKING:
         TranscriptError,
         UsageError,
     )
+    from compactor.core.ledger import SessionLedger
     from compactor.core.messages import Message, Usage
+    from compactor.core.session import SessionState
+    from compactor.core.tokens import CachedCounter, RoughCounter, TiktokenCounter, TokenCounter, make_counter
+    from compactor.engine.dedup import Deduper
     from compactor.engine.orchestrator import Orchestrator
     from compactor.engine.pipeline import CompactBoundary, CompactionResult, CompactOptions, compact
     from compactor.engine.policy import CompactionTracker, Decision, should_compact
-    from ccr.recovery import RECOVERY_TOOL
-    from compactor.claude_code.replay import ReplayReport
     from compactor.engine.report import CompactionReport
-    from compactor.core.ledger import SessionLedger
-    from compactor.core.session import SessionState
     from compactor.summarizers import ExtractiveSummarizer, Summarizer, Summary, make_summarizer
-    from compactor.core.tokens import CachedCounter, RoughCounter, TiktokenCounter, TokenCounter, make_counter
-    from compactor.claude_code.transcript import StateBuilder, Transcript, read_transcript, write_transcript
 
 __all__ = [
+    "RECOVERY_TOOL",
     "CachedCounter",
     "CompactBoundary",
     "CompactOptions",
@@ -66,7 +67,6 @@ __all__ = [
     "InputNotFound",
     "Message",
     "Orchestrator",
-    "RECOVERY_TOOL",
     "ReplayReport",
     "RoughCounter",
     "SessionLedger",

@@ -12,10 +12,10 @@ import tempfile
 from pathlib import Path
 
 from ccr import open_store
+from ccr.recovery import RECOVERY_TOOL
 from compactor.core.config import load_settings
 from compactor.core.messages import Message, TextBlock, ToolUseBlock
 from compactor.engine.orchestrator import Orchestrator
-from ccr.recovery import RECOVERY_TOOL
 
 
 def main() -> None:

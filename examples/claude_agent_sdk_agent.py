@@ -26,8 +26,8 @@ from ccr import marker
 from compactor.adapters.claude_agent_sdk import ClaudeAgentSDKCompaction
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
-from fake_api import Call, FakeAnthropic, Say, last_tool_result, request_text  # noqa: E402
-from harness import client_binary  # noqa: E402
+from fake_api import Call, FakeAnthropic, Say, last_tool_result, request_text
+from harness import client_binary
 
 NOTES = "".join(f"{i:04d} the deploy key rotates on day {i % 28 + 1}\n" for i in range(400))
 RETRIEVE = "mcp__ccr__ccr_retrieve"

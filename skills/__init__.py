@@ -18,16 +18,16 @@ if TYPE_CHECKING:
     from skills.discovery import SKILL_FILE, default_roots, discover, parse_skill, read_skill_body
     from skills.errors import SkillFileError, SkillNotFound, SkillsError
     from skills.info import SkillInfo, SkillRoot, SkillSource
-    from skills.invocations import InvokedSkill, MAIN_AGENT, SkillState, invoked_skills, record_invocation
+    from skills.invocations import MAIN_AGENT, InvokedSkill, SkillState, invoked_skills, record_invocation
     from skills.registry import SkillRegistry
     from skills.watch_loop import WatchLoop
     from skills.watcher import SkillWatcher
 
 __all__ = [
-    "InvokedSkill",
-    "LineCounts",
     "MAIN_AGENT",
     "SKILL_FILE",
+    "InvokedSkill",
+    "LineCounts",
     "SkillFileError",
     "SkillInfo",
     "SkillNotFound",

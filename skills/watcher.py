@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import watchfiles
 
-from skills.watch_loop import WatchLoop
 from skills.errors import SkillsError
+from skills.watch_loop import WatchLoop
 
 if TYPE_CHECKING:
     from skills.registry import SkillRegistry

@@ -131,9 +131,13 @@ def imported_modules(tree: ast.Module, module: str, is_package: bool, known: set
                 child = f"{target}.{alias.name}"
                 if child in known or _is_moved(child, moved):
                     yield node.lineno, child
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _DOTTED.match(node.value):
-            if node.value in known or _is_moved(node.value, moved):
-                yield node.lineno, node.value
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and _DOTTED.match(node.value)
+            and (node.value in known or _is_moved(node.value, moved))
+        ):
+            yield node.lineno, node.value
 
 
 def _rules(importer: str, target: str, layout: Layout) -> Iterator[tuple[int, str]]:

@@ -11,8 +11,8 @@ is built offline with the test environment's setuptools (``pip wheel
 from __future__ import annotations
 
 import configparser
-import email.parser
 import email.message
+import email.parser
 import shutil
 import subprocess
 import sys

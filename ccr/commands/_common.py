@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
-from ccr.errors import InvalidRequest
 from ccr.cli_kit import write_stdout_bytes
+from ccr.errors import InvalidRequest
 from ccr.records import RecordFilter
 from ccr.store import Store, open_store
 

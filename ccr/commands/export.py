@@ -7,10 +7,10 @@ import gzip
 from pathlib import Path
 from typing import IO, Any, cast
 
-from ccr.files import check_output, describe_os_error, output_file
 from ccr.archive import write_archive
 from ccr.commands._common import opened_store
 from ccr.errors import OutputWriteFailed
+from ccr.files import check_output, describe_os_error, output_file
 
 __all__ = ["register", "run"]
 

@@ -8,10 +8,10 @@ import sys
 import zlib
 from typing import IO, Any, cast
 
-from ccr.files import open_regular
 from ccr.archive import Archive, read_archive
 from ccr.commands._common import opened_store
 from ccr.errors import ArchiveInvalid, InputError, InputNotFound
+from ccr.files import open_regular
 from ccr.records import Record
 
 __all__ = ["register", "run"]

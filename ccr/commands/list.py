@@ -6,8 +6,8 @@ import argparse
 import json
 from typing import Any
 
-from ccr.commands._common import opened_store, parse_time, record_filter
 from ccr.cli_kit import write_stdout
+from ccr.commands._common import opened_store, parse_time, record_filter
 
 __all__ = ["register", "run"]
 
@@ -53,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
     for r in records:
         meta = r.metadata or {}
         lines.append(
-            f"{r.handle:<36}  {r.size:>10}  {str(meta.get('kind') or '-'):<12}  "
-            f"{str(meta.get('session_id') or '-'):<36}  "
+            f"{r.handle:<36}  {r.size:>10}  {meta.get('kind') or '-'!s:<12}  "
+            f"{meta.get('session_id') or '-'!s:<36}  "
             f"{r.created_at.isoformat(timespec='seconds'):<25}  {r.producer or '-'}"
         )
     lines.append(f"{len(records)} record(s), {sum(r.size for r in records)} bytes")

@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ccr.files import describe_os_error
 from ccr._salvage import Salvage, salvage
 from ccr.errors import InputNotFound, NotAStore, OutputRefused, RecordsLost, StoreError
+from ccr.files import describe_os_error
 from ccr.sqlite_kit.files import SIDECARS, SQLITE_HEADER
 from ccr.store import default_store_path, open_store
 

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ccr.paths import default_store_path
 from ccr.commands._common import opened_store, shrink
 from ccr.errors import DiskFull
+from ccr.paths import default_store_path
 
 __all__ = ["register", "run"]
 

@@ -55,9 +55,9 @@ def stats_of_file(path: str | Path | None) -> dict[str, Any] | None:
         UnsafeStorePath, NotAStore, StoreError: as opening the store read-only raises them.
     """
     from ccr._budget import resolve_max_bytes
-    from ccr.paths import default_store_path
     from ccr._sqlite_read import damage_hint, open_read_only, page_cap, read_stats
     from ccr.errors import StoreError
+    from ccr.paths import default_store_path
     from ccr.sqlite_kit.files import file_size
 
     if path == ":memory:":

@@ -61,7 +61,7 @@ import anyio.to_thread
 from claude_agent_sdk import ClaudeAgentOptions, HookContext, HookMatcher
 from claude_agent_sdk.types import McpStdioServerConfig, SyncHookJSONOutput
 
-from compactor.core.errors import CompactorError, UsageError
+from ccr.recovery import RECOVERY_TOOL_NAME
 from compactor.claude_code.hooks import (
     DEFAULT_LISTED_RESULTS,
     HookInput,
@@ -73,7 +73,7 @@ from compactor.claude_code.hooks import (
 )
 from compactor.claude_code.hooks import pre_compact as store_before_compaction
 from compactor.claude_code.hooks import session_start as reminder_after_compaction
-from ccr.recovery import RECOVERY_TOOL_NAME
+from compactor.core.errors import CompactorError, UsageError
 
 __all__ = ["ClaudeAgentSDKCompaction", "mcp_tool_name"]
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
+from ccr.recovery import recover
 from compactor.core.messages import Message
 from compactor.engine.orchestrator import Orchestrator
 from compactor.engine.pipeline import CompactionResult
-from ccr.recovery import recover
 from compactor.engine.report import CompactionReport
 
 __all__ = ["CompactingHistory", "HistoryAdapter", "RetrievesFromHistory"]
@@ -117,7 +117,7 @@ class CompactingHistory(Generic[T]):
         handle: str,
         query: str | None = None,
         lines: list[int] | None = None,
-        bytes: list[int] | None = None,  # noqa: A002 - the recovery tool's argument name
+        bytes: list[int] | None = None,
         max_tokens: int | None = None,
         exact: bool | None = None,
     ) -> str:
@@ -166,7 +166,7 @@ class RetrievesFromHistory:
         handle: str,
         query: str | None = None,
         lines: list[int] | None = None,
-        bytes: list[int] | None = None,  # noqa: A002 - the recovery tool's argument name
+        bytes: list[int] | None = None,
         max_tokens: int | None = None,
         exact: bool | None = None,
     ) -> str:

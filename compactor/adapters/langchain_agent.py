@@ -28,10 +28,10 @@ from langchain_core.messages import BaseMessage, RemoveMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from ccr.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
 from compactor.adapters.history import CompactingHistory, RetrievesFromHistory
 from compactor.adapters.langchain import LangChainAdapter
 from compactor.engine.orchestrator import Orchestrator
-from ccr.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
 from compactor.engine.report import CompactionReport
 
 __all__ = ["CompactionMiddleware"]

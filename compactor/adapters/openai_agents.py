@@ -31,10 +31,10 @@ from agents.items import TResponseInputItem
 from agents.memory import SessionABC
 from agents.run_config import CallModelData, ModelInputData
 
+from ccr.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
 from compactor.adapters.history import CompactingHistory, RetrievesFromHistory
 from compactor.adapters.openai_responses import OpenAIResponsesAdapter
 from compactor.engine.orchestrator import Orchestrator
-from ccr.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
 from compactor.engine.report import CompactionReport
 
 __all__ = ["CompactingSession"]

@@ -96,7 +96,7 @@ class OpenAIChatAdapter:
 def _message(item: dict[str, Any]) -> Message:
     role = item.get("role")
     content = item.get("content")
-    if role == "user" and (isinstance(content, str) or isinstance(content, list)):
+    if role == "user" and isinstance(content, str | list):
         prompt = content if isinstance(content, str) else [chat_part_to_block(p) for p in content]
         return Message(role="user", content=prompt)
     if role == "assistant":

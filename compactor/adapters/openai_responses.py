@@ -33,7 +33,15 @@ from compactor.adapters._convert import (
     part_to_block,
     passthrough,
 )
-from compactor.core.messages import ContentBlock, ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock, UnknownBlock
+from compactor.core.messages import (
+    ContentBlock,
+    ImageBlock,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UnknownBlock,
+)
 
 __all__ = ["OpenAIResponsesAdapter"]
 
@@ -122,12 +130,16 @@ def _text_part(part: Any, kind: str) -> ContentBlock:
             extra["annotations"] = []
         if "type" not in extra and "text" not in extra:
             return TextBlock.model_validate({"text": part["text"], **extra})
-    if isinstance(part, dict) and part.get("type") == "input_image" and isinstance(part.get("image_url"), str):
-        if set(part) <= {"type", "image_url", "detail"}:
-            extra = {"detail": part["detail"]} if "detail" in part else {}
-            block = ImageBlock.model_validate({"source": image_source(part["image_url"]), **extra})
-            if _encode_part(block, "input_text") == part:
-                return block
+    if (
+        isinstance(part, dict)
+        and part.get("type") == "input_image"
+        and isinstance(part.get("image_url"), str)
+        and set(part) <= {"type", "image_url", "detail"}
+    ):
+        extra = {"detail": part["detail"]} if "detail" in part else {}
+        block = ImageBlock.model_validate({"source": image_source(part["image_url"]), **extra})
+        if _encode_part(block, "input_text") == part:
+            return block
     return part_to_block(part)
 
 

@@ -49,6 +49,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from ccr.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
 from compactor.adapters._convert import PASSTHROUGH, Originals, block_to_part, part_to_block, passthrough
 from compactor.adapters.history import CompactingHistory, RetrievesFromHistory
 from compactor.core.messages import (
@@ -63,7 +64,6 @@ from compactor.core.messages import (
     UnknownBlock,
 )
 from compactor.engine.orchestrator import Orchestrator
-from ccr.recovery import RECOVERY_TOOL, RECOVERY_TOOL_NAME
 from compactor.engine.report import CompactionReport
 
 __all__ = ["PydanticAIAdapter", "PydanticAICompaction"]

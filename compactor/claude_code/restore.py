@@ -18,6 +18,7 @@ PreCompact hook lists them in the session's record under
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -143,7 +144,7 @@ def restored_bytes(segments: Sequence[TranscriptSegment], store: Store, *, befor
     if not 1 <= count <= len(segments):
         raise UsageError(f"--before {before}: compactions 1 to {len(segments)} can be undone")
     chosen = segments[:count]
-    for previous, current in zip(chosen, chosen[1:], strict=False):
+    for previous, current in itertools.pairwise(chosen):
         if current.first_line != previous.last_line + 1:
             raise InputInvalid(
                 f"stored segments do not join: lines {previous.first_line}-{previous.last_line} "

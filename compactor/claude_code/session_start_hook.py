@@ -161,9 +161,9 @@ def session_start(
         record = still_stored(record, home)
     memories = None
     if memory_db is not None and hook.transcript_path:
-        from compactor.memory.attachment import session_memories
         from ccr import open_store
         from compactor.core.tokens import make_counter
+        from compactor.memory.attachment import session_memories
 
         with open_store(None if home is None else home / "ccr.db") as store:
             memories = session_memories(

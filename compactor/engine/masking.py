@@ -43,14 +43,14 @@ from pydantic import BaseModel, ConfigDict
 
 from ccr import PutRequest, Store, handle_for, tinyjuice_marker
 from ccr.errors import CCRError
-from compactor.core.templating import render
 from compactor.core.config import MaskingSettings, is_recovery_tool
-from compactor.engine.dedup import reference_text, result_id_line, without_result_id
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compactor.engine.report import MaskingPolicyName
 from compactor.core.session import DedupState
-from compactor.summarizers.facts import touched_path
+from compactor.core.templating import render
 from compactor.core.tokens import TokenCounter
+from compactor.engine.dedup import reference_text, result_id_line, without_result_id
+from compactor.engine.report import MaskingPolicyName
+from compactor.summarizers.facts import touched_path
 
 __all__ = [
     "MaskDecision",

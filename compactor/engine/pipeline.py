@@ -40,16 +40,28 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from attachments import AttachmentSet, Budgets, FileSource, build_attachments, mark_announced
-from ccr.batch import StoreBatch
-from compactor.memory.attachment import build_memory_attachment
+from attachments.readable import readable_text
 from ccr import PutRequest, Store, marker
-from compactor.core.templating import render
-from compactor.engine.cache import prefix_effect
+from ccr.batch import StoreBatch
 from compactor.core.calibration import Calibration
 from compactor.core.config import DEFAULT_RECOVERY_TOOLS, DEFAULT_TAIL_TOKENS
-from compactor.engine.dedup import expand_references, reset_after_compaction
 from compactor.core.errors import CompactionDidNotShrink, CompactionFailed, CompactorError, NothingToCompact
+from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message, TextBlock
+from compactor.core.session import ReadFileEntry, SessionState
+from compactor.core.templating import render
+from compactor.core.tokens import TokenCounter
+from compactor.engine.cache import prefix_effect
+from compactor.engine.dedup import expand_references, reset_after_compaction
+from compactor.engine.head_storage import store_spans, without_recovered_content
+from compactor.engine.report import CompactionReport, ContextEntry, DedupReport, DroppedSpan, Trigger
+from compactor.engine.rounds import split_rounds, split_tail
+from compactor.engine.spans import Span, head_span, head_spans
+from compactor.engine.survival import context_retention, continuation, fact_survival, model_text
+from compactor.memory.attachment import build_memory_attachment
+from compactor.summarizers.base import SECTION_TITLES, CitingSummarizer, Summarizer, Summary
+from compactor.summarizers.ledger import merge_messages, tail_view
+from compactor.summarizers.ledger_text import listing_span
 from compactor.summarizers.provider_compaction import (
     ProviderView,
     lead_blocks,
@@ -58,18 +70,6 @@ from compactor.summarizers.provider_compaction import (
     provider_view,
     through_last_block,
 )
-from attachments.readable import readable_text
-from compactor.engine.report import CompactionReport, ContextEntry, DedupReport, DroppedSpan, Trigger
-from compactor.engine.rounds import split_rounds, split_tail
-from compactor.core.ledger import SessionLedger
-from compactor.core.session import ReadFileEntry, SessionState
-from compactor.engine.head_storage import store_spans, without_recovered_content
-from compactor.engine.spans import Span, head_span, head_spans
-from compactor.summarizers.ledger import merge_messages, tail_view
-from compactor.summarizers.ledger_text import listing_span
-from compactor.summarizers.base import SECTION_TITLES, CitingSummarizer, Summarizer, Summary
-from compactor.engine.survival import context_retention, continuation, fact_survival, model_text
-from compactor.core.tokens import TokenCounter
 
 __all__ = [
     "CompactBoundary",

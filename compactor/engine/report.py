@@ -12,9 +12,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from attachments.entries import AttachmentEntry, AttachmentType, SkippedEntry
-from compactor.summarizers.base import SummarySource
 from compactor.engine.segment import TranscriptSegment
 from compactor.engine.survival import Continuation, Retention, Survival
+from compactor.summarizers.base import SummarySource
 
 __all__ = [
     "AttachmentEntry",

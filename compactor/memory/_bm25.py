@@ -16,13 +16,13 @@ from collections.abc import Iterable, Mapping
 
 from ccr import bm25
 
-__all__ = ["B", "K1", "STOP_WORDS", "STOP_WORDS_SIGNATURE", "query_terms", "score", "term_counts", "terms"]
+__all__ = ["K1", "STOP_WORDS", "STOP_WORDS_SIGNATURE", "B", "query_terms", "score", "term_counts", "terms"]
 
 K1 = 1.5
 B = 0.75
 
 STOP_WORDS = frozenset(
-    "a an and are as at be by for from has in is it of on or that the to was were what where will with".split()
+    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "in", "is", "it", "of", "on", "or", "that", "the", "to", "was", "were", "what", "where", "will", "with"]
 )
 """The 26 words that are never terms: "where is the deploy key" is recalled by deploy and key alone."""
 

@@ -13,8 +13,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from compactor.core.errors import CompactorError
 from ccr.mcp_stdio import Tool, ToolError
+from compactor.core.errors import CompactorError
 from compactor.memory import answers
 from compactor.memory.store import DEFAULT_LIMIT, DEFAULT_TOKEN_BUDGET, MemoryDB
 
@@ -58,18 +58,18 @@ def tools_for(db: MemoryDB) -> list[Tool]:
             return answer(lambda: answers.recall(db, query, limit=limit, token_budget=token_budget))
 
         def supersede(
-            id: Annotated[str, Field(description=f"the current memory to replace: {_ID}")],  # noqa: A002
+            id: Annotated[str, Field(description=f"the current memory to replace: {_ID}")],
             text: Annotated[str, Field(description="the new version's text")],
         ) -> str:
             return answer(lambda: answers.supersede(db, id, text, legacy=legacy))
 
         def history(
-            id: Annotated[str, Field(description=f"any version of the memory: {_ID}")],  # noqa: A002
+            id: Annotated[str, Field(description=f"any version of the memory: {_ID}")],
         ) -> str:
             return answer(lambda: answers.history(db, id, legacy=legacy))
 
         def forget(
-            id: Annotated[str, Field(description=f"the version to delete: {_ID}")],  # noqa: A002
+            id: Annotated[str, Field(description=f"the version to delete: {_ID}")],
         ) -> str:
             return answer(lambda: answers.forget(db, id))
 

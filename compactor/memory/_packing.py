@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from ccr.truncate import truncate_head
 from compactor.core.tokens import TokenCounter
 from compactor.memory.models import Hit
-from ccr.truncate import truncate_head
 
 __all__ = ["Candidate", "pack"]
 

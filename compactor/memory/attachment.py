@@ -16,19 +16,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from attachments.render import reminder_message, render_reminder
 from attachments.attachment import Attachment, AttachmentSet
 from attachments.reasons import reason
+from attachments.render import reminder_message, render_reminder
 from ccr.handles import marker
 from ccr.store import Store
+from compactor.claude_code.transcript import read_transcript
 from compactor.core.errors import CompactorError
 from compactor.core.messages import Message
-from compactor.engine.report import AttachmentEntry, SkippedEntry
-from compactor.summarizers.prompts import typed
 from compactor.core.tokens import TokenCounter
-from compactor.claude_code.transcript import read_transcript
+from compactor.engine.report import AttachmentEntry, SkippedEntry
 from compactor.memory.models import Hit
 from compactor.memory.store import DEFAULT_LIMIT, MemoryDB, open_memory
+from compactor.summarizers.prompts import typed
 
 if TYPE_CHECKING:
     from ccr.batch import StoreBatch

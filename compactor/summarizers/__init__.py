@@ -18,7 +18,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ccr.lazy import lazy_exports as _lazy_exports
-
 from compactor.core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -31,12 +30,12 @@ if TYPE_CHECKING:
     from compactor.summarizers.openai_compact import OpenAICompactSummarizer
 
 __all__ = [
+    "SECTION_TITLES",
     "AnthropicCompactSummarizer",
     "AnthropicSummarizer",
     "ExtractiveSummarizer",
     "OpenAICompactSummarizer",
     "OpenAISummarizer",
-    "SECTION_TITLES",
     "Summarizer",
     "Summary",
     "make_summarizer",

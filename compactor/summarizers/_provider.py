@@ -17,13 +17,13 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 
-from compactor.core.templating import render
 from compactor.core.errors import SummarizerError
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import ContentBlock, Message
+from compactor.core.templating import render
 from compactor.engine.spans import Span
-from compactor.summarizers.llm import ModelClient, ledger_facts
 from compactor.summarizers.base import Summary
+from compactor.summarizers.llm import ModelClient, ledger_facts
 
 __all__ = ["ProviderCompactSummarizer"]
 

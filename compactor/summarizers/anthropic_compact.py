@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from compactor.core.templating import render
 from compactor.core.errors import SummarizerError
 from compactor.core.messages import ContentBlock, Message, UnknownBlock
-from compactor.summarizers.provider_compaction import COMPACTION_TYPE, provider_kind
-from compactor.summarizers.llm import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
+from compactor.core.templating import render
 from compactor.summarizers._provider import ProviderCompactSummarizer
 from compactor.summarizers.anthropic import DEFAULT_ANTHROPIC_MODEL, _error_message, make_client
+from compactor.summarizers.llm import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
+from compactor.summarizers.provider_compaction import COMPACTION_TYPE, provider_kind
 
 __all__ = ["COMPACT_BETA", "MAX_INSTRUCTIONS_CHARS", "AnthropicCompactSummarizer"]
 

@@ -33,17 +33,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from compactor.core.templating import render
 from compactor.core.config import BackgroundSettings
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message
+from compactor.core.templating import render
+from compactor.core.tokens import RoughCounter
 from compactor.engine.pipeline import without_recovered_content
 from compactor.engine.spans import Span
+from compactor.summarizers.base import CitingSummarizer, Summary, SummarySource
 from compactor.summarizers.ledger import tail_view
 from compactor.summarizers.ledger_text import ledger_digest
 from compactor.summarizers.llm import _LEDGER_TOKENS
-from compactor.summarizers.base import CitingSummarizer, Summary, SummarySource
-from compactor.core.tokens import RoughCounter
 
 __all__ = ["BackgroundSummaries", "BlendedSummarizer", "Choice", "fingerprints", "retry_after_seconds"]
 
@@ -194,7 +194,7 @@ class BackgroundSummaries:
             spans: list[Span] = self.llm.spans(messages)
             summary = self.llm.summarize(messages, None, spans=spans, cwd=cwd)
             outcome = _Outcome(job.prints, summary, None)
-        except Exception as exc:  # noqa: BLE001 - a worker must report every failure, not die with it
+        except Exception as exc:
             retry_after = retry_after_seconds(exc)
             outcome = _Outcome(job.prints, None, str(exc) or type(exc).__name__)
         with self._lock:

@@ -22,16 +22,16 @@ import sys
 from collections.abc import Sequence
 
 from ccr import handle_for, marker
-from compactor.core.templating import render
 from compactor.core.config import DEFAULT_SUMMARY_FACTS_TOKENS
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message, TextBlock, ToolResultBlock
+from compactor.core.templating import render
+from compactor.core.tokens import RoughCounter, TokenCounter
 from compactor.engine.spans import Span, SpanKind, head_spans
+from compactor.summarizers.base import SECTION_TITLES, Summary
 from compactor.summarizers.ledger import merge_messages, tail_view
 from compactor.summarizers.ledger_text import LedgerText, listing_span
 from compactor.summarizers.prompts import typed
-from compactor.summarizers.base import SECTION_TITLES, Summary
-from compactor.core.tokens import RoughCounter, TokenCounter
 
 __all__ = ["ExtractiveSummarizer"]
 

@@ -21,14 +21,22 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from compactor.engine.dedup import without_result_id
-from compactor.core.ledger import LedgerBackground, LedgerCommand, LedgerError, LedgerItem, LedgerMessage, LedgerPath, SessionLedger
+from compactor.core.ledger import (
+    LedgerBackground,
+    LedgerCommand,
+    LedgerError,
+    LedgerItem,
+    LedgerMessage,
+    LedgerPath,
+    SessionLedger,
+)
 from compactor.core.messages import Message, ToolResultBlock, ToolUseBlock
+from compactor.engine.dedup import without_result_id
 from compactor.summarizers._errors import error_lines
-from compactor.summarizers.facts import EDIT_ACTIONS, command_first_line, touched_path
-from compactor.summarizers.prompts import typed
 from compactor.summarizers._sections import section_items, section_lines
 from compactor.summarizers._thread import Background, Thread, TrackedItem
+from compactor.summarizers.facts import EDIT_ACTIONS, command_first_line, touched_path
+from compactor.summarizers.prompts import typed
 
 __all__ = ["instruction_sentences", "merge_messages", "searched_path", "tail_view", "useful_last_line"]
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TypeVar
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ccr import handle_for, marker
 from compactor.core.ledger import LedgerCommand, LedgerError, LedgerPath, SessionLedger

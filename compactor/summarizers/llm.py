@@ -32,8 +32,8 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict
 
-from compactor.core.templating import render
 from compactor.core.errors import ConfigError, SummarizerError
+from compactor.core.ledger import SessionLedger
 from compactor.core.messages import (
     DocumentBlock,
     ImageBlock,
@@ -44,21 +44,21 @@ from compactor.core.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from compactor.core.templating import render
+from compactor.core.tokens import RoughCounter
 from compactor.engine.rounds import group_rounds
 from compactor.engine.spans import Span, head_spans
-from compactor.core.ledger import SessionLedger
+from compactor.summarizers.base import SECTION_TITLES, Summary
 from compactor.summarizers.ledger import tail_view
 from compactor.summarizers.ledger_text import ledger_digest
-from compactor.summarizers.base import SECTION_TITLES, Summary
-from compactor.core.tokens import RoughCounter
 
 __all__ = [
     "API_KEY_ENV",
     "DEFAULT_MAX_OUTPUT_TOKENS",
     "DEFAULT_TIMEOUT_SECONDS",
-    "LLMClientSummarizer",
     "MAX_OUTPUT_TOKENS",
     "MAX_TOO_LONG_RETRIES",
+    "LLMClientSummarizer",
     "ModelClient",
     "PromptTooLong",
     "Send",

@@ -20,10 +20,10 @@ from typing import Any
 
 from compactor.core.errors import SummarizerError
 from compactor.core.messages import ContentBlock, Message, UnknownBlock
-from compactor.summarizers.provider_compaction import COMPACTION_TYPE
-from compactor.summarizers.llm import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
 from compactor.summarizers._provider import ProviderCompactSummarizer
+from compactor.summarizers.llm import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
 from compactor.summarizers.openai import DEFAULT_OPENAI_MODEL, _error_message, make_client
+from compactor.summarizers.provider_compaction import COMPACTION_TYPE
 
 __all__ = ["COMPACT_PATH", "OpenAICompactSummarizer"]
 

@@ -18,15 +18,15 @@ from compactor.tune.jobs import AT_KINDS, Job, SessionResult, WorkerCache, run_j
 from compactor.tune.metrics import METRIC_NAMES, Metrics, replay_metrics
 from compactor.tune.output import best_toml, render_table, results_json, settings_toml
 from compactor.tune.runner import TrialResult, TuneResults, best_trial, discover_sessions, run_tune
-from compactor.tune.space import SearchSpace, SearchSettings, Trial, load_space
+from compactor.tune.space import SearchSettings, SearchSpace, Trial, load_space
 
 __all__ = [
     "AT_KINDS",
+    "METRIC_NAMES",
     "Executor",
     "ExecutorName",
     "Job",
     "LocalExecutor",
-    "METRIC_NAMES",
     "Metrics",
     "RayExecutor",
     "ResultCache",

@@ -25,11 +25,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ccr import open_store
-from compactor.core.config import Settings
 from compactor.claude_code.replay import replay_transcript
-from compactor.summarizers import make_summarizer
-from compactor.core.tokens import CachedCounter, make_counter
 from compactor.claude_code.transcript import Transcript, read_transcript
+from compactor.core.config import Settings
+from compactor.core.tokens import CachedCounter, make_counter
+from compactor.summarizers import make_summarizer
 from compactor.tune.metrics import Metrics, replay_metrics
 
 __all__ = ["AT_KINDS", "SESSIONS_KEPT", "Job", "SessionResult", "WorkerCache", "run_job", "session_hash"]

@@ -36,7 +36,7 @@ from compactor.core.config import load_settings
 from compactor.core.errors import ConfigError
 from compactor.tune.metrics import METRIC_NAMES
 
-__all__ = ["ParamValue", "SearchSpace", "SearchSettings", "Trial", "grid_trials", "load_space", "random_trials"]
+__all__ = ["ParamValue", "SearchSettings", "SearchSpace", "Trial", "grid_trials", "load_space", "random_trials"]
 
 ParamValue = str | int | float | bool
 Method = Literal["grid", "random", "optuna"]

@@ -13,10 +13,10 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from compactor.core.templating import render_html
-from compactor.view.chart import LineChart, line_chart
 from compactor.core.errors import OutputWriteError
+from compactor.core.templating import render_html
 from compactor.engine.report import CompactionReport, MaskingReport
+from compactor.view.chart import LineChart, line_chart
 
 __all__ = ["context_chart", "get_command", "render_report_html", "write_report_html"]
 

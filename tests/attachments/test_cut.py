@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ccr
 from attachments._cut import CutInfo, _composed_size, count_joined, plan_cut
-from attachments.errors import TailNotStored
 from attachments.render import render_body, wrap
-from compactor.core.tokens import CachedCounter, TiktokenCounter
 from ccr.truncate import LineCounts
+from compactor.core.tokens import CachedCounter, TiktokenCounter
 from tests.conftest import RecordingTiktoken
 
 COUNTER = TiktokenCounter()

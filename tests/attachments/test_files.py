@@ -21,9 +21,9 @@ from attachments import (
 )
 from attachments.selection import FileSelection
 from compactor.core.messages import Message, ToolUseBlock
-from compactor.engine.report import SkippedEntry
 from compactor.core.session import Plan, ReadFileEntry, SessionState
 from compactor.core.tokens import TiktokenCounter
+from compactor.engine.report import SkippedEntry
 
 WriteFile = Callable[..., ReadFileEntry]
 

@@ -23,7 +23,7 @@ CONTRACT = {
 
 def test_all_is_sorted_and_holds_the_contract() -> None:
     assert attachments.__all__ == sorted(attachments.__all__)
-    assert CONTRACT <= set(attachments.__all__)
+    assert set(attachments.__all__) >= CONTRACT
     for name in attachments.__all__:
         assert getattr(attachments, name) is not None
 

@@ -17,12 +17,12 @@ from attachments.selection import (
     newest_first,
     rank_files,
 )
+from compactor.claude_code.replay import replay
 from compactor.core.config import load_settings
 from compactor.core.messages import Message, ToolUseBlock
-from compactor.claude_code.replay import replay
 from compactor.core.session import ReadFileEntry, SessionState
-from compactor.summarizers import make_summarizer
 from compactor.core.tokens import TiktokenCounter
+from compactor.summarizers import make_summarizer
 from compactor.tune.metrics import Metrics, replay_metrics
 
 WriteFile = Callable[..., ReadFileEntry]
@@ -179,7 +179,7 @@ def test_the_default_stays_within_the_cards_caps_and_a_larger_count_is_opted_int
 def test_the_default_count_constants_are_the_cards_caps() -> None:
     from attachments.selection import DEFAULT_ACTIVITY_FILE_TOKENS, DEFAULT_ACTIVITY_FILES
 
-    assert (DEFAULT_ACTIVITY_FILES, DEFAULT_ACTIVITY_FILE_TOKENS) == (Budgets().max_files, Budgets().file_tokens)
+    assert (Budgets().max_files, Budgets().file_tokens) == (DEFAULT_ACTIVITY_FILES, DEFAULT_ACTIVITY_FILE_TOKENS)
     assert (Budgets().max_files, Budgets().file_tokens, Budgets().files_total) == (5, 5_000, 50_000)
     assert (Budgets().skill_tokens, Budgets().skills_total) == (5_000, 25_000)
 

@@ -7,7 +7,9 @@ import math
 import pytest
 
 from ccr import bm25
-from ccr.retrieval import B, K1, rank_units as rank, select_query, unit_words as tokenize
+from ccr.retrieval import K1, B, select_query
+from ccr.retrieval import rank_units as rank
+from ccr.retrieval import unit_words as tokenize
 
 
 def test_tokens_are_lowercase_words_and_snake_case_parts() -> None:

@@ -266,10 +266,10 @@ def test_stats_says_full_exactly_when_a_one_byte_put_is_refused(db: Path) -> Non
 def test_a_compaction_records_its_session_so_list_and_gc_find_its_spans(db: Path) -> None:
     from attachments import DiskFiles
     from compactor.core.messages import Message
-    from compactor.engine.pipeline import CompactOptions, compact
     from compactor.core.session import SessionState
-    from compactor.summarizers import ExtractiveSummarizer
     from compactor.core.tokens import RoughCounter
+    from compactor.engine.pipeline import CompactOptions, compact
+    from compactor.summarizers import ExtractiveSummarizer
 
     messages = [Message(role="user" if i % 2 == 0 else "assistant", content=f"turn {i} " + "x" * 3000) for i in range(12)]
     with open_store(db) as store:

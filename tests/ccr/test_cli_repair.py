@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ccr import PutRequest, open_store
+from ccr import open_store
 from tests.ccr.conftest import ccr
 
 PAGE = 4096

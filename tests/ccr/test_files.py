@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ccr import open_store
+from ccr.errors import OutputRefused
 from ccr.files import (
     FileTooLarge,
     NotRegularFile,
@@ -22,7 +23,6 @@ from ccr.files import (
     read_regular,
     write_output,
 )
-from ccr.errors import OutputRefused
 from compactor.core.errors import UsageError
 
 

@@ -33,11 +33,11 @@ def _result(**overrides: Any) -> TypedObject:
 
 
 def test_the_type_set_is_closed_and_complete() -> None:
-    assert OBJECT_TYPES == {
+    assert {
         "file_observation", "search_result", "command_result", "test_result", "build_result",
         "diff_snapshot", "task_contract", "task_decision", "execution_state",
         "documentation_excerpt", "browser_snapshot", "repository_map", "evidence_bundle",
-    }
+    } == OBJECT_TYPES
 
 
 def test_an_unknown_type_is_refused() -> None:

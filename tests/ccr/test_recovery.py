@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 
 from ccr import marker, open_store, tinyjuice_marker
-from compactor.core.config import load_settings
-from compactor.core.messages import Message, ToolUseBlock
-from compactor.engine.orchestrator import Orchestrator
 from ccr.recovery import DEFAULT_MAX_TOKENS, RECOVERY_TOOL, RECOVERY_TOOL_NAME, TINYJUICE_RECOVERY_TOOL, recover
-from compactor.engine.spans import messages_jsonl
-from compactor.core.messages import ToolResultBlock
+from compactor.core.config import load_settings
+from compactor.core.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.core.tokens import RoughCounter, TiktokenCounter
+from compactor.engine.orchestrator import Orchestrator
+from compactor.engine.spans import messages_jsonl
 
 ORIGINAL = b"\n\n".join(f"paragraph {i}: the value of item-{i} is {i * 7}".encode() for i in range(50))
 

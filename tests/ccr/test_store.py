@@ -365,7 +365,7 @@ def test_restore_keeps_handles_metadata_and_times_and_refuses_a_mismatch(store: 
     with open_store(tmp_path / "source.db") as source:
         handle = source.put(b"archived", producer="p", metadata={"session_id": "s"})
         items = list(source.iter_blobs())
-    record, data = items[0]
+    record, _ = items[0]
     with pytest.raises(CorruptRecord):
         store.restore([(record, b"tampered")])
     assert not store.contains(handle)

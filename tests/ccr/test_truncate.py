@@ -172,7 +172,7 @@ def piece_sums(text: str, counter: TokenCounter) -> tuple[list[int], list[int]]:
     while found.exists(len(ends) + 1):
         ends.append(found.end(len(ends) + 1))
     sums = [0]
-    for start, end in zip([0, *ends], ends):
+    for start, end in zip([0, *ends], ends, strict=False):
         sums.append(sums[-1] + counter.count_text(text[start:end]))
     return ends, sums
 
@@ -233,7 +233,7 @@ def test_pieces_given_by_the_caller_are_counted_one_by_one_even_inside_a_line(
     lines = LineCounts(text, counter, ends=ends)
     k = lines.last_within(budget)
     sums = [0]
-    for start, end in zip([0, *ends], ends):
+    for start, end in zip([0, *ends], ends, strict=False):
         sums.append(sums[-1] + TIKTOKEN.count_text(text[start:end]))
     assert k == max(j for j in range(len(sums)) if sums[j] <= budget)
     assert [lines.total(j) for j in range(len(sums))] == sums

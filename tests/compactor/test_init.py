@@ -14,7 +14,7 @@ def test_all_is_sorted_and_lists_exactly_the_lazy_exports() -> None:
 
 
 def test_no_export_is_shadowed_by_a_submodule_of_the_same_name() -> None:
-    import compactor.claude_code.replay  # noqa: F401 - importing a submodule sets it on the package
+    import compactor.claude_code.replay
 
     assert not set(compactor.__all__) & {p.stem for p in __import__("pathlib").Path(compactor.__file__).parent.glob("*.py")}
 

@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import Session, missing_client_reason  # noqa: E402
+from harness import Session, missing_client_reason
 
 _REASON = missing_client_reason()
 

@@ -211,7 +211,7 @@ class FakeAnthropic:
         if callable(step):
             try:
                 step = step(body)
-            except Exception as exc:  # noqa: BLE001 - reported to the test, which fails on it
+            except Exception as exc:
                 self.script_errors.append(f"{type(exc).__name__}: {exc}")
                 step = Say(f"The scripted step failed: {exc}")
         usage = self.usage_input_tokens if step.usage is None else step.usage
@@ -235,7 +235,7 @@ def _handler(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
         def _body(self) -> Any:

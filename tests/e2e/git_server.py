@@ -50,7 +50,7 @@ def _handler(server: GitServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.0"
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        def log_message(self, format: str, *args: object) -> None:
             pass
 
         def do_GET(self) -> None:

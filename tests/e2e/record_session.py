@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fake_api import Call, Say, request_text  # noqa: E402
-from harness import CLIENT_VERSION, REPO_ROOT, Session, missing_client_reason  # noqa: E402
+from fake_api import Call, Say, request_text
+from harness import CLIENT_VERSION, REPO_ROOT, Session, missing_client_reason
 
 OUTPUT = REPO_ROOT / "fixtures" / "recorded"
 NEUTRAL_ROOT = "/home/user"

@@ -16,10 +16,10 @@ from fake_api import Call, Say, request_text
 from harness import PLUGIN, RETRIEVE_TOOL, STATS_TOOL, Session
 
 from ccr import open_store
+from compactor.claude_code.transcript import read_transcript
 from compactor.core.config import DEFAULT_RECOVERY_TOOLS
 from compactor.engine.pipeline import without_recovered_content
 from compactor.engine.spans import messages_jsonl
-from compactor.claude_code.transcript import read_transcript
 
 MARKER = re.compile(r"<<ccr:(ccr_[0-9a-f]{32})>>")
 NOTES = "".join(f"{i:04d} the deploy key rotates on day {i % 28 + 1}\n" for i in range(400))

@@ -137,7 +137,7 @@ def _compactions(entries: list[TranscriptEntry]) -> list[RecordedCompaction]:
             (
                 e
                 for e in entries[index + 1 :]
-                if e.message is not None and e.message.is_compact_summary
+                if (e.message is not None and e.message.is_compact_summary)
                 or e.kind == "compact_boundary"
             ),
             None,

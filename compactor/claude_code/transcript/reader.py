@@ -39,13 +39,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from compactor.core.errors import TranscriptError
-from compactor.core.session import MAIN_AGENT
 from compactor.claude_code.transcript._chain import _first_of_each_uuid, _main_chain, _one_session, _session_of_each
 from compactor.claude_code.transcript._entries import _build_entries, _compactions, _event, _inline_sidechains
 from compactor.claude_code.transcript._lines import MAX_LINE_BYTES, Record, Reporter, _iter_records, make_reporter
 from compactor.claude_code.transcript._models import SHAPE_KINDS, Fragment, ReadWarning, Transcript, TranscriptEntry
 from compactor.claude_code.transcript.state import StateBuilder
+from compactor.core.errors import TranscriptError
+from compactor.core.session import MAIN_AGENT
 
 __all__ = ["KNOWN_ENTRY_TYPES", "read_sessions", "read_transcript"]
 

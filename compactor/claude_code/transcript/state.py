@@ -28,9 +28,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from compactor.core.ledger import LEDGER_KEY, SessionLedger
 from compactor.claude_code.transcript._models import TranscriptEntry
 from compactor.claude_code.transcript.file_effects import FileEdit, FileRead, FileWrite, file_effect, strip_line_numbers
+from compactor.core.ledger import LEDGER_KEY, SessionLedger
 from compactor.core.messages import Message, ToolResultBlock, ToolUseBlock
 from compactor.core.session import (
     MAIN_AGENT,

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from compactor.claude_code.transcript._models import Transcript, TranscriptEntry
 from compactor.core.errors import TranscriptWriteError, UsageError
 from compactor.core.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
-from compactor.claude_code.transcript._models import Transcript, TranscriptEntry
 
 __all__ = ["boundary_entry", "compaction_entries", "refuse_overwriting", "write_atomically", "write_transcript"]
 

@@ -262,8 +262,8 @@ def run_pre_compact(args: argparse.Namespace) -> int:
 def _pre_compact(args: argparse.Namespace) -> int:
     hook: HookInput | None = None
     from ccr import open_store
-    from compactor.core.config import load_settings
     from compactor.claude_code.pre_compact_hook import pre_compact
+    from compactor.core.config import load_settings
     from compactor.core.tokens import make_counter
 
     try:
@@ -318,9 +318,9 @@ def _session_start() -> int:
         data = _read_bytes()
         if nothing_to_say(data, os.environ):
             return 0
-        from compactor.core.config import load_settings
         from compactor.claude_code.hook_input import parse_hook_input
         from compactor.claude_code.session_start_hook import session_start
+        from compactor.core.config import load_settings
 
         settings = load_settings()
         output = session_start(

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ccr.cli_kit import write_stdout
-from compactor.cli.commands._warnings import printed_warnings
 from ccr.progress import progress
-from compactor.core.tokens import make_counter, usage_anchored_estimate
 from compactor.claude_code.transcript import Transcript, read_transcript
+from compactor.cli.commands._warnings import printed_warnings
+from compactor.core.tokens import make_counter, usage_anchored_estimate
 
 __all__ = ["register", "run", "summarize"]
 

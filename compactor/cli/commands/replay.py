@@ -19,12 +19,12 @@ from pathlib import Path
 
 from ccr import Store, default_store_path, open_store
 from ccr.cli_kit import write_stdout
+from ccr.progress import progress
+from compactor.claude_code.replay import ReplayReport, replay
 from compactor.cli.commands._warnings import printed_warnings
 from compactor.core.config import load_settings
 from compactor.core.errors import InputInvalid, InputNotFound, UsageError
 from compactor.engine.pipeline import CompactionResult
-from ccr.progress import progress
-from compactor.claude_code.replay import ReplayReport, replay
 from compactor.summarizers import make_summarizer
 
 __all__ = ["register", "render_table", "run"]

@@ -53,8 +53,8 @@ def find_segments(source: str) -> tuple[list[TranscriptSegment], Path | None]:
         InputInvalid: the session id is unusable, or ``source`` is a folder.
         TranscriptError: the transcript cannot be read.
     """
-    from compactor.claude_code.session_record import load_session_record
     from compactor.claude_code.restore import segment_from_metadata
+    from compactor.claude_code.session_record import load_session_record
     from compactor.claude_code.transcript import iter_records
 
     path = Path(source).expanduser()

@@ -20,10 +20,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ccr.cli_kit import write_stdout
-from compactor.core.errors import InputInvalid, InputNotFound, UsageError
-from compactor.view.html_report import get_command, write_report_html
-from compactor.engine.report import CompactionReport, MaskingReport
 from compactor.claude_code.transcript import refuse_overwriting
+from compactor.core.errors import InputInvalid, InputNotFound, UsageError
+from compactor.engine.report import CompactionReport, MaskingReport
+from compactor.view.html_report import get_command, write_report_html
 
 __all__ = ["ShownReport", "load_report", "register", "render_overview", "run"]
 

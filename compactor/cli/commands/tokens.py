@@ -23,9 +23,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from ccr.progress import progress
 from compactor.core.config import load_settings
 from compactor.core.errors import InputInvalid, InputNotFound
-from ccr.progress import progress
 from compactor.core.tokens import make_counter, utf16_length
 
 __all__ = ["MAX_UNCUT_CHARS", "MAX_WHOLE_CHARS", "register", "run"]
@@ -135,10 +135,10 @@ def _texts(stream: BinaryIO, label: str, *, max_uncut: int = MAX_UNCUT_CHARS) ->
 
 def _last_safe_cut(text: str) -> int:
     """The last index in the second half of ``text`` where it may be cut, or 0."""
-    match = None
-    for match in _SAFE_CUT.finditer(text, len(text) // 2):
+    last = None
+    for last in _SAFE_CUT.finditer(text, len(text) // 2):  # noqa: B007 (the loop keeps the last match)
         pass
-    return match.end() if match else 0
+    return last.end() if last else 0
 
 
 def run(args: argparse.Namespace) -> int:

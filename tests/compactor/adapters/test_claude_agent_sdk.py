@@ -23,15 +23,15 @@ import pytest
 
 pytest.importorskip("claude_agent_sdk")
 
-from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, HookMatcher  # noqa: E402
-from claude_agent_sdk.types import HookContext, SyncHookJSONOutput, SystemMessage  # noqa: E402
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, HookMatcher
+from claude_agent_sdk.types import HookContext, SyncHookJSONOutput, SystemMessage
 
-from ccr import open_store  # noqa: E402
-from compactor.adapters.claude_agent_sdk import ClaudeAgentSDKCompaction, mcp_tool_name  # noqa: E402
-from compactor.core.errors import CompactorError, UsageError  # noqa: E402
-from compactor.claude_code.hooks import CLIENT_RETRIEVE_TOOL, kept_uuids, load_session_record  # noqa: E402
-from compactor.engine.spans import messages_jsonl  # noqa: E402
-from compactor.claude_code.transcript import read_transcript  # noqa: E402
+from ccr import open_store
+from compactor.adapters.claude_agent_sdk import ClaudeAgentSDKCompaction, mcp_tool_name
+from compactor.claude_code.hooks import CLIENT_RETRIEVE_TOOL, kept_uuids, load_session_record
+from compactor.claude_code.transcript import read_transcript
+from compactor.core.errors import CompactorError, UsageError
+from compactor.engine.spans import messages_jsonl
 
 E2E = Path(__file__).resolve().parents[2] / "e2e"
 sys.path.insert(0, str(E2E))

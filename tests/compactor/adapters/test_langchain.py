@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 pytest.importorskip("langchain_core")
 
-from langchain_core.messages import (  # noqa: E402
+from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     ChatMessage,
@@ -21,16 +21,15 @@ from langchain_core.messages import (  # noqa: E402
     ToolMessage,
 )
 
-from compactor.adapters.langchain import LangChainAdapter  # noqa: E402
-from compactor.core.messages import Message, ToolResultBlock  # noqa: E402
+from compactor.adapters.langchain import LangChainAdapter
+from compactor.core.messages import Message, ToolResultBlock
 from tests.compactor.adapters.conftest import (
     COMPACTIONS,
     ROUND_TRIPS,
-    compact_once,
     assert_anthropic_history_comes_back,
     assert_reads_and_writes_back,
+    compact_once,
 )
-
 
 _text = st.text(max_size=20)
 _text_part = st.builds(lambda t: {"type": "text", "text": t}, _text)

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 pytest.importorskip("langchain.agents")
 
-from langchain.agents import create_agent  # noqa: E402
-from langchain.agents.middleware import AgentMiddleware  # noqa: E402
-from langchain_core.language_models.chat_models import BaseChatModel  # noqa: E402
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
-from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
-from langchain_core.tools import tool  # noqa: E402
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
 
-from ccr import MemoryStore  # noqa: E402
-from compactor.adapters.langchain_agent import CompactionMiddleware  # noqa: E402
-from compactor.core.config import load_settings  # noqa: E402
-from compactor.engine.orchestrator import Orchestrator  # noqa: E402
+from ccr import MemoryStore
+from compactor.adapters.langchain_agent import CompactionMiddleware
+from compactor.core.config import load_settings
+from compactor.engine.orchestrator import Orchestrator
 
 
 class NoFiles:
@@ -33,8 +33,8 @@ class ScriptedChatModel(BaseChatModel):
 
     builds: int = 0
     recovered: str | None = None
-    seen: list[list[BaseMessage]] = []
-    offered: list[set[str]] = []
+    seen: ClassVar[list[list[BaseMessage]]] = []
+    offered: ClassVar[list[set[str]]] = []
 
     @property
     def _llm_type(self) -> str:

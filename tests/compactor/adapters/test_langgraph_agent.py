@@ -5,22 +5,22 @@ from __future__ import annotations
 import asyncio
 import re
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 pytest.importorskip("langgraph")
 
-from langchain_core.language_models.chat_models import BaseChatModel  # noqa: E402
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
-from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
-from langchain_core.tools import tool  # noqa: E402
-from langgraph.prebuilt import create_react_agent  # noqa: E402
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
+from langgraph.prebuilt import create_react_agent
 
-from ccr import MemoryStore  # noqa: E402
-from compactor.adapters.langgraph import LangGraphCompaction  # noqa: E402
-from compactor.core.config import load_settings  # noqa: E402
-from compactor.engine.orchestrator import Orchestrator  # noqa: E402
+from ccr import MemoryStore
+from compactor.adapters.langgraph import LangGraphCompaction
+from compactor.core.config import load_settings
+from compactor.engine.orchestrator import Orchestrator
 
 
 class NoFiles:
@@ -33,7 +33,7 @@ class ScriptedChatModel(BaseChatModel):
 
     builds: int = 0
     recovered: str | None = None
-    seen: list[list[BaseMessage]] = []
+    seen: ClassVar[list[list[BaseMessage]]] = []
 
     @property
     def _llm_type(self) -> str:

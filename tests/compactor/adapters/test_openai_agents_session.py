@@ -12,20 +12,20 @@ import pytest
 
 pytest.importorskip("agents")
 
-from agents import Agent, RunConfig, Runner, function_tool  # noqa: E402
-from agents.items import ModelResponse, TResponseInputItem, TResponseStreamEvent  # noqa: E402
-from agents.models.interface import Model  # noqa: E402
-from agents.usage import Usage  # noqa: E402
-from openai.types.responses import (  # noqa: E402
+from agents import Agent, RunConfig, Runner, function_tool
+from agents.items import ModelResponse, TResponseInputItem, TResponseStreamEvent
+from agents.models.interface import Model
+from agents.usage import Usage
+from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseOutputText,
 )
 
-from ccr import MemoryStore  # noqa: E402
-from compactor.adapters.openai_agents import CompactingSession  # noqa: E402
-from compactor.core.config import load_settings  # noqa: E402
-from compactor.engine.orchestrator import Orchestrator  # noqa: E402
+from ccr import MemoryStore
+from compactor.adapters.openai_agents import CompactingSession
+from compactor.core.config import load_settings
+from compactor.engine.orchestrator import Orchestrator
 
 
 class NoFiles:

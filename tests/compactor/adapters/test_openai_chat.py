@@ -20,7 +20,6 @@ from tests.compactor.adapters.conftest import (
     assert_reads_and_writes_back,
 )
 
-
 _text = st.text(max_size=20)
 _text_part = st.builds(lambda t: {"type": "text", "text": t}, _text)
 _image_part = st.builds(

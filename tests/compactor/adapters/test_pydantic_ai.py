@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 pytest.importorskip("pydantic_ai")
 
-from pydantic_ai.messages import (  # noqa: E402
+from pydantic_ai.messages import (
     BinaryContent,
     CompactionPart,
     ImageUrl,
@@ -28,18 +28,17 @@ from pydantic_ai.messages import (  # noqa: E402
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.usage import RequestUsage  # noqa: E402
+from pydantic_ai.usage import RequestUsage
 
-from compactor.adapters.pydantic_ai import PydanticAIAdapter  # noqa: E402
-from compactor.core.messages import Message  # noqa: E402
+from compactor.adapters.pydantic_ai import PydanticAIAdapter
+from compactor.core.messages import Message
 from tests.compactor.adapters.conftest import (
     COMPACTIONS,
     ROUND_TRIPS,
-    compact_once,
     assert_anthropic_history_comes_back,
     assert_reads_and_writes_back,
+    compact_once,
 )
-
 
 _text = st.text(max_size=20)
 _user_content = _text | st.sampled_from([

@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("pydantic_ai")
 
-from pydantic_ai import Agent  # noqa: E402
-from pydantic_ai.messages import (  # noqa: E402
+from pydantic_ai import Agent
+from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -19,12 +19,12 @@ from pydantic_ai.messages import (  # noqa: E402
     ToolCallPart,
     ToolReturnPart,
 )
-from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from ccr import MemoryStore  # noqa: E402
-from compactor.adapters.pydantic_ai import PydanticAICompaction  # noqa: E402
-from compactor.core.config import load_settings  # noqa: E402
-from compactor.engine.orchestrator import Orchestrator  # noqa: E402
+from ccr import MemoryStore
+from compactor.adapters.pydantic_ai import PydanticAICompaction
+from compactor.core.config import load_settings
+from compactor.engine.orchestrator import Orchestrator
 
 
 class NoFiles:

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from ccr import MemoryStore
+from compactor.claude_code.transcript import read_transcript
 from compactor.core.config import load_settings
 from compactor.core.messages import Message, ToolResultBlock
 from compactor.engine.orchestrator import Orchestrator
 from compactor.engine.report import CompactionReport
-from compactor.claude_code.transcript import read_transcript
 
 ADAPTERS = {
     "openai_chat": ("compactor.adapters.openai_chat", "OpenAIChatAdapter", None),

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from ccr import handle_for, open_store
-from compactor.core.errors import InputInvalid, NothingToCompact
 from compactor.claude_code.hooks import (
     HookInput,
     SessionRecord,
@@ -31,10 +30,11 @@ from compactor.claude_code.hooks import (
     settle_kept_messages,
     store_conversation,
 )
-from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compactor.engine.spans import messages_jsonl
-from compactor.core.tokens import RoughCounter
 from compactor.claude_code.transcript import read_transcript
+from compactor.core.errors import InputInvalid, NothingToCompact
+from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.tokens import RoughCounter
+from compactor.engine.spans import messages_jsonl
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "sessions"
 MARKER = re.compile(r"<<ccr:(ccr_[0-9a-f]{32})>>")

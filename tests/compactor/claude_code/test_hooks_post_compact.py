@@ -226,8 +226,8 @@ def test_a_record_settled_by_an_older_version_passes_on_the_head_it_announced(co
 
 
 def _session_facts(path: Path) -> tuple[list[str], list[str], list[str]]:
-    from compactor.engine.survival import head_facts
     from compactor.claude_code.transcript import read_transcript
+    from compactor.engine.survival import head_facts
 
     facts = head_facts(read_transcript(path).messages)
     return facts["paths"], facts["commands"], facts["user_messages"]

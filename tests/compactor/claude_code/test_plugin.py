@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from compactor.core.errors import InputNotFound
 from compactor.claude_code.plugin import SHARE_DIR, find_marketplace, find_plugin, is_plugin
+from compactor.core.errors import InputNotFound
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compactor.claude_code.hooks import HookInput, parse_hook_input, session_start
 from compactor.claude_code.quick_hooks import _OPTIONAL_TEXT, nothing_to_say
 from compactor.core.errors import CompactorError
-from compactor.claude_code.hooks import HookInput, parse_hook_input, session_start
 
 _VALUES = st.one_of(
     st.none(), st.sampled_from(["startup", "resume", "clear", "compact", "", "s1", "../x", "a\n", "x" * 200]),

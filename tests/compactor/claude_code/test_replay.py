@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from ccr import find_handles, open_store
+from compactor.claude_code.replay import replay
+from compactor.claude_code.restore import read_lines, restored_bytes
+from compactor.claude_code.transcript import read_transcript
 from compactor.core.config import load_settings
 from compactor.core.messages import Message
 from compactor.engine.pipeline import CompactionResult
 from compactor.engine.policy import auto_compact_threshold
-from compactor.claude_code.replay import replay
-from compactor.claude_code.restore import read_lines, restored_bytes
-from compactor.claude_code.transcript import read_transcript
 
 
 def _replay_collecting(path: Path, tmp_path: Path, **kw: object) -> tuple[object, list[CompactionResult], object]:
@@ -118,7 +118,7 @@ def test_the_output_is_the_compacted_session_and_reads_back_as_the_context_the_r
     shared_transcript: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out.jsonl"
-    report, results, _ = _replay_collecting(shared_transcript, tmp_path, output=out)
+    _, results, _ = _replay_collecting(shared_transcript, tmp_path, output=out)
     written = read_transcript(out, strict=True)
     assert written.warnings == []
     done = [r for r in results if r.ok]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from compactor.cli import COMMANDS
-from compactor.claude_code.hooks import CLIENT_RETRIEVE_TOOL
 from ccr.recovery import RECOVERY_TOOL_NAME
+from compactor.claude_code.hooks import CLIENT_RETRIEVE_TOOL
+from compactor.cli import COMMANDS
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -156,4 +156,4 @@ def test_a_session_start_with_nothing_to_say_imports_neither_models_nor_storage_
 
 
 def test_the_hooks_name_the_retrieve_tool_as_the_recovery_tool_is_named() -> None:
-    assert CLIENT_RETRIEVE_TOOL == f"mcp__plugin_compactor_ccr__{RECOVERY_TOOL_NAME}"
+    assert f"mcp__plugin_compactor_ccr__{RECOVERY_TOOL_NAME}" == CLIENT_RETRIEVE_TOOL

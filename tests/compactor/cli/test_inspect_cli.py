@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from compactor.core.tokens import RoughCounter, usage_anchored_estimate
 from compactor.claude_code.transcript import read_transcript
+from compactor.core.tokens import RoughCounter, usage_anchored_estimate
 
 USAGE = {"input_tokens": 10, "cache_creation_input_tokens": 200, "cache_read_input_tokens": 3000, "output_tokens": 7}
 

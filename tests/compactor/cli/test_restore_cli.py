@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -41,7 +42,7 @@ def test_each_compaction_stores_the_transcript_lines_since_the_previous_one(repl
     report, _, _ = replayed
     segments = [c["transcript"] for c in report["compactions"]]
     assert len(segments) >= 2 and segments[0]["first_line"] == 1
-    for previous, current in zip(segments, segments[1:]):
+    for previous, current in itertools.pairwise(segments):
         assert current["first_line"] == previous["last_line"] + 1
 
 

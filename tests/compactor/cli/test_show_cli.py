@@ -188,7 +188,7 @@ def test_every_ccr_get_line_names_the_store_the_replay_wrote_to(replayed: tuple[
     assert store and Path(store).is_absolute()
     handle = report["compactions"][0]["dropped"][0]["handle"]
     shown = cli("show", str(report_file))
-    line = next(l for l in shown.stdout.splitlines() if handle in l)
+    line = next(row for row in shown.stdout.splitlines() if handle in row)
     command = line[line.index("ccr get"):].split("  ")[0]
     assert command == f"ccr get --store {store} {handle}"
     assert f"ccr get --store {store} {handle}" in page.read_text(encoding="utf-8")

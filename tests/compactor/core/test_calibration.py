@@ -8,9 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ccr import open_store
+from compactor.claude_code.replay import replay
 from compactor.core.calibration import Calibration, fit_calibration
 from compactor.core.config import load_settings
-from compactor.claude_code.replay import replay
 
 LONG = Path(__file__).resolve().parents[3] / "fixtures" / "sessions" / "long.jsonl"
 

@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 from ccr import find_handles, open_store
+from compactor.claude_code.transcript import read_transcript
 from compactor.core.config import load_settings
 from compactor.core.ledger import LEDGER_KEY
 from compactor.core.messages import Message, TextBlock, ToolUseBlock
+from compactor.core.tokens import RoughCounter
 from compactor.engine.orchestrator import Orchestrator
 from compactor.engine.pipeline import CompactionResult
-from compactor.core.tokens import RoughCounter
-from compactor.claude_code.transcript import read_transcript
 
 REPO = Path(__file__).resolve().parents[3]
 LONG = REPO / "fixtures" / "sessions" / "long.jsonl"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from attachments import RecordedFiles
 from ccr import open_store
-from compactor.engine.cache import PromptCache, first_change, message_time, prefix_effect
 from compactor.core.config import load_settings
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.tokens import RoughCounter
+from compactor.engine.cache import PromptCache, first_change, message_time, prefix_effect
 from compactor.engine.orchestrator import Orchestrator
 from compactor.summarizers.extractive import ExtractiveSummarizer
-from compactor.core.tokens import RoughCounter
 
 
 def test_a_change_keeps_the_cached_prefix_before_it_and_invalidates_the_rest() -> None:

@@ -9,7 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compactor.claude_code.transcript import read_transcript
 from compactor.core.config import DedupSettings
+from compactor.core.errors import DanglingReference
+from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.session import DedupState
 from compactor.engine.dedup import (
     Deduper,
     djb2,
@@ -23,10 +27,6 @@ from compactor.engine.dedup import (
     resume_state,
     tool_name_map,
 )
-from compactor.core.errors import DanglingReference
-from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compactor.core.session import DedupState
-from compactor.claude_code.transcript import read_transcript
 
 # Values printed by node for: let h = 5381; for (...) h = ((h << 5) + h + s.charCodeAt(i)) | 0
 JS_VECTORS = [

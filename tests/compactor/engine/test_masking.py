@@ -16,20 +16,20 @@ from hypothesis import strategies as st
 
 from attachments import RecordedFiles
 from ccr import MemoryStore, Store, find_handles, open_store, parse_ref, tinyjuice_marker
+from compactor.claude_code.replay import ReplayReport, replay
+from compactor.claude_code.transcript import read_transcript
 from compactor.core.config import DedupSettings, MaskingSettings, load_settings
-from compactor.engine.dedup import expand_references, reference_text, without_result_id
 from compactor.core.errors import ConfigError
-from compactor.engine.masking import Masker, masking_decision, result_text
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.session import DedupState
+from compactor.core.tokens import RoughCounter
+from compactor.engine.dedup import expand_references, reference_text, without_result_id
+from compactor.engine.masking import Masker, masking_decision, result_text
 from compactor.engine.orchestrator import Orchestrator
 from compactor.engine.policy import auto_compact_threshold
-from compactor.claude_code.replay import ReplayReport, replay
-from compactor.core.session import DedupState
+from compactor.engine.survival import head_facts
 from compactor.summarizers import ExtractiveSummarizer
 from compactor.summarizers.prompts import typed
-from compactor.engine.survival import head_facts
-from compactor.core.tokens import RoughCounter
-from compactor.claude_code.transcript import read_transcript
 from compactor.tune import load_space
 
 REPO = Path(__file__).resolve().parents[3]

@@ -14,9 +14,16 @@ from hypothesis import strategies as st
 from ccr import HandleNotFound, InvalidHandle, PutRequest, handle_for, open_store
 from compactor.core.config import load_settings
 from compactor.core.messages import Message, TextBlock, ToolUseBlock, Usage
-from compactor.engine.orchestrator import Orchestrator
 from compactor.core.session import ReadFileEntry
-from compactor.core.tokens import CachedCounter, RoughCounter, TiktokenCounter, anchor_index, count_all, usage_anchored_estimate
+from compactor.core.tokens import (
+    CachedCounter,
+    RoughCounter,
+    TiktokenCounter,
+    anchor_index,
+    count_all,
+    usage_anchored_estimate,
+)
+from compactor.engine.orchestrator import Orchestrator
 
 
 def make(tmp_path: Path, **overrides: object) -> Orchestrator:

@@ -13,15 +13,15 @@ from hypothesis import strategies as st
 
 from attachments import Budgets, DiskFiles
 from ccr import BudgetExceeded, PutRequest, find_handles, handle_for, open_store
-from compactor.engine.dedup import Deduper, tool_name_map
 from compactor.core.errors import SummarizerError
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compactor.engine.pipeline import CompactOptions, compact, merge_instructions, split_tail, store_spans
 from compactor.core.session import InvokedSkill, ReadFileEntry, SessionState
-from compactor.engine.spans import head_spans, messages_jsonl
-from compactor.summarizers import ExtractiveSummarizer, Summary
 from compactor.core.tokens import CachedCounter, RoughCounter, TiktokenCounter
+from compactor.engine.dedup import Deduper, tool_name_map
+from compactor.engine.pipeline import CompactOptions, compact, merge_instructions, split_tail, store_spans
+from compactor.engine.spans import head_spans, messages_jsonl
 from compactor.memory import open_memory
+from compactor.summarizers import ExtractiveSummarizer, Summary
 from tests.conftest import RecordingTiktoken
 
 COUNTER = RoughCounter()
@@ -168,7 +168,7 @@ def test_a_single_round_is_summarized_whole() -> None:
 
 def test_a_compaction_that_would_not_shrink_the_context_fails_closed() -> None:
     messages = [user("hi"), say("hello")]
-    out, store = run(messages, options=CompactOptions(tail_tokens=10_000))
+    out, _ = run(messages, options=CompactOptions(tail_tokens=10_000))
     assert not out.ok and out.messages == messages
     assert out.report.error_id == "compaction_did_not_shrink"
     assert out.report.post_tokens == out.report.pre_tokens

@@ -8,9 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from compactor.claude_code.transcript import Transcript, read_transcript
 from compactor.core.config import DedupSettings, PolicySettings, Settings, load_settings
-from compactor.engine.dedup import Deduper, reset_after_compaction, tool_name_map
 from compactor.core.messages import Message
+from compactor.core.session import DedupState
+from compactor.core.tokens import RoughCounter, usage_anchored_estimate
+from compactor.engine.dedup import Deduper, reset_after_compaction, tool_name_map
 from compactor.engine.policy import (
     CompactionTracker,
     auto_compact_threshold,
@@ -20,9 +23,6 @@ from compactor.engine.policy import (
     should_compact,
     thresholds,
 )
-from compactor.core.session import DedupState
-from compactor.core.tokens import RoughCounter, usage_anchored_estimate
-from compactor.claude_code.transcript import Transcript, read_transcript
 
 DEFAULT = PolicySettings()
 

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from compactor.memory.attachment import build_memory_attachment, memory_query, recall_attachment
 from ccr import open_store
+from compactor.claude_code.replay import replay
 from compactor.core.config import load_settings
 from compactor.core.messages import Message, TextBlock, ToolResultBlock
-from compactor.engine.pipeline import CompactionResult
-from compactor.claude_code.replay import replay
 from compactor.core.tokens import TiktokenCounter
+from compactor.engine.pipeline import CompactionResult
 from compactor.memory import open_memory
+from compactor.memory.attachment import build_memory_attachment, memory_query, recall_attachment
 
 COUNTER = TiktokenCounter()
 LONG_SESSION = Path(__file__).resolve().parents[3] / "fixtures" / "sessions" / "long.jsonl"

@@ -8,7 +8,7 @@ import pytest
 
 from ccr.bm25 import idf
 from compactor.memory import MemoryDB
-from compactor.memory._bm25 import B, K1, STOP_WORDS, query_terms, score, term_counts, terms
+from compactor.memory._bm25 import K1, STOP_WORDS, B, query_terms, score, term_counts, terms
 
 
 def test_terms_are_lowercased_runs_of_letters_or_digits() -> None:

@@ -9,8 +9,6 @@ as root the file or folder is made immutable instead (``chattr +i``).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 

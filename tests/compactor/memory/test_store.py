@@ -13,11 +13,11 @@ import pytest
 from ccr import HandleNotFound, open_store
 from compactor.core.tokens import TiktokenCounter
 from compactor.memory import (
+    MAX_TEXT_BYTES,
     AlreadyStored,
     BrokenChain,
     InvalidRequest,
     InvalidText,
-    MAX_TEXT_BYTES,
     MemoryDB,
     MemoryNotFound,
     NotCurrent,
@@ -26,8 +26,8 @@ from compactor.memory import (
     memory_id,
     open_memory,
 )
-from compactor.memory.errors import MemoryConfigError, NotAStore, StoreError, UnsafeStorePath
 from compactor.memory._schema import MIGRATIONS
+from compactor.memory.errors import MemoryConfigError, NotAStore, StoreError, UnsafeStorePath
 from compactor.memory.store import DEFAULT_HIT_TOKENS, default_memory_path
 
 COUNTER = TiktokenCounter()

@@ -132,7 +132,7 @@ class LoopbackServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802 - the http.server hook name
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 body = json.loads(raw) if raw else {}
@@ -157,7 +157,7 @@ class LoopbackServer:
                 self.wfile.write(payload)
                 owner.answered += 1
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - signature of the base
+            def log_message(self, format: str, *args: Any) -> None:
                 return
 
         class Server(ThreadingHTTPServer):

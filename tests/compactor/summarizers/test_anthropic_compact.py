@@ -23,12 +23,12 @@ from ccr import open_store
 from compactor.core.config import load_settings
 from compactor.core.errors import ConfigError, SummarizerError
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compactor.engine.pipeline import CompactOptions, compact
 from compactor.core.session import SessionState
+from compactor.core.tokens import RoughCounter
+from compactor.engine.pipeline import CompactOptions, compact
 from compactor.engine.spans import messages_jsonl
 from compactor.summarizers import AnthropicCompactSummarizer, make_summarizer
 from compactor.summarizers.anthropic_compact import COMPACT_BETA, MAX_INSTRUCTIONS_CHARS
-from compactor.core.tokens import RoughCounter
 from tests.compactor.summarizers.conftest import LoopbackServer
 
 LONG = Path(__file__).resolve().parents[3] / "fixtures" / "sessions" / "long.jsonl"
@@ -165,7 +165,7 @@ def test_an_answer_without_a_summary_fails_the_compaction_closed(
 def test_a_server_error_or_a_block_with_no_summary_fails_closed(server: CompactServer) -> None:
     server.reply(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded",
                                                   "details": {"error_code": "compaction_unavailable"}}})
-    with make(server) as summarizer, pytest.raises(SummarizerError, match="HTTP 529: Overloaded .compaction_unavailable"):
+    with make(server) as summarizer, pytest.raises(SummarizerError, match=r"HTTP 529: Overloaded .compaction_unavailable"):
         summarizer.summarize(session())
     server.compacted({"type": "compaction", "content": None})
     with make(server) as summarizer, pytest.raises(SummarizerError, match="holds no summary"):

@@ -19,10 +19,10 @@ from ccr import open_store
 from compactor.core.config import load_settings
 from compactor.core.errors import ConfigError
 from compactor.core.messages import Message, TextBlock, ToolUseBlock
+from compactor.core.tokens import RoughCounter
 from compactor.engine.orchestrator import Orchestrator
 from compactor.engine.pipeline import CompactionResult
 from compactor.summarizers.background import fingerprints, retry_after_seconds
-from compactor.core.tokens import RoughCounter
 
 from .conftest import OpenAIServer
 

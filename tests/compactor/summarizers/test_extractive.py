@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from ccr import find_handles
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compactor.summarizers.base import SECTION_TITLES
 from compactor.summarizers._errors import _ERROR_LINE, _REPORTED_ERROR
 from compactor.summarizers._errors import error_lines as _error_lines
+from compactor.summarizers.base import SECTION_TITLES
 from compactor.summarizers.extractive import _NUMBER, ExtractiveSummarizer
 
 
@@ -256,7 +256,7 @@ def test_a_multi_line_user_message_is_carried_whole_into_the_next_summary() -> N
 
 
 def test_a_summary_over_its_character_cap_lists_fewer_commands_but_every_user_message() -> None:
-    messages = many_commands(60) + [user("and then deploy it")]
+    messages = [*many_commands(60), user("and then deploy it")]
     roomy = ExtractiveSummarizer().summarize(messages)
     capped = ExtractiveSummarizer(max_chars=len(roomy.text) - 1_000).summarize(messages)
     assert len(capped.text) <= len(roomy.text) - 1_000

@@ -17,16 +17,16 @@ import pytest
 
 from attachments import RecordedFiles
 from ccr import open_store
+from compactor.claude_code.replay import replay
+from compactor.claude_code.transcript import read_transcript
 from compactor.core.config import Settings
 from compactor.core.messages import Message
+from compactor.core.session import SessionState
 from compactor.engine.orchestrator import Orchestrator
 from compactor.engine.pipeline import CompactionResult, split_tail
-from compactor.claude_code.replay import replay
-from compactor.core.session import SessionState
+from compactor.engine.survival import Survival, fact_survival
 from compactor.summarizers import ExtractiveSummarizer
 from compactor.summarizers.prompts import typed
-from compactor.engine.survival import Survival, fact_survival
-from compactor.claude_code.transcript import read_transcript
 
 FIXTURE_SESSIONS = sorted((Path(__file__).resolve().parents[3] / "fixtures" / "sessions").glob("*.jsonl"))
 MAX_SUMMARY_CHARS = 16_000

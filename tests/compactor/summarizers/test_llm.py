@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from compactor.claude_code.transcript import read_transcript
 from compactor.core.errors import ConfigError, SummarizerError
 from compactor.core.messages import (
     DocumentBlock,
@@ -24,6 +25,7 @@ from compactor.core.messages import (
     ToolUseBlock,
 )
 from compactor.engine.rounds import group_rounds, is_prompt
+from compactor.summarizers.base import SECTION_TITLES
 from compactor.summarizers.llm import (
     API_KEY_ENV,
     MAX_TOO_LONG_RETRIES,
@@ -37,8 +39,6 @@ from compactor.summarizers.llm import (
     summarize_rounds,
     too_long_numbers,
 )
-from compactor.summarizers.base import SECTION_TITLES
-from compactor.claude_code.transcript import read_transcript
 
 HANDLE = "ccr_" + "0123456789abcdef" * 2
 INVENTED = "ccr_" + "f" * 32

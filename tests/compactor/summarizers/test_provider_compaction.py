@@ -12,7 +12,11 @@ from hypothesis import strategies as st
 from attachments import DiskFiles
 from ccr import open_store
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.session import SessionState
+from compactor.core.tokens import RoughCounter
 from compactor.engine.pipeline import CompactionResult, CompactOptions, compact
+from compactor.engine.spans import messages_jsonl
+from compactor.summarizers import ExtractiveSummarizer
 from compactor.summarizers.provider_compaction import (
     last_block_index,
     provider_kind,
@@ -20,10 +24,6 @@ from compactor.summarizers.provider_compaction import (
     provider_view,
     through_last_block,
 )
-from compactor.core.session import SessionState
-from compactor.engine.spans import messages_jsonl
-from compactor.summarizers import ExtractiveSummarizer
-from compactor.core.tokens import RoughCounter
 
 COUNTER = RoughCounter()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import ccr
-from compactor.core.config import load_settings
 from compactor.claude_code.replay import replay
+from compactor.core.config import load_settings
 from compactor.summarizers import make_summarizer
 from compactor.tune import METRIC_NAMES, Metrics, replay_metrics
 

@@ -103,7 +103,7 @@ def test_replay_with_best_toml_reproduces_the_winning_trials_figures_exactly(
 
 
 def test_a_rerun_takes_every_replay_from_the_cache(tuned: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
-    out, home, results = tuned
+    _, home, results = tuned
     done = cli("tune", str(SESSIONS), "--space", str(EXAMPLE), "--out", str(tmp_path / "again"), home=home)
     assert done.returncode == 0, done.stderr.decode()
     again = json.loads((tmp_path / "again" / "results.json").read_text(encoding="utf-8"))

@@ -12,10 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ccr.errors import OutputRefused
-from compactor.core.errors import TranscriptError, TranscriptNotFound
-from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
-from compactor.core.session import SessionState
-from compactor.core.tokens import RoughCounter, usage_anchored_estimate
 from compactor.claude_code.transcript import (
     ReadWarning,
     Transcript,
@@ -24,6 +20,10 @@ from compactor.claude_code.transcript import (
     read_transcript,
     write_transcript,
 )
+from compactor.core.errors import TranscriptError, TranscriptNotFound
+from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from compactor.core.session import SessionState
+from compactor.core.tokens import RoughCounter, usage_anchored_estimate
 
 # -- a small session log builder ------------------------------------------------
 
@@ -36,7 +36,7 @@ class Log:
         self.records: list[dict[str, Any]] = []
         self.last: str | None = None
 
-    def add(self, record: dict[str, Any], *, parent: str | None | bool = True) -> str:
+    def add(self, record: dict[str, Any], *, parent: str | bool | None = True) -> str:
         uuid = f"u{len(self.records) + 1}"
         base: dict[str, Any] = {
             "parentUuid": self.last if parent is True else (parent or None),
@@ -52,12 +52,12 @@ class Log:
             self.last = base["uuid"]
         return uuid
 
-    def user(self, content: Any, *, parent: str | None | bool = True, **extra: Any) -> str:
+    def user(self, content: Any, *, parent: str | bool | None = True, **extra: Any) -> str:
         return self.add({"type": "user", "message": {"role": "user", "content": content}, **extra}, parent=parent)
 
     def assistant(
         self, blocks: list[dict[str, Any]], *, mid: str, usage: dict[str, int] | None = None,
-        parent: str | None | bool = True, **extra: Any,
+        parent: str | bool | None = True, **extra: Any,
     ) -> list[str]:
         """One record per block, as Claude Code streams an answer."""
         ids = []
@@ -69,7 +69,7 @@ class Log:
         return ids
 
     def result(self, tool_use_id: str, content: Any, *, tur: Any = None, is_error: bool = False,
-               parent: str | None | bool = True) -> str:
+               parent: str | bool | None = True) -> str:
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
         if is_error:
             block["is_error"] = True
@@ -223,7 +223,7 @@ def test_subagent_files_beside_the_session_are_read_as_sidechains(tmp_path: Path
     assert list(t.sidechains) == ["abc"]
     assert [m.text() for m in t.sidechains["abc"]] == ["sub task", "sub answer"]
     assert t.sidechains["abc"][0].agent_id == "abc"
-    assert [m.text() for m in t.messages][0] == "hello"
+    assert t.messages[0].text() == "hello"
     assert read_transcript(path, subagents=False).sidechains == {}
 
 
@@ -235,7 +235,7 @@ def test_an_unreadable_subagent_file_is_a_warning_and_the_session_is_still_read(
     (folder / "agent-dir.jsonl").mkdir()
     seen: list[ReadWarning] = []
     t = read_transcript(path, warn=seen.append)
-    assert [m.text() for m in t.messages][0] == "hello"
+    assert t.messages[0].text() == "hello"
     assert t.sidechains == {}
     assert [(w.file, w.line, w.kind) for w in t.warnings] == [
         (str(folder / "agent-dir.jsonl"), None, "unreadable_file"),

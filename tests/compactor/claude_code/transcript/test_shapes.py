@@ -16,11 +16,11 @@ from typing import get_args
 import pytest
 
 from ccr import open_store
+from compactor.claude_code.replay import ReplayAt, ReplayReport, replay
+from compactor.claude_code.transcript import read_sessions, read_transcript
 from compactor.core.config import load_settings
 from compactor.core.errors import TranscriptError
-from compactor.claude_code.replay import ReplayAt, ReplayReport, replay
 from compactor.engine.report import AttachmentType
-from compactor.claude_code.transcript import read_sessions, read_transcript
 
 SESSIONS = Path(__file__).resolve().parents[4] / "fixtures" / "sessions"
 SHAPES = SESSIONS / "shapes"
@@ -131,7 +131,7 @@ def test_read_sessions_reads_each_session_of_a_file_on_its_own() -> None:
 
 
 def test_a_strict_read_refuses_a_file_of_two_sessions_and_names_them() -> None:
-    with pytest.raises(TranscriptError, match="holds 2 sessions .*read_sessions"):
+    with pytest.raises(TranscriptError, match=r"holds 2 sessions .*read_sessions"):
         read_transcript(SHAPES / "two_sessions.jsonl", strict=True)
 
 

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compactor.core.messages import Message, ToolResultBlock, ToolUseBlock
-from compactor.core.session import SessionState
 from compactor.claude_code.transcript import (
     StateBuilder,
     Transcript,
@@ -19,6 +17,8 @@ from compactor.claude_code.transcript import (
     read_transcript,
     strip_line_numbers,
 )
+from compactor.core.messages import Message, ToolResultBlock, ToolUseBlock
+from compactor.core.session import SessionState
 
 
 class Log:
@@ -72,7 +72,7 @@ def numbered(content: str, start: int = 1, sep: str = "\u2192") -> str:
 
 
 def at(second: int) -> float:
-    return datetime(2026, 1, 1, 0, 0, second, tzinfo=timezone.utc).timestamp()
+    return datetime(2026, 1, 1, 0, 0, second, tzinfo=UTC).timestamp()
 
 
 # -- reads -----------------------------------------------------------------------------
