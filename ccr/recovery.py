@@ -17,7 +17,6 @@ output raw as the tool gave it rather than JSON-escaped inside its message;
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from ccr import CCRError, Store
+from ccr._conversation import message_of, render_rows
 from ccr.retrieval import Retrieval, notice_text
 from ccr.tokens import TextCounter
 
@@ -370,6 +370,11 @@ def _is_filler(row: bytes) -> bool:
     return not text or (text.startswith(b"[... ") and text.endswith(b" omitted ...]"))
 
 
+def _render(piece: _Piece) -> str:
+    """A piece of a stored conversation as text: each message's blocks, tool outputs raw."""
+    return render_rows(piece.data, piece.lines[0] if piece.lines is not None else None)
+
+
 def _is_conversation(pieces: Sequence[_Piece]) -> bool:
     """Whether every line with content is a stored message (``{"role", "content"}`` or a transcript entry)."""
     seen = False
@@ -377,78 +382,10 @@ def _is_conversation(pieces: Sequence[_Piece]) -> bool:
         for row in piece.data.splitlines():
             if _is_filler(row):
                 continue
-            if _message_of(row) is None:
+            if message_of(row) is None:
                 return False
             seen = True
     return seen
-
-
-def _message_of(row: bytes) -> dict[str, Any] | None:
-    stripped = row.strip()
-    if not stripped.startswith(b"{"):
-        return None
-    try:
-        value = json.loads(stripped)
-    except ValueError:
-        return None
-    if isinstance(value, dict) and isinstance(value.get("message"), dict):
-        value = value["message"]  # a transcript entry
-    if isinstance(value, dict) and isinstance(value.get("role"), str) and "content" in value:
-        return value
-    return None
-
-
-def _render(piece: _Piece) -> str:
-    """A piece of a stored conversation as text: each message's blocks, tool outputs raw."""
-    from ccr.templating import render_text
-
-    out: list[str] = []
-    number = piece.lines[0] if piece.lines is not None else None
-    for row in piece.data.splitlines(keepends=True):
-        message = _message_of(row)
-        if message is None:
-            out.append(row.decode("utf-8", errors="replace"))
-            continue
-        out.append(render_text("ccr", "recovered_message.j2", line=number or "?", role=message["role"],
-                               blocks=_blocks(message["content"])))
-        if number is not None:
-            number += 1
-    return "".join(out)
-
-
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"kind": "text", "text": content}]
-    blocks: list[dict[str, Any]] = []
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            blocks.append({"kind": "text", "text": str(block.get("text", ""))})
-        elif kind == "tool_use":
-            blocks.append({"kind": "tool_use", "name": block.get("name", ""), "id": block.get("id", ""),
-                           "input": json.dumps(block.get("input", {}), ensure_ascii=False)})
-        elif kind == "tool_result":
-            blocks.append({"kind": "tool_result", "id": block.get("tool_use_id", ""),
-                           "error": bool(block.get("is_error")), "text": _result_text(block.get("content"))})
-        elif kind == "thinking":
-            blocks.append({"kind": "thinking", "text": str(block.get("thinking", ""))})
-        else:
-            blocks.append({"kind": str(kind), "text": ""})
-    return blocks
-
-
-def _result_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(part.get("text", "")) if isinstance(part, dict) and part.get("type") == "text"
-            else f"[{part.get('type')}]" if isinstance(part, dict) else str(part)
-            for part in content
-        )
-    return "" if content is None else json.dumps(content, ensure_ascii=False)
 
 
 _PAGES_NAMED = 3

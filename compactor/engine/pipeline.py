@@ -1,13 +1,14 @@
 """The compaction pipeline: ``compact(...)`` turns a long conversation into a short one.
 
-Steps (DESIGN.md, "Data flow"):
+Steps (docs/ARCHITECTURE.md, "The flow of one compaction"):
 
 1. snapshot the read-file state, then clear it (and the loaded memory paths);
 2. split into a head to summarize and a preserved tail of complete API rounds;
 3. name every dropped span for CCR (fail closed: no handle, no drop);
    recovered content in the head becomes a pointer to the recovery call;
 4. summarize the head;
-5. build the attachments (files, skills, plan, tasks, deltas) under budgets;
+5. build the attachments (files, skills, plan, tasks, deltas, recalled memories) under budgets
+   (``compactor.engine.attachment_step``);
 6. render: boundary marker, summary message, tail, attachment messages;
 7. report what happened, with a new ``SessionState``, and store everything
    named in one transaction.
@@ -34,32 +35,29 @@ synchronous commits, that is one sync per compaction.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from attachments import AttachmentSet, Budgets, FileSource, build_attachments, mark_announced
+from attachments import AttachmentSet, FileSource, mark_announced
 from attachments.readable import readable_text
 from ccr import PutRequest, Store, marker
 from ccr.batch import StoreBatch
-from compactor.core.calibration import Calibration
-from compactor.core.config import DEFAULT_RECOVERY_TOOLS, DEFAULT_TAIL_TOKENS
 from compactor.core.errors import CompactionDidNotShrink, CompactionFailed, CompactorError, NothingToCompact
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message, TextBlock
 from compactor.core.session import ReadFileEntry, SessionState
 from compactor.core.templating import render
 from compactor.core.tokens import TokenCounter
+from compactor.engine.attachment_step import restore_attachments
 from compactor.engine.cache import prefix_effect
 from compactor.engine.dedup import expand_references, reset_after_compaction
 from compactor.engine.head_storage import store_spans, without_recovered_content
+from compactor.engine.options import CompactBoundary, CompactionResult, CompactOptions
 from compactor.engine.report import CompactionReport, ContextEntry, DedupReport, DroppedSpan, Trigger
 from compactor.engine.rounds import split_rounds, split_tail
 from compactor.engine.spans import Span, head_span, head_spans
 from compactor.engine.survival import context_retention, continuation, fact_survival, model_text
-from compactor.memory.attachment import build_memory_attachment
-from compactor.summarizers.base import SECTION_TITLES, CitingSummarizer, Summarizer, Summary
+from compactor.summarizers.base import CitingSummarizer, Summarizer, Summary
 from compactor.summarizers.ledger import merge_messages, tail_view
 from compactor.summarizers.ledger_text import listing_span
 from compactor.summarizers.provider_compaction import (
@@ -88,63 +86,7 @@ __all__ = [
 
 TAIL_SHARE = 0.35
 """Of a shared context budget, the most the preserved tail may take."""
-_MIN_ATTACHMENT_TOKENS = 1_000
-"""Attachments get at least this much of a shared budget, even when the summary and tail took it all."""
-_FILES_SHOWN = 4
-"""Under a shared budget each file is cut to at most this fraction of the files' part (the rest of it
-in CCR), so that several of the files the session is likely to read again fit."""
-_FILES_SHARE = 0.6
-"""Of what a shared budget leaves for attachments, the files' part when skills are restored too."""
 
-
-class CompactOptions(BaseModel):
-    """How one compaction is shaped. Budgets are in the configured counter's tokens."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    tail_tokens: int = Field(default=DEFAULT_TAIL_TOKENS, ge=0)
-    threshold: int = Field(default=167_000, gt=0)
-    calibration: Calibration = Field(default_factory=Calibration)
-    """Counter tokens -> context tokens (system prompt, tools, tokenizer); for pre/post."""
-    budgets: Budgets = Field(default_factory=Budgets)
-    transcript_path: str | None = None
-    recovery_tools: tuple[str, ...] = DEFAULT_RECOVERY_TOOLS
-    """Tools whose results are recovered content: dropped, never stored or summarized again."""
-    memory_db: str | None = None
-    """A memory store to recall from for the work in progress (``compactor.memory.attachment``); None: none."""
-    context_tokens: int | None = Field(default=None, ge=1)
-    """The one budget the summary, the tail and the attachments share (None: each only its own):
-    the tail takes at most ``TAIL_SHARE`` of it, the attachments what the summary and tail leave."""
-    cached_messages: int | None = Field(default=None, ge=0)
-    """How many messages (from the start) the prompt cache holds; None: all of them (``compactor.engine.cache``)."""
-
-
-class CompactBoundary(BaseModel):
-    """The boundary marker: a transcript event, never sent to the model."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    trigger: Trigger
-    pre_tokens: int
-    post_tokens: int
-    head_handle: str
-    timestamp: float
-
-
-class CompactionResult(BaseModel):
-    """What ``compact`` returns. On failure ``messages`` are the caller's, unchanged."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    ok: bool
-    boundary: CompactBoundary | None
-    messages: list[Message]
-    state: SessionState
-    report: CompactionReport
-
-    @property
-    def summary_message(self) -> Message | None:
-        return self.messages[0] if self.ok and self.messages else None
 
 
 def merge_instructions(custom: str | None, hook: str | None) -> str | None:
@@ -232,23 +174,6 @@ def failed_result(
     return CompactionResult(ok=False, boundary=None, messages=list(messages), state=state, report=report)
 
 
-def _shared(budgets: Budgets, left: int, *, with_skills: bool) -> Budgets:
-    """``budgets`` cut to what a shared context budget leaves for attachments (at least
-    ``_MIN_ATTACHMENT_TOKENS``): files take it all, or ``_FILES_SHARE`` of it when skills are
-    to be restored too; each file at most ``1 / _FILES_SHOWN`` of its part and each skill half of
-    its part, so that more than one fits; never more than ``budgets`` allow."""
-    left = max(left, _MIN_ATTACHMENT_TOKENS)
-    files = int(left * _FILES_SHARE) if with_skills else left
-    skills = max(1, left - files)
-    return budgets.model_copy(update={
-        "files_total": min(budgets.files_total, files),
-        "file_tokens": min(budgets.file_tokens, max(1, files // _FILES_SHOWN)),
-        "skills_total": min(budgets.skills_total, skills),
-        "skill_tokens": min(budgets.skill_tokens, max(1, skills // 2) if with_skills else skills),
-        "memory_tokens": min(budgets.memory_tokens, left),
-    })
-
-
 def context_entries(out: Sequence[Message], sizes: Sequence[int], *, tail_length: int) -> list[ContextEntry]:
     """The compacted context ``[summary, *tail, *attachments]`` as the report shows it to a person."""
     parts = ["summary"] + ["tail"] * tail_length + ["attachment"] * (len(out) - 1 - tail_length)
@@ -325,7 +250,7 @@ def _compact(
     tail_sizes = _counts(tail, messages, sizes, counter)
 
     # 5. attachments, within what the summary and the tail left of a shared budget.
-    attached = _attachments(
+    attached = restore_attachments(
         snapshot, new_state, tail, summary, history=messages, room=summary_tokens + sum(tail_sizes), opts=opts,
         counter=counter, files=files, batch=batch,
     )
@@ -338,11 +263,7 @@ def _compact(
     # Attachments were counted as rendered (their budgets apply to exactly that text), and a tail
     # message that expanding references left as it was has its count in ``sizes``: not again.
     out_sizes = [summary_tokens, *tail_sizes, *(a.tokens for a in attached.attachments)]
-    if sum(out_sizes) >= sum(sizes):
-        raise CompactionDidNotShrink(
-            f"the compacted context ({sum(out_sizes):,} tokens) would be no smaller than the "
-            f"conversation ({sum(sizes):,} tokens); it was left as it was"
-        )
+    _check_shrinks(out_sizes, sizes)
     post = opts.calibration.tokens(sum(out_sizes))
     report = _report(
         named, summary, out, out_sizes, tail, attached, dedup, sizes=sizes, trigger=trigger, pre=pre, post=post,
@@ -353,6 +274,15 @@ def _compact(
     )
     batch.store_in(store)  # the one transaction; a refusal raises and nothing is dropped
     return CompactionResult(ok=True, boundary=boundary, messages=out, state=new_state, report=report)
+
+
+def _check_shrinks(out_sizes: Sequence[int], sizes: Sequence[int]) -> None:
+    """Raises ``CompactionDidNotShrink`` unless the compacted context is smaller than the conversation."""
+    if sum(out_sizes) >= sum(sizes):
+        raise CompactionDidNotShrink(
+            f"the compacted context ({sum(out_sizes):,} tokens) would be no smaller than the "
+            f"conversation ({sum(sizes):,} tokens); it was left as it was"
+        )
 
 
 def _snapshot_and_clear(state: SessionState) -> tuple[dict[str, ReadFileEntry], SessionState]:
@@ -469,54 +399,6 @@ def _summary_message(summary: Summary, named: _NamedHead, opts: CompactOptions, 
         role="user", content=[*leading, TextBlock(text=summary_text)] if leading else summary_text,
         is_compact_summary=True,
     )
-
-
-def _attachments(
-    snapshot: Mapping[str, ReadFileEntry],
-    new_state: SessionState,
-    tail: list[Message],
-    summary: Summary,
-    *,
-    history: Sequence[Message],
-    room: int,
-    opts: CompactOptions,
-    counter: TokenCounter,
-    files: FileSource,
-    batch: StoreBatch,
-) -> AttachmentSet:
-    """Step 5: the attachments, and the memories recalled when a memory store is configured.
-
-    Under a shared budget they get what the summary and the tail (``room`` tokens) left of it.
-
-    Raises:
-        Whatever the store raises when it refuses a cut tail (fail closed).
-    """
-    budgets = opts.budgets
-    if opts.context_tokens is not None:
-        budgets = _shared(
-            budgets, opts.context_tokens - room, with_skills=bool(new_state.skills.get(new_state.agent_id))
-        )
-    current_work = "\n".join(summary.sections.get(t, "") for t in SECTION_TITLES[-2:]).strip() or summary.text
-    attached: AttachmentSet = build_attachments(
-        snapshot,
-        new_state,
-        tail,
-        budgets=budgets,
-        counter=counter,
-        store=batch,
-        files=files,
-        cwd=new_state.cwd,
-        history=history,
-        current_work=current_work,
-    )
-    if opts.memory_db is not None:
-        recalled = build_memory_attachment(
-            opts.memory_db, history=history, current_work=current_work, budget=budgets.memory_tokens,
-            counter=counter, store=batch,
-        )
-        attached.attachments.extend(recalled.attachments)
-        attached.skipped.extend(recalled.skipped)
-    return attached
 
 
 def _close_state(new_state: SessionState, ledger: SessionLedger) -> DedupReport:

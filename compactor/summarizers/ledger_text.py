@@ -458,8 +458,19 @@ def session_start_text(
     """
     if ledger.is_empty:
         return None
+    sections = _session_start_sections(
+        ledger, cwd=cwd, known=summary or "", kept_paths=kept_paths, read_handles=read_handles or {}
+    )
+    intro = ("The session's ledger, kept by compactor across compactions: facts of the whole session "
+             "that a summary may leave out.")
+    return _fit_sections(intro, sections, budget=budget, listing=listing)
+
+
+def _session_start_sections(
+    ledger: SessionLedger, *, cwd: str | None, known: str, kept_paths: frozenset[str], read_handles: dict[str, str]
+) -> list[tuple[str, list[str]]]:
+    """``session_start_text``'s sections in order, each fact left out that ``known`` already holds."""
     text_of = LedgerText(ledger, ledger, cwd=cwd, cite=lambda _s, h: "", count=len)
-    known = summary or ""
 
     def new(fact: str) -> bool:
         return not known or fact not in known
@@ -486,14 +497,16 @@ def session_start_text(
     ]))
     sections.append(("Errors and what resolved them", text_of.errors(6)))
     reads = [p for p in paths if any(a.startswith("read") for a in p.actions) and p.path not in kept_paths]
-    handles = read_handles or {}
     beyond = reads[_CLAUDE_CODE_FILES : _CLAUDE_CODE_FILES + _UNATTACHED_FILES]
     sections.append(("Recently read files Claude Code did not attach again", [
-        f"- {text_of.rel(p.path)}" + (f" (stored read: {marker(handles[p.path])})" if p.path in handles else "")
+        f"- {text_of.rel(p.path)}" + (f" (stored read: {marker(read_handles[p.path])})" if p.path in read_handles else "")
         for p in beyond
     ]))
-    intro = ("The session's ledger, kept by compactor across compactions: facts of the whole session "
-             "that a summary may leave out.")
+    return sections
+
+
+def _fit_sections(intro: str, sections: list[tuple[str, list[str]]], *, budget: int, listing: str | None) -> str:
+    """``intro`` and the sections' lines that fit in ``budget`` characters, with a count of the rest."""
     out = [intro]
     left = budget - len(intro) - 1
     skipped = 0
