@@ -23,8 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import ccr
 from _common import Figure, interleaved
+
+import ccr
 from attachments import Budgets, DiskFiles, build_attachments
 from compactor.core.session import InvokedSkill, ReadFileEntry, SessionState
 from compactor.core.tokens import TiktokenCounter, block_texts

@@ -56,7 +56,7 @@ class _FakeModel:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802 - the http.server hook name
+            def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 stopping.wait(latency_seconds)
                 payload = json.dumps({
@@ -70,7 +70,7 @@ class _FakeModel:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's signature
+            def log_message(self, format: str, *args: Any) -> None:
                 return
 
         class Server(ThreadingHTTPServer):
@@ -103,9 +103,9 @@ def _closed_port() -> int:
 def _orchestrator(folder: Path, name: str, base_url: str | None) -> Any:
     from ccr import open_store
     from compactor.core.config import load_settings
+    from compactor.core.tokens import RoughCounter
     from compactor.engine.orchestrator import Orchestrator
     from compactor.summarizers.openai import OpenAISummarizer
-    from compactor.core.tokens import RoughCounter
 
     settings = load_settings(env={}, overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 2_000})
     summarizer = None if base_url is None else OpenAISummarizer(

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 from _common import Figure, timed
+
 from ccr import PutRequest, handle_for, open_store
 
 RECORD_BYTES = 4096
@@ -109,7 +110,7 @@ def bench_get(path: Path, handles: list[str], rounds: int) -> float:
 
 def transcript_mib(target: int = 1 << 20) -> bytes:
     rng = random.Random(3)
-    words = "read file parser error test build commit diff session tool result agent".split()
+    words = ["read", "file", "parser", "error", "test", "build", "commit", "diff", "session", "tool", "result", "agent"]
     lines: list[str] = []
     size = 0
     i = 0

@@ -28,15 +28,15 @@ from __future__ import annotations
 
 import hashlib
 import random
-
 from pathlib import Path
 
 from _common import REPO, Figure, interleaved, main, missing, session_name, shared_sessions, timed
+
 from compactor.claude_code.transcript import read_transcript
-from compactor.core.messages import ToolResultBlock
 from compactor.core.config import DedupSettings
-from compactor.engine.dedup import Deduper, djb2
+from compactor.core.messages import ToolResultBlock
 from compactor.core.session import DedupState
+from compactor.engine.dedup import Deduper, djb2
 
 LONG_FIXTURE = REPO / "fixtures" / "sessions" / "long.jsonl"
 RESULTS = 1_000

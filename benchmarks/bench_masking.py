@@ -39,14 +39,14 @@ from _common import REPO, SHARED_TRANSCRIPTS, Figure, interleaved, main, shared_
 
 from attachments import RecordedFiles
 from ccr import open_store
-from compactor.core.config import load_settings
-from compactor.core.messages import Message
-from compactor.engine.orchestrator import Orchestrator
-from compactor.summarizers.prompts import typed
-from compactor.engine.survival import head_facts
-from compactor.engine.dedup import without_result_id
 from compactor.claude_code.replay import ReplayReport, replay
 from compactor.claude_code.transcript import read_transcript
+from compactor.core.config import load_settings
+from compactor.core.messages import Message
+from compactor.engine.dedup import without_result_id
+from compactor.engine.orchestrator import Orchestrator
+from compactor.engine.survival import head_facts
+from compactor.summarizers.prompts import typed
 
 LONG_FIXTURE = REPO / "fixtures" / "sessions" / "long.jsonl"
 

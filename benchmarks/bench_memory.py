@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import random
 import sqlite3
 import statistics
@@ -34,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from _common import Figure, timed
+
 from compactor.core.tokens import TiktokenCounter
 from compactor.memory import MemoryDB, open_memory
 
@@ -178,7 +180,7 @@ def main() -> None:
         per_query = {size: t / len(QUERIES) for size, t in recall.items()}
         for size in SIZES:
             print(f"recall at {size:>7,} memories: {per_query[size] * 1000:8.2f} ms per query (median)")
-        for small, large in zip(SIZES, SIZES[1:], strict=False):
+        for small, large in itertools.pairwise(SIZES):
             step = per_query[large] / per_query[small]
             print(f"recall growth {small:,} -> {large:,}: x{step:.2f} (linear: x{large // small})")
         growth = per_query[SIZES[-1]] / per_query[SIZES[0]]

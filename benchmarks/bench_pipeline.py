@@ -31,13 +31,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from _common import REPO, Figure, main, missing, session_name, shared_sessions, timed
+
 from ccr import open_store
+from compactor.claude_code.replay import _Replay, replay, replay_transcript
+from compactor.claude_code.transcript import Transcript, read_transcript
 from compactor.core.config import Settings, load_settings
+from compactor.core.tokens import TiktokenCounter, block_texts
 from compactor.engine.orchestrator import Orchestrator
 from compactor.engine.pipeline import CompactionResult
-from compactor.claude_code.replay import _Replay, replay, replay_transcript
-from compactor.core.tokens import TiktokenCounter, block_texts
-from compactor.claude_code.transcript import Transcript, read_transcript
 
 LONG_FIXTURE = REPO / "fixtures" / "sessions" / "long.jsonl"
 

@@ -40,9 +40,9 @@ from typing import Any
 from _common import REPO, Figure, main, missing, shared_sessions
 
 from compactor.claude_code.hooks import SESSION_START_MAX_CHARS
+from compactor.claude_code.transcript import read_transcript
 from compactor.core.messages import Message
 from compactor.engine.survival import context_retention, head_facts
-from compactor.claude_code.transcript import read_transcript
 
 PLUGIN = REPO / "plugin"
 KINDS = ("paths", "commands", "user_messages")

@@ -33,8 +33,8 @@ SUMMARY_CHARS = 20_000
 
 def _replay(session: Path, folder: Path, *, at: str, pct: float | None) -> Any:
     import ccr
-    from compactor.core.config import load_settings
     from compactor.claude_code.replay import replay
+    from compactor.core.config import load_settings
     from compactor.summarizers import make_summarizer
 
     overrides: dict[str, object] = {} if pct is None else {"policy.autocompact_pct": pct}

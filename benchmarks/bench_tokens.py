@@ -19,12 +19,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from _common import REPO, Figure, interleaved, largest_transcript, main, missing, session_name
+
 from ccr import open_store
+from compactor.claude_code.transcript import read_transcript
 from compactor.core.config import load_settings
 from compactor.core.messages import ContentBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from compactor.engine.orchestrator import Orchestrator
 from compactor.core.tokens import TiktokenCounter
-from compactor.claude_code.transcript import read_transcript
+from compactor.engine.orchestrator import Orchestrator
 
 LONG_FIXTURE = REPO / "fixtures" / "sessions" / "long.jsonl"
 SMALL, LARGE = 1_000, 8_000

@@ -14,8 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from _common import REPO, Figure, interleaved, main, missing, session_name, shared_sessions
-from compactor.core.tokens import TiktokenCounter, block_texts
+
 from compactor.claude_code.transcript import read_transcript
+from compactor.core.tokens import TiktokenCounter, block_texts
 
 NAME = "read + count / tokenize"
 LONG_FIXTURE = REPO / "fixtures" / "sessions" / "long.jsonl"

@@ -27,8 +27,8 @@ import tempfile
 from pathlib import Path
 
 import tiktoken.registry
-
 from _common import REPO, Figure, main, missing, shared_sessions, timed
+
 from ccr import tokens as ccr_tokens
 from compactor.tune import LocalExecutor, ResultCache, SearchSpace, WorkerCache, jobs, load_space, run_tune
 

@@ -78,7 +78,15 @@ from _common import Figure, missing, print_figures, shared_sessions, timed
 from make_corpus import make_corpus
 
 from compactor.tune import (
-    Executor, Job, LocalExecutor, SearchSpace, SessionResult, TuneResults, WorkerCache, run_job, run_tune,
+    Executor,
+    Job,
+    LocalExecutor,
+    SearchSpace,
+    SessionResult,
+    TuneResults,
+    WorkerCache,
+    run_job,
+    run_tune,
 )
 
 SESSIONS, TRIALS, PAIRS = 8, 8, 2

@@ -26,19 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from attachments import RecordedFiles, reread_coverage
 from ccr import PutRequest, Store
-from compactor.core.calibration import MAX_PLAUSIBLE_OVERHEAD, Calibration, fit_calibration
-from compactor.core.config import Settings
-from compactor.core.messages import Message, ToolResultBlock, ToolUseBlock
-from compactor.engine.orchestrator import Orchestrator
-from compactor.core.errors import CompactorError, SessionNotFound
-from compactor.engine.pipeline import CompactionResult, failed_result
-from compactor.engine.policy import auto_compact_threshold
-from compactor.engine.report import CompactionReport, DroppedSpan, MaskingReport, TranscriptSegment, Trigger
-from compactor.core.ledger import LEDGER_KEY
 from compactor.claude_code.restore import SEGMENT_KEY, segment_request
-from compactor.core.session import SessionState
-from compactor.summarizers import Summarizer
-from compactor.core.tokens import TokenCounter
 from compactor.claude_code.transcript import (
     FileEdit,
     FileRead,
@@ -54,6 +42,18 @@ from compactor.claude_code.transcript import (
     refuse_overwriting,
     write_transcript,
 )
+from compactor.core.calibration import MAX_PLAUSIBLE_OVERHEAD, Calibration, fit_calibration
+from compactor.core.config import Settings
+from compactor.core.errors import CompactorError, SessionNotFound
+from compactor.core.ledger import LEDGER_KEY
+from compactor.core.messages import Message, ToolResultBlock, ToolUseBlock
+from compactor.core.session import SessionState
+from compactor.core.tokens import TokenCounter
+from compactor.engine.orchestrator import Orchestrator
+from compactor.engine.pipeline import CompactionResult, failed_result
+from compactor.engine.policy import auto_compact_threshold
+from compactor.engine.report import CompactionReport, DroppedSpan, MaskingReport, TranscriptSegment, Trigger
+from compactor.summarizers import Summarizer
 
 __all__ = ["ReplayAt", "ReplayReport", "ReplayTotals", "replay", "replay_transcript"]
 

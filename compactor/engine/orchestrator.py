@@ -39,21 +39,21 @@ from typing import TYPE_CHECKING, Any, Self
 
 from attachments import DiskFiles, FileSource, StalenessWatcher
 from ccr import PutRequest, Retrieval, Store, open_store
-from compactor.engine.cache import PromptCache, message_time, prefix_effect
+from ccr.recovery import recover
+from compactor.claude_code.transcript import StateBuilder
 from compactor.core.calibration import Calibration
 from compactor.core.config import Settings, context_budget, load_settings
+from compactor.core.errors import CompactionDisabled
+from compactor.core.messages import Message, ToolResultBlock
+from compactor.core.session import SessionState
+from compactor.core.tokens import CachedCounter, MessageTally, TokenCounter, make_counter
+from compactor.engine.cache import PromptCache, message_time, prefix_effect
 from compactor.engine.dedup import Deduper
 from compactor.engine.masking import Masker, masking_decision
-from compactor.core.messages import Message, ToolResultBlock
-from compactor.core.errors import CompactionDisabled
 from compactor.engine.pipeline import CompactionResult, CompactOptions, compact, failed_result, head_and_tail
 from compactor.engine.policy import CompactionTracker, Decision, auto_compact_threshold, should_compact
-from ccr.recovery import recover
 from compactor.engine.report import MaskingReport, Trigger
-from compactor.core.session import SessionState
 from compactor.summarizers import Summarizer, make_summarizer
-from compactor.core.tokens import CachedCounter, MessageTally, TokenCounter, make_counter
-from compactor.claude_code.transcript import StateBuilder
 
 if TYPE_CHECKING:
     from compactor.summarizers.background import BackgroundSummaries
@@ -519,7 +519,7 @@ class Orchestrator:
         *,
         query: str | None = None,
         lines: tuple[int, int] | None = None,
-        bytes: tuple[int, int] | None = None,  # noqa: A002 - the contract's name
+        bytes: tuple[int, int] | None = None,
     ) -> Retrieval:
         """Bring back what a handle names: exactly, by query, or by line/byte range.
 
