@@ -66,9 +66,9 @@ def test_no_two_error_classes_of_the_packages_share_a_name() -> None:
     by_name: dict[str, dict[int, type[BaseException]]] = {}
     for name in _every_module():
         for value in vars(importlib.import_module(name)).values():
-            if inspect.isclass(value) and issubclass(value, BaseException):
-                if value.__module__.split(".")[0] in PACKAGES:
-                    by_name.setdefault(value.__name__, {})[id(value)] = value
+            ours = inspect.isclass(value) and value.__module__.split(".")[0] in PACKAGES
+            if ours and issubclass(value, BaseException):
+                by_name.setdefault(value.__name__, {})[id(value)] = value
     shared = {name: classes for name, classes in by_name.items() if len(classes) > 1}
     assert not shared, {name: sorted(c.__module__ for c in classes.values()) for name, classes in shared.items()}
 
