@@ -35,7 +35,7 @@ from ccr._sqlite_read import (
     read_stats,
     store_failure,
 )
-from ccr.errors import BudgetExceeded, CCRError, HandleNotFound, StoreError
+from ccr.errors import BudgetExceeded, HandleNotFound, StoreError
 from ccr.handles import handle_for
 from ccr.objects import Currentness, Lifecycle, StoredObject, content_hash, object_id
 from ccr.records import Record, RecordFilter, StoreStats
@@ -409,7 +409,7 @@ def _record_from_row(row: tuple[Any, ...]) -> Record:
     )
 
 
-def _translate(exc: sqlite3.Error, path: Path) -> CCRError:
+def _translate(exc: sqlite3.Error, path: Path) -> BudgetExceeded | StoreError:
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None and code & 0xFF == sqlite3.SQLITE_FULL:
         if disk_free(path) < DISK_FULL_BYTES:

@@ -2,40 +2,47 @@
 
 ::
 
-    CCRError                         root of every ccr error
+    CCRError                         root of ccr's own errors
     ├── InvalidHandle (UsageError)   a reference has a shape no handle has (exit 2)
     │   └── InvalidSelector          a ccr:// field path selects nothing (exit 2)
-    ├── InvalidRequest (shared)      bad range, query, object type or state (exit 2)
-    │   └── UnknownObjectType        a typed object's type is not in the closed set
+    ├── UnknownObjectType (InvalidRequest)  a typed object's type is not in the closed set (exit 2)
     ├── OutputRefused (UsageError)   an output path would destroy a database, an input or a device (exit 2)
     ├── StoreConfigError (ConfigError)  bad budget value, e.g. COMPACTOR_CCR_MAX_BYTES (exit 2)
-    ├── InputError                   the command line's input cannot be read (exit 65)
-    │   ├── InputNotFound (shared)   the input file does not exist (exit 66)
-    │   └── ArchiveInvalid           an archive to import is not a ccr archive or is cut short
+    ├── ArchiveInvalid (InputError)  an archive to import is not a ccr archive or is cut short (exit 65)
     ├── HandleNotFound (runtime)     a well-formed handle the store does not hold (exit 66)
     ├── BudgetExceeded (runtime)     the store is full and refuses the record (exit 73)
-    ├── OutputWriteFailed (shared)   an output file (an archive) could not be written (exit 73)
-    └── StoreError (shared)          the store could not be opened, read or written (exit 73)
-        ├── DiskFull                 the disk holding the store has no space left (not the budget)
-        ├── UnsafeStorePath (shared) the path is a symlink, not a regular file, or was swapped
-        ├── NotAStore (shared)       the file is not a ccr store (another file or database)
-        ├── DamagedFile              SQLite finds the store file itself damaged (exit 65)
-        └── CorruptRecord            stored bytes no longer hash to their handle (exit 65)
-            └── RecordsLost          ``ccr repair`` could not salvage some records (exit 65)
+    ├── DiskFull (StoreError)        the disk holding the store has no space left (not the budget)
+    ├── DamagedFile (StoreError)     SQLite finds the store file itself damaged (exit 65)
+    └── CorruptRecord (StoreError)   stored bytes no longer hash to their handle (exit 65)
+        └── RecordsLost              ``ccr repair`` could not salvage some records (exit 65)
 
-Usage mistakes (the caller asked for something invalid) are also
-``UsageError``; everything that failed while running is also a
-``CompactorRuntimeError``. "(shared)" marks a class that also derives from
-the concept of that name in ``ccr.root_errors`` (``OutputWriteFailed`` from
-``OutputWriteError``), so that ``except InputNotFound`` (or ``StoreError``,
-...) catches ccr's errors of that kind and the other packages' alike. Each class has a stable ``error_id`` and
-``exit_code`` for the command line.
+The shared concepts ccr raises are ``ccr.root_errors``' classes, re-exported
+here as themselves (not subclasses): ``InvalidRequest`` (bad range, query or
+state, exit 2), ``InputError`` (the command line's input cannot be read,
+exit 65), ``InputNotFound`` (exit 66), ``OutputWriteFailed`` (the name ccr
+gives ``OutputWriteError``, exit 73), ``StoreError`` (the store could not be
+opened, read or written, exit 73), ``UnsafeStorePath`` and ``NotAStore``.
+``except StoreError`` (or ``InputNotFound``, ...) catches ccr's and the other
+packages' alike, and ``except CompactorError`` catches everything ccr raises;
+``CCRError`` catches only ccr's own concepts. Each class has a stable
+``error_id`` and ``exit_code`` for the command line.
 """
 
 from __future__ import annotations
 
-from ccr import root_errors
-from ccr.root_errors import CompactorError, CompactorRuntimeError, ConfigError, UsageError
+from ccr.root_errors import (
+    CompactorError,
+    CompactorRuntimeError,
+    ConfigError,
+    InputError,
+    InputNotFound,
+    InvalidRequest,
+    NotAStore,
+    StoreError,
+    UnsafeStorePath,
+    UsageError,
+)
+from ccr.root_errors import OutputWriteError as OutputWriteFailed
 
 __all__ = [
     "ArchiveInvalid",
@@ -62,7 +69,7 @@ __all__ = [
 
 
 class CCRError(CompactorError):
-    """Root of every error raised by the recovery store."""
+    """Root of the recovery store's own errors (the shared concepts it raises are not ``CCRError``)."""
 
     error_id = "ccr_error"
     exit_code = 1
@@ -81,17 +88,11 @@ class InvalidSelector(InvalidHandle):
     error_id = "ccr_invalid_selector"
 
 
-class InvalidRequest(CCRError, root_errors.InvalidRequest):
-    """A request is malformed: a bad range, an empty query, an unknown state."""
-
-    error_id = "ccr_invalid_request"
-    exit_code = 2
-
-
-class UnknownObjectType(InvalidRequest):
+class UnknownObjectType(CCRError, InvalidRequest):
     """A typed object names a type outside the closed set."""
 
     error_id = "ccr_unknown_object_type"
+    exit_code = 2
 
 
 class OutputRefused(CCRError, UsageError):
@@ -111,24 +112,11 @@ class StoreConfigError(CCRError, ConfigError):
     exit_code = 2
 
 
-class InputError(CCRError, CompactorRuntimeError):
-    """The input given to the command line cannot be read."""
-
-    error_id = "ccr_input_unreadable"
-    exit_code = 65
-
-
-class InputNotFound(InputError, root_errors.InputNotFound):
-    """The input file given to the command line does not exist."""
-
-    error_id = "ccr_input_not_found"
-    exit_code = 66
-
-
-class ArchiveInvalid(InputError):
+class ArchiveInvalid(CCRError, InputError):
     """An archive given to ``ccr import`` is not a ccr archive, or is damaged or cut short."""
 
     error_id = "ccr_archive_invalid"
+    exit_code = 65
 
 
 class HandleNotFound(CCRError, CompactorRuntimeError):
@@ -145,46 +133,21 @@ class BudgetExceeded(CCRError, CompactorRuntimeError):
     exit_code = 73
 
 
-class OutputWriteFailed(CCRError, root_errors.OutputWriteError):
-    """An output file could not be written (a read-only folder, a full disk); nothing took its name."""
-
-    error_id = "output_write_failed"
-    exit_code = 73
-
-
-class StoreError(CCRError, root_errors.StoreError):
-    """The store could not be opened, read or written."""
-
-    error_id = "ccr_store_error"
-    exit_code = 73
-
-
-class DiskFull(StoreError):
+class DiskFull(CCRError, StoreError):
     """The file system holding the store has no space left; the store's byte budget is not the cause."""
 
     error_id = "ccr_disk_full"
+    exit_code = 73
 
 
-class UnsafeStorePath(StoreError, root_errors.UnsafeStorePath):
-    """The store path is a symlink or not a regular file, or changed while opening."""
-
-    error_id = "ccr_unsafe_path"
-
-
-class NotAStore(StoreError, root_errors.NotAStore):
-    """The store path names a file that is not a ccr store; it was left as it was."""
-
-    error_id = "ccr_not_a_store"
-
-
-class DamagedFile(StoreError):
+class DamagedFile(CCRError, StoreError):
     """SQLite reports the store file itself damaged ("malformed"): bad data, as a corrupt record is."""
 
     error_id = "ccr_damaged_file"
     exit_code = 65
 
 
-class CorruptRecord(StoreError):
+class CorruptRecord(CCRError, StoreError):
     """A stored record's bytes no longer hash to its handle."""
 
     error_id = "ccr_corrupt_record"

@@ -24,9 +24,10 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
-from ccr import CCRError, Store
+from ccr import Store
 from ccr._conversation import message_of, render_rows
 from ccr.retrieval import Retrieval, notice_text
+from ccr.root_errors import CompactorError
 from ccr.tokens import TextCounter
 
 __all__ = [
@@ -146,12 +147,12 @@ def recover(store: Store, tool_input: dict[str, Any], *, counter: TextCounter | 
         return RecoveryAnswer(content="give at most one of 'query', 'lines' and 'bytes'", is_error=True)
     try:
         found = store.retrieve(request.handle, query=request.query, lines=request.lines, byte_range=request.bytes_)
-    except CCRError as exc:
+    except CompactorError as exc:  # ccr's own errors and the shared concepts it raises (StoreError, ...)
         return RecoveryAnswer(content=f"{exc.error_id}: {exc}", is_error=True)
     notice = notice_text(found, query=request.query)  # no match, no units, or past the end
     try:
         return RecoveryAnswer(content=_answer_text(store, found, request, counter, notice))
-    except CCRError as exc:  # the original could not be read again to name a long line's bytes
+    except CompactorError as exc:  # the original could not be read again to name a long line's bytes
         return RecoveryAnswer(content=f"{exc.error_id}: {exc}", is_error=True)
 
 

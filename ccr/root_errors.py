@@ -8,7 +8,8 @@
     │   └── InvalidRequest          a malformed request: a bad id, range, query or limit
     └── CompactorRuntimeError       valid request, failed while running
         ├── OutputWriteError        an output file could not be written (exit 73)
-        ├── InputNotFound           an input file does not exist (exit 66)
+        ├── InputError              an input cannot be read (exit 65)
+        │   └── InputNotFound       an input file does not exist, or stdin is closed (exit 66)
         ├── InputInvalid            an input is not what it must be, e.g. not UTF-8 (exit 65)
         └── StoreError              a store could not be opened, read or written (exit 73)
             ├── UnsafeStorePath     the store path is a symlink or not a regular file
@@ -17,12 +18,12 @@
 It lives in ``ccr``, the lowest package, so that every package's errors
 derive from it and ``except compactor.CompactorError`` (the same class,
 re-exported by ``compactor`` and ``compactor.core.errors``) catches every
-error any package raises on purpose. A package that reports a shared
-concept under its own ``error_id`` subclasses the concept and its package's
-root (``ccr.errors.StoreError`` is a ``CCRError`` and a ``StoreError``), so
-the concept catches it whichever package raised it. Each class carries a
-stable ``error_id`` that the command lines print to stderr, and an
-``exit_code`` they exit with.
+error any package raises on purpose. Each concept here is one class: a
+package that raises it re-exports this very class (``ccr.errors.StoreError``
+and ``compactor.memory.errors.StoreError`` are ``StoreError``), so the
+concept has one ``error_id`` whichever package raised it, and the message
+says which store or input it was. Each class carries a stable ``error_id``
+that the command lines print to stderr, and an ``exit_code`` they exit with.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "CompactorError",
     "CompactorRuntimeError",
     "ConfigError",
+    "InputError",
     "InputInvalid",
     "InputNotFound",
     "InvalidRequest",
@@ -81,7 +83,14 @@ class OutputWriteError(CompactorRuntimeError):
     exit_code = 73
 
 
-class InputNotFound(CompactorRuntimeError):
+class InputError(CompactorRuntimeError):
+    """An input given to a command line (a file, stdin) cannot be read."""
+
+    error_id = "input_unreadable"
+    exit_code = 65
+
+
+class InputNotFound(InputError):
     """An input file does not exist or cannot be opened (or stdin is closed)."""
 
     error_id = "input_not_found"

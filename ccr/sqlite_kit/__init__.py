@@ -13,6 +13,7 @@ Shared by the recovery store (``ccr._sqlite``) and the memory database
   read-only media.
 
 Nothing is imported here, so that the file rules load without ``sqlite3``.
-Errors are ccr's (``ccr.errors``); a caller with its own error classes
-translates them at its boundary.
+Errors are the shared store concepts (``ccr.root_errors``: ``StoreError``,
+``UnsafeStorePath``, ``NotAStore``), the same classes for every caller; the
+messages name the schema's kind of file, so nothing needs translating.
 """

@@ -20,7 +20,7 @@ import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
-from ccr.errors import StoreError
+from ccr.root_errors import StoreError
 from ccr.sqlite_kit.files import check_identity, check_readable_file, file_size, prepare_file, tighten_modes
 from ccr.sqlite_kit.migrations import Schema, apply_migrations, check_tables, current_version, newer_schema, retry_busy
 
@@ -42,19 +42,19 @@ def open_writable(path: Path, schema: Schema) -> sqlite3.Connection:
         StoreError: the file cannot be created, could not switch to WAL, or is of a newer schema.
         sqlite3.Error: SQLite failed (the connection is closed); the caller says what that means.
     """
-    identity = prepare_file(path)
+    identity = prepare_file(path, kind=schema.kind)
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         retry_busy(lambda: conn.execute("PRAGMA schema_version").fetchone())
-        check_identity(path, identity)
+        check_identity(path, identity, kind=schema.kind)
         retry_busy(lambda: check_tables(conn, path, schema))
         mode = retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
         if str(mode).lower() != "wal":
             raise StoreError(f"{schema.noun} {path} could not switch to WAL (got {mode})")
         conn.execute("PRAGMA synchronous = FULL")
         apply_migrations(conn, schema, path)
-        tighten_modes(path)
+        tighten_modes(path, kind=schema.kind)
     except BaseException:
         conn.close()
         raise
@@ -74,7 +74,7 @@ def open_read_only(path: Path, schema: Schema) -> tuple[sqlite3.Connection, int]
             unreadable, or it is of a newer schema.
         sqlite3.Error: SQLite failed (the connection is closed); the caller says what that means.
     """
-    check_readable_file(path)
+    check_readable_file(path, kind=schema.kind)
     conn = _connect_read_only(path, lambda c, p: check_tables(c, p, schema), what=schema.noun)
     try:
         version = current_version(conn)

@@ -15,7 +15,7 @@ import os
 import stat
 from pathlib import Path
 
-from ccr.errors import NotAStore, StoreError, UnsafeStorePath
+from ccr.root_errors import NotAStore, StoreError, UnsafeStorePath
 
 __all__ = [
     "SIDECARS",
@@ -36,13 +36,14 @@ FileIdentity = tuple[int, int]
 """``(st_dev, st_ino)`` of the validated database file."""
 
 
-def prepare_file(path: Path) -> FileIdentity:
+def prepare_file(path: Path, *, kind: str = "ccr store") -> FileIdentity:
     """Create (if needed) and validate a database file for writing; return its identity.
 
     Creates a missing parent directory with mode 0700 and a missing file with
     mode 0600. A non-empty file that is not SQLite is refused before anything
     about it changes; an existing file is tightened only once it has proved
-    to be one of ours (``tighten_modes``). Messages call it "store" for every database.
+    to be one of ours (``tighten_modes``). Messages name the file a ``kind`` ("ccr store",
+    "memory store"), so that they say which database it was.
 
     Raises:
         UnsafeStorePath: the path or a sidecar is a symlink or not a regular file.
@@ -55,33 +56,35 @@ def prepare_file(path: Path) -> FileIdentity:
             parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.chmod(parent, 0o700)
         if not parent.is_dir():
-            raise UnsafeStorePath(f"store directory is not a directory: {parent}")
+            raise UnsafeStorePath(f"{kind} directory is not a directory: {parent}")
     except OSError as exc:
-        raise StoreError(f"cannot create store directory {parent}: {exc.strerror or exc}") from exc
+        raise StoreError(f"cannot create {kind} directory {parent}: {exc.strerror or exc}") from exc
     for candidate in (path, *(_sidecar(path, s) for s in SIDECARS)):
-        _refuse_unsafe(candidate)
+        _refuse_unsafe(candidate, kind)
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags, 0o600)
     except OSError as exc:
         if _is_symlink(path):
-            raise UnsafeStorePath(f"store path is a symlink: {path}") from exc
-        raise StoreError(f"cannot open store file {path}: {exc.strerror or exc}") from exc
+            raise UnsafeStorePath(f"{kind} path is a symlink: {path}") from exc
+        raise StoreError(f"cannot open {kind} file {path}: {exc.strerror or exc}") from exc
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise UnsafeStorePath(f"store path is not a regular file: {path}")
+            raise UnsafeStorePath(f"{kind} path is not a regular file: {path}")
         if st.st_size and os.pread(fd, len(SQLITE_HEADER), 0) != SQLITE_HEADER:
-            raise NotAStore(f"{path} is not a ccr store (not an SQLite database); left unchanged")
+            raise NotAStore(f"{path} is not a {kind} (not an SQLite database); left unchanged")
         return (st.st_dev, st.st_ino)
     except OSError as exc:
-        raise StoreError(f"cannot secure store file {path}: {exc.strerror or exc}") from exc
+        raise StoreError(f"cannot secure {kind} file {path}: {exc.strerror or exc}") from exc
     finally:
         os.close(fd)
 
 
-def check_readable_file(path: Path) -> FileIdentity:
+def check_readable_file(path: Path, *, kind: str = "ccr store") -> FileIdentity:
     """Validate an existing database file for reading only; nothing is created or changed.
+
+    ``kind`` is as ``prepare_file``'s.
 
     Raises:
         UnsafeStorePath: the path or a sidecar is a symlink or not a regular file.
@@ -89,29 +92,29 @@ def check_readable_file(path: Path) -> FileIdentity:
         StoreError: the file does not exist or cannot be read.
     """
     for candidate in (path, *(_sidecar(path, s) for s in SIDECARS)):
-        _refuse_unsafe(candidate)
+        _refuse_unsafe(candidate, kind)
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
     except OSError as exc:
         if _is_symlink(path):
-            raise UnsafeStorePath(f"store path is a symlink: {path}") from exc
-        raise StoreError(f"cannot read store file {path}: {exc.strerror or exc}") from exc
+            raise UnsafeStorePath(f"{kind} path is a symlink: {path}") from exc
+        raise StoreError(f"cannot read {kind} file {path}: {exc.strerror or exc}") from exc
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise UnsafeStorePath(f"store path is not a regular file: {path}")
+            raise UnsafeStorePath(f"{kind} path is not a regular file: {path}")
         if os.pread(fd, len(SQLITE_HEADER), 0) != SQLITE_HEADER:
-            raise NotAStore(f"{path} is not a ccr store (not an SQLite database); left unchanged")
+            raise NotAStore(f"{path} is not a {kind} (not an SQLite database); left unchanged")
         return (st.st_dev, st.st_ino)
     except OSError as exc:
-        raise StoreError(f"cannot read store file {path}: {exc.strerror or exc}") from exc
+        raise StoreError(f"cannot read {kind} file {path}: {exc.strerror or exc}") from exc
     finally:
         os.close(fd)
 
 
-def check_identity(path: Path, expected: FileIdentity) -> None:
-    """Confirm the path still names the validated file, and SQLite opened that file.
+def check_identity(path: Path, expected: FileIdentity, *, kind: str = "ccr store") -> None:
+    """Confirm the path still names the validated file, and SQLite opened that file (``kind`` as ``prepare_file``'s).
 
     Raises:
         UnsafeStorePath: the path was replaced, or an open descriptor for it
@@ -120,16 +123,16 @@ def check_identity(path: Path, expected: FileIdentity) -> None:
     try:
         st = os.stat(path, follow_symlinks=False)
     except OSError as exc:
-        raise UnsafeStorePath(f"store file vanished while opening: {path}") from exc
+        raise UnsafeStorePath(f"{kind} file vanished while opening: {path}") from exc
     if stat.S_ISLNK(st.st_mode) or (st.st_dev, st.st_ino) != expected:
-        raise UnsafeStorePath(f"store file was replaced while opening: {path}")
+        raise UnsafeStorePath(f"{kind} file was replaced while opening: {path}")
     for identity in _open_descriptors_for(path):
         if identity != expected:
-            raise UnsafeStorePath(f"store file was replaced while opening: {path}")
+            raise UnsafeStorePath(f"{kind} file was replaced while opening: {path}")
 
 
-def tighten_modes(path: Path) -> None:
-    """Make the database file and its existing sidecars 0600, refusing unsafe sidecars.
+def tighten_modes(path: Path, *, kind: str = "ccr store") -> None:
+    """Make the database file and its existing sidecars 0600, refusing unsafe sidecars (``kind`` as ``prepare_file``'s).
 
     Called once the file has proved to be one of ours, so that another program's
     file is never changed.
@@ -139,7 +142,7 @@ def tighten_modes(path: Path) -> None:
     """
     for suffix in ("", *SIDECARS):
         sidecar = _sidecar(path, suffix)
-        _refuse_unsafe(sidecar)
+        _refuse_unsafe(sidecar, kind)
         try:
             st = os.stat(sidecar, follow_symlinks=False)
             if st.st_mode & 0o077 and st.st_uid == os.geteuid():
@@ -161,7 +164,7 @@ def _is_symlink(path: Path) -> bool:
         return False
 
 
-def _refuse_unsafe(path: Path) -> None:
+def _refuse_unsafe(path: Path, kind: str) -> None:
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -169,9 +172,9 @@ def _refuse_unsafe(path: Path) -> None:
     except OSError as exc:
         raise StoreError(f"cannot inspect {path}: {exc.strerror or exc}") from exc
     if stat.S_ISLNK(st.st_mode):
-        raise UnsafeStorePath(f"refusing symlinked store path: {path}")
+        raise UnsafeStorePath(f"refusing symlinked {kind} path: {path}")
     if not stat.S_ISREG(st.st_mode):
-        raise UnsafeStorePath(f"refusing non-regular store path: {path}")
+        raise UnsafeStorePath(f"refusing non-regular {kind} path: {path}")
 
 
 def _open_descriptors_for(path: Path) -> list[FileIdentity]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from ccr.errors import NotAStore, StoreError
+from ccr.root_errors import NotAStore, StoreError
 
 __all__ = [
     "MIGRATION_RETRY_SECONDS",

@@ -183,7 +183,7 @@ def still_stored(record: SessionRecord, home: Path | None = None) -> SessionReco
     the default.
 
     Raises:
-        ccr.CCRError: the store cannot be read.
+        ccr.StoreError: the store cannot be read.
     """
     from ccr import open_store
 

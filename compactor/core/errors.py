@@ -5,14 +5,15 @@
     CompactorError                  root of the whole project (ccr, skills, attachments too)
     ├── UsageError                  the caller asked for something invalid (bad config, bad flag)
     │   ├── ConfigError             a setting or environment variable has a bad value
-    │   └── InvalidRequest          a malformed request (shared; ccr and memory report their own)
+    │   └── InvalidRequest          a malformed request (shared: ccr and memory raise this class too)
     └── CompactorRuntimeError       valid request, failed while running
         ├── TranscriptError         a transcript could not be read (bad data under strict mode)
         │   └── TranscriptNotFound  the transcript file does not exist
         │       └── SessionNotFound  the file holds no session with the id asked for
         ├── OutputWriteError        an output file could not be written (exit 73)
         │   └── TranscriptWriteError  a transcript could not be written
-        ├── InputNotFound           an input file does not exist (exit 66)
+        ├── InputError              an input cannot be read (exit 65)
+        │   └── InputNotFound       an input file does not exist (exit 66)
         ├── InputInvalid            an input is not what it must be, e.g. not UTF-8 (exit 65)
         ├── StoreError              a store could not be opened, read or written (shared, exit 73)
         ├── DanglingReference       a dedup reference names a result known nowhere
@@ -24,8 +25,8 @@
             └── CompactionDisabled  compaction is turned off in the settings
 
 The root, ``UsageError``, ``ConfigError``, ``InvalidRequest``,
-``CompactorRuntimeError``, ``OutputWriteError``, ``InputNotFound``,
-``InputInvalid`` and the ``StoreError`` family are defined in
+``CompactorRuntimeError``, ``OutputWriteError``, ``InputError``,
+``InputNotFound``, ``InputInvalid`` and the ``StoreError`` family are defined in
 ``ccr.root_errors`` (the lowest package, so that every package's errors
 derive from them) and re-exported here. Other packages hang their own trees
 under ``CompactorError`` (``ccr.errors.CCRError``, ...). Each error carries
@@ -39,6 +40,7 @@ from ccr.root_errors import (
     CompactorError,
     CompactorRuntimeError,
     ConfigError,
+    InputError,
     InputInvalid,
     InputNotFound,
     InvalidRequest,
@@ -58,6 +60,7 @@ __all__ = [
     "ConfigError",
     "DanglingReference",
     "HookError",
+    "InputError",
     "InputInvalid",
     "InputNotFound",
     "InvalidRequest",

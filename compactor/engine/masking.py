@@ -42,7 +42,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ccr import PutRequest, Store, handle_for, tinyjuice_marker
-from ccr.errors import CCRError
+from ccr.root_errors import CompactorError
 from compactor.core.config import MaskingSettings, is_recovery_tool
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.core.session import DedupState
@@ -276,7 +276,7 @@ class Masker:
                 requests.append(_put(plan.original[1], plan, counter, producer, metadata))
         try:
             handles = store.put_many(requests)
-        except CCRError as exc:
+        except CompactorError as exc:  # the store refused (BudgetExceeded, StoreError, DiskFull)
             return MaskOutcome(messages=list(messages), ok=False, error=str(exc), error_id=exc.error_id)
         expected = [handle_for(r.data) for r in requests]
         if list(handles) != expected:

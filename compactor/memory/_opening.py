@@ -5,8 +5,9 @@ file in a private folder, symlinks refused, WAL, ``busy_timeout`` 5000 ms,
 durable commits, numbered migrations) plus rebuilding a stale recall index.
 For reading, ``open_for_reading`` changes nothing on disk: a database that
 does not exist yet reads as an empty one, and one that would need upgrading
-or reindexing is refused with the command that does it. The kit raises ccr's
-errors; they leave here as the memory store's (same meaning, memory error ids).
+or reindexing is refused with the command that does it. The kit's errors
+(the shared ``StoreError``, ``UnsafeStorePath``, ``NotAStore``) pass through
+as they are; their messages name the memory store.
 """
 
 from __future__ import annotations
@@ -15,30 +16,14 @@ import errno
 import os
 import sqlite3
 import stat
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from ccr import errors as ccr_errors
 from ccr.sqlite_kit import connect
 from ccr.sqlite_kit.migrations import apply_migrations, retry_busy
 from compactor.memory._schema import SCHEMA, index_is_current, reindex_if_stale
-from compactor.memory.errors import NotAStore, StoreError, UnsafeStorePath
+from compactor.memory.errors import NotAStore, StoreError
 
 __all__ = ["open_for_reading", "open_for_writing"]
-
-
-@contextmanager
-def _translated() -> Iterator[None]:
-    """The kit's errors (ccr's classes) as the memory store's."""
-    try:
-        yield
-    except ccr_errors.UnsafeStorePath as exc:
-        raise UnsafeStorePath(str(exc)) from exc
-    except ccr_errors.NotAStore as exc:
-        raise NotAStore(str(exc).replace("ccr store", "memory database")) from exc
-    except ccr_errors.StoreError as exc:
-        raise StoreError(str(exc)) from exc
 
 
 def open_for_writing(path: Path) -> sqlite3.Connection:
@@ -50,8 +35,7 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
         StoreError: the file cannot be created, opened or migrated.
     """
     try:
-        with _translated():
-            conn = connect.open_writable(path, SCHEMA)
+        conn = connect.open_writable(path, SCHEMA)
         try:
             retry_busy(lambda: reindex_if_stale(conn))
         except BaseException:
@@ -82,8 +66,7 @@ def open_for_reading(path: Path) -> sqlite3.Connection:
     if stat.S_ISREG(st.st_mode) and st.st_size == 0:
         return _empty_store()
     try:
-        with _translated():
-            conn, version = connect.open_read_only(path, SCHEMA)
+        conn, version = connect.open_read_only(path, SCHEMA)
     except sqlite3.Error as exc:
         raise _failure("cannot read memory database", path, exc) from exc
     if version == 0:  # no memory store yet (a fresh SQLite file): nothing to recall

@@ -24,10 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ccr import errors as ccr_errors
 from ccr.mcp_server import serve_stdio, server_version
 from ccr.mcp_stdio import McpServer, Tool, opening_server
-from compactor.memory.errors import InputError, InputNotFound
 
 if TYPE_CHECKING:
     from compactor.memory.store import MemoryDB
@@ -60,7 +58,7 @@ def serve(db: MemoryDB) -> None:
         InputNotFound: stdin is closed.
         InputError: stdin ended without an ``initialize`` request, or held lines that are not JSON-RPC.
     """
-    _serve(build_server(db))
+    serve_stdio(build_server(db))
 
 
 def serve_opening(open_db: Callable[[], MemoryDB]) -> None:
@@ -77,20 +75,10 @@ def serve_opening(open_db: Callable[[], MemoryDB]) -> None:
         Whatever ``open_db`` raises (``MemoryConfigError``, ``StoreError``).
     """
     with opening_server(SERVER_NAME, SERVER_INSTRUCTIONS, open_db, _tools_for, version=server_version()) as server:
-        _serve(server)
+        serve_stdio(server)
 
 
 def _tools_for(db: MemoryDB) -> list[Tool]:
     from compactor.memory._mcp_tools import tools_for  # pydantic and the database's models load with the tools
 
     return tools_for(db)
-
-
-def _serve(server: McpServer) -> None:
-    """``serve_stdio``, its stdin errors as this package's."""
-    try:
-        serve_stdio(server)
-    except ccr_errors.InputNotFound as exc:
-        raise InputNotFound(str(exc)) from exc
-    except ccr_errors.InputError as exc:
-        raise InputError(str(exc)) from exc

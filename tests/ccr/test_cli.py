@@ -137,24 +137,24 @@ def test_bad_budget_variable_exits_2(store_arg: list[str]) -> None:
 def test_missing_input_file_exits_66(tmp_path: Path, store_arg: list[str]) -> None:
     result = ccr(*store_arg, "put", str(tmp_path / "nope.txt"))
     assert result.returncode == 66
-    assert result.stderr.startswith(b"ccr: ccr_input_not_found: ")
+    assert result.stderr.startswith(b"ccr: input_not_found: ")
 
 
 @pytest.mark.parametrize(
-    "args",
+    ("args", "error_id"),
     [
-        [],
-        ["get"],
-        ["get", "ccr_" + "0" * 32, "--lines", "1:2", "--bytes", "0:1"],
-        ["get", "ccr_" + "0" * 32, "--lines", "x"],
-        ["get", "ccr_" + "0" * 32, "--lines", "3:1"],
-        ["frobnicate"],
+        ([], b"ccr_usage"),
+        (["get"], b"ccr_usage"),
+        (["get", "ccr_" + "0" * 32, "--lines", "1:2", "--bytes", "0:1"], b"ccr_usage"),
+        (["get", "ccr_" + "0" * 32, "--lines", "x"], b"invalid_request"),
+        (["get", "ccr_" + "0" * 32, "--lines", "3:1"], b"invalid_request"),
+        (["frobnicate"], b"ccr_usage"),
     ],
 )
-def test_usage_mistakes_exit_2(store_arg: list[str], args: list[str]) -> None:
+def test_usage_mistakes_exit_2(store_arg: list[str], args: list[str], error_id: bytes) -> None:
     result = ccr(*store_arg, *args)
     assert result.returncode == 2
-    assert b"ccr: ccr_" in result.stderr
+    assert b"ccr: " + error_id + b": " in result.stderr
     assert result.stdout == b""
 
 
@@ -244,7 +244,7 @@ def test_a_store_path_naming_a_file_that_is_not_a_store_is_refused_and_left_unto
         result = ccr("--store", str(path), "stats")
         assert result.returncode == 73, result.stderr
         assert result.stdout == b""
-        assert result.stderr.startswith(b"ccr: ccr_not_a_store: ")
+        assert result.stderr.startswith(b"ccr: not_a_store: ")
         assert (path.stat().st_mode & 0o777) == 0o644
     assert notes.read_bytes() == b"my notes\n"
     assert foreign.read_bytes() == before
@@ -258,7 +258,7 @@ def test_put_with_a_closed_stdin_says_so_instead_of_a_traceback(tmp_path: Path) 
         preexec_fn=lambda: os.close(0),
     )
     assert done.returncode == 66
-    assert b"ccr_input_not_found" in done.stderr and b"Traceback" not in done.stderr
+    assert b"input_not_found" in done.stderr and b"Traceback" not in done.stderr
 
 
 def test_stats_read_from_the_file_are_the_store_s_own(store_arg: list[str], tmp_path: Path) -> None:

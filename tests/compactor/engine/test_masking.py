@@ -234,6 +234,15 @@ def test_a_store_that_refuses_leaves_every_result_in_place() -> None:
     assert outcome.messages == messages and outcome.changed == []
 
 
+def test_a_store_that_cannot_write_leaves_every_result_in_place(tmp_path: Path) -> None:
+    open_store(tmp_path / "ccr.db").close()
+    messages = _conversation(6)  # a read-only store raises the shared StoreError, not a CCRError
+    with open_store(tmp_path / "ccr.db", readonly=True) as store:
+        outcome = _mask(messages, store, keep_rounds=2, min_tokens=300)
+    assert not outcome.ok and outcome.error_id == "store_error"
+    assert outcome.messages == messages and outcome.changed == []
+
+
 def test_masking_a_dedup_first_occurrence_points_its_references_at_the_stored_original(tmp_path: Path) -> None:
     orch = _orchestrator(tmp_path, cache_policy="eager", soft_share=0.01, keep_rounds=2)
     orch.add_message(Message(role="user", content="read it twice"))

@@ -91,7 +91,7 @@ def test_a_missing_or_foreign_store_is_skipped_with_the_reason_and_nothing_is_cr
     foreign = tmp_path / "notes.txt"
     foreign.write_text("not a database")
     got = build_memory_attachment(foreign, history=[], current_work="x", budget=2_000, counter=COUNTER, store=store)
-    assert "memory_not_a_store" in got.skipped[0].reason and foreign.read_text() == "not a database"
+    assert "not_a_store" in got.skipped[0].reason and foreign.read_text() == "not a database"
 
 
 def test_a_replay_with_a_seeded_memory_store_shows_a_memory_attachment_within_its_budget(tmp_path: Path) -> None:

@@ -106,8 +106,8 @@ def test_remember_refuses_empty_text_and_stdin_that_is_not_utf8(tmp_path: Path) 
 
 
 def test_remember_needs_exactly_one_of_text_and_stdin(tmp_path: Path) -> None:
-    refused(run_memory("remember", "--stdin", FACT, home=tmp_path, stdin=b"x"), 2, "memory_invalid_request")
-    refused(run_memory("remember", home=tmp_path), 2, "memory_invalid_request")
+    refused(run_memory("remember", "--stdin", FACT, home=tmp_path, stdin=b"x"), 2, "invalid_request")
+    refused(run_memory("remember", home=tmp_path), 2, "invalid_request")
 
 
 def test_remember_with_a_closed_stdin_exits_66(tmp_path: Path) -> None:
@@ -117,7 +117,7 @@ def test_remember_with_a_closed_stdin_exits_66(tmp_path: Path) -> None:
         timeout=CLI_TIMEOUT_S,
         env={"COMPACTOR_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
     )
-    refused(done, 66, "memory_input_not_found")
+    refused(done, 66, "input_not_found")
 
 
 def test_recall_prints_hits_and_an_off_topic_query_prints_none(tmp_path: Path) -> None:
@@ -136,8 +136,8 @@ def test_recall_budget_zero_is_unlimited_omitted_is_2000_and_negative_is_refused
     assert whole["text"] == big and "recovery_handle" not in whole
     (default,) = ok_json(run_memory("recall", "ledger", home=tmp_path))["hits"]
     assert default["tokens_added"] <= 2000 and default["recovery_handle"].startswith("ccr_")
-    refused(run_memory("recall", "ledger", "--token-budget", "-1", home=tmp_path), 2, "memory_invalid_request")
-    refused(run_memory("recall", "ledger", "--limit", "0", home=tmp_path), 2, "memory_invalid_request")
+    refused(run_memory("recall", "ledger", "--token-budget", "-1", home=tmp_path), 2, "invalid_request")
+    refused(run_memory("recall", "ledger", "--limit", "0", home=tmp_path), 2, "invalid_request")
     refused(run_memory("recall", "ledger", "--limit", "many", home=tmp_path), 2, "memory_usage")
 
 
@@ -170,8 +170,8 @@ def test_unknown_and_malformed_ids(tmp_path: Path) -> None:
     unknown = "mem_" + "a" * 16
     refused(run_memory("history", unknown, home=tmp_path), 66, "memory_not_found")
     refused(run_memory("supersede", unknown, "x", home=tmp_path), 66, "memory_not_found")
-    refused(run_memory("history", "mem_1", home=tmp_path), 2, "memory_invalid_request")
-    refused(run_memory("forget", "1234", home=tmp_path), 2, "memory_invalid_request")
+    refused(run_memory("history", "mem_1", home=tmp_path), 2, "invalid_request")
+    refused(run_memory("forget", "1234", home=tmp_path), 2, "invalid_request")
 
 
 def test_db_flag_and_env_choose_the_database(tmp_path: Path) -> None:
@@ -185,5 +185,5 @@ def test_db_flag_and_env_choose_the_database(tmp_path: Path) -> None:
 def test_a_file_that_is_not_a_memory_database_exits_73_and_is_left_alone(tmp_path: Path) -> None:
     other = tmp_path / "notes.db"
     other.write_bytes(b"plain text, not sqlite")
-    refused(run_memory("--db", str(other), "recall", "x", home=tmp_path), 73, "memory_not_a_store")
+    refused(run_memory("--db", str(other), "recall", "x", home=tmp_path), 73, "not_a_store")
     assert other.read_bytes() == b"plain text, not sqlite"

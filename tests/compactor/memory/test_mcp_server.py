@@ -134,7 +134,7 @@ def test_budget_zero_is_unlimited_and_negative_is_an_error_result(tmp_path: Path
     assert whole["text"] == big and "recovery_handle" not in whole
     (head,) = answer(default)["hits"]
     assert head["tokens_added"] <= 2000 and head["recovery_handle"].startswith("ccr_")
-    assert negative.is_error and "memory_invalid_request" in text_of(negative)
+    assert negative.is_error and "invalid_request" in text_of(negative)
     (cut,) = answer(small)["hits"]
     assert cut["tokens_added"] <= 100
     with open_memory(tmp_path / "memory.db", recovery=tmp_path / "ccr.db") as db:
@@ -154,7 +154,7 @@ def test_refused_calls_are_error_results_and_the_server_keeps_answering(tmp_path
     empty, too_large, bad_id, unknown, afterwards = talk(tmp_path / "memory.db", tmp_path, conversation)
     assert empty.is_error and "memory_invalid_text" in text_of(empty)
     assert too_large.is_error and "memory_too_large" in text_of(too_large)
-    assert bad_id.is_error and "memory_invalid_request" in text_of(bad_id)
+    assert bad_id.is_error and "invalid_request" in text_of(bad_id)
     assert unknown.is_error and "memory_not_found" in text_of(unknown)
     assert answer(afterwards)["created"] is True
 
@@ -173,12 +173,12 @@ def _serve_raw(tmp_path: Path, **stdin: Any) -> subprocess.CompletedProcess[str]
 def test_garbage_on_stdin_exits_65_with_a_message(tmp_path: Path) -> None:
     done = _serve_raw(tmp_path, input="hello\nthis is not json-rpc\n")
     assert done.returncode == 65
-    assert "compactor: memory_input_unreadable: " in done.stderr and "JSON-RPC" in done.stderr
+    assert "compactor: input_unreadable: " in done.stderr and "JSON-RPC" in done.stderr
 
 
 def test_a_stdin_that_ends_before_initialize_exits_65_and_a_closed_one_66(tmp_path: Path) -> None:
     empty = _serve_raw(tmp_path, stdin=subprocess.DEVNULL)
-    assert empty.returncode == 65 and "compactor: memory_input_unreadable: " in empty.stderr
+    assert empty.returncode == 65 and "compactor: input_unreadable: " in empty.stderr
     assert "initialize" in empty.stderr
     closed = subprocess.run(
         ["sh", "-c", 'exec "$0" -m compactor.memory --db "$1" mcp <&-', sys.executable, str(tmp_path / "memory.db")],
@@ -187,7 +187,7 @@ def test_a_stdin_that_ends_before_initialize_exits_65_and_a_closed_one_66(tmp_pa
         timeout=TIMEOUT_S,
         env={**os.environ, "COMPACTOR_HOME": str(tmp_path / "home")},
     )
-    assert closed.returncode == 66 and "compactor: memory_input_not_found: stdin is closed" in closed.stderr
+    assert closed.returncode == 66 and "compactor: input_not_found: stdin is closed" in closed.stderr
 
 
 def test_without_the_mcp_package_the_server_still_answers(tmp_path: Path) -> None:

@@ -90,5 +90,5 @@ def test_an_old_database_read_only_is_refused_with_the_command_that_upgrades_it(
         before = path.read_bytes()
         with pytest.raises(StoreError, match=reason) as caught:
             open_memory(path, readonly=True)
-        assert caught.value.error_id == "memory_store_error" and "memory remember" in str(caught.value)
+        assert caught.value.error_id == "store_error" and "memory remember" in str(caught.value)
         assert path.read_bytes() == before

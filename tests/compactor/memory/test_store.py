@@ -424,7 +424,7 @@ def test_a_closed_database_refuses_calls(db_path: Path) -> None:
     db.close()
     with pytest.raises(Exception) as caught:
         db.remember(PAYMENTS)
-    assert getattr(caught.value, "error_id", None) == "memory_store_error"
+    assert getattr(caught.value, "error_id", None) == "store_error"
 
 
 def test_a_hit_handle_lands_in_the_default_recovery_store_when_none_is_given(
@@ -445,7 +445,7 @@ def test_a_database_from_a_newer_version_is_refused(db_path: Path) -> None:
     _corrupt(db_path, "INSERT INTO schema_migrations VALUES (99, 'from the future', 'now')")
     with pytest.raises(Exception) as caught:
         open_memory(db_path)
-    assert getattr(caught.value, "error_id", None) == "memory_store_error" and "newer" in str(caught.value)
+    assert getattr(caught.value, "error_id", None) == "store_error" and "newer" in str(caught.value)
 
 
 def test_reopening_applies_no_migration_twice(db_path: Path) -> None:
