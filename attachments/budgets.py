@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 from attachments.bounds import within_bound
 from attachments.selection import FileSelection
 
-__all__ = ["DEFAULT_BUDGETS", "Budgets"]
+__all__ = ["Budgets", "DEFAULT_BUDGETS"]
 
 
 class Budgets(BaseModel):

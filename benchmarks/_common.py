@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 __all__ = [
+    "Figure",
     "REPO",
     "SHARED_TRANSCRIPTS",
-    "Figure",
     "best",
     "cold_start_ratios",
     "interleaved",

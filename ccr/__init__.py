@@ -53,14 +53,13 @@ if TYPE_CHECKING:
     from ccr.store import DEFAULT_MAX_BYTES, Store, open_store
 
 __all__ = [
-    "DEFAULT_MAX_BYTES",
-    "OBJECT_TYPES",
     "ArchiveInvalid",
     "BatchStore",
     "BudgetExceeded",
     "CCRError",
     "CorruptRecord",
     "Currentness",
+    "DEFAULT_MAX_BYTES",
     "HandleNotFound",
     "InvalidHandle",
     "InvalidRequest",
@@ -68,6 +67,7 @@ __all__ = [
     "Lifecycle",
     "MemoryStore",
     "NotAStore",
+    "OBJECT_TYPES",
     "ObjectType",
     "PutRequest",
     "Record",

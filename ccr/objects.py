@@ -29,10 +29,10 @@ from ccr.handles import OBJECT_PREFIX
 
 __all__ = [
     "CURRENTNESS",
-    "LIFECYCLES",
-    "OBJECT_TYPES",
     "Currentness",
+    "LIFECYCLES",
     "Lifecycle",
+    "OBJECT_TYPES",
     "ObjectType",
     "StoredObject",
     "TypedObject",

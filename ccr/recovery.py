@@ -34,9 +34,9 @@ __all__ = [
     "DEFAULT_MAX_TOKENS",
     "RECOVERY_TOOL",
     "RECOVERY_TOOL_NAME",
-    "TINYJUICE_RECOVERY_TOOL",
     "RecoveryAnswer",
     "RecoveryRequest",
+    "TINYJUICE_RECOVERY_TOOL",
     "recover",
 ]
 

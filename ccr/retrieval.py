@@ -25,9 +25,9 @@ from ccr._units import Segmentation, segment
 from ccr.errors import InvalidRequest
 
 __all__ = [
+    "B",
     "K1",
     "QUERY_UNITS",
-    "B",
     "Retrieval",
     "RetrievalMode",
     "RetrievalNotice",

@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from compactor.summarizers import ExtractiveSummarizer, Summarizer, Summary, make_summarizer
 
 __all__ = [
-    "RECOVERY_TOOL",
     "CachedCounter",
     "CompactBoundary",
     "CompactOptions",
@@ -67,6 +66,7 @@ __all__ = [
     "InputNotFound",
     "Message",
     "Orchestrator",
+    "RECOVERY_TOOL",
     "ReplayReport",
     "RoughCounter",
     "SessionLedger",

@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     from skills.watcher import SkillWatcher
 
 __all__ = [
-    "MAIN_AGENT",
-    "SKILL_FILE",
     "InvokedSkill",
     "LineCounts",
+    "MAIN_AGENT",
+    "SKILL_FILE",
     "SkillFileError",
     "SkillInfo",
     "SkillNotFound",

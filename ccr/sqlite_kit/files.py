@@ -18,9 +18,9 @@ from pathlib import Path
 from ccr.root_errors import NotAStore, StoreError, UnsafeStorePath
 
 __all__ = [
+    "FileIdentity",
     "SIDECARS",
     "SQLITE_HEADER",
-    "FileIdentity",
     "check_identity",
     "check_readable_file",
     "file_size",

@@ -25,4 +25,4 @@ from compactor.adapters.history import CompactingHistory, HistoryAdapter
 from compactor.adapters.openai_chat import OpenAIChatAdapter
 from compactor.adapters.openai_responses import OpenAIResponsesAdapter
 
-__all__ = ["PASSTHROUGH", "CompactingHistory", "HistoryAdapter", "OpenAIChatAdapter", "OpenAIResponsesAdapter"]
+__all__ = ["CompactingHistory", "HistoryAdapter", "OpenAIChatAdapter", "OpenAIResponsesAdapter", "PASSTHROUGH"]

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["MAX_PLAUSIBLE_OVERHEAD", "Calibration", "fit_calibration"]
+__all__ = ["Calibration", "MAX_PLAUSIBLE_OVERHEAD", "fit_calibration"]
 
 _MIN_SCALE, _MAX_SCALE = 0.25, 4.0
 

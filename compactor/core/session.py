@@ -23,11 +23,11 @@ from compactor.core.ledger import SessionLedger
 from skills.invocations import MAIN_AGENT, InvokedSkill
 
 __all__ = [
-    "MAIN_AGENT",
     "BackgroundTask",
     "DedupEntry",
     "DedupState",
     "InvokedSkill",
+    "MAIN_AGENT",
     "Plan",
     "ReadFileEntry",
     "SessionState",

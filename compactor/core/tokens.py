@@ -47,13 +47,13 @@ from compactor.core.messages import (
 )
 
 __all__ = [
+    "CachedCounter",
+    "CounterName",
     "DEFAULT_CACHE_ENTRIES",
     "IMAGE_TOKENS",
     "JSON_FILE_SUFFIXES",
-    "OFFLINE_ENCODING",
-    "CachedCounter",
-    "CounterName",
     "MessageTally",
+    "OFFLINE_ENCODING",
     "RoughCounter",
     "TextCounter",
     "TiktokenCounter",

@@ -40,9 +40,9 @@ from compactor.core.session import DedupEntry, DedupState
 from compactor.core.tokens import utf16_length
 
 __all__ = [
-    "RESULT_ID_OVERHEAD",
     "DedupOutcome",
     "Deduper",
+    "RESULT_ID_OVERHEAD",
     "djb2",
     "expand_all",
     "expand_references",

@@ -39,12 +39,12 @@ from compactor.summarizers.prompts import collapse, typed
 
 __all__ = [
     "COMMAND_PREFIX_CHARS",
-    "USER_PREFIX_CHARS",
     "Continuation",
     "FactCount",
     "Retention",
     "Survival",
     "SurvivalCounts",
+    "USER_PREFIX_CHARS",
     "context_retention",
     "continuation",
     "fact_survival",

@@ -45,16 +45,16 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "AlreadyStored",
+    "BrokenChain",
     "DEFAULT_HIT_TOKENS",
     "DEFAULT_LIMIT",
     "DEFAULT_THRESHOLD",
     "DEFAULT_TOKEN_BUDGET",
-    "MAX_TEXT_BYTES",
-    "AlreadyStored",
-    "BrokenChain",
     "Hit",
     "InvalidRequest",
     "InvalidText",
+    "MAX_TEXT_BYTES",
     "MemoriesError",
     "Memory",
     "MemoryConflict",

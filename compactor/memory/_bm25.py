@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 
 from ccr import bm25
 
-__all__ = ["K1", "STOP_WORDS", "STOP_WORDS_SIGNATURE", "B", "query_terms", "score", "term_counts", "terms"]
+__all__ = ["B", "K1", "STOP_WORDS", "STOP_WORDS_SIGNATURE", "query_terms", "score", "term_counts", "terms"]
 
 K1 = 1.5
 B = 0.75

@@ -30,12 +30,12 @@ if TYPE_CHECKING:
     from compactor.summarizers.openai_compact import OpenAICompactSummarizer
 
 __all__ = [
-    "SECTION_TITLES",
     "AnthropicCompactSummarizer",
     "AnthropicSummarizer",
     "ExtractiveSummarizer",
     "OpenAICompactSummarizer",
     "OpenAISummarizer",
+    "SECTION_TITLES",
     "Summarizer",
     "Summary",
     "make_summarizer",

@@ -22,11 +22,11 @@ from compactor.tune.space import SearchSettings, SearchSpace, Trial, load_space
 
 __all__ = [
     "AT_KINDS",
-    "METRIC_NAMES",
     "Executor",
     "ExecutorName",
     "Job",
     "LocalExecutor",
+    "METRIC_NAMES",
     "Metrics",
     "RayExecutor",
     "ResultCache",

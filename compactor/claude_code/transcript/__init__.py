@@ -50,18 +50,18 @@ from compactor.claude_code.transcript.writer import (
 )
 
 __all__ = [
-    "KNOWN_ENTRY_TYPES",
-    "MAX_LINE_BYTES",
-    "SHAPE_KINDS",
     "FileEdit",
     "FileEffect",
     "FileRead",
     "FileWrite",
     "Fragment",
+    "KNOWN_ENTRY_TYPES",
+    "MAX_LINE_BYTES",
     "ReadWarning",
     "Record",
     "RecordedCompaction",
     "Replacement",
+    "SHAPE_KINDS",
     "StateBuilder",
     "Transcript",
     "TranscriptEntry",

@@ -15,10 +15,10 @@ from compactor.core.messages import Message, ToolUseBlock
 from compactor.core.session import SessionState
 
 __all__ = [
-    "SHAPE_KINDS",
     "Fragment",
     "ReadWarning",
     "RecordedCompaction",
+    "SHAPE_KINDS",
     "Transcript",
     "TranscriptEntry",
     "WarningKind",
