@@ -163,7 +163,12 @@ def plan_cut(
     text = render(head, info(head, handle))
     tokens = measured[len(head)] if len(head) in measured else counter.count_text(text)
     return Cut(
-        head=head, tail=tail, handle=handle, text=text, tokens=tokens, first_line=first_line,
+        head=head,
+        tail=tail,
+        handle=handle,
+        text=text,
+        tokens=tokens,
+        first_line=first_line,
         tail_tokens=_inferred_tokens(lines, len(tail)),
     )
 
@@ -200,8 +205,12 @@ def commit_cut(
         handle = store.put_named(request, cut.handle)  # the tail's handle was computed when the cut was planned
     else:
         handle = store.put(
-            request.data, content_type=request.content_type, producer=request.producer,
-            tokens_before=request.tokens_before, tokens_after=request.tokens_after, metadata=request.metadata,
+            request.data,
+            content_type=request.content_type,
+            producer=request.producer,
+            tokens_before=request.tokens_before,
+            tokens_after=request.tokens_after,
+            metadata=request.metadata,
         )
     if handle == cut.handle:
         return cut

@@ -59,12 +59,18 @@ def build_attachments(
     """
     tails = store if isinstance(store, StoreBatch) else StoreBatch()
     file_attachments, skipped = build_file_attachments(
-        snapshot, state, tail, budgets=budgets, counter=counter, store=tails, files=files, cwd=cwd,
-        history=history, current_work=current_work,
+        snapshot,
+        state,
+        tail,
+        budgets=budgets,
+        counter=counter,
+        store=tails,
+        files=files,
+        cwd=cwd,
+        history=history,
+        current_work=current_work,
     )
-    skill_attachments, skipped_skills = build_skill_attachment(
-        state, budgets=budgets, counter=counter, store=tails
-    )
+    skill_attachments, skipped_skills = build_skill_attachment(state, budgets=budgets, counter=counter, store=tails)
     if tails is not store:
         tails.store_in(store)
     attachments: list[Attachment] = [*file_attachments, *task_status_attachments(state, counter)]

@@ -7,9 +7,7 @@ from collections.abc import Iterable
 __all__ = ["reread_coverage"]
 
 
-def reread_coverage(
-    restored: Iterable[str], read_before: Iterable[str], read_after: Iterable[str]
-) -> float | None:
+def reread_coverage(restored: Iterable[str], read_before: Iterable[str], read_after: Iterable[str]) -> float | None:
     """Of the files read before a compaction and read again after it, the fraction restored.
 
     ``restored`` are the paths the file attachments carried. Returns ``None``

@@ -119,8 +119,9 @@ def _deltas(state: AttachmentState, before: Announced, counter: TextCounter) -> 
     if new_servers or gone_servers:
         pairs = [(name, state.mcp_instructions[name].strip("\n")) for name in new_servers]
         out.append(
-            _attachment("mcp_instructions_delta", counter, "mcp_instructions_delta.j2", added=pairs,
-                        removed=gone_servers)
+            _attachment(
+                "mcp_instructions_delta", counter, "mcp_instructions_delta.j2", added=pairs, removed=gone_servers
+            )
         )
     return out
 

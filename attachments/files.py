@@ -76,10 +76,17 @@ def build_file_attachments(
         file_tokens = min(selection.file_tokens or budgets.file_tokens, budgets.file_tokens)
         ranked_by = "most active"
     for entry in candidates[max_files:]:
-        skipped.append(_skip(entry.path, reason("beyond_max_files", f"only the {max_files} {ranked_by} files are restored")))
+        skipped.append(
+            _skip(entry.path, reason("beyond_max_files", f"only the {max_files} {ranked_by} files are restored"))
+        )
     attachments, unattached = _attach_in_order(
-        candidates[:max_files], state.session_id, file_tokens=file_tokens, files_total=budgets.files_total, counter=counter,
-        store=store, files=files,
+        candidates[:max_files],
+        state.session_id,
+        file_tokens=file_tokens,
+        files_total=budgets.files_total,
+        counter=counter,
+        store=store,
+        files=files,
     )
     return attachments, skipped + unattached
 

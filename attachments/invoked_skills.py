@@ -57,9 +57,10 @@ def build_skill_attachment(
                 )
             )
             continue
-        if not _surely_fits(accepted, plan, budgets.skills_total) and _message_tokens(
-            [c for _, c, _ in accepted] + [plan], counter
-        ) > budgets.skills_total:
+        if (
+            not _surely_fits(accepted, plan, budgets.skills_total)
+            and _message_tokens([c for _, c, _ in accepted] + [plan], counter) > budgets.skills_total
+        ):
             skipped.append(_over_total(skill, budgets))
             continue  # as Claude Code does: an older, smaller skill may still fit
         accepted.append((skill, plan, render))
@@ -67,9 +68,23 @@ def build_skill_attachment(
         return [], skipped
 
     committed = [
-        (skill, commit_cut(plan, render, limit=plan.tokens, counter=counter, store=store, producer=PRODUCER,
-                           metadata={"skill": skill.name, "path": skill.path, "kind": "skill_tail",
-                                     "session_id": state.session_id}))
+        (
+            skill,
+            commit_cut(
+                plan,
+                render,
+                limit=plan.tokens,
+                counter=counter,
+                store=store,
+                producer=PRODUCER,
+                metadata={
+                    "skill": skill.name,
+                    "path": skill.path,
+                    "kind": "skill_tail",
+                    "session_id": state.session_id,
+                },
+            ),
+        )
         for skill, plan, render in accepted
     ]
     text = _message_text([cut.text for _, cut in committed])
@@ -80,14 +95,16 @@ def build_skill_attachment(
         )
     entries = [
         AttachmentEntry(
-            type="skill", name=skill.name, path=skill.path, tokens=cut.tokens, truncated=cut.truncated,
+            type="skill",
+            name=skill.name,
+            path=skill.path,
+            tokens=cut.tokens,
+            truncated=cut.truncated,
             handle=cut.handle,
         )
         for skill, cut in committed
     ]
-    attachment = Attachment(
-        type="skill", message=reminder_message(text), tokens=tokens, entries=entries
-    )
+    attachment = Attachment(type="skill", message=reminder_message(text), tokens=tokens, entries=entries)
     return [attachment], skipped
 
 

@@ -156,9 +156,7 @@ ContentBlock = ToolResultContent
 _API_FIELDS = {"role", "content"}
 """The fields of a message that the Messages API takes."""
 
-_KNOWN_TYPES = frozenset(
-    {"text", "image", "document", "thinking", "redacted_thinking", "tool_use", "tool_result"}
-)
+_KNOWN_TYPES = frozenset({"text", "image", "document", "thinking", "redacted_thinking", "tool_use", "tool_result"})
 
 
 class Usage(BaseModel):

@@ -60,11 +60,25 @@ def figures(quick: bool = False) -> list[Figure]:
         snapshot, state = make_inputs(folder)
 
         def build() -> object:
-            return build_attachments(snapshot, state, [], budgets=Budgets(), counter=TiktokenCounter(),
-                                     store=ccr.open_store(":memory:"), files=DiskFiles())
+            return build_attachments(
+                snapshot,
+                state,
+                [],
+                budgets=Budgets(),
+                counter=TiktokenCounter(),
+                store=ccr.open_store(":memory:"),
+                files=DiskFiles(),
+            )
 
-        result = build_attachments(snapshot, state, [], budgets=Budgets(), counter=TiktokenCounter(),
-                                   store=ccr.open_store(":memory:"), files=DiskFiles())
+        result = build_attachments(
+            snapshot,
+            state,
+            [],
+            budgets=Budgets(),
+            counter=TiktokenCounter(),
+            store=ccr.open_store(":memory:"),
+            files=DiskFiles(),
+        )
         texts = [t for m in result.messages for t in block_texts(m)[0]]
         tokenizer = TiktokenCounter()
         if not texts:
@@ -79,8 +93,15 @@ def figures(quick: bool = False) -> list[Figure]:
                 tokenizer.count_text(text)
 
         ratios = interleaved(build, floor, runs=3 if quick else 9)
-    return [Figure("build_attachments / (sha256 of the files + tokenize what it made)", ratios, 3.0, "<=",
-                   detail=f"{len(result.entries)} entries, {result.tokens:,} tokens")]
+    return [
+        Figure(
+            "build_attachments / (sha256 of the files + tokenize what it made)",
+            ratios,
+            3.0,
+            "<=",
+            detail=f"{len(result.entries)} entries, {result.tokens:,} tokens",
+        )
+    ]
 
 
 def main() -> None:
@@ -103,19 +124,26 @@ def main() -> None:
         for _ in range(RUNS):
             store = ccr.open_store(":memory:")
             start = time.perf_counter()
-            result = build_attachments(snapshot, state, [], budgets=Budgets(), counter=counter, store=store,
-                                       files=DiskFiles())
+            result = build_attachments(
+                snapshot, state, [], budgets=Budgets(), counter=counter, store=store, files=DiskFiles()
+            )
             timings.append(time.perf_counter() - start)
         assert result is not None
 
     print(f"files: {len(SIZES)} ({total_bytes / 1e6:.1f} MB read), skills: 6 x ~{counter.count_text(body):,} tokens")
-    print(f"build_attachments: median {statistics.median(timings) * 1000:.0f} ms, "
-          f"min {min(timings) * 1000:.0f} ms over {RUNS} runs")
-    print(f"attachment tokens: {result.tokens:,} "
-          f"(files {sum(a.tokens for a in result.of_type('file')):,}, "
-          f"skills {sum(a.tokens for a in result.of_type('skill')):,})")
+    print(
+        f"build_attachments: median {statistics.median(timings) * 1000:.0f} ms, "
+        f"min {min(timings) * 1000:.0f} ms over {RUNS} runs"
+    )
+    print(
+        f"attachment tokens: {result.tokens:,} "
+        f"(files {sum(a.tokens for a in result.of_type('file')):,}, "
+        f"skills {sum(a.tokens for a in result.of_type('skill')):,})"
+    )
     truncated = [e for e in result.entries if e.truncated]
-    print(f"entries: {len(result.entries)}, truncated with a CCR tail: {len(truncated)}, skipped: {len(result.skipped)}")
+    print(
+        f"entries: {len(result.entries)}, truncated with a CCR tail: {len(truncated)}, skipped: {len(result.skipped)}"
+    )
     for skipped in result.skipped:
         print(f"  skipped {skipped.type} {skipped.path or skipped.name}: {skipped.reason}")
 

@@ -59,11 +59,17 @@ class _FakeModel:
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 stopping.wait(latency_seconds)
-                payload = json.dumps({
-                    "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "fake",
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": ANSWER}}],
-                }).encode()
+                payload = json.dumps(
+                    {
+                        "id": "chatcmpl-1",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": "fake",
+                        "choices": [
+                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ANSWER}}
+                        ],
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -108,8 +114,10 @@ def _orchestrator(folder: Path, name: str, base_url: str | None) -> Any:
     from compactor.summarizers.openai import OpenAISummarizer
 
     settings = load_settings(env={}, overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 2_000})
-    summarizer = None if base_url is None else OpenAISummarizer(
-        base_url=base_url, model="fake", api_key="bench", timeout_seconds=30
+    summarizer = (
+        None
+        if base_url is None
+        else OpenAISummarizer(base_url=base_url, model="fake", api_key="bench", timeout_seconds=30)
     )
     return Orchestrator(
         settings=settings, store=open_store(folder / f"{name}.db"), counter=RoughCounter(), summarizer=summarizer
@@ -120,10 +128,15 @@ def _turn(orch: Any, i: int) -> None:
     from compactor.core.messages import Message, TextBlock, ToolUseBlock
 
     orch.add_message(Message(role="user", content=f"step {i}: run the build and fix what fails"))
-    orch.add_message(Message(role="assistant", content=[
-        TextBlock(text=f"Running build {i}."),
-        ToolUseBlock(id=f"t{i}", name="Bash", input={"command": f"make test TURN={i}"}),
-    ]))
+    orch.add_message(
+        Message(
+            role="assistant",
+            content=[
+                TextBlock(text=f"Running build {i}."),
+                ToolUseBlock(id=f"t{i}", name="Bash", input={"command": f"make test TURN={i}"}),
+            ],
+        )
+    )
     orch.add_tool_result(f"t{i}", f"build {i}: 3 tests failed in src/mod_{i % 7}.py\n" + f"line {i}\n" * 1_000)
     orch.add_message(Message(role="assistant", content=f"Build {i} looked at; fixing src/mod_{i % 7}.py next."))
 
@@ -193,7 +206,9 @@ def _down_ratios(folder: Path, runs: int) -> tuple[list[float], list[bool]]:
 
 def _coverage(report: Any) -> str:
     """``model 0-41 + extractive 42-57`` for one report's sources."""
-    return " + ".join(f"{'model' if s.source == 'llm' else s.source} {s.first}-{s.last}" for s in report.summary_sources)
+    return " + ".join(
+        f"{'model' if s.source == 'llm' else s.source} {s.first}-{s.last}" for s in report.summary_sources
+    )
 
 
 def figures(quick: bool = False) -> list[Figure]:
@@ -204,15 +219,23 @@ def figures(quick: bool = False) -> list[Figure]:
         down, said = _down_ratios(folder, 3 if quick else 7)
     llm = [any(s.source == "llm" for s in r.summary_sources) for r in reports]
     ms = [round(s * 1000) for s in seconds]
-    detail = f"{len(ms)} compactions, ms: {ms}; model answers after {MODEL_SECONDS:g} s, thinks {THINK_SECONDS:g} s/turn"
+    detail = (
+        f"{len(ms)} compactions, ms: {ms}; model answers after {MODEL_SECONDS:g} s, thinks {THINK_SECONDS:g} s/turn"
+    )
     return [
         Figure("p50 compaction / 300 ms (model 2 s)", [s / 0.3 for s in seconds], 1.0, "<=", detail),
         Figure("max compaction / 1,000 ms (model 2 s)", [max(seconds) / 1.0], 1.0, "<="),
-        Figure("share of summaries with the model's text", [sum(llm) / len(llm)], 0.8, ">=",
-               f"{sum(llm)} of {len(llm)}; messages of each head: " + ", ".join(_coverage(r) for r in reports)),
+        Figure(
+            "share of summaries with the model's text",
+            [sum(llm) / len(llm)],
+            0.8,
+            ">=",
+            f"{sum(llm)} of {len(llm)}; messages of each head: " + ", ".join(_coverage(r) for r in reports),
+        ),
         Figure("share of compactions ok, every dropped byte recoverable", [sum(whole) / len(whole)], 1.0, ">="),
-        Figure("model down: compaction / extractive compaction", down, 1.25, "<=",
-               f"median {statistics.median(down):.2f}x"),
+        Figure(
+            "model down: compaction / extractive compaction", down, 1.25, "<=", f"median {statistics.median(down):.2f}x"
+        ),
         Figure("model down: share of reports that say so", [sum(said) / max(len(said), 1)], 1.0, ">="),
     ]
 

@@ -88,7 +88,9 @@ def bench_reput_plain(path: Path, rows: list[bytes], batch: int) -> float:
 def bench_reput_store(path: Path, rows: list[bytes], batch: int) -> float:
     with open_store(path) as store:
         return timed(
-            lambda: [store.put_many([PutRequest(data=r) for r in rows[i : i + batch]]) for i in range(0, len(rows), batch)]
+            lambda: [
+                store.put_many([PutRequest(data=r) for r in rows[i : i + batch]]) for i in range(0, len(rows), batch)
+            ]
         )[0]
 
 
@@ -189,12 +191,8 @@ def main() -> None:
         os.environ["COMPACTOR_HOME"] = str(root / "home")
         # Interleaved repeats, best of each: the machine is shared and noisy.
         for n in range(args.repeats):
-            plain_default = min(
-                plain_default, bench_plain_sqlite(root / f"plain{n}.db", rows, args.batch, wal=False)
-            )
-            plain_wal = min(
-                plain_wal, bench_plain_sqlite(root / f"plain-wal{n}.db", rows, args.batch, wal=True)
-            )
+            plain_default = min(plain_default, bench_plain_sqlite(root / f"plain{n}.db", rows, args.batch, wal=False))
+            plain_wal = min(plain_wal, bench_plain_sqlite(root / f"plain-wal{n}.db", rows, args.batch, wal=True))
             elapsed, handles = bench_store_put(root / f"store{n}" / "ccr.db", rows, args.batch)
             ours = min(ours, elapsed)
         reput_plain = reput_ours = float("inf")
@@ -208,10 +206,7 @@ def main() -> None:
     def rate(seconds: float) -> str:
         return f"{args.records / seconds:>10,.0f} records/s  {mib / seconds:>7.1f} MiB/s"
 
-    print(
-        f"batched put, {args.records} x 4 KiB records in batches of {args.batch}"
-        f" (best of {args.repeats})"
-    )
+    print(f"batched put, {args.records} x 4 KiB records in batches of {args.batch} (best of {args.repeats})")
     print(f"  plain sqlite3 (default journal)    {rate(plain_default)}")
     print(f"  plain sqlite3 (WAL, sync FULL)     {rate(plain_wal)}")
     print(f"  ccr Store.put_many                 {rate(ours)}")

@@ -83,7 +83,8 @@ def session_results(path: Path) -> list[tuple[str, str]]:
     names = {use.id: use.name for m in messages for use in m.tool_uses()}
     return [
         (names.get(block.tool_use_id, "unknown"), block.content)
-        for m in messages for block in m.blocks()
+        for m in messages
+        for block in m.blocks()
         if isinstance(block, ToolResultBlock) and isinstance(block.content, str)
     ]
 
@@ -102,8 +103,13 @@ def session_figure(name: str, path: Path, runs: int) -> Figure:
             hashlib.sha1(text.encode("utf-16-le", "surrogatepass")).digest()
 
     size = sum(len(text) for _, text in results)
-    return Figure(f"dedup / hashlib.sha1 of the same UTF-16 bytes: {name}", interleaved(sha1, dedup, runs=runs),
-                  0.2, ">=", detail=f"{len(results)} tool results, {size:,} characters")
+    return Figure(
+        f"dedup / hashlib.sha1 of the same UTF-16 bytes: {name}",
+        interleaved(sha1, dedup, runs=runs),
+        0.2,
+        ">=",
+        detail=f"{len(results)} tool results, {size:,} characters",
+    )
 
 
 def session_figures(runs: int) -> list[Figure]:
@@ -111,7 +117,9 @@ def session_figures(runs: int) -> list[Figure]:
     out = [session_figure("long fixture", LONG_FIXTURE, runs)]
     sessions = shared_sessions()
     if not sessions:
-        out.append(missing("dedup / hashlib.sha1: real sessions", 0.2, ">=", "no transcript under ../shared/transcripts"))
+        out.append(
+            missing("dedup / hashlib.sha1: real sessions", 0.2, ">=", "no transcript under ../shared/transcripts")
+        )
     out.extend(session_figure(session_name(path), path, runs) for path in sessions)
     return out
 
@@ -139,11 +147,21 @@ def figures(quick: bool = False) -> list[Figure]:
         against_sha1.append(sha1 / ours)
     hits = sum(deduper.state.hits.values())
     return [
-        Figure("dedup / per-character djb2: ASCII", ratios["ascii"], 10.0, ">=",
-               detail=f"{len(chunks)} chunks of {CHUNK} results, {hits} repeats deduplicated"),
+        Figure(
+            "dedup / per-character djb2: ASCII",
+            ratios["ascii"],
+            10.0,
+            ">=",
+            detail=f"{len(chunks)} chunks of {CHUNK} results, {hits} repeats deduplicated",
+        ),
         Figure("dedup / per-character djb2: UTF-16-heavy", ratios["utf16"], 10.0, ">="),
-        Figure("dedup / hashlib.sha1 of the same UTF-16 bytes", against_sha1, 0.2, ">=",
-               detail="sha1's time over dedup's (1.0 would be as fast as a hash in C)"),
+        Figure(
+            "dedup / hashlib.sha1 of the same UTF-16 bytes",
+            against_sha1,
+            0.2,
+            ">=",
+            detail="sha1's time over dedup's (1.0 would be as fast as a hash in C)",
+        ),
         *session_figures(3 if quick else 7),
     ]
 

@@ -84,10 +84,13 @@ def _exact_share(session: Path, report: ReplayReport, store: Any) -> float:
 
 def _facts_kept(session: Path, folder: Path) -> tuple[int, int]:
     """(kept, total) paths, command first lines and user messages of the masked part, masking eagerly."""
-    settings = load_settings(env={}, overrides={
-        "masking": {"enabled": True, "cache_policy": "eager", "soft_share": 0.001, "batch_share": 0.001},
-        "policy.compact": False,
-    })
+    settings = load_settings(
+        env={},
+        overrides={
+            "masking": {"enabled": True, "cache_policy": "eager", "soft_share": 0.001, "batch_share": 0.001},
+            "policy.compact": False,
+        },
+    )
     store = open_store(folder / f"{session.stem}-facts.db")
     try:
         orch = Orchestrator(settings=settings, store=store, files=RecordedFiles())
@@ -115,15 +118,20 @@ def _facts_kept(session: Path, folder: Path) -> tuple[int, int]:
 def _feeding_ratios(runs: int, *, eager: bool) -> list[float]:
     """Time to feed the long fixture with masking / without (compaction off in both)."""
     messages = [
-        e.message for e in read_transcript(LONG_FIXTURE, subagents=False, state=False).entries
+        e.message
+        for e in read_transcript(LONG_FIXTURE, subagents=False, state=False).entries
         if e.message is not None and not e.message.is_compact_summary
     ]
 
     def feed(masking: bool) -> None:
         chances = {"cache_policy": "eager", "soft_share": 0.001, "batch_share": 0.001} if eager else {}
-        settings = load_settings(env={}, overrides={
-            "masking": {"enabled": masking, **chances}, "policy.compact": False,
-        })
+        settings = load_settings(
+            env={},
+            overrides={
+                "masking": {"enabled": masking, **chances},
+                "policy.compact": False,
+            },
+        )
         orch = Orchestrator(settings=settings, store=open_store(":memory:"), files=RecordedFiles())
         for message in messages:
             orch.add_message(message)
@@ -146,14 +154,16 @@ def compare(sessions: list[Path], overrides: dict[str, Any]) -> list[dict[str, A
         for session in sessions:
             off, _ = _replay(session, Path(tmp), False, overrides)
             on, exact = _replay(session, Path(tmp), True, overrides)
-            rows.append({
-                "session": _name(session),
-                "facts": _facts_kept(session, Path(tmp)),
-                "on": on.totals,
-                "off": off.totals,
-                "policies": sorted({s.policy for s in on.masking if s.ok}),
-                "exact": exact,
-            })
+            rows.append(
+                {
+                    "session": _name(session),
+                    "facts": _facts_kept(session, Path(tmp)),
+                    "on": on.totals,
+                    "off": off.totals,
+                    "policies": sorted({s.policy for s in on.masking if s.ok}),
+                    "exact": exact,
+                }
+            )
     return rows
 
 
@@ -162,17 +172,35 @@ def _per_100(totals: Any) -> float:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    header = ("session", "compactions on/off", "masking steps", "policies", "masked", "saved tokens",
-              "invalidated/100 req on", "off", "byte-exact", "facts kept")
+    header = (
+        "session",
+        "compactions on/off",
+        "masking steps",
+        "policies",
+        "masked",
+        "saved tokens",
+        "invalidated/100 req on",
+        "off",
+        "byte-exact",
+        "facts kept",
+    )
     lines = [header]
     for row in rows:
         on, off = row["on"], row["off"]
-        lines.append((
-            row["session"], f"{on.compactions} / {off.compactions}", str(on.masking_steps),
-            ",".join(row["policies"]) or "-", str(on.masked_results), f"{on.masking_tokens_saved:,}",
-            f"{_per_100(on):,.0f}", f"{_per_100(off):,.0f}", f"{row['exact']:.0%}",
-            f"{row['facts'][0]} of {row['facts'][1]}" if row["facts"][1] else "-",
-        ))
+        lines.append(
+            (
+                row["session"],
+                f"{on.compactions} / {off.compactions}",
+                str(on.masking_steps),
+                ",".join(row["policies"]) or "-",
+                str(on.masked_results),
+                f"{on.masking_tokens_saved:,}",
+                f"{_per_100(on):,.0f}",
+                f"{_per_100(off):,.0f}",
+                f"{row['exact']:.0%}",
+                f"{row['facts'][0]} of {row['facts'][1]}" if row["facts"][1] else "-",
+            )
+        )
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     return "\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths, strict=True)) for line in lines)
 
@@ -187,20 +215,41 @@ def figures(quick: bool = False, overrides: dict[str, Any] | None = None) -> lis
     compacting = [r for r in rows if r["off"].compactions]
     on = sum(r["on"].compactions for r in compacting)
     off = sum(r["off"].compactions for r in compacting)
-    out = [Figure("compactions, masking on / off", [on / off] if off else [], 0.5, "<=",
-                  detail=f"{on} vs {off} over {len(compacting)} sessions",
-                  missing=None if off else "no session compacts with masking off")]
+    out = [
+        Figure(
+            "compactions, masking on / off",
+            [on / off] if off else [],
+            0.5,
+            "<=",
+            detail=f"{on} vs {off} over {len(compacting)} sessions",
+            missing=None if off else "no session compacts with masking off",
+        )
+    ]
     for r in compacting:
         before = _per_100(r["off"])
-        out.append(Figure(f"cache invalidated per 100 requests, on / off: {r['session']}",
-                          [_per_100(r["on"]) / before] if before else [0.0], 1.0, "<="))
+        out.append(
+            Figure(
+                f"cache invalidated per 100 requests, on / off: {r['session']}",
+                [_per_100(r["on"]) / before] if before else [0.0],
+                1.0,
+                "<=",
+            )
+        )
     out.append(Figure("masked results stored byte-exact", [min(r["exact"] for r in rows)], 1.0, ">="))
     runs = 3 if quick else 7
     out.append(Figure("feeding the long fixture, masking / off", _feeding_ratios(runs, eager=False), 2.0, "<="))
     out.append(Figure("the same, masking at every chance / off", _feeding_ratios(runs, eager=True), 2.0, "<="))
     kept, total = sum(r["facts"][0] for r in rows), sum(r["facts"][1] for r in rows)
-    out.append(Figure("facts of the masked part still in context", [kept / total] if total else [], 1.0, ">=",
-                      detail=f"{kept} of {total}", missing=None if total else "nothing was masked"))
+    out.append(
+        Figure(
+            "facts of the masked part still in context",
+            [kept / total] if total else [],
+            1.0,
+            ">=",
+            detail=f"{kept} of {total}",
+            missing=None if total else "nothing was masked",
+        )
+    )
     return out
 
 

@@ -64,9 +64,7 @@ def _memories(count: int, seed: int) -> list[str]:
     rng = random.Random(seed)
     words = _words(random.Random(1))
     weights = [1.0 / (rank + 1) for rank in range(len(words))]
-    return [
-        f"note {seed}-{i}: " + " ".join(rng.choices(words, weights, k=rng.randint(8, 20))) for i in range(count)
-    ]
+    return [f"note {seed}-{i}: " + " ".join(rng.choices(words, weights, k=rng.randint(8, 20))) for i in range(count)]
 
 
 def build(path: Path, count: int) -> MemoryDB:
@@ -156,10 +154,20 @@ def figures(quick: bool = False) -> list[Figure]:
         growth = [big / little for big, little in zip(times[large], times[small], strict=True)]
         chunks = remember_ratios(folder, 100 if quick else 300)
     return [
-        Figure(f"memory recall at {large:,} / at {small:,} memories", growth, float(large // small), "<=",
-               detail=f"{len(QUERIES)} queries a round; linear growth is {large // small}x"),
-        Figure("memory plain sqlite3 insert / remember", [theirs / ours for ours, theirs in chunks], 0.5, ">=",
-               detail=f"{len(chunks)} chunks of 25, one durable transaction each"),
+        Figure(
+            f"memory recall at {large:,} / at {small:,} memories",
+            growth,
+            float(large // small),
+            "<=",
+            detail=f"{len(QUERIES)} queries a round; linear growth is {large // small}x",
+        ),
+        Figure(
+            "memory plain sqlite3 insert / remember",
+            [theirs / ours for ours, theirs in chunks],
+            0.5,
+            ">=",
+            detail=f"{len(chunks)} chunks of 25, one durable transaction each",
+        ),
     ]
 
 

@@ -55,8 +55,9 @@ def _stop_at_first(result: CompactionResult, line: int) -> None:
 def first_compaction_line(transcript: Transcript, settings: Settings, folder: Path) -> int | None:
     """The transcript line where the replay first compacts (the replay stops there), or None."""
     try:
-        replay_transcript(transcript, settings=settings, store=open_store(folder / "probe.db"),
-                          on_compaction=_stop_at_first)
+        replay_transcript(
+            transcript, settings=settings, store=open_store(folder / "probe.db"), on_compaction=_stop_at_first
+        )
     except _FirstCompaction as stop:
         return stop.line
     return None
@@ -77,10 +78,12 @@ def context_before_compaction(path: Path, folder: Path) -> tuple[Callable[..., O
     line = first_compaction_line(transcript, settings, folder)
     entries = [e for e in transcript.entries if line is None or e.line <= line]
     kept = len(entries)
-    prefix = transcript.model_copy(update={
-        "entries": entries,
-        "compactions": [c for c in transcript.compactions if c.entry_index < kept],
-    })
+    prefix = transcript.model_copy(
+        update={
+            "entries": entries,
+            "compactions": [c for c in transcript.compactions if c.entry_index < kept],
+        }
+    )
     quiet = settings.model_copy(update={"policy": settings.policy.model_copy(update={"auto_compact": False})})
     run = _Replay(prefix, quiet, open_store(folder / "prefix.db"), "auto", None, None, None)
     run.run()
@@ -89,8 +92,12 @@ def context_before_compaction(path: Path, folder: Path) -> tuple[Callable[..., O
 
     def make(number: int, *, counted: bool = True) -> Orchestrator:
         orch = Orchestrator(
-            settings=settings, store=open_store(folder / f"compact{number}.db"), counter=counter,
-            files=run.files, state=source.state.model_copy(deep=True), calibration=source.calibration,
+            settings=settings,
+            store=open_store(folder / f"compact{number}.db"),
+            counter=counter,
+            files=run.files,
+            state=source.state.model_copy(deep=True),
+            calibration=source.calibration,
             transcript_path=source.transcript_path,
         )
         if counted:
@@ -166,8 +173,13 @@ def replay_figure(name: str, path: Path, folder: Path, runs: int) -> Figure:
         tokenize_seconds, _ = timed(tokenize)
         if number:
             ratios.append(tokenize_seconds / replay_seconds)
-    return Figure(f"replay throughput / tiktoken: {name}", ratios, 0.5, ">=",
-                  detail=f"{len(transcript.messages)} messages, {tiktoken.count_texts(texts):,} tokens")
+    return Figure(
+        f"replay throughput / tiktoken: {name}",
+        ratios,
+        0.5,
+        ">=",
+        detail=f"{len(transcript.messages)} messages, {tiktoken.count_texts(texts):,} tokens",
+    )
 
 
 def figures(quick: bool = False) -> list[Figure]:
@@ -179,8 +191,15 @@ def figures(quick: bool = False) -> list[Figure]:
         for session in shared_sessions():
             out.extend(compaction_figures(session_name(session), session, folder, runs))
         if not shared_sessions():
-            out.append(missing("real sessions", 0.5, ">=", "no transcript under ../shared/transcripts: "
-                               "the compaction and replay figures are the long fixture's only"))
+            out.append(
+                missing(
+                    "real sessions",
+                    0.5,
+                    ">=",
+                    "no transcript under ../shared/transcripts: "
+                    "the compaction and replay figures are the long fixture's only",
+                )
+            )
         out.append(replay_figure("long fixture", LONG_FIXTURE, folder, 2 if quick else 4))
         for session in shared_sessions():
             out.append(replay_figure(session_name(session), session, folder, 2 if quick else 4))

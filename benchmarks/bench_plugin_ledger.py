@@ -78,16 +78,25 @@ def hook_commands(plugin: Path, event: str, value: str) -> list[str]:
     ]
 
 
-def run_hooks(plugin: Path, event: str, value: str, payload: dict[str, Any], env: dict[str, str],
-              stderr: list[str]) -> str:
+def run_hooks(
+    plugin: Path, event: str, value: str, payload: dict[str, Any], env: dict[str, str], stderr: list[str]
+) -> str:
     """Run ``event``'s commands as the client does; what they add to the context, joined.
 
     A command's output that is JSON gives its ``additionalContext``; plain text counts as is.
     """
     texts = []
     for command in hook_commands(plugin, event, value):
-        done = subprocess.run(command, shell=True, input=json.dumps(payload), capture_output=True, text=True,
-                              timeout=HOOK_TIMEOUT_S, env={**env, "CLAUDE_PLUGIN_ROOT": str(plugin)}, check=False)
+        done = subprocess.run(
+            command,
+            shell=True,
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            timeout=HOOK_TIMEOUT_S,
+            env={**env, "CLAUDE_PLUGIN_ROOT": str(plugin)},
+            check=False,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"{event} hook exited {done.returncode}: {done.stderr[-300:]}")
         if done.stderr.strip():
@@ -118,14 +127,27 @@ def replay_hooks(session: Path, work: Path, *, plugin: Path = PLUGIN, python: st
     records = [json.loads(line) if line.strip() else {} for line in lines]
     session_id = next((r["sessionId"] for r in records if isinstance(r.get("sessionId"), str)), "session")
     cwd = next((r["cwd"] for r in records if isinstance(r.get("cwd"), str)), None)
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(work / "home"), "LANG": "C.UTF-8",
-           "COMPACTOR_HOME": str(work / "compactor-home"), "COMPACTOR_PYTHON": python}
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(work / "home"),
+        "LANG": "C.UTF-8",
+        "COMPACTOR_HOME": str(work / "compactor-home"),
+        "COMPACTOR_PYTHON": python,
+    }
     transcript = work / f"{session_id}.jsonl"
     points = []
-    boundaries = [i for i, r in enumerate(records) if r.get("type") == "system" and r.get("subtype") == "compact_boundary"]
+    boundaries = [
+        i for i, r in enumerate(records) if r.get("type") == "system" and r.get("subtype") == "compact_boundary"
+    ]
     for n, boundary in enumerate(boundaries, start=1):
-        summary_at = next((j for j in range(boundary, min(boundary + SUMMARY_WITHIN, len(records)))
-                           if records[j].get("isCompactSummary")), None)
+        summary_at = next(
+            (
+                j
+                for j in range(boundary, min(boundary + SUMMARY_WITHIN, len(records)))
+                if records[j].get("isCompactSummary")
+            ),
+            None,
+        )
         if summary_at is None:
             continue
         trigger = (records[boundary].get("compactMetadata") or {}).get("trigger") or "auto"
@@ -133,20 +155,45 @@ def replay_hooks(session: Path, work: Path, *, plugin: Path = PLUGIN, python: st
         transcript.write_text("".join(lines[:boundary]), encoding="utf-8")
         head = read_transcript(transcript, warn=lambda _w: None).messages
         stderr: list[str] = []
-        run_hooks(plugin, "PreCompact", trigger, {**base, "hook_event_name": "PreCompact", "trigger": trigger,
-                                                 "custom_instructions": None}, env, stderr)
+        run_hooks(
+            plugin,
+            "PreCompact",
+            trigger,
+            {**base, "hook_event_name": "PreCompact", "trigger": trigger, "custom_instructions": None},
+            env,
+            stderr,
+        )
         transcript.write_text("".join(lines[: summary_at + 1]), encoding="utf-8")
         summary = _text(records[summary_at]["message"].get("content", ""))
-        run_hooks(plugin, "PostCompact", trigger, {**base, "hook_event_name": "PostCompact", "trigger": trigger,
-                                                  "compact_summary": summary}, env, stderr)
-        told = run_hooks(plugin, "SessionStart", "compact",
-                         {**base, "hook_event_name": "SessionStart", "source": "compact"}, env, stderr)
+        run_hooks(
+            plugin,
+            "PostCompact",
+            trigger,
+            {**base, "hook_event_name": "PostCompact", "trigger": trigger, "compact_summary": summary},
+            env,
+            stderr,
+        )
+        told = run_hooks(
+            plugin,
+            "SessionStart",
+            "compact",
+            {**base, "hook_event_name": "SessionStart", "source": "compact"},
+            env,
+            stderr,
+        )
         facts = head_facts(head)
-        points.append(Point(
-            session=session.parent.name if session.name == "session.jsonl" else session.stem, compaction=n,
-            summary=summary, session_start=told, total={k: len(facts[k]) for k in KINDS},
-            with_plugin=_found(head, f"{summary}\n{told}", cwd), alone=_found(head, summary, cwd), stderr=stderr,
-        ))
+        points.append(
+            Point(
+                session=session.parent.name if session.name == "session.jsonl" else session.stem,
+                compaction=n,
+                summary=summary,
+                session_start=told,
+                total={k: len(facts[k]) for k in KINDS},
+                with_plugin=_found(head, f"{summary}\n{told}", cwd),
+                alone=_found(head, summary, cwd),
+                stderr=stderr,
+            )
+        )
     return points
 
 
@@ -169,7 +216,8 @@ def figures(quick: bool = False) -> list[Figure]:
     if not sessions:
         reason = "no shared Claude Code session with a compaction"
         return [missing(n, TARGETS[k], ">=", reason) for n, k in zip(names, KINDS, strict=True)] + [
-            missing(longest_name, 1.0, "<=", reason)]
+            missing(longest_name, 1.0, "<=", reason)
+        ]
     points: list[Point] = []
     for session in sessions:
         with tempfile.TemporaryDirectory(prefix="bench-plugin-") as folder:
@@ -179,12 +227,26 @@ def figures(quick: bool = False) -> list[Figure]:
     for name, kind in zip(names, KINDS, strict=True):
         total = sum(p.total[kind] for p in points)
         kept, alone = sum(p.with_plugin[kind] for p in points), sum(p.alone[kind] for p in points)
-        out.append(Figure(name, [kept / total] if total else [], TARGETS[kind], ">=",
-                          detail=f"{kept} of {total}; Claude Code's summary alone {alone} ({alone / total:.0%})"
-                          if total else "", missing=None if total else "no such facts"))
+        out.append(
+            Figure(
+                name,
+                [kept / total] if total else [],
+                TARGETS[kind],
+                ">=",
+                detail=f"{kept} of {total}; Claude Code's summary alone {alone} ({alone / total:.0%})" if total else "",
+                missing=None if total else "no such facts",
+            )
+        )
     longest = max(len(p.session_start) for p in points)
-    out.append(Figure(longest_name, [longest / SESSION_START_MAX_CHARS], 1.0, "<=",
-                      detail=f"{longest:,} characters, {len(points)} compactions"))
+    out.append(
+        Figure(
+            longest_name,
+            [longest / SESSION_START_MAX_CHARS],
+            1.0,
+            "<=",
+            detail=f"{longest:,} characters, {len(points)} compactions",
+        )
+    )
     return out
 
 

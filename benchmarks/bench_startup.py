@@ -111,7 +111,11 @@ def _editable_note() -> str:
 
     folders = [Path(p) for p in [*site.getsitepackages(), site.getusersitepackages()]]
     hooks = [f for folder in folders if folder.is_dir() for f in folder.glob("__editable__*compactor*.pth")]
-    return "editable install: Python starts slower here, so these ratios flatter; measure a regular install" if hooks else ""
+    return (
+        "editable install: Python starts slower here, so these ratios flatter; measure a regular install"
+        if hooks
+        else ""
+    )
 
 
 def figures(quick: bool = False) -> list[Figure]:
@@ -122,11 +126,14 @@ def figures(quick: bool = False) -> list[Figure]:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "COMPACTOR_HOME": tmp}
         store = str(Path(tmp) / "ccr.db")
-        subprocess.run([str(BIN / "ccr"), "--store", store, "put", "-"], input=b"x", env=env, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [str(BIN / "ccr"), "--store", store, "put", "-"], input=b"x", env=env, check=True, capture_output=True
+        )
+
         def hook_input(source: str) -> bytes:
-            return json.dumps({"session_id": "bench-cold-start", "hook_event_name": "SessionStart",
-                               "source": source}).encode()
+            return json.dumps(
+                {"session_id": "bench-cold-start", "hook_event_name": "SessionStart", "source": source}
+            ).encode()
 
         commands: list[tuple[str, list[str], bytes]] = [
             ("compactor hook session-start (startup)", ["compactor", "hook", "session-start"], hook_input("startup")),
@@ -141,14 +148,29 @@ def figures(quick: bool = False) -> list[Figure]:
                 out.append(missing(f"cold start / python -c pass: {name}", 12.0, "<=", f"no {argv[0]} script"))
                 continue
             run = _runner([str(script), *argv[1:]], env, stdin)
-            out.append(Figure(f"cold start / python -c pass: {name}", interleaved(run, nothing, runs=runs),
-                              12.0, "<=", detail=note))
-        for name, argv in (("ccr mcp", ["ccr", "--store", store, "mcp"]),
-                           ("compactor memory mcp",
-                            ["compactor", "memory", "--db", str(Path(tmp) / "memory.db"), "mcp"])):
+            out.append(
+                Figure(
+                    f"cold start / python -c pass: {name}",
+                    interleaved(run, nothing, runs=runs),
+                    12.0,
+                    "<=",
+                    detail=note,
+                )
+            )
+        for name, argv in (
+            ("ccr mcp", ["ccr", "--store", store, "mcp"]),
+            ("compactor memory mcp", ["compactor", "memory", "--db", str(Path(tmp) / "memory.db"), "mcp"]),
+        ):
             server = _mcp_initialize([str(BIN / argv[0]), *argv[1:]], env)
-            out.append(Figure(f"{name} answering initialize / python -c pass", _against(server, nothing, runs),
-                              15.0, "<=", detail=note))
+            out.append(
+                Figure(
+                    f"{name} answering initialize / python -c pass",
+                    _against(server, nothing, runs),
+                    15.0,
+                    "<=",
+                    detail=note,
+                )
+            )
         out.extend(pre_compact_figures(Path(tmp), nothing, runs, note))
     return out
 
@@ -160,7 +182,9 @@ def pre_compact_figures(folder: Path, nothing: Callable[[], None], runs: int, no
     name = "cold start / python -c pass: compactor hook pre-compact"
     out = [pre_compact_figure(f"{name} (generated 4 MB session)", generated, folder, nothing, runs, note)]
     if real is None:
-        out.append(missing(f"{name} (largest real transcript)", 18.0, "<=", "no transcript under ../shared/transcripts"))
+        out.append(
+            missing(f"{name} (largest real transcript)", 18.0, "<=", "no transcript under ../shared/transcripts")
+        )
     else:
         out.append(pre_compact_figure(f"{name} (largest real transcript)", real, folder, nothing, runs, note))
     return out
@@ -177,10 +201,17 @@ def pre_compact_figure(
     env = {**os.environ, "COMPACTOR_HOME": str(folder / "pre-compact-home")}
 
     def run() -> None:
-        stdin = json.dumps({"session_id": f"bench-pre-compact-{next(sessions)}", "transcript_path": str(transcript),
-                            "hook_event_name": "PreCompact", "trigger": "auto"}).encode()
-        done = subprocess.run([str(script), "hook", "pre-compact"], input=stdin, capture_output=True, env=env,
-                              check=False)
+        stdin = json.dumps(
+            {
+                "session_id": f"bench-pre-compact-{next(sessions)}",
+                "transcript_path": str(transcript),
+                "hook_event_name": "PreCompact",
+                "trigger": "auto",
+            }
+        ).encode()
+        done = subprocess.run(
+            [str(script), "hook", "pre-compact"], input=stdin, capture_output=True, env=env, check=False
+        )
         if done.returncode != 0 or b"ccr_" not in done.stdout:  # the hook exits 0 even when it stores nothing
             raise RuntimeError(f"pre-compact stored nothing: {done.stderr.decode()[-300:]}")
 
@@ -193,9 +224,13 @@ def pre_compact_figure(
     ratios = interleaved(timed_run, nothing, runs=runs)
     size = transcript.stat().st_size / 1e6
     median = sorted(seconds[-runs:])[runs // 2]
-    return Figure(name, ratios, 18.0, "<=",
-                  detail="; ".join(x for x in (f"{transcript.name}, {size:.1f} MB, {median:.2f} s a run (median)",
-                                               note) if x))
+    return Figure(
+        name,
+        ratios,
+        18.0,
+        "<=",
+        detail="; ".join(x for x in (f"{transcript.name}, {size:.1f} MB, {median:.2f} s a run (median)", note) if x),
+    )
 
 
 if __name__ == "__main__":

@@ -57,8 +57,12 @@ def _claude_code_post_tokens(session: Path) -> list[int]:
         elif waiting and record.get("type") == "assistant":
             usage = (record.get("message") or {}).get("usage")
             if isinstance(usage, dict):
-                found.append(sum(int(usage.get(k) or 0) for k in (
-                    "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")))
+                found.append(
+                    sum(
+                        int(usage.get(k) or 0)
+                        for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+                    )
+                )
                 waiting = False
     return found
 
@@ -71,8 +75,10 @@ def figures(quick: bool = False) -> list[Figure]:
     sessions = shared_sessions()
     if not sessions:
         reason = "../shared/transcripts is not present"
-        return [missing(f"forced compactions: last context keeps {k}", t, ">=", reason)
-                for k, t in (("paths", 0.95), ("commands", 0.85), ("user messages", 1.0))]
+        return [
+            missing(f"forced compactions: last context keeps {k}", t, ">=", reason)
+            for k, t in (("paths", 0.95), ("commands", 0.85), ("user messages", 1.0))
+        ]
     out: list[Figure] = []
     pooled = {"paths": [0, 0], "commands": [0, 0], "user_messages": [0, 0], "request": [0, 0], "open": [0, 0]}
     ours: list[int] = []
@@ -99,15 +105,32 @@ def figures(quick: bool = False) -> list[Figure]:
             last = done[-1]
             assert last.retention is not None
             tag = f"{name}, last of {len(done)} forced compactions"
-            for kind, label, target in (("paths", "paths", 0.95), ("commands", "commands", 0.85),
-                                        ("user_messages", "user messages", 1.0)):
+            for kind, label, target in (
+                ("paths", "paths", 0.95),
+                ("commands", "commands", 0.85),
+                ("user_messages", "user messages", 1.0),
+            ):
                 part = getattr(last.retention, kind)
                 if part.total:
-                    out.append(Figure(f"{tag}: {label} kept", _share(part.kept, part.total), target, ">=",
-                                      detail=f"{part.kept} of {part.total}"))
+                    out.append(
+                        Figure(
+                            f"{tag}: {label} kept",
+                            _share(part.kept, part.total),
+                            target,
+                            ">=",
+                            detail=f"{part.kept} of {part.total}",
+                        )
+                    )
             chars = len(last.summary or "")
-            out.append(Figure(f"{tag}: summary chars / {SUMMARY_CHARS:,}", (chars / SUMMARY_CHARS,), 1.0, "<=",
-                              detail=f"{chars:,} characters"))
+            out.append(
+                Figure(
+                    f"{tag}: summary chars / {SUMMARY_CHARS:,}",
+                    (chars / SUMMARY_CHARS,),
+                    1.0,
+                    "<=",
+                    detail=f"{chars:,} characters",
+                )
+            )
             if not quick:
                 recorded = _replay(session, folder, at="recorded", pct=None)
                 cc = _claude_code_post_tokens(session)
@@ -115,21 +138,41 @@ def figures(quick: bool = False) -> list[Figure]:
                     if c.ok and theirs_n:
                         ours.append(c.post_tokens)
                         theirs.append(theirs_n)
-    for kind, label, target in (("paths", "paths", 0.98), ("commands", "commands", 0.90),
-                                ("user_messages", "user messages", 1.0), ("request", "latest request named", 0.95),
-                                ("open", "open items named", 0.90)):
+    for kind, label, target in (
+        ("paths", "paths", 0.98),
+        ("commands", "commands", 0.90),
+        ("user_messages", "user messages", 1.0),
+        ("request", "latest request named", 0.95),
+        ("open", "open items named", 0.90),
+    ):
         kept, total = pooled[kind]
         if total:
-            out.append(Figure(f"every forced compaction: {label}", _share(kept, total), target, ">=",
-                              detail=f"{kept} of {total}"))
+            out.append(
+                Figure(
+                    f"every forced compaction: {label}", _share(kept, total), target, ">=", detail=f"{kept} of {total}"
+                )
+            )
     if ours:
         ratio = statistics.median(ours) / statistics.median(theirs)
-        out.append(Figure("recorded points: median context after compaction / Claude Code's", (ratio,), 1.0, "<=",
-                          detail=f"{statistics.median(ours):,.0f} against {statistics.median(theirs):,.0f} tokens, "
-                                 f"{len(ours)} compactions"))
+        out.append(
+            Figure(
+                "recorded points: median context after compaction / Claude Code's",
+                (ratio,),
+                1.0,
+                "<=",
+                detail=f"{statistics.median(ours):,.0f} against {statistics.median(theirs):,.0f} tokens, "
+                f"{len(ours)} compactions",
+            )
+        )
     elif not quick:
-        out.append(missing("recorded points: median context after compaction / Claude Code's", 1.0, "<=",
-                           "no recorded compaction to compare"))
+        out.append(
+            missing(
+                "recorded points: median context after compaction / Claude Code's",
+                1.0,
+                "<=",
+                "no recorded compaction to compare",
+            )
+        )
     return out
 
 

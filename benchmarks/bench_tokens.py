@@ -85,11 +85,15 @@ def orchestrator_figure(name: str, session: Path, folder: Path, runs: int) -> Fi
 
     small, small_messages = loaded(SMALL, "small")
     large, large_messages = loaded(LARGE, "large")
-    ratios = interleaved(lambda: add_chunk(large, large_messages), lambda: add_chunk(small, small_messages),
-                         runs=runs)
-    return Figure(f"Orchestrator per message, {LARGE:,} / {SMALL:,} messages: {name}", ratios, 1.5, "<=",
-                  detail=f"1M-token window, no compaction, {CHUNK} messages per timed chunk, "
-                  f"context {large.tokens_of_messages():,} vs {small.tokens_of_messages():,} tokens")
+    ratios = interleaved(lambda: add_chunk(large, large_messages), lambda: add_chunk(small, small_messages), runs=runs)
+    return Figure(
+        f"Orchestrator per message, {LARGE:,} / {SMALL:,} messages: {name}",
+        ratios,
+        1.5,
+        "<=",
+        detail=f"1M-token window, no compaction, {CHUNK} messages per timed chunk, "
+        f"context {large.tokens_of_messages():,} vs {small.tokens_of_messages():,} tokens",
+    )
 
 
 def figures(quick: bool = False) -> list[Figure]:

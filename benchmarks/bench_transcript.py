@@ -38,8 +38,13 @@ def read_figure(name: str, path: Path, runs: int) -> Figure:
             counter.count_text(text)
 
     ratios = interleaved(read_and_count, tokenize, runs=runs)
-    return Figure(f"{NAME}: {name}", ratios, 2.0, "<=",
-                  detail=f"{path.stat().st_size / 1e6:.1f} MB, {len(transcript.messages)} messages")
+    return Figure(
+        f"{NAME}: {name}",
+        ratios,
+        2.0,
+        "<=",
+        detail=f"{path.stat().st_size / 1e6:.1f} MB, {len(transcript.messages)} messages",
+    )
 
 
 def figures(quick: bool = False) -> list[Figure]:

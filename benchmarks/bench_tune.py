@@ -35,11 +35,15 @@ from compactor.tune import LocalExecutor, ResultCache, SearchSpace, WorkerCache,
 SPACE = REPO / "examples" / "tune.toml"
 CORPUS = REPO / "fixtures" / "sessions"
 ONE = SearchSpace.model_validate({"params": {"attachments.max_files": [5]}})
-EIGHT = SearchSpace.model_validate({"params": {
-    "attachments.selection.strategy": ["recent", "activity"],
-    "pipeline.tail_tokens": [8000, 12000],
-    "attachments.max_files": [3, 5],
-}})
+EIGHT = SearchSpace.model_validate(
+    {
+        "params": {
+            "attachments.selection.strategy": ["recent", "activity"],
+            "pipeline.tail_tokens": [8000, 12000],
+            "attachments.max_files": [3, 5],
+        }
+    }
+)
 
 
 def fresh_worker() -> None:
@@ -62,9 +66,14 @@ def marginal_figure(name: str, corpus: list[Path], pairs: int) -> Figure:
         first, eight = tune(ONE), tune(EIGHT)
         ratios.append((eight - first) / 7 / first)
         seconds.append((first, eight))
-    return Figure(f"tune: marginal trial / first trial (8 trials vs 1, fresh caches): {name}", ratios, 0.4, "<=",
-                  detail=f"{len(corpus)} corpus paths, one process; "
-                  + ", ".join(f"1 trial {a:.2f} s, 8 trials {b:.2f} s" for a, b in seconds))
+    return Figure(
+        f"tune: marginal trial / first trial (8 trials vs 1, fresh caches): {name}",
+        ratios,
+        0.4,
+        "<=",
+        detail=f"{len(corpus)} corpus paths, one process; "
+        + ", ".join(f"1 trial {a:.2f} s, 8 trials {b:.2f} s" for a, b in seconds),
+    )
 
 
 def rerun_figure(quick: bool) -> Figure:
@@ -97,8 +106,14 @@ def figures(quick: bool = False) -> list[Figure]:
     if real:
         out.append(marginal_figure("real sessions", real, pairs))
     else:
-        out.append(missing("tune: marginal trial / first trial (8 trials vs 1, fresh caches): real sessions", 0.4,
-                           "<=", "no transcript under ../shared/transcripts"))
+        out.append(
+            missing(
+                "tune: marginal trial / first trial (8 trials vs 1, fresh caches): real sessions",
+                0.4,
+                "<=",
+                "no transcript under ../shared/transcripts",
+            )
+        )
     out.append(rerun_figure(quick))
     return out
 

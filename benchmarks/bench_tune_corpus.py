@@ -100,13 +100,15 @@ MARGINAL = "tune on the corpus: marginal trial / first trial"
 
 def space_of(trials: int) -> SearchSpace:
     """``trials`` trials drawn from the preserved tail in ``trials`` sizes and both file selections."""
-    return SearchSpace.model_validate({
-        "search": {"method": "random", "trials": trials, "seed": 0},
-        "params": {
-            "pipeline.tail_tokens": [6000 + 1000 * n for n in range(trials)],
-            "attachments.selection.strategy": ["recent", "activity"],
-        },
-    })
+    return SearchSpace.model_validate(
+        {
+            "search": {"method": "random", "trials": trials, "seed": 0},
+            "params": {
+                "pipeline.tail_tokens": [6000 + 1000 * n for n in range(trials)],
+                "attachments.selection.strategy": ["recent", "activity"],
+            },
+        }
+    )
 
 
 def first_of(space: SearchSpace) -> SearchSpace:
@@ -118,8 +120,14 @@ def first_of(space: SearchSpace) -> SearchSpace:
 def space_toml(space: SearchSpace) -> str:
     """``space`` as a space file for the command: the same search, so the same trials."""
     search = space.search
-    lines = ["[search]", f'method = "{search.method}"', f"trials = {search.trials}", f"seed = {search.seed}",
-             "", "[params]"]
+    lines = [
+        "[search]",
+        f'method = "{search.method}"',
+        f"trials = {search.trials}",
+        f"seed = {search.seed}",
+        "",
+        "[params]",
+    ]
     lines.extend(f"{json.dumps(name)} = {json.dumps(values)}" for name, values in sorted(space.params.items()))
     return "\n".join(lines) + "\n"
 
@@ -140,13 +148,21 @@ class LocalRay:
         # Token authentication (Ray's default for `ray start`): the drivers ask for it too.
         self.env = {**os.environ, "RAY_AUTH_MODE": "token"}
         command = [
-            str(Path(sys.executable).parent / "ray"), "start", "--head", "--block", "--disable-usage-stats",
-            "--node-ip-address=127.0.0.1", f"--port={self.port}", f"--num-cpus={cpus}",
-            "--include-dashboard=false", f"--temp-dir={folder}",
+            str(Path(sys.executable).parent / "ray"),
+            "start",
+            "--head",
+            "--block",
+            "--disable-usage-stats",
+            "--node-ip-address=127.0.0.1",
+            f"--port={self.port}",
+            f"--num-cpus={cpus}",
+            "--include-dashboard=false",
+            f"--temp-dir={folder}",
         ]
         self.log = (folder / "ray-start.log").open("wb")
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=self.env,
-                                        start_new_session=True)
+        self.process = subprocess.Popen(
+            command, stdout=self.log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
+        )
 
     def wait_ready(self, timeout: float = 120.0) -> None:
         """Until the head accepts connections on its port.
@@ -220,12 +236,24 @@ class Command:
         """
         self.runs += 1
         out = self.folder / f"run-{self.runs}"
-        command = [sys.executable, "-m", "compactor", "tune", str(self.corpus), "--space", str(self.space),
-                   "--no-cache", "--out", str(out), *options]
+        command = [
+            sys.executable,
+            "-m",
+            "compactor",
+            "tune",
+            str(self.corpus),
+            "--space",
+            str(self.space),
+            "--no-cache",
+            "--out",
+            str(out),
+            *options,
+        ]
         # A session of its own, as the Ray head's: where the scheduler shares the CPUs between sessions
         # (Linux's autogroups), both executors' processes then get the same share of a busy machine.
-        seconds, done = timed(lambda: subprocess.run(command, capture_output=True, env=self.env, check=False,
-                                                     start_new_session=True))
+        seconds, done = timed(
+            lambda: subprocess.run(command, capture_output=True, env=self.env, check=False, start_new_session=True)
+        )
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr.decode()[-800:]}")
         try:
@@ -249,8 +277,11 @@ def in_process_figures(results: TuneResults) -> dict[str, Any]:
     """``figures_of`` for a ``run_tune`` result kept in memory."""
     return {
         "totals": {t.id: {at: m.as_json() for at, m in t.totals.items()} for t in results.trials},
-        "sessions": {(s.trial_id, s.session): {at: m.as_json() for at, m in s.metrics.items()}
-                     for t in results.trials for s in t.sessions},
+        "sessions": {
+            (s.trial_id, s.session): {at: m.as_json() for at, m in s.metrics.items()}
+            for t in results.trials
+            for s in t.sessions
+        },
     }
 
 
@@ -268,14 +299,18 @@ def _why_missing() -> str | None:
     return None
 
 
-def figures(quick: bool = False, sessions: int | None = None, trials: int | None = None,
-            pairs: int | None = None) -> list[Figure]:
+def figures(
+    quick: bool = False, sessions: int | None = None, trials: int | None = None, pairs: int | None = None
+) -> list[Figure]:
     """The four figures (see the module docstring) on ``sessions`` replicas and ``trials`` trials."""
     why = _why_missing()
     if why is not None:
-        return [missing(THROUGHPUT, 0.8, ">=", why), missing(IDENTICAL, 1.0, ">=", why),
-                missing(SHARING, 1.0, ">=", why),
-                missing(f"{MARGINAL} ({TRIALS} trials vs 1, fresh caches)", 0.4, "<=", why)]
+        return [
+            missing(THROUGHPUT, 0.8, ">=", why),
+            missing(IDENTICAL, 1.0, ">=", why),
+            missing(SHARING, 1.0, ">=", why),
+            missing(f"{MARGINAL} ({TRIALS} trials vs 1, fresh caches)", 0.4, "<=", why),
+        ]
     count, many = sessions or SESSIONS, max(2, trials or TRIALS)
     rounds = pairs or (1 if quick else PAIRS)
     cores = max(1, min(os.cpu_count() or 1, 4))
@@ -296,8 +331,9 @@ def figures(quick: bool = False, sessions: int | None = None, trials: int | None
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _measure(command: Command, address: str, corpus: list[Path], space: SearchSpace, cores: int,
-             rounds: int) -> list[Figure]:
+def _measure(
+    command: Command, address: str, corpus: list[Path], space: SearchSpace, cores: int, rounds: int
+) -> list[Figure]:
     """``rounds`` interleaved rounds of the runs the module docstring lists, and their figures."""
     many = len(space.trials())
     one = first_of(space)
@@ -326,13 +362,26 @@ def _measure(command: Command, address: str, corpus: list[Path], space: SearchSp
         seconds.append(times)
     size = f"{len(corpus)} sessions x {many} trials on {cores} cores"
     return [
-        Figure(THROUGHPUT, throughput, 0.8, ">=", detail=f"{size}, the command: "
-               + "; ".join(f"local {t['local']:.1f} s, Ray {t['ray']:.1f} s" for t in seconds)),
+        Figure(
+            THROUGHPUT,
+            throughput,
+            0.8,
+            ">=",
+            detail=f"{size}, the command: "
+            + "; ".join(f"local {t['local']:.1f} s, Ray {t['ray']:.1f} s" for t in seconds),
+        ),
         Figure(IDENTICAL, same_ray, 1.0, ">="),
         Figure(SHARING, same_sharing, 1.0, ">="),
-        Figure(MARGINAL + f" ({many} trials vs 1, fresh caches)", marginal, 0.4, "<=",
-               detail=f"{size}, run_tune; " + "; ".join(_marginal_detail(t, many) for t in seconds)
-               + "; ratio without sharing: " + ", ".join(f"{r:.2f}" for r in unshared_marginal)),
+        Figure(
+            MARGINAL + f" ({many} trials vs 1, fresh caches)",
+            marginal,
+            0.4,
+            "<=",
+            detail=f"{size}, run_tune; "
+            + "; ".join(_marginal_detail(t, many) for t in seconds)
+            + "; ratio without sharing: "
+            + ", ".join(f"{r:.2f}" for r in unshared_marginal),
+        ),
     ]
 
 
@@ -341,16 +390,19 @@ def _marginal_detail(times: dict[str, float], many: int) -> str:
     parts = []
     for name in ("shared", "unshared"):
         one, all_of = times[f"{name} 1"], times[f"{name} {many}"]
-        parts.append(f"{name}: 1 trial {one:.1f} s, {many} trials {all_of:.1f} s, "
-                     f"a trial more {(all_of - one) / (many - 1):.2f} s")
+        parts.append(
+            f"{name}: 1 trial {one:.1f} s, {many} trials {all_of:.1f} s, "
+            f"a trial more {(all_of - one) / (many - 1):.2f} s"
+        )
     return ", ".join(parts)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="compactor tune on a replica corpus: Ray against local.")
     parser.add_argument("--sessions", type=int, default=SESSIONS, help=f"replicas in the corpus (default {SESSIONS})")
-    parser.add_argument("--trials", type=int, default=TRIALS,
-                        help=f"trials in the space, at least 2 (default {TRIALS})")
+    parser.add_argument(
+        "--trials", type=int, default=TRIALS, help=f"trials in the space, at least 2 (default {TRIALS})"
+    )
     parser.add_argument("--pairs", type=int, help=f"interleaved rounds (default {PAIRS}, 1 with --quick)")
     parser.add_argument("--quick", action="store_true", help="one round")
     args = parser.parse_args(argv)

@@ -85,7 +85,10 @@ def tag_record(record: dict[str, Any], tag: str) -> dict[str, Any]:
     if isinstance(result, dict) and isinstance(result.get("file"), dict):
         file = result["file"]
         if isinstance(file.get("content"), str):
-            record = {**record, "toolUseResult": {**result, "file": {**file, "content": _tag_text(file["content"], tag)}}}
+            record = {
+                **record,
+                "toolUseResult": {**result, "file": {**file, "content": _tag_text(file["content"], tag)}},
+            }
     return record
 
 
@@ -122,9 +125,10 @@ def make_corpus(out: Path, sessions: int = DEFAULT_SESSIONS, sources: list[Path]
         name = source.parent.name if source.stem == "session" else source.stem
         target = out / f"copy-{number:03d}-{name}.jsonl"
         tag = f"[corpus copy {number}]"
-        with source.open(encoding="utf-8", errors="surrogateescape") as lines, target.open(
-            "w", encoding="utf-8", errors="surrogateescape"
-        ) as copy:
+        with (
+            source.open(encoding="utf-8", errors="surrogateescape") as lines,
+            target.open("w", encoding="utf-8", errors="surrogateescape") as copy,
+        ):
             for line in lines:
                 copy.write(_copy_line(line, number, tag))
         written.append(target)

@@ -136,9 +136,7 @@ class BaseStore(abc.ABC):
             handles.append(handle)
             if handle in rows:
                 continue
-            metadata = (
-                None if item.metadata is None else canonical_json(item.metadata).decode("utf-8")
-            )
+            metadata = None if item.metadata is None else canonical_json(item.metadata).decode("utf-8")
             rows[handle] = BlobRow(
                 handle=handle,
                 data=item.data,
@@ -360,18 +358,17 @@ class BaseStore(abc.ABC):
                     producer=record.producer,
                     tokens_before=record.tokens_before,
                     tokens_after=record.tokens_after,
-                    metadata=None
-                    if record.metadata is None
-                    else canonical_json(record.metadata).decode("utf-8"),
+                    metadata=None if record.metadata is None else canonical_json(record.metadata).decode("utf-8"),
                     created_at=record.created_at,
                 ),
             )
         object_rows: list[ObjectRow] = []
         for obj in objects:
             digest = content_hash(obj.content)
-            if digest != obj.content_hash or object_id(
-                obj.type, obj.session_id, obj.source, obj.repo_state, digest
-            ) != obj.id:
+            if (
+                digest != obj.content_hash
+                or object_id(obj.type, obj.session_id, obj.source, obj.repo_state, digest) != obj.id
+            ):
                 raise CorruptRecord(f"archived object does not match its id {obj.id}")
             object_rows.append(ObjectRow(obj=obj, content=canonical_json(obj.content)))
         if rows:
@@ -433,13 +430,10 @@ class BaseStore(abc.ABC):
             try:
                 value = json.loads(data)
             except ValueError as exc:
-                raise InvalidSelector(
-                    f"{ref.handle} is not JSON, so it has no field {'/'.join(ref.path)!r}"
-                ) from exc
+                raise InvalidSelector(f"{ref.handle} is not JSON, so it has no field {'/'.join(ref.path)!r}") from exc
             except RecursionError as exc:
                 raise InvalidSelector(
-                    f"{ref.handle} is JSON nested too deeply to select {'/'.join(ref.path)!r} in; "
-                    "get it whole instead"
+                    f"{ref.handle} is JSON nested too deeply to select {'/'.join(ref.path)!r} in; get it whole instead"
                 ) from exc
             return render_selection(select(value, ref.path))
         obj = self._load_object(ref.handle)
@@ -447,9 +441,7 @@ class BaseStore(abc.ABC):
             return render_selection(select(obj.document(), ref.path))
         raise HandleNotFound(f"no record for {ref.handle}")
 
-    def _set_state(
-        self, ref: str, *, currentness: Currentness | None, lifecycle: Lifecycle | None
-    ) -> StoredObject:
+    def _set_state(self, ref: str, *, currentness: Currentness | None, lifecycle: Lifecycle | None) -> StoredObject:
         parsed = parse_ref(ref)
         if parsed.kind != "object":
             raise InvalidRequest(f"{parsed.handle} is a blob handle, not a typed object id")
@@ -466,8 +458,7 @@ class BaseStore(abc.ABC):
         """
         if adding and used + adding > self.max_bytes:
             raise BudgetExceeded(
-                f"store is full: {used} of {self.max_bytes} bytes used, "
-                f"{adding} more refused (nothing is ever evicted)"
+                f"store is full: {used} of {self.max_bytes} bytes used, {adding} more refused (nothing is ever evicted)"
             )
 
     # -- backend primitives -----------------------------------------------------

@@ -31,7 +31,9 @@ def resolve_max_bytes(max_bytes: int | None = None, environ: Mapping[str, str] |
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
             raise StoreConfigError(f"max_bytes must be a positive integer, got {max_bytes!r}")
         if max_bytes > MAX_BUDGET_BYTES:
-            raise StoreConfigError(f"max_bytes {max_bytes:,} is over the largest budget accepted ({MAX_BUDGET_BYTES:,})")
+            raise StoreConfigError(
+                f"max_bytes {max_bytes:,} is over the largest budget accepted ({MAX_BUDGET_BYTES:,})"
+            )
         return max_bytes
     env = os.environ if environ is None else environ
     raw = env.get(MAX_BYTES_ENV)
@@ -41,5 +43,7 @@ def resolve_max_bytes(max_bytes: int | None = None, environ: Mapping[str, str] |
     if not (text.isascii() and text.isdigit()) or int(text) <= 0:
         raise StoreConfigError(f"{MAX_BYTES_ENV} must be a positive integer of bytes, got {raw!r}")
     if len(text) > 20 or int(text) > MAX_BUDGET_BYTES:
-        raise StoreConfigError(f"{MAX_BYTES_ENV}={raw!r} is over the largest budget accepted ({MAX_BUDGET_BYTES:,} bytes)")
+        raise StoreConfigError(
+            f"{MAX_BYTES_ENV}={raw!r} is over the largest budget accepted ({MAX_BUDGET_BYTES:,} bytes)"
+        )
     return int(text)

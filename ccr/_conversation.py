@@ -43,8 +43,15 @@ def render_rows(data: bytes, first_line: int | None) -> str:
         if message is None:
             out.append(row.decode("utf-8", errors="replace"))
             continue
-        out.append(render_text("ccr", "recovered_message.j2", line=number or "?", role=message["role"],
-                               blocks=_blocks(message["content"])))
+        out.append(
+            render_text(
+                "ccr",
+                "recovered_message.j2",
+                line=number or "?",
+                role=message["role"],
+                blocks=_blocks(message["content"]),
+            )
+        )
         if number is not None:
             number += 1
     return "".join(out)
@@ -61,11 +68,23 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
         if kind == "text":
             blocks.append({"kind": "text", "text": str(block.get("text", ""))})
         elif kind == "tool_use":
-            blocks.append({"kind": "tool_use", "name": block.get("name", ""), "id": block.get("id", ""),
-                           "input": json.dumps(block.get("input", {}), ensure_ascii=False)})
+            blocks.append(
+                {
+                    "kind": "tool_use",
+                    "name": block.get("name", ""),
+                    "id": block.get("id", ""),
+                    "input": json.dumps(block.get("input", {}), ensure_ascii=False),
+                }
+            )
         elif kind == "tool_result":
-            blocks.append({"kind": "tool_result", "id": block.get("tool_use_id", ""),
-                           "error": bool(block.get("is_error")), "text": _result_text(block.get("content"))})
+            blocks.append(
+                {
+                    "kind": "tool_result",
+                    "id": block.get("tool_use_id", ""),
+                    "error": bool(block.get("is_error")),
+                    "text": _result_text(block.get("content")),
+                }
+            )
         elif kind == "thinking":
             blocks.append({"kind": "thinking", "text": str(block.get("thinking", ""))})
         else:
@@ -78,8 +97,11 @@ def _result_text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(
-            str(part.get("text", "")) if isinstance(part, dict) and part.get("type") == "text"
-            else f"[{part.get('type')}]" if isinstance(part, dict) else str(part)
+            str(part.get("text", ""))
+            if isinstance(part, dict) and part.get("type") == "text"
+            else f"[{part.get('type')}]"
+            if isinstance(part, dict)
+            else str(part)
             for part in content
         )
     return "" if content is None else json.dumps(content, ensure_ascii=False)

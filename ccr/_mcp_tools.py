@@ -42,8 +42,13 @@ def retrieve_text(
     unless ``max_tokens`` says otherwise).
     """
     call: dict[str, Any] = {"handle": handle}
-    for key, value in (("query", query), ("lines", lines), ("bytes", byte_range), ("max_tokens", max_tokens),
-                       ("exact", exact)):
+    for key, value in (
+        ("query", query),
+        ("lines", lines),
+        ("bytes", byte_range),
+        ("max_tokens", max_tokens),
+        ("exact", exact),
+    ):
         if value is not None:
             call[key] = value
     answer = recover(store, call)
@@ -63,9 +68,7 @@ def tools_for(store: Store) -> list[Tool]:
         query: Annotated[str | None, Field(description=_PROPERTIES["query"]["description"])] = None,
         lines: Annotated[list[int] | None, Field(description=_PROPERTIES["lines"]["description"])] = None,
         bytes: Annotated[list[int] | None, Field(description=_PROPERTIES["bytes"]["description"])] = None,
-        max_tokens: Annotated[
-            int | None, Field(description=_PROPERTIES["max_tokens"]["description"], ge=0)
-        ] = None,
+        max_tokens: Annotated[int | None, Field(description=_PROPERTIES["max_tokens"]["description"], ge=0)] = None,
         exact: Annotated[bool | None, Field(description=_PROPERTIES["exact"]["description"])] = None,
     ) -> str:
         text, is_error = retrieve_text(store, handle, query, lines, bytes, max_tokens, exact)
@@ -76,5 +79,7 @@ def tools_for(store: Store) -> list[Tool]:
     def ccr_stats() -> str:
         return stats_text(store)
 
-    return [Tool.from_function(ccr_retrieve, RECOVERY_TOOL["description"], name=RECOVERY_TOOL_NAME),
-            Tool.from_function(ccr_stats, _STATS_DESCRIPTION, name=STATS_TOOL_NAME)]
+    return [
+        Tool.from_function(ccr_retrieve, RECOVERY_TOOL["description"], name=RECOVERY_TOOL_NAME),
+        Tool.from_function(ccr_stats, _STATS_DESCRIPTION, name=STATS_TOOL_NAME),
+    ]

@@ -80,8 +80,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             # and a record's stored row keeps the shape version 1 gave it.
             "ALTER TABLE blobs ADD COLUMN session_id TEXT"
             " GENERATED ALWAYS AS (json_extract(metadata, '$.session_id')) VIRTUAL",
-            "ALTER TABLE blobs ADD COLUMN kind TEXT"
-            " GENERATED ALWAYS AS (json_extract(metadata, '$.kind')) VIRTUAL",
+            "ALTER TABLE blobs ADD COLUMN kind TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.kind')) VIRTUAL",
             "CREATE INDEX blobs_session ON blobs (session_id)",
             "CREATE INDEX blobs_created ON blobs (created_at)",
             """CREATE TRIGGER blobs_usage_delete AFTER DELETE ON blobs BEGIN

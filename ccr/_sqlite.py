@@ -47,12 +47,9 @@ __all__ = ["BUSY_TIMEOUT_MS", "SQLiteStore"]
 
 _IN_CHUNK = 500
 
-_RECORD_COLUMNS = (
-    "handle, content_type, producer, tokens_before, tokens_after, metadata, created_at, size"
-)
+_RECORD_COLUMNS = "handle, content_type, producer, tokens_before, tokens_after, metadata, created_at, size"
 _OBJECT_COLUMNS = (
-    "id, type, session_id, source, repo_state, content_hash, currentness, lifecycle, "
-    "created_at, updated_at, content"
+    "id, type, session_id, source, repo_state, content_hash, currentness, lifecycle, created_at, updated_at, content"
 )
 
 
@@ -63,9 +60,7 @@ class SQLiteStore(BaseStore):
     reach SQLite's own "full" error); by default it allows twice the budget.
     """
 
-    def __init__(
-        self, path: Path, *, max_bytes: int, page_cap: int | None = None, readonly: bool = False
-    ) -> None:
+    def __init__(self, path: Path, *, max_bytes: int, page_cap: int | None = None, readonly: bool = False) -> None:
         super().__init__(max_bytes=max_bytes)
         self.path = path
         self.readonly = readonly
@@ -95,9 +90,7 @@ class SQLiteStore(BaseStore):
         try:
             conn.execute("PRAGMA secure_delete = ON")  # a removed record leaves no bytes behind
             # SQLite never sets the cap below the file's size; keep what it actually set.
-            self._cap = int(
-                conn.execute(f"PRAGMA max_page_count = {self._compute_cap(conn)}").fetchone()[0]
-            )
+            self._cap = int(conn.execute(f"PRAGMA max_page_count = {self._compute_cap(conn)}").fetchone()[0])
         except sqlite3.Error as exc:
             self.close()
             raise store_failure("cannot open store", path, exc) from exc
@@ -117,8 +110,7 @@ class SQLiteStore(BaseStore):
                 if progress is not None:
                     progress(len(data))
             rows = conn.execute(
-                "SELECT id, type, session_id, source, repo_state, content_hash, content"
-                " FROM objects ORDER BY rowid"
+                "SELECT id, type, session_id, source, repo_state, content_hash, content FROM objects ORDER BY rowid"
             )
             for oid, kind, session, source, repo, digest, content in rows:
                 if progress is not None:
@@ -158,18 +150,13 @@ class SQLiteStore(BaseStore):
         with self._session() as conn, immediate(conn):
             used = int(conn.execute("SELECT payload_bytes FROM usage WHERE id = 1").fetchone()[0])
             new = rows
-            if (
-                used + sum(len(r.data) for r in rows) > self.max_bytes
-                or self._pages_left(conn) < PUT_PAGES
-            ):
+            if used + sum(len(r.data) for r in rows) > self.max_bytes or self._pages_left(conn) < PUT_PAGES:
                 # Only near the budget is it worth asking which rows are already stored.
                 present = self._existing(conn, [r.handle for r in rows])
                 new = [r for r in rows if r.handle not in present]
                 self._refuse_over_budget(used, sum(len(r.data) for r in new))
                 if new and self._pages_left(conn) < PUT_PAGES:
-                    raise BudgetExceeded(
-                        f"store file {self.path} reached its page cap (nothing is ever evicted)"
-                    )
+                    raise BudgetExceeded(f"store file {self.path} reached its page cap (nothing is ever evicted)")
             stamps = {at: _stamp(at) for at in {r.created_at for r in rows}}
             # A handle already stored keeps its record; only a copy whose bytes no longer
             # match (the given bytes hash to the handle, so the stored ones are corrupt) is
@@ -203,9 +190,7 @@ class SQLiteStore(BaseStore):
 
     def _load_record(self, handle: str) -> Record | None:
         with self._session() as conn:
-            row = conn.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM blobs WHERE handle = ?", (handle,)
-            ).fetchone()
+            row = conn.execute(f"SELECT {_RECORD_COLUMNS} FROM blobs WHERE handle = ?", (handle,)).fetchone()
         return None if row is None else _record_from_row(row)
 
     def _list_records(self, where: RecordFilter) -> list[Record]:
@@ -256,8 +241,7 @@ class SQLiteStore(BaseStore):
             used = int(conn.execute("SELECT payload_bytes FROM usage WHERE id = 1").fetchone()[0])
             self._refuse_over_budget(used, len(row.content))
             conn.execute(
-                f"INSERT INTO objects ({_OBJECT_COLUMNS}, size) VALUES"
-                " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO objects ({_OBJECT_COLUMNS}, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     obj.id,
                     obj.type,
@@ -276,9 +260,7 @@ class SQLiteStore(BaseStore):
 
     def _load_object(self, object_id: str) -> StoredObject | None:
         with self._session() as conn:
-            row = conn.execute(
-                f"SELECT {_OBJECT_COLUMNS} FROM objects WHERE id = ?", (object_id,)
-            ).fetchone()
+            row = conn.execute(f"SELECT {_OBJECT_COLUMNS} FROM objects WHERE id = ?", (object_id,)).fetchone()
         return None if row is None else _object_from_row(row)
 
     def _update_object_state(
@@ -294,9 +276,7 @@ class SQLiteStore(BaseStore):
                 " lifecycle = coalesce(?, lifecycle), updated_at = ? WHERE id = ?",
                 (currentness, lifecycle, stamp.isoformat(), object_id),
             )
-            row = conn.execute(
-                f"SELECT {_OBJECT_COLUMNS} FROM objects WHERE id = ?", (object_id,)
-            ).fetchone()
+            row = conn.execute(f"SELECT {_OBJECT_COLUMNS} FROM objects WHERE id = ?", (object_id,)).fetchone()
         return None if row is None else _object_from_row(row)
 
     # -- helpers ----------------------------------------------------------------------
@@ -331,9 +311,7 @@ class SQLiteStore(BaseStore):
         for i in range(0, len(handles), _IN_CHUNK):
             chunk = handles[i : i + _IN_CHUNK]
             marks = ",".join("?" * len(chunk))
-            found.update(
-                h for (h,) in conn.execute(f"SELECT handle FROM blobs WHERE handle IN ({marks})", chunk)
-            )
+            found.update(h for (h,) in conn.execute(f"SELECT handle FROM blobs WHERE handle IN ({marks})", chunk))
         return found
 
 

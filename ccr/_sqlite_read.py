@@ -38,8 +38,17 @@ A put is refused (and ``stats`` says full) once fewer remain, so "full" means
 exactly that a one-byte put would be refused."""
 
 STATS_FIELDS = (
-    "backend", "path", "entries", "objects", "payload_bytes", "max_bytes", "full",
-    "tokens_before", "tokens_after", "tokens_saved", "basis",
+    "backend",
+    "path",
+    "entries",
+    "objects",
+    "payload_bytes",
+    "max_bytes",
+    "full",
+    "tokens_before",
+    "tokens_after",
+    "tokens_saved",
+    "basis",
 )
 """The fields of ``ccr.records.StoreStats``, in its order (a test keeps them equal)."""
 
@@ -86,9 +95,17 @@ def read_stats(conn: sqlite3.Connection, *, path: Path, max_bytes: int, cap: int
     used, entries, objects, before, after, saved = (int(x) for x in row)
     left = pages_left(conn, cap)
     return {
-        "backend": "sqlite", "path": str(path), "entries": entries, "objects": objects, "payload_bytes": used,
-        "max_bytes": max_bytes, "full": used >= max_bytes or left < PUT_PAGES, "tokens_before": before,
-        "tokens_after": after, "tokens_saved": saved, "basis": "inferred",
+        "backend": "sqlite",
+        "path": str(path),
+        "entries": entries,
+        "objects": objects,
+        "payload_bytes": used,
+        "max_bytes": max_bytes,
+        "full": used >= max_bytes or left < PUT_PAGES,
+        "tokens_before": before,
+        "tokens_after": after,
+        "tokens_saved": saved,
+        "basis": "inferred",
     }
 
 

@@ -54,8 +54,11 @@ def open_archive(path: Path, mode: str, *, gzipped: bool | None = None) -> IO[by
 
 
 def write_archive(
-    out: IO[bytes], records: Iterable[tuple[Record, bytes]], objects: Iterable[StoredObject],
-    *, counts: tuple[int, int],
+    out: IO[bytes],
+    records: Iterable[tuple[Record, bytes]],
+    objects: Iterable[StoredObject],
+    *,
+    counts: tuple[int, int],
 ) -> tuple[int, int]:
     """Write the header, the records, then the objects; return how many of each were written.
 
@@ -78,9 +81,7 @@ def write_archive(
     written = [0, 0]
     for record, data in records:
         if handle_for(data) != record.handle:
-            raise CorruptRecord(
-                f"{record.handle} no longer matches its bytes; run ccr repair before exporting"
-            )
+            raise CorruptRecord(f"{record.handle} no longer matches its bytes; run ccr repair before exporting")
         item = {"item": "record", **record.model_dump(mode="json"), "data": base64.b64encode(data).decode()}
         out.write(_line(item))
         written[0] += 1
@@ -121,9 +122,10 @@ def read_archive(lines: Iterable[bytes]) -> Archive:
             elif kind == "object":
                 obj = StoredObject.model_validate(item)
                 digest = content_hash(obj.content)
-                if digest != obj.content_hash or object_id(
-                    obj.type, obj.session_id, obj.source, obj.repo_state, digest
-                ) != obj.id:
+                if (
+                    digest != obj.content_hash
+                    or object_id(obj.type, obj.session_id, obj.source, obj.repo_state, digest) != obj.id
+                ):
                     raise CorruptRecord(f"line {number}: object {obj.id} does not match its content")
                 objects.append(obj)
             else:

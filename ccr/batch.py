@@ -54,10 +54,16 @@ class StoreBatch:
         metadata: dict[str, Any] | None = None,
     ) -> str:
         """Keep one record for ``store_in``; its content handle."""
-        return self._keep(PutRequest(
-            data=data, content_type=content_type, producer=producer, tokens_before=tokens_before,
-            tokens_after=tokens_after, metadata=metadata,
-        ))
+        return self._keep(
+            PutRequest(
+                data=data,
+                content_type=content_type,
+                producer=producer,
+                tokens_before=tokens_before,
+                tokens_after=tokens_after,
+                metadata=metadata,
+            )
+        )
 
     def put_many(self, items: Sequence[PutRequest]) -> list[str]:
         """Keep every record for ``store_in``; their content handles in order."""

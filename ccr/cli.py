@@ -47,14 +47,10 @@ def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--store", metavar="PATH", help="store file (default: $COMPACTOR_HOME/ccr.db)")
-    subparsers = parser.add_subparsers(
-        dest="command", metavar="COMMAND", required=True, parser_class=UsageParser
-    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=UsageParser)
     real = add_commands(subparsers, COMMANDS, chosen)
     if real is not None:
-        real.add_argument(
-            "--store", metavar="PATH", default=argparse.SUPPRESS, help="store file (overrides the env)"
-        )
+        real.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS, help="store file (overrides the env)")
     return parser
 
 

@@ -95,15 +95,16 @@ class Tool:
             default = ... if parameter.default is inspect.Parameter.empty else parameter.default
             fields[parameter.name] = (parameter.annotation, default)
         arguments = create_model(f"{name}Arguments", **fields)
-        decoded = frozenset(
-            key for key, info in arguments.model_fields.items() if info.annotation is not str
-        )
+        decoded = frozenset(key for key, info in arguments.model_fields.items() if info.annotation is not str)
         return cls(name=name, description=description, arguments=arguments, function=function, _decoded=decoded)
 
     def listing(self) -> dict[str, Any]:
         """The tool as ``tools/list`` shows it."""
-        return {"name": self.name, "description": self.description,
-                "inputSchema": self.arguments.model_json_schema(by_alias=True)}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.arguments.model_json_schema(by_alias=True),
+        }
 
     def call(self, arguments: Mapping[str, Any]) -> tuple[str, bool]:
         """Run the tool: ``(text, is_error)``."""
@@ -212,8 +213,11 @@ class McpServer:
             return None  # a client's answer: this server sends no requests, so it expects none
         request_id = message.get("id")
         if not isinstance(method, str) or not isinstance(request_id, str | int | None) or isinstance(request_id, bool):
-            return _error(request_id if isinstance(request_id, str | int) else None, INVALID_REQUEST,
-                          "a request needs a string method and a string or integer id")
+            return _error(
+                request_id if isinstance(request_id, str | int) else None,
+                INVALID_REQUEST,
+                "a request needs a string method and a string or integer id",
+            )
         if "id" not in message:
             return None  # notifications (initialized, cancelled, ...) need no answer
         params = message.get("params", {})

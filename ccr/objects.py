@@ -75,9 +75,7 @@ def canonical_json(value: Any) -> bytes:
         InvalidRequest: the value is not JSON-serializable (or holds NaN/infinity).
     """
     try:
-        text = json.dumps(
-            value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-        )
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidRequest(f"not a JSON value: {exc}") from exc
     return text.encode("utf-8")
@@ -136,9 +134,7 @@ def object_id(type: str, session_id: str, source: str, repo_state: str, content_
     return OBJECT_PREFIX + hashlib.sha256(identity).hexdigest()[:32]
 
 
-def make_object(
-    type: str, *, session_id: str, source: str, content: Any, repo_state: str = ""
-) -> TypedObject:
+def make_object(type: str, *, session_id: str, source: str, content: Any, repo_state: str = "") -> TypedObject:
     """Build a ``TypedObject``, refusing types outside the closed set.
 
     Raises:
@@ -146,9 +142,7 @@ def make_object(
         InvalidRequest: another field is invalid (content not JSON, ...).
     """
     if type not in OBJECT_TYPES:
-        raise UnknownObjectType(
-            f"unknown object type {type!r}; known: {', '.join(sorted(OBJECT_TYPES))}"
-        )
+        raise UnknownObjectType(f"unknown object type {type!r}; known: {', '.join(sorted(OBJECT_TYPES))}")
     canonical_json(content)
     try:
         return TypedObject.model_validate(
@@ -194,9 +188,7 @@ def select(value: Any, path: tuple[str, ...]) -> Any:
             current = current[segment]
         elif isinstance(current, list):
             if not _is_index(segment) or int(segment) >= len(current):
-                raise InvalidSelector(
-                    f"{segment!r} is not an index of the {len(current)}-item array at {where}"
-                )
+                raise InvalidSelector(f"{segment!r} is not an index of the {len(current)}-item array at {where}")
             current = current[int(segment)]
         else:
             raise InvalidSelector(f"cannot select {segment!r} inside a {_kind(current)} at {where}")

@@ -63,15 +63,22 @@ RECOVERY_TOOL: dict[str, Any] = {
             "handle": {"type": "string", "description": "the handle or marker, e.g. <<ccr:ccr_0123...>>"},
             "query": {"type": "string", "description": "words to look for (file names, errors, identifiers)"},
             "lines": {
-                "type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2,
+                "type": "array",
+                "items": {"type": "integer"},
+                "minItems": 2,
+                "maxItems": 2,
                 "description": "first and last line, 1-based and inclusive",
             },
             "bytes": {
-                "type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2,
+                "type": "array",
+                "items": {"type": "integer"},
+                "minItems": 2,
+                "maxItems": 2,
                 "description": "start and end byte offsets, end excluded",
             },
             "max_tokens": {
-                "type": "integer", "minimum": 0,
+                "type": "integer",
+                "minimum": 0,
                 "description": "at most this many tokens in the answer (default 5000); 0 for no bound",
             },
             "exact": {
@@ -209,8 +216,9 @@ def _answer_text(
         if best is not None:
             return lead + best
         top = max(range(len(scores)), key=lambda i: (scores[i], -i))
-        return lead + _long_first_piece(store, found, pieces[top], texts[top], room, count, rendered=render,
-                                        bound=budget)
+        return lead + _long_first_piece(
+            store, found, pieces[top], texts[top], room, count, rendered=render, bound=budget
+        )
     if shown == 0:
         return lead + _long_first_piece(store, found, pieces[0], texts[0], room, count, rendered=render, bound=budget)
     cut = _cut_notice(found, pieces, shown, budget, rendered=render)
@@ -254,20 +262,29 @@ def _best_units(
         if not chosen:
             return None
         left_out = [pieces[i].lines for i in units if i not in chosen]
-        notice = render_text("ccr", "recovery_cut_notice.j2", kind="units", max_tokens=bound,
-                             handle=found.ref or found.handle,
-                             rendered=rendered, shown=len(chosen), total=len(units),
-                             pages=[x for x in left_out if x is not None][:_RANGES_NAMED],
-                             more=max(len(left_out) - _RANGES_NAMED, 0)).rstrip("\n")
+        notice = render_text(
+            "ccr",
+            "recovery_cut_notice.j2",
+            kind="units",
+            max_tokens=bound,
+            handle=found.ref or found.handle,
+            rendered=rendered,
+            shown=len(chosen),
+            total=len(units),
+            pages=[x for x in left_out if x is not None][:_RANGES_NAMED],
+            more=max(len(left_out) - _RANGES_NAMED, 0),
+        ).rstrip("\n")
         out = "".join(
             texts[i] if i in chosen or pieces[i].lines is None else _left_out_marker(pieces[i], texts[i], query)
             for i in range(len(pieces))
         )
         if count.count_text(out + notice) <= room or reserve:
             return out + notice + "\n"
-        reserve = count.count_text(notice) + sum(
-            count.count_text(_left_out_marker(pieces[i], texts[i], query)) for i in units
-        ) + 2
+        reserve = (
+            count.count_text(notice)
+            + sum(count.count_text(_left_out_marker(pieces[i], texts[i], query)) for i in units)
+            + 2
+        )
     raise AssertionError("unreachable")
 
 
@@ -281,9 +298,12 @@ def _left_out_marker(piece: _Piece, text: str = "", query: str | None = None) ->
     if not found:
         return before.decode("utf-8", errors="replace") + f"[... 1 matching unit left out to fit: {where} ...]\n"
     shown = "".join(f"{line}\n" for line in found)
-    return (before.decode("utf-8", errors="replace")
-            + f"[... 1 matching unit left out to fit: {where}; the lines of it that match most of the query: ...]\n"
-            + shown + "[... end of those lines ...]\n")
+    return (
+        before.decode("utf-8", errors="replace")
+        + f"[... 1 matching unit left out to fit: {where}; the lines of it that match most of the query: ...]\n"
+        + shown
+        + "[... end of those lines ...]\n"
+    )
 
 
 _MATCHING_LINES = 12
@@ -308,7 +328,9 @@ def _matching_lines(text: str, query: str | None) -> list[str]:
         return []
     best = max(n for n, _ in scored)
     picked = [line for n, line in scored if n == best][:_MATCHING_LINES]
-    return [line if len(line) <= _MATCHING_LINE_CHARS else line[: _MATCHING_LINE_CHARS - 5] + " [...]" for line in picked]
+    return [
+        line if len(line) <= _MATCHING_LINE_CHARS else line[: _MATCHING_LINE_CHARS - 5] + " [...]" for line in picked
+    ]
 
 
 def _fitting(texts: Sequence[str], room: int, count: TextCounter) -> int:
@@ -403,21 +425,48 @@ def _cut_notice(found: Retrieval, pieces: Sequence[_Piece], shown: int, budget: 
     if found.mode == "query" and not found.whole:
         rest = [p.lines for p in pieces[shown:] if p.lines is not None]
         total = sum(1 for p in pieces if p.lines is not None)
-        return render_text("ccr", "recovery_cut_notice.j2", kind="units", shown=total - len(rest), total=total,
-                           pages=rest[:_RANGES_NAMED], more=max(len(rest) - _RANGES_NAMED, 0), **common).rstrip("\n")
+        return render_text(
+            "ccr",
+            "recovery_cut_notice.j2",
+            kind="units",
+            shown=total - len(rest),
+            total=total,
+            pages=rest[:_RANGES_NAMED],
+            more=max(len(rest) - _RANGES_NAMED, 0),
+            **common,
+        ).rstrip("\n")
     if found.mode == "bytes":
         first = found.start or 0
         last = first + sum(len(p.data) for p in pieces[:shown])
         end = found.end if found.end is not None else last
         pages = _pages(last, end, last - first, one_based=False)
-        return render_text("ccr", "recovery_cut_notice.j2", kind="bytes", first=first, last=last, end=end,
-                           pages=pages[:_PAGES_NAMED], more=len(pages) > _PAGES_NAMED, **common).rstrip("\n")
+        return render_text(
+            "ccr",
+            "recovery_cut_notice.j2",
+            kind="bytes",
+            first=first,
+            last=last,
+            end=end,
+            pages=pages[:_PAGES_NAMED],
+            more=len(pages) > _PAGES_NAMED,
+            **common,
+        ).rstrip("\n")
     lines = [p.lines for p in pieces if p.lines is not None]
     first, last, end = lines[0][0], lines[shown - 1][1], lines[-1][1]
     span = f"of lines {first}-{end} asked for" if found.mode == "lines" else f"of {end} lines"
     pages = _pages(last + 1, end, last - first + 1, one_based=True)
-    return render_text("ccr", "recovery_cut_notice.j2", kind="lines", first=first, last=last, end=end, span=span,
-                       pages=pages[:_PAGES_NAMED], more=len(pages) > _PAGES_NAMED, **common).rstrip("\n")
+    return render_text(
+        "ccr",
+        "recovery_cut_notice.j2",
+        kind="lines",
+        first=first,
+        last=last,
+        end=end,
+        span=span,
+        pages=pages[:_PAGES_NAMED],
+        more=len(pages) > _PAGES_NAMED,
+        **common,
+    ).rstrip("\n")
 
 
 def _pages(start: int, end: int, size: int, *, one_based: bool) -> list[tuple[int, int]]:
@@ -462,10 +511,19 @@ def _long_first_piece(
     shown = min(len(head.encode("utf-8")), size) or 1
     pages = _pages(offset if rendered else offset + shown, offset + size, shown, one_based=False)
     first = piece.lines[0] if piece.lines is not None else offset
-    notice = render_text("ccr", "recovery_cut_notice.j2", kind="long_line", max_tokens=bound,
-                         handle=found.ref or found.handle,
-                         first=first, size=size, end=offset + size, pages=pages[:_PAGES_NAMED] or [(offset, offset + size)],
-                         more=len(pages) > _PAGES_NAMED, rendered=False).rstrip("\n")
+    notice = render_text(
+        "ccr",
+        "recovery_cut_notice.j2",
+        kind="long_line",
+        max_tokens=bound,
+        handle=found.ref or found.handle,
+        first=first,
+        size=size,
+        end=offset + size,
+        pages=pages[:_PAGES_NAMED] or [(offset, offset + size)],
+        more=len(pages) > _PAGES_NAMED,
+        rendered=False,
+    ).rstrip("\n")
     return head + ("" if head.endswith("\n") else "\n") + notice + "\n"
 
 

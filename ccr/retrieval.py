@@ -166,9 +166,7 @@ def _check_span(unit: str, span: object, *, minimum: int) -> None:
     if first < minimum or last < first:
         name = "first" if unit == "line" else "start"
         other = "last" if unit == "line" else "end"
-        raise InvalidRequest(
-            f"bad {unit} range {first}:{last} (need {minimum} <= {name} <= {other})"
-        )
+        raise InvalidRequest(f"bad {unit} range {first}:{last} (need {minimum} <= {name} <= {other})")
 
 
 def retrieve(
@@ -193,9 +191,7 @@ def retrieve(
     elif byte_range is not None:
         result = select_bytes(data, byte_range)
     else:
-        result = Retrieval(
-            handle="", ref="", mode="exact", data=data, original_size=len(data), whole=True
-        )
+        result = Retrieval(handle="", ref="", mode="exact", data=data, original_size=len(data), whole=True)
     return result.model_copy(update={"handle": handle, "ref": ref or handle})
 
 

@@ -93,9 +93,7 @@ class Store(Protocol):
 
     def iter_objects(self) -> Iterator[StoredObject]: ...
 
-    def restore(
-        self, blobs: Sequence[tuple[Record, bytes]], objects: Sequence[StoredObject] = ()
-    ) -> None: ...
+    def restore(self, blobs: Sequence[tuple[Record, bytes]], objects: Sequence[StoredObject] = ()) -> None: ...
 
     def vacuum(self) -> int: ...
 
@@ -115,9 +113,7 @@ class Store(Protocol):
     ) -> None: ...
 
 
-def open_store(
-    path: str | Path | None = None, *, max_bytes: int | None = None, readonly: bool = False
-) -> Store:
+def open_store(path: str | Path | None = None, *, max_bytes: int | None = None, readonly: bool = False) -> Store:
     """Open (creating if needed) the store at ``path``.
 
     ``None`` opens the default file, ``":memory:"`` an in-memory store.

@@ -219,8 +219,10 @@ class LineCounts:
 
     def _count_past(self, budget: int, hi: int | None, proper: bool) -> None:
         """Count on until the counted pieces exceed ``budget``, or no candidate below ``hi`` is left."""
-        while self._sums[-1] <= budget and (hi is None or self.counted + 1 < hi) and self._candidate(
-            self.counted + 1, proper
+        while (
+            self._sums[-1] <= budget
+            and (hi is None or self.counted + 1 < hi)
+            and self._candidate(self.counted + 1, proper)
         ):
             self._count_to(self._run_end(budget, hi, proper))
 

@@ -137,5 +137,3 @@ _EXPORTS: dict[str, str] = {
 
 
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, __all__)
-
-

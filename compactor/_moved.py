@@ -23,13 +23,29 @@ from types import ModuleType
 __all__ = ["MOVED", "install"]
 
 MOVED: dict[str, str] = {
-    **{f"compactor.{name}": f"compactor.core.{name}"
-       for name in ("messages", "session", "ledger", "tokens", "calibration", "config", "errors")},
-    **{f"compactor.{name}": f"compactor.engine.{name}"
-       for name in ("pipeline", "policy", "rounds", "spans", "masking", "cache", "dedup", "orchestrator", "report",
-                    "survival")},
-    **{f"compactor.{name}": f"compactor.claude_code.{name}"
-       for name in ("hooks", "transcript", "restore", "replay", "plugin")},
+    **{
+        f"compactor.{name}": f"compactor.core.{name}"
+        for name in ("messages", "session", "ledger", "tokens", "calibration", "config", "errors")
+    },
+    **{
+        f"compactor.{name}": f"compactor.engine.{name}"
+        for name in (
+            "pipeline",
+            "policy",
+            "rounds",
+            "spans",
+            "masking",
+            "cache",
+            "dedup",
+            "orchestrator",
+            "report",
+            "survival",
+        )
+    },
+    **{
+        f"compactor.{name}": f"compactor.claude_code.{name}"
+        for name in ("hooks", "transcript", "restore", "replay", "plugin")
+    },
     **{f"compactor.{name}": f"compactor.view.{name}" for name in ("html_report", "chart", "readable", "progress")},
     "compactor.provider_compaction": "compactor.summarizers.provider_compaction",
     "compactor.commands": "compactor.cli.commands",
@@ -54,14 +70,16 @@ def _target(fullname: str) -> str | None:
         return MOVED[fullname]
     for old, new in MOVED.items():
         if fullname.startswith(old + "."):
-            return new + fullname[len(old):]
+            return new + fullname[len(old) :]
     return None
 
 
 class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds an old name and loads it as the module at its new name."""
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
         new = _target(fullname)
         if new is None:
             return None

@@ -33,28 +33,45 @@ def run(workdir: Path) -> None:
     orch.add_message(Message(role="user", content=f"Make every handler in {source} return a dict."))
     for turn in range(40):
         read_id, build_id = f"read{turn}", f"build{turn}"
-        orch.add_message(Message(role="assistant", content=[
-            ToolUseBlock(id=read_id, name="Read", input={"file_path": str(source)}),
-        ]))
+        orch.add_message(
+            Message(
+                role="assistant",
+                content=[
+                    ToolUseBlock(id=read_id, name="Read", input={"file_path": str(source)}),
+                ],
+            )
+        )
         orch.add_tool_result(read_id, source.read_text())
-        orch.add_message(Message(role="assistant", content=[
-            ToolUseBlock(id=build_id, name="Bash", input={"command": f"make test TURN={turn}"}),
-        ]))
+        orch.add_message(
+            Message(
+                role="assistant",
+                content=[
+                    ToolUseBlock(id=build_id, name="Bash", input={"command": f"make test TURN={turn}"}),
+                ],
+            )
+        )
         orch.add_tool_result(build_id, f"turn {turn}: " + "ok\n" * 1500 + f"{turn} tests passed\n")
         orch.add_message(Message(role="assistant", content=[TextBlock(text=f"Turn {turn}: {turn} tests pass.")]))
 
         result = orch.maybe_compact()
         if result is not None:
             report = result.report
-            print(f"turn {turn}: compacted {report.pre_tokens:,} -> {report.post_tokens:,} tokens "
-                  f"({len(report.dropped)} spans stored, {len(report.attachments)} attachments)")
+            print(
+                f"turn {turn}: compacted {report.pre_tokens:,} -> {report.post_tokens:,} tokens "
+                f"({len(report.dropped)} spans stored, {len(report.attachments)} attachments)"
+            )
             head = report.dropped[0].handle
             # The model would call the recovery tool (RECOVERY_TOOL in its request's tools):
             needle = f"TURN={turn - 4}"
             call = {"handle": f"<<ccr:{head}>>", "query": needle}
-            orch.add_message(Message(role="assistant", content=[
-                ToolUseBlock(id=f"recover{turn}", name=RECOVERY_TOOL["name"], input=call),
-            ]))
+            orch.add_message(
+                Message(
+                    role="assistant",
+                    content=[
+                        ToolUseBlock(id=f"recover{turn}", name=RECOVERY_TOOL["name"], input=call),
+                    ],
+                )
+            )
             answer = orch.answer_recovery_call(f"recover{turn}", call)
             line = next(ln for ln in answer.tool_results()[0].text().splitlines() if needle in ln)
             at = line.index(needle)

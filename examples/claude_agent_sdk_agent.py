@@ -38,7 +38,7 @@ def script(notes: Path) -> list[Any]:
 
     def retrieve_from_the_reminder(body: dict[str, Any]) -> Call:
         reminder = next(p for p in request_text(body).split("\n") if "just compacted" in p)
-        handle = reminder[reminder.index("<<ccr:"):].split(">>")[0] + ">>"
+        handle = reminder[reminder.index("<<ccr:") :].split(">>")[0] + ">>"
         return Call(RETRIEVE, {"handle": handle, "query": "rotates on day 17"})
 
     def answer(body: dict[str, Any]) -> Say:
@@ -69,13 +69,23 @@ async def run(root: Path) -> None:
     compaction = ClaudeAgentSDKCompaction(home=root / "compactor-home")
     binary = client_binary()
     with FakeAnthropic(script=script(notes)) as api:
-        options = compaction.apply(ClaudeAgentOptions(
-            cli_path=str(binary) if binary else None, cwd=str(project), setting_sources=[],
-            allowed_tools=["Read", "Bash"],
-            env={"HOME": str(root / "home"), "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-offline",
-                 "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "200000", "MCP_CONNECTION_NONBLOCKING": "0",
-                 "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
-        ))
+        options = compaction.apply(
+            ClaudeAgentOptions(
+                cli_path=str(binary) if binary else None,
+                cwd=str(project),
+                setting_sources=[],
+                allowed_tools=["Read", "Bash"],
+                env={
+                    "HOME": str(root / "home"),
+                    "ANTHROPIC_BASE_URL": api.url,
+                    "ANTHROPIC_API_KEY": "sk-ant-offline",
+                    "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "200000",
+                    "MCP_CONNECTION_NONBLOCKING": "0",
+                    "DISABLE_TELEMETRY": "1",
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                },
+            )
+        )
         prompt = "read the notes, list the folder, then tell me when the key rotates on day 17"
         async for message in query(prompt=prompt, options=options):
             if isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
@@ -88,7 +98,9 @@ async def run(root: Path) -> None:
     for record in compaction.records:
         print(f"stored {record.messages} messages ({record.bytes:,} bytes) under {marker(record.head_handle or '')}")
     if compaction.records:
-        print("last compaction record:", compaction.records[-1].model_dump_json(include={"trigger", "messages", "bytes"}))
+        print(
+            "last compaction record:", compaction.records[-1].model_dump_json(include={"trigger", "messages", "bytes"})
+        )
 
 
 if __name__ == "__main__":

@@ -43,8 +43,9 @@ class ScriptedChatModel(BaseChatModel):
     def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         return ChatResult(generations=[ChatGeneration(message=self._answer(messages))])
 
     def _answer(self, messages: list[BaseMessage]) -> AIMessage:
@@ -70,8 +71,10 @@ def run_build(turn: int) -> str:
 
 
 def report_line(report: CompactionReport) -> None:
-    print(f"compacted {report.pre_tokens:,} -> {report.post_tokens:,} tokens "
-          f"({len(report.dropped)} spans stored, summary {report.summary_tokens:,} tokens)")
+    print(
+        f"compacted {report.pre_tokens:,} -> {report.post_tokens:,} tokens "
+        f"({len(report.dropped)} spans stored, summary {report.summary_tokens:,} tokens)"
+    )
 
 
 def main() -> None:

@@ -44,8 +44,9 @@ class ScriptedChatModel(BaseChatModel):
     def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         return ChatResult(generations=[ChatGeneration(message=self._answer(messages))])
 
     def _answer(self, messages: list[BaseMessage]) -> AIMessage:
@@ -71,8 +72,10 @@ def run_build(turn: int) -> str:
 
 
 def report_line(report: CompactionReport) -> None:
-    print(f"compacted {report.pre_tokens:,} -> {report.post_tokens:,} tokens "
-          f"({len(report.dropped)} spans stored, summary {report.summary_tokens:,} tokens)")
+    print(
+        f"compacted {report.pre_tokens:,} -> {report.post_tokens:,} tokens "
+        f"({len(report.dropped)} spans stored, summary {report.summary_tokens:,} tokens)"
+    )
 
 
 def main() -> None:
@@ -82,8 +85,9 @@ def main() -> None:
         compaction = LangGraphCompaction(session, on_compaction=report_line)
         with warnings.catch_warnings():  # create_react_agent announces its move to langchain.agents
             warnings.simplefilter("ignore", DeprecationWarning)
-            agent = create_react_agent(ScriptedChatModel(), [run_build, compaction.recovery_tool],
-                                       pre_model_hook=compaction.pre_model_hook)
+            agent = create_react_agent(
+                ScriptedChatModel(), [run_build, compaction.recovery_tool], pre_model_hook=compaction.pre_model_hook
+            )
         state = agent.invoke({"messages": [("user", "Make the test suite pass.")]}, {"recursion_limit": 100})
         print(f"answer: {state['messages'][-1].content}")
         print(f"compactions: {len(compaction.reports)}, messages kept: {len(state['messages'])}")

@@ -40,8 +40,9 @@ class ScriptedModel(Model):
         self.builds = 0
         self.recovered: str | None = None
 
-    async def get_response(self, system_instructions: str | None, input: str | list[TResponseInputItem],
-                           *args: Any, **kwargs: Any) -> ModelResponse:
+    async def get_response(
+        self, system_instructions: str | None, input: str | list[TResponseInputItem], *args: Any, **kwargs: Any
+    ) -> ModelResponse:
         items: list[Any] = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
         last = items[-1]
         if last.get("type") == "function_call_output" and last.get("call_id", "").startswith("recover"):
@@ -55,13 +56,24 @@ class ScriptedModel(Model):
             self.builds += 1
             return self._call("run_build", {"turn": self.builds}, f"build{self.builds}")
         text = f"all {BUILDS} builds pass; recovered: {self.recovered}"
-        message = ResponseOutputMessage(id="msg", role="assistant", status="completed", type="message",
-                                        content=[ResponseOutputText(text=text, type="output_text", annotations=[])])
+        message = ResponseOutputMessage(
+            id="msg",
+            role="assistant",
+            status="completed",
+            type="message",
+            content=[ResponseOutputText(text=text, type="output_text", annotations=[])],
+        )
         return ModelResponse(output=[message], usage=Usage(), response_id=None)
 
     def _call(self, name: str, arguments: dict[str, Any], call_id: str) -> ModelResponse:
-        call = ResponseFunctionToolCall(type="function_call", name=name, arguments=json.dumps(arguments),
-                                        call_id=call_id, id=f"fc_{call_id}", status="completed")
+        call = ResponseFunctionToolCall(
+            type="function_call",
+            name=name,
+            arguments=json.dumps(arguments),
+            call_id=call_id,
+            id=f"fc_{call_id}",
+            status="completed",
+        )
         return ModelResponse(output=[call], usage=Usage(), response_id=None)
 
     def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[TResponseStreamEvent]:
@@ -75,8 +87,10 @@ def run_build(turn: int) -> str:
 
 
 def report_line(report: CompactionReport) -> None:
-    print(f"compacted {report.pre_tokens:,} -> {report.post_tokens:,} tokens "
-          f"({len(report.dropped)} spans stored, summary {report.summary_tokens:,} tokens)")
+    print(
+        f"compacted {report.pre_tokens:,} -> {report.post_tokens:,} tokens "
+        f"({len(report.dropped)} spans stored, summary {report.summary_tokens:,} tokens)"
+    )
 
 
 async def main() -> None:
@@ -87,8 +101,7 @@ async def main() -> None:
         session = CompactingSession("build-fixer", orchestrator, on_compaction=report_line)
         agent = Agent(name="fixer", model=ScriptedModel(), tools=[run_build, session.recovery_tool])
         config = RunConfig(call_model_input_filter=session.input_filter, tracing_disabled=True)
-        result = await Runner.run(agent, "Make the test suite pass.", session=session, run_config=config,
-                                  max_turns=50)
+        result = await Runner.run(agent, "Make the test suite pass.", session=session, run_config=config, max_turns=50)
         print(f"answer: {result.final_output}")
         again = await Runner.run(agent, "Anything left?", session=session, run_config=config, max_turns=50)
         print(f"second run: {again.final_output}")

@@ -55,8 +55,10 @@ class ScriptedModel:
 
 
 def report_line(report: CompactionReport) -> None:
-    print(f"compacted {report.pre_tokens:,} -> {report.post_tokens:,} tokens "
-          f"({len(report.dropped)} spans stored, summary {report.summary_tokens:,} tokens)")
+    print(
+        f"compacted {report.pre_tokens:,} -> {report.post_tokens:,} tokens "
+        f"({len(report.dropped)} spans stored, summary {report.summary_tokens:,} tokens)"
+    )
 
 
 def main() -> None:
@@ -64,8 +66,9 @@ def main() -> None:
         settings = load_settings(overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 8_000})
         session = Orchestrator(settings=settings, store=open_store(Path(tmp) / "ccr.db"))
         compaction = PydanticAICompaction(session, on_compaction=report_line)
-        agent = Agent(FunctionModel(ScriptedModel()), capabilities=[compaction.capability],
-                      tools=[compaction.recovery_tool])
+        agent = Agent(
+            FunctionModel(ScriptedModel()), capabilities=[compaction.capability], tools=[compaction.recovery_tool]
+        )
 
         @agent.tool_plain
         def run_build(turn: int) -> str:

@@ -111,7 +111,7 @@ def _closing_quote(text: str) -> int:
 
 
 _ESCAPE = re.compile(r"\\(.)", re.S)
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\"": '"', "\\": "\\", "/": "/", " ": " "}
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", '"': '"', "\\": "\\", "/": "/", " ": " "}
 
 
 def _unquote(text: str) -> str:

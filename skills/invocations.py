@@ -86,5 +86,7 @@ def invoked_skills(state: SkillState, agent_id: str | None = None) -> list[Invok
     """
     agent = state.agent_id if agent_id is None else agent_id
     # The list is in invocation order: where times are equal (no timestamps), the later invocation comes first.
-    indexed = sorted(enumerate(state.skills.get(agent, [])), key=lambda item: (item[1].invoked_at, item[0]), reverse=True)
+    indexed = sorted(
+        enumerate(state.skills.get(agent, [])), key=lambda item: (item[1].invoked_at, item[0]), reverse=True
+    )
     return [skill for _, skill in indexed]

@@ -32,9 +32,7 @@ class SkillRegistry:
     ) -> None:
         if isinstance(roots, SkillRoot | str | os.PathLike):
             roots = [roots]  # one root, not the characters of its path
-        self.roots: list[SkillRoot] = [
-            r if isinstance(r, SkillRoot) else SkillRoot(path=os.fspath(r)) for r in roots
-        ]
+        self.roots: list[SkillRoot] = [r if isinstance(r, SkillRoot) else SkillRoot(path=os.fspath(r)) for r in roots]
         self._lock = threading.Lock()
         self._skills: dict[str, SkillInfo] = {}
         self._errors: list[SkillFileError] = []

@@ -67,9 +67,16 @@ class Browser:
     """Headless Chromium (Debian's package) run as a subprocess: the page as rendered, or a picture of it."""
 
     FLAGS = (
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--hide-scrollbars", "--virtual-time-budget=2000",
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        "--virtual-time-budget=2000",
     )
 
     def __init__(self, binary: str, profile: Path) -> None:
@@ -79,7 +86,10 @@ class Browser:
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [self.binary, *self.FLAGS, f"--user-data-dir={self.profile}", *args],
-            capture_output=True, text=True, timeout=120, check=True,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
         )
 
     def dom(self, page: Path) -> str:

@@ -54,8 +54,17 @@ def abridged(report: dict[str, Any]) -> dict[str, Any]:
     """The README's abridged view of the first compaction: its sizes, the head and one piece of it,
     the first attachment, the plan file's skipped entry (else the first), dedup and coverage."""
     c = report["compactions"][0]
-    keys = ("trigger", "ok", "at_line", "pre_tokens", "post_tokens", "threshold", "summary_tokens",
-            "head_tokens", "counter")
+    keys = (
+        "trigger",
+        "ok",
+        "at_line",
+        "pre_tokens",
+        "post_tokens",
+        "threshold",
+        "summary_tokens",
+        "head_tokens",
+        "counter",
+    )
     out: dict[str, Any] = {k: c[k] for k in keys}
     span_keys = ("handle", "kind", "tokens", "bytes")
     pieces = [d for d in c["dropped"][1:] if d["kind"] == "tool_result"] or c["dropped"][1:]

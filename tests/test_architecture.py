@@ -89,8 +89,10 @@ def test_every_module_a_section_names_exists() -> None:
 
 def test_the_flat_layout_map_fails_every_check() -> None:
     """The map as it was before the subpackages (one table row per package)."""
-    old = ("# How compactor is put together\n\n| package | concept → module |\n|---|---|\n"
-           "| `compactor` | messages (`messages.py`), the pipeline (`pipeline.py`) |\n")
+    old = (
+        "# How compactor is put together\n\n| package | concept → module |\n|---|---|\n"
+        "| `compactor` | messages (`messages.py`), the pipeline (`pipeline.py`) |\n"
+    )
     assert set(unlisted(old)) == {*_packages(), *NOT_PYTHON}
     assert all(gap == ["(no section)"] for gap in unnamed(old).values()) and "compactor.engine" in unnamed(old)
 

@@ -24,7 +24,11 @@ from ccr import root_errors
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("ccr", "skills", "attachments", "compactor")
 ERROR_MODULES = (
-    "ccr.root_errors", "ccr.errors", "skills.errors", "attachments.errors", "compactor.core.errors",
+    "ccr.root_errors",
+    "ccr.errors",
+    "skills.errors",
+    "attachments.errors",
+    "compactor.core.errors",
     "compactor.memory.errors",
 )
 
@@ -95,7 +99,9 @@ def test_a_package_class_of_its_own_concept_derives_from_the_shared_one() -> Non
     from ccr import errors as ccr_errors
     from compactor.memory import errors as memory_errors
 
-    assert issubclass(ccr_errors.DiskFull, root_errors.StoreError) and issubclass(ccr_errors.DiskFull, ccr_errors.CCRError)
+    assert issubclass(ccr_errors.DiskFull, root_errors.StoreError) and issubclass(
+        ccr_errors.DiskFull, ccr_errors.CCRError
+    )
     assert issubclass(ccr_errors.CorruptRecord, root_errors.StoreError)
     assert issubclass(ccr_errors.UnknownObjectType, root_errors.InvalidRequest)
     assert issubclass(ccr_errors.ArchiveInvalid, root_errors.InputError)

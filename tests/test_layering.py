@@ -107,8 +107,9 @@ def _is_moved(module: str, moved: Mapping[str, str]) -> bool:
     return any(module == old or module.startswith(old + ".") for old in moved)
 
 
-def imported_modules(tree: ast.Module, module: str, is_package: bool, known: set[str],
-                     moved: Mapping[str, str]) -> Iterator[tuple[int, str]]:
+def imported_modules(
+    tree: ast.Module, module: str, is_package: bool, known: set[str], moved: Mapping[str, str]
+) -> Iterator[tuple[int, str]]:
     """Every module ``tree`` imports, with its line: statements anywhere, and module names written as strings.
 
     ``from a import b`` yields ``a``, and ``a.b`` too when that is a module
@@ -151,8 +152,13 @@ def _rules(importer: str, target: str, layout: Layout) -> Iterator[tuple[int, st
             yield 2, f"{mine} imports {target}: {theirs} comes after {mine} in {' < '.join(layout.order)}"
     owner = _private_owner(target)
     if owner is not None and theirs in layout.order and package_of(owner, layout) != package_of(importer, layout):
-        yield 3, (f"{importer} imports {target}, a private module of {package_of(owner, layout)}: "
-                  "make the name public (a module without the underscore, or an export of the package)")
+        yield (
+            3,
+            (
+                f"{importer} imports {target}, a private module of {package_of(owner, layout)}: "
+                "make the name public (a module without the underscore, or an export of the package)"
+            ),
+        )
     if _is_moved(target, layout.moved):
         yield 4, f"{importer} imports {target}, an old path kept only for users: import where it lives now"
 
@@ -187,14 +193,23 @@ def test_every_subpackage_named_exists() -> None:
 
 # The checker itself, on a small tree.
 
-SYNTHETIC = Layout(order=("low", "high"), lower=("low",), subpackages={"high": ("core", "view")},
-                   moved={"high.old": "high.core.new"})
+SYNTHETIC = Layout(
+    order=("low", "high"), lower=("low",), subpackages={"high": ("core", "view")}, moved={"high.old": "high.core.new"}
+)
 
 
 def _tree(root: Path, files: Mapping[str, str]) -> Path:
-    for name, text in {"low/__init__.py": "", "low/_private.py": "", "low/public.py": "",
-                       "high/__init__.py": "", "high/core/__init__.py": "", "high/core/_inner.py": "",
-                       "high/core/new.py": "", "high/view/__init__.py": "", **files}.items():
+    for name, text in {
+        "low/__init__.py": "",
+        "low/_private.py": "",
+        "low/public.py": "",
+        "high/__init__.py": "",
+        "high/core/__init__.py": "",
+        "high/core/_inner.py": "",
+        "high/core/new.py": "",
+        "high/view/__init__.py": "",
+        **files,
+    }.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -206,21 +221,30 @@ def _found(tmp_path: Path, files: Mapping[str, str]) -> list[tuple[str, int, int
 
 
 def test_a_clean_tree_has_no_violation(tmp_path: Path) -> None:
-    assert _found(tmp_path, {
-        "high/view/page.py": "from high.core import new\nfrom low.public import x\nimport low\n",
-        "high/core/use.py": "from high.core._inner import y\nfrom . import _inner\n",
-        "low/user.py": "from low._private import z\nNAME = 'high.json'\n",
-    }) == []
+    assert (
+        _found(
+            tmp_path,
+            {
+                "high/view/page.py": "from high.core import new\nfrom low.public import x\nimport low\n",
+                "high/core/use.py": "from high.core._inner import y\nfrom . import _inner\n",
+                "low/user.py": "from low._private import z\nNAME = 'high.json'\n",
+            },
+        )
+        == []
+    )
 
 
-@pytest.mark.parametrize(("source", "rule"), [
-    ("from high.core import new\n", 1),
-    ("import high.view\n", 1),
-    ("def later():\n    from high import core\n", 1),
-    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from high.core.new import Thing\n", 1),
-    ("_EXPORTS = {'Thing': 'high.core.new'}\n", 1),
-    ("COMMANDS = {'run': ('high.view', 'help')}\n", 1),
-])
+@pytest.mark.parametrize(
+    ("source", "rule"),
+    [
+        ("from high.core import new\n", 1),
+        ("import high.view\n", 1),
+        ("def later():\n    from high import core\n", 1),
+        ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from high.core.new import Thing\n", 1),
+        ("_EXPORTS = {'Thing': 'high.core.new'}\n", 1),
+        ("COMMANDS = {'run': ('high.view', 'help')}\n", 1),
+    ],
+)
 def test_a_lower_package_importing_the_top_one_breaks_rule_1(tmp_path: Path, source: str, rule: int) -> None:
     found = _found(tmp_path, {"low/bad.py": source})
     assert found and all(path == "low/bad.py" and r == rule for path, _, r in found)
@@ -237,21 +261,26 @@ def test_an_import_against_the_order_breaks_rule_2(tmp_path: Path) -> None:
     assert [(v.path, v.line, v.rule) for v in find_violations(tmp_path, layout)] == [("b/m.py", 2, 2)]
 
 
-@pytest.mark.parametrize("source", [
-    "from low._private import z\n",
-    "import low._private\n",
-    "from low import _private\n",
-    "from high.core._inner import y\n",
-    "from ..core import _inner\n",
-    "import importlib\nimportlib.import_module('high.core._inner')\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from low._private import z\n",
+        "import low._private\n",
+        "from low import _private\n",
+        "from high.core._inner import y\n",
+        "from ..core import _inner\n",
+        "import importlib\nimportlib.import_module('high.core._inner')\n",
+    ],
+)
 def test_a_private_module_of_another_package_breaks_rule_3(tmp_path: Path, source: str) -> None:
     found = _found(tmp_path, {"high/view/page.py": source})
     assert found and {rule for _, _, rule in found} == {3}
 
 
 def test_an_old_path_breaks_rule_4_and_the_message_names_file_line_and_rule(tmp_path: Path) -> None:
-    root = _tree(tmp_path, {"high/view/page.py": "\nfrom high import old\n", "high/core/use.py": "import high.old.sub\n"})
+    root = _tree(
+        tmp_path, {"high/view/page.py": "\nfrom high import old\n", "high/core/use.py": "import high.old.sub\n"}
+    )
     violations = find_violations(root, SYNTHETIC)
     assert [(v.path, v.line, v.rule) for v in violations] == [("high/core/use.py", 1, 4), ("high/view/page.py", 2, 4)]
     assert str(violations[1]).startswith("high/view/page.py:2: rule 4: high.view.page imports high.old,")

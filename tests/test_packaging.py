@@ -46,9 +46,23 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     base = tmp_path_factory.mktemp("wheel")
     source = _source_copy(base / "source")
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q",
-         "-w", str(base / "out"), str(source)],
-        capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-q",
+            "-w",
+            str(base / "out"),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT_S,
+        check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (built,) = (base / "out").glob("*.whl")
@@ -78,8 +92,11 @@ def test_the_wheel_is_named_for_the_distribution_and_holds_only_the_four_package
 def test_the_wheel_installs_the_plugin_and_the_marketplace_under_share_compactor(wheel: zipfile.ZipFile) -> None:
     share = f"{DISTRIBUTION.replace('-', '_')}-{PROJECT['version']}.data/data/share/compactor/"
     shipped = {name.removeprefix(share) for name in wheel.namelist() if name.startswith(share)}
-    wanted = {p.relative_to(ROOT).as_posix() for p in (ROOT / "plugin").rglob("*")
-              if p.is_file() and "__pycache__" not in p.parts}
+    wanted = {
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "plugin").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
     assert shipped == wanted | {".claude-plugin/marketplace.json"}
     launch = wheel.getinfo(share + "plugin/scripts/launch")
     assert (launch.external_attr >> 16) & 0o111, "the launcher must stay executable"

@@ -76,7 +76,9 @@ def test_the_report_example_is_what_the_first_command_prints(
     assert _example_block(examples) == examples.abridged(report)
 
 
-def test_a_changed_figure_in_the_report_example_is_caught(first_command: tuple[ModuleType, dict[str, Any], Path]) -> None:
+def test_a_changed_figure_in_the_report_example_is_caught(
+    first_command: tuple[ModuleType, dict[str, Any], Path],
+) -> None:
     examples, report, _ = first_command
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     post = report["compactions"][0]["post_tokens"]
@@ -95,7 +97,9 @@ def test_every_handle_in_the_report_example_brings_back_its_bytes(
     for span in spans:
         got = subprocess.run(
             [sys.executable, "-m", "ccr", "get", span["handle"], "--store", str(home / "ccr.db")],
-            capture_output=True, timeout=120, check=False,
+            capture_output=True,
+            timeout=120,
+            check=False,
         )
         assert got.returncode == 0, got.stderr.decode()
         assert "ccr_" + hashlib.sha256(got.stdout).hexdigest()[:32] == span["handle"]

@@ -42,11 +42,12 @@ def run(args: argparse.Namespace) -> int:
             with output_file(target, protected=[store_path, path], what="archive") as raw:
                 if target.name.endswith(".gz"):
                     with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as out:
-                        written = write_archive(cast(IO[bytes], out), blobs, objects, counts=(len(records), len(objects)))
+                        written = write_archive(
+                            cast(IO[bytes], out), blobs, objects, counts=(len(records), len(objects))
+                        )
                 else:
                     written = write_archive(raw, blobs, objects, counts=(len(records), len(objects)))
         except OSError as exc:
             raise OutputWriteFailed(f"cannot write the archive {target}: {describe_os_error(exc)}") from exc
     print(f"exported {written[0]} record(s) and {written[1]} typed object(s) to {target}")
     return 0
-

@@ -29,8 +29,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "(no match: says so on stderr and writes the whole original)",
     )
     choice.add_argument(
-        "--lines", metavar="A:B", help="lines A to B, 1-based and inclusive (A: or :B allowed); "
-        "past the end: says so on stderr"
+        "--lines",
+        metavar="A:B",
+        help="lines A to B, 1-based and inclusive (A: or :B allowed); past the end: says so on stderr",
     )
     choice.add_argument(
         "--bytes",
@@ -45,15 +46,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     ref = args.handle
     parse_ref(ref)
-    lines = (
-        parse_span(args.lines, first_default=1, last_default=sys.maxsize)
-        if args.lines is not None
-        else None
-    )
+    lines = parse_span(args.lines, first_default=1, last_default=sys.maxsize) if args.lines is not None else None
     byte_range = (
-        parse_span(args.byte_range, first_default=0, last_default=sys.maxsize)
-        if args.byte_range is not None
-        else None
+        parse_span(args.byte_range, first_default=0, last_default=sys.maxsize) if args.byte_range is not None else None
     )
     check_selection(query=args.query, lines=lines, byte_range=byte_range)
     with opened_store(args, readonly=True) as store:

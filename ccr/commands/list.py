@@ -28,9 +28,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def add_filters(parser: argparse.ArgumentParser) -> None:
     """The record filters ``list`` offers."""
     parser.add_argument("--session", metavar="ID", help="only records stored for this session id")
-    parser.add_argument(
-        "--kind", metavar="K", help="only records of this kind (head, message, tool_result, ...)"
-    )
+    parser.add_argument("--kind", metavar="K", help="only records of this kind (head, message, tool_result, ...)")
     parser.add_argument(
         "--producer", metavar="P", help="only records from this producer (compactor.claude_code.hooks, ...)"
     )

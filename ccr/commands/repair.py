@@ -37,7 +37,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "as <store>.damaged-<time>. Exits 0 when nothing was lost, 65 when something was. "
         "Stop other users of the store (such as 'ccr mcp') first.",
     )
-    parser.add_argument("--output", metavar="PATH", help="write the salvaged store here and leave the damaged one as it is")
+    parser.add_argument(
+        "--output", metavar="PATH", help="write the salvaged store here and leave the damaged one as it is"
+    )
     parser.set_defaults(func=run)
     return parser
 
@@ -84,8 +86,10 @@ def run(args: argparse.Namespace) -> int:
     target = Path(args.output).expanduser() if args.output else source.with_name(f"{source.name}.repaired-{stamp}")
     if os.path.lexists(target):
         what = "a symlink" if os.path.islink(target) else "something"
-        raise OutputRefused(f"{target}: refusing to write the repaired store there: {what} already exists there; "
-                            "nothing was changed; choose another --output")
+        raise OutputRefused(
+            f"{target}: refusing to write the repaired store there: {what} already exists there; "
+            "nothing was changed; choose another --output"
+        )
     for suffix in SIDECARS:
         if os.path.lexists(target.with_name(target.name + suffix)):
             raise OutputRefused(f"{target}: refusing to write the repaired store there: its {suffix} file exists")

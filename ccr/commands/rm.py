@@ -24,9 +24,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "recovered; the store never removes anything by itself.",
     )
     parser.add_argument("handles", nargs="+", metavar="HANDLE", help="handle, marker or object id")
-    parser.add_argument(
-        "--vacuum", action="store_true", help="then rebuild the file so that it shrinks on disk"
-    )
+    parser.add_argument("--vacuum", action="store_true", help="then rebuild the file so that it shrinks on disk")
     parser.set_defaults(func=run)
     return parser
 
@@ -48,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
         for handle in delete_in_place(path, args.handles):
             print(handle)
         if args.vacuum:
-            print("ccr: warning: the file was not shrunk: there is no room on the disk to rebuild it; "
-                  "run 'ccr rm --vacuum' or 'ccr gc' again once there is", file=sys.stderr)
+            print(
+                "ccr: warning: the file was not shrunk: there is no room on the disk to rebuild it; "
+                "run 'ccr rm --vacuum' or 'ccr gc' again once there is",
+                file=sys.stderr,
+            )
     return 0

@@ -51,8 +51,7 @@ def run(args: argparse.Namespace) -> int:
             print(handle)
         if not corrupt:
             print(
-                f"verified {stats.entries} record(s) and {stats.objects} typed object(s): "
-                "every one matches its handle"
+                f"verified {stats.entries} record(s) and {stats.objects} typed object(s): every one matches its handle"
             )
     if corrupt:
         raise CorruptRecord(f"{len(corrupt)} record(s) no longer match their handle: {', '.join(corrupt)}")

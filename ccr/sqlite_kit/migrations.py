@@ -131,9 +131,7 @@ def check_tables(conn: sqlite3.Connection, path: object, schema: Schema) -> None
     """
     tables = {
         name
-        for (name,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        )
+        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
     }
     if tables and not {"schema_migrations", schema.marker} <= tables:
         raise NotAStore(f"{path} is an SQLite database but not a {schema.kind}; left unchanged")
@@ -141,9 +139,7 @@ def check_tables(conn: sqlite3.Connection, path: object, schema: Schema) -> None
 
 def current_version(conn: sqlite3.Connection) -> int:
     """The highest migration recorded in the file (0 for a file without ``schema_migrations``)."""
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-    ).fetchone()
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").fetchone()
     if not exists:
         return 0
     return int(conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0])
@@ -181,9 +177,7 @@ def _apply_one(conn: sqlite3.Connection, migration: Migration) -> None:
     """Apply ``migration`` in its own write transaction, unless the file records it already."""
     with immediate(conn):
         conn.execute(_BOOKKEEPING)
-        done = conn.execute(
-            "SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)
-        ).fetchone()
+        done = conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)).fetchone()
         if done:
             return
         for statement in migration.statements:

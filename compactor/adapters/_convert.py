@@ -105,9 +105,12 @@ def image_source(url: str) -> dict[str, Any]:
 
 def image_url(source: dict[str, Any]) -> str | None:
     """The URL for an Anthropic image source (base64 data as a ``data:`` URL), or None for other kinds."""
-    if source.get("type") == "base64" and isinstance(source.get("media_type"), str) and isinstance(
-        source.get("data"), str
-    ) and set(source) == {"type", "media_type", "data"}:
+    if (
+        source.get("type") == "base64"
+        and isinstance(source.get("media_type"), str)
+        and isinstance(source.get("data"), str)
+        and set(source) == {"type", "media_type", "data"}
+    ):
         return f"data:{source['media_type']};base64,{source['data']}"
     if source.get("type") == "url" and isinstance(source.get("url"), str) and set(source) == {"type", "url"}:
         return str(source["url"])
@@ -135,7 +138,6 @@ def block_to_chat_part(block: ContentBlock) -> Any:
     return block_to_part(block)
 
 
-
 def message_key(message: Message) -> str:
     """What makes two messages the same for ``Originals``: role and API content."""
     return message.role + ":" + message.canonical_json()
@@ -155,9 +157,9 @@ class Originals(Generic[T]):
         wanted: dict[str, int] = defaultdict(int)
         for message in messages:
             wanted[message_key(message)] += 1
-        self._by_key = defaultdict(list, {
-            key: known[len(known) - wanted[key]:] for key, known in self._by_key.items() if wanted.get(key)
-        })
+        self._by_key = defaultdict(
+            list, {key: known[len(known) - wanted[key] :] for key, known in self._by_key.items() if wanted.get(key)}
+        )
 
     def restore(self, messages: Sequence[Message], encode: Callable[[Message], Sequence[T]]) -> list[T]:
         """``messages`` as framework objects: each as the objects it was read from (``match``), else ``encode``d."""

@@ -133,7 +133,9 @@ class ClaudeAgentSDKCompaction:
 
     # -- the hook callbacks ---------------------------------------------------------
 
-    async def pre_compact(self, input: Mapping[str, Any], tool_use_id: str | None, context: HookContext) -> SyncHookJSONOutput:
+    async def pre_compact(
+        self, input: Mapping[str, Any], tool_use_id: str | None, context: HookContext
+    ) -> SyncHookJSONOutput:
         """The PreCompact callback: store the conversation, answer the summary instructions as ``systemMessage``."""
         return await anyio.to_thread.run_sync(self._pre_compact, dict(input))
 
@@ -148,8 +150,13 @@ class ClaudeAgentSDKCompaction:
             settings = load_settings(self.config)
             with open_store(self.home / "ccr.db") as store:
                 text = store_before_compaction(
-                    hook, store, counter=make_counter(settings.counter), home=self.home,
-                    recovery_tools=settings.dedup.recovery_tools, limit=self.limit, tool=self.retrieve_tool,
+                    hook,
+                    store,
+                    counter=make_counter(settings.counter),
+                    home=self.home,
+                    recovery_tools=settings.dedup.recovery_tools,
+                    limit=self.limit,
+                    tool=self.retrieve_tool,
                 )
             record = load_session_record(hook.session_id, self.home)
         except CompactorError as exc:
@@ -182,8 +189,11 @@ class ClaudeAgentSDKCompaction:
                 return {}
             settings = load_settings(self.config)
             output = reminder_after_compaction(
-                hook, home=self.home, memory_db=settings.pipeline.memory_db,
-                memory_tokens=settings.attachments.memory_tokens, counter_name=settings.counter,
+                hook,
+                home=self.home,
+                memory_db=settings.pipeline.memory_db,
+                memory_tokens=settings.attachments.memory_tokens,
+                counter_name=settings.counter,
                 tool=self.retrieve_tool,
             )
         except CompactorError as exc:
@@ -231,7 +241,10 @@ class ClaudeAgentSDKCompaction:
         }
         if self.memory_server is not None:
             servers[self.memory_server] = {
-                "type": "stdio", "command": self.python, "args": ["-P", "-m", "compactor", "memory", "mcp"], "env": env,
+                "type": "stdio",
+                "command": self.python,
+                "args": ["-P", "-m", "compactor", "memory", "mcp"],
+                "env": env,
             }
         return servers
 

@@ -87,9 +87,9 @@ class CompactingHistory(Generic[T]):
         """Add the messages of ``history`` the session has not seen yet; the history as a list."""
         items = list(history)
         if _starts_with(items, self._written):
-            new = items[len(self._written):]
+            new = items[len(self._written) :]
         elif _starts_with(items, self._read):
-            new = items[len(self._read):]
+            new = items[len(self._read) :]
         else:
             self._restart()
             new = items
@@ -128,8 +128,13 @@ class CompactingHistory(Generic[T]):
         conversation is shown with tool outputs raw unless ``exact``.
         """
         call: dict[str, Any] = {"handle": handle}
-        for key, value in (("query", query), ("lines", lines), ("bytes", bytes), ("max_tokens", max_tokens),
-                           ("exact", exact)):
+        for key, value in (
+            ("query", query),
+            ("lines", lines),
+            ("bytes", bytes),
+            ("max_tokens", max_tokens),
+            ("exact", exact),
+        ):
             if value is not None:
                 call[key] = value
         answer = recover(self.orchestrator.store, call, counter=self.orchestrator.counter)
@@ -144,8 +149,13 @@ class CompactingHistory(Generic[T]):
         if old.background is not None:
             old.background.close()  # joins its worker; the summarizer stays open for the new session
         self.orchestrator = Orchestrator(
-            settings=old.settings, store=old.store, counter=old.counter, summarizer=old.summarizer,
-            files=old.files, calibration=old.calibration, transcript_path=old.transcript_path,
+            settings=old.settings,
+            store=old.store,
+            counter=old.counter,
+            summarizer=old.summarizer,
+            files=old.files,
+            calibration=old.calibration,
+            transcript_path=old.transcript_path,
         )
         self.adapter = self._make_adapter()
         self._read, self._written = [], []

@@ -166,6 +166,8 @@ def _encode(message: Message, names: dict[str, str]) -> list[BaseMessage]:
 def _tool_message(block: ToolResultBlock, names: dict[str, str]) -> ToolMessage:
     content: Any = block.content if isinstance(block.content, str) else [block_to_chat_part(b) for b in block.content]
     return ToolMessage(
-        content=content, tool_call_id=block.tool_use_id, status="error" if block.is_error else "success",
+        content=content,
+        tool_call_id=block.tool_use_id,
+        status="error" if block.is_error else "success",
         name=names.get(block.tool_use_id),
     )

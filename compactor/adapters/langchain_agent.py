@@ -72,7 +72,6 @@ class CompactionMiddleware(RetrievesFromHistory, AgentMiddleware):
         """The report of every compaction so far."""
         return self.history.reports
 
-
     @property
     def recovery_tool(self) -> BaseTool:
         """``ccr_retrieve`` as a LangChain tool, answering from this session's store (already in ``tools``)."""

@@ -73,7 +73,6 @@ class LangGraphCompaction(RetrievesFromHistory):
         """The report of every compaction so far."""
         return self.history.reports
 
-
     @property
     def recovery_tool(self) -> BaseTool:
         """``ccr_retrieve`` as a LangChain tool, answering from this session's store."""

@@ -57,8 +57,14 @@ class CompactingSession(RetrievesFromHistory, SessionABC):
         stored = self.history.orchestrator
         self.run_history: CompactingHistory[dict[str, Any]] = CompactingHistory(
             OpenAIResponsesAdapter,
-            Orchestrator(settings=stored.settings, store=stored.store, counter=stored.counter,
-                         summarizer=stored.summarizer, files=stored.files, calibration=stored.calibration),
+            Orchestrator(
+                settings=stored.settings,
+                store=stored.store,
+                counter=stored.counter,
+                summarizer=stored.summarizer,
+                files=stored.files,
+                calibration=stored.calibration,
+            ),
             on_compaction=on_compaction,
         )
         self._items: list[TResponseInputItem] = []
@@ -90,9 +96,9 @@ class CompactingSession(RetrievesFromHistory, SessionABC):
         new = [dict(i) for i in items]
         if self._early:
             if new[: len(self._early)] == self._early:
-                new, self._early = new[len(self._early):], []
+                new, self._early = new[len(self._early) :], []
             elif self._early[: len(new)] == new:
-                new, self._early = [], self._early[len(new):]
+                new, self._early = [], self._early[len(new) :]
             else:
                 self._early = []
         if new:
@@ -122,7 +128,7 @@ class CompactingSession(RetrievesFromHistory, SessionABC):
         items = [dict(i) for i in data.model_data.input]
         given = self._given
         known = len(given or ()) + len(self._added)
-        if given is not None and items[: len(given)] == given and items[len(given): known] == self._added:
+        if given is not None and items[: len(given)] == given and items[len(given) : known] == self._added:
             pending = items[known:]
             if pending:
                 self._early.extend(pending)
@@ -132,13 +138,14 @@ class CompactingSession(RetrievesFromHistory, SessionABC):
             out = cast(list[TResponseInputItem], self.run_history.process(items))
         return ModelInputData(input=out, instructions=data.model_data.instructions)
 
-
     @property
     def recovery_tool(self) -> FunctionTool:
         """``ccr_retrieve`` as an Agents SDK function tool, answering from this session's store."""
         return function_tool(
-            self.retrieve, name_override=RECOVERY_TOOL_NAME,
-            description_override=str(RECOVERY_TOOL["description"]), strict_mode=False,
+            self.retrieve,
+            name_override=RECOVERY_TOOL_NAME,
+            description_override=str(RECOVERY_TOOL["description"]),
+            strict_mode=False,
         )
 
     def _add(self, new: list[dict[str, Any]]) -> None:

@@ -136,11 +136,13 @@ def _tool_result(item: dict[str, Any]) -> ToolResultBlock:
     content = item.get("content")
     if isinstance(content, list):
         return ToolResultBlock(
-            tool_use_id=item.get("tool_call_id", ""), content=[chat_part_to_block(p) for p in content],
+            tool_use_id=item.get("tool_call_id", ""),
+            content=[chat_part_to_block(p) for p in content],
             is_error=item.get("is_error") is True,
         )
     return ToolResultBlock(
-        tool_use_id=item.get("tool_call_id", ""), content=content if isinstance(content, str) else "",
+        tool_use_id=item.get("tool_call_id", ""),
+        content=content if isinstance(content, str) else "",
         is_error=item.get("is_error") is True,
     )
 

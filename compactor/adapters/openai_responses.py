@@ -84,8 +84,10 @@ class OpenAIResponsesAdapter:
                 self.instructions.append(item)
                 continue
             self._started = True
-            side = "user" if kind == "message" and item.get("role") != "assistant" else (
-                "outputs" if kind == "function_call_output" else "assistant"
+            side = (
+                "user"
+                if kind == "message" and item.get("role") != "assistant"
+                else ("outputs" if kind == "function_call_output" else "assistant")
             )
             if side == "user":
                 flush()
@@ -204,10 +206,16 @@ def _outputs(items: list[dict[str, Any]]) -> Message:
         if "id" in item:
             fields["item_id"] = item["id"]
         content: Any = output if isinstance(output, str) else [part_to_block(p) for p in output or []]
-        blocks.append(ToolResultBlock.model_validate({
-            "tool_use_id": item.get("call_id", ""), "content": content, "is_error": item.get("is_error") is True,
-            **fields,
-        }))
+        blocks.append(
+            ToolResultBlock.model_validate(
+                {
+                    "tool_use_id": item.get("call_id", ""),
+                    "content": content,
+                    "is_error": item.get("is_error") is True,
+                    **fields,
+                }
+            )
+        )
     return Message(role="user", content=blocks)
 
 
@@ -242,8 +250,7 @@ def _encode(message: Message) -> list[dict[str, Any]]:
             if isinstance(item, dict):
                 out.append(item)
             else:
-                out.append(_encode_call(block) if isinstance(block, ToolUseBlock)
-                           else _encode_output(block))  # type: ignore[arg-type]
+                out.append(_encode_call(block) if isinstance(block, ToolUseBlock) else _encode_output(block))  # type: ignore[arg-type]
         else:
             if current is None:
                 current, as_text = {**plain, "content": []}, False
@@ -275,7 +282,9 @@ def _encode_call(block: ToolUseBlock) -> dict[str, Any]:
     arguments = extra.pop("arguments", None)
     item_id = extra.pop("item_id", None)
     item: dict[str, Any] = {
-        "type": "function_call", "call_id": block.id, "name": block.name,
+        "type": "function_call",
+        "call_id": block.id,
+        "name": block.name,
         "arguments": arguments if isinstance(arguments, str) else json.dumps(block.input, ensure_ascii=False),
     }
     if item_id is not None:

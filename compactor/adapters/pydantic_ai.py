@@ -182,12 +182,13 @@ class PydanticAICompaction(RetrievesFromHistory):
         """The report of every compaction so far."""
         return self.history.reports
 
-
     @property
     def recovery_tool(self) -> Tool[Any]:
         """``ccr_retrieve`` as a pydantic-ai tool, answering from this session's store."""
         return Tool(
-            self.retrieve, takes_ctx=False, name=RECOVERY_TOOL_NAME,
+            self.retrieve,
+            takes_ctx=False,
+            name=RECOVERY_TOOL_NAME,
             description=str(RECOVERY_TOOL["description"]),
         )
 
@@ -281,13 +282,20 @@ def _encode_response(message: Message) -> ModelResponse:
         if isinstance(block, TextBlock):
             parts.append(TextPart(content=block.text, provider_details=_details(block)))
         elif isinstance(block, ThinkingBlock):
-            parts.append(ThinkingPart(content=block.thinking, signature=block.signature,
-                                      provider_details=_details(block)))
+            parts.append(
+                ThinkingPart(content=block.thinking, signature=block.signature, provider_details=_details(block))
+            )
         elif isinstance(block, RedactedThinkingBlock):
             parts.append(ThinkingPart(content="", id=_REDACTED, signature=block.data, provider_details=_details(block)))
         elif isinstance(block, ToolUseBlock):
-            parts.append(ToolCallPart(tool_name=block.name, args=dict(block.input), tool_call_id=block.id,
-                                      provider_details=_details(block)))
+            parts.append(
+                ToolCallPart(
+                    tool_name=block.name,
+                    args=dict(block.input),
+                    tool_call_id=block.id,
+                    provider_details=_details(block),
+                )
+            )
         elif isinstance(block, UnknownBlock) and block.type == PASSTHROUGH:
             parts.append(_RESPONSE_PART.validate_python((block.model_extra or {})["part"]))
         else:
@@ -306,7 +314,7 @@ def _leading_response_parts(message: Message) -> tuple[list[ModelResponsePart], 
         if not (isinstance(block, UnknownBlock) and block.type == PASSTHROUGH and extra.get("kind") == "response"):
             break
         lead.append(_RESPONSE_PART.validate_python(extra["part"]))
-    return lead, message.model_copy(update={"content": message.content[len(lead):]}) if lead else message
+    return lead, message.model_copy(update={"content": message.content[len(lead) :]}) if lead else message
 
 
 def _encode_request(message: Message, names: dict[str, str]) -> list[ModelRequestPart]:
@@ -346,6 +354,8 @@ def _encode_request(message: Message, names: dict[str, str]) -> list[ModelReques
 def _encode_result(block: ToolResultBlock, tool_name: str) -> ModelRequestPart:
     content: Any = block.content if isinstance(block.content, str) else [block_to_part(b) for b in block.content]
     return ToolReturnPart(
-        tool_name=tool_name, content=content, tool_call_id=block.tool_use_id,
+        tool_name=tool_name,
+        content=content,
+        tool_call_id=block.tool_use_id,
         outcome="failed" if block.is_error else "success",
     )

@@ -39,8 +39,11 @@ def record_compact_summary(hook: HookInput, home: Path | None = None) -> Session
     record = load_session_record(hook.session_id, home)
     if record is None:
         return None
-    record = record.model_copy(update={
-        "compact_summary": hook.compact_summary, "trigger": record.trigger or hook.trigger,
-    })
+    record = record.model_copy(
+        update={
+            "compact_summary": hook.compact_summary,
+            "trigger": record.trigger or hook.trigger,
+        }
+    )
     save_session_record(record, home)
     return record

@@ -176,8 +176,12 @@ def store_conversation(
     head = without_recovered_content(messages, tuple(recovery_tools))
     spans = head_spans(head)
     handles, _ = store_spans(
-        spans, store, head_sizes=[counter.count_message(m) for m in head], counter=counter,
-        producer=PRODUCER, metadata={"trigger": trigger, "session_id": session_id},
+        spans,
+        store,
+        head_sizes=[counter.count_message(m) for m in head],
+        counter=counter,
+        producer=PRODUCER,
+        metadata={"trigger": trigger, "session_id": session_id},
     )
     calls = {call.id: call for m in head for call in m.tool_uses()}
     results = [
@@ -267,8 +271,10 @@ def pre_compact(
     # The transcript's own lines and the conversation's spans are stored in one transaction.
     batch = StoreBatch()
     named = segment_request(
-        path, first_line=segments[-1].last_line + 1 if segments else 1,
-        producer=f"{PRODUCER}:transcript", metadata={"session_id": hook.session_id, "trigger": hook.trigger},
+        path,
+        first_line=segments[-1].last_line + 1 if segments else 1,
+        producer=f"{PRODUCER}:transcript",
+        metadata={"session_id": hook.session_id, "trigger": hook.trigger},
     )
     if named is not None:
         request, segment = named
@@ -287,16 +293,24 @@ def pre_compact(
     # summaries kept. Its full listing is stored with the conversation.
     ledger = merge_messages(SessionLedger(), transcript.messages)
     listing = listing_span(ledger, hook.cwd)
-    batch.put_named(PutRequest(
-        data=listing.data, producer=f"{PRODUCER}:facts",
-        metadata={"kind": "facts", "session_id": hook.session_id, "trigger": hook.trigger},
-    ), listing.handle)
+    batch.put_named(
+        PutRequest(
+            data=listing.data,
+            producer=f"{PRODUCER}:facts",
+            metadata={"kind": "facts", "session_id": hook.session_id, "trigger": hook.trigger},
+        ),
+        listing.handle,
+    )
     batch.store_in(store)
     path_of_store = getattr(store, "path", None)
-    record = record.model_copy(update={
-        "segments": segments, "store": str(path_of_store) if isinstance(path_of_store, Path) else None,
-        "ledger": ledger, "ledger_handle": listing.handle,
-    })
+    record = record.model_copy(
+        update={
+            "segments": segments,
+            "store": str(path_of_store) if isinstance(path_of_store, Path) else None,
+            "ledger": ledger,
+            "ledger_handle": listing.handle,
+        }
+    )
     save_session_record(record, home)
     return pre_compact_instructions(record, limit=limit, tool=tool)
 
@@ -369,8 +383,14 @@ def settle_kept_messages(
     if not tail or not dropped or head_spans(head)[0].handle != record.head_handle:
         return record
     exact = store_conversation(
-        dropped, store, counter=counter, session_id=record.session_id, trigger=record.trigger,
-        transcript_path=record.transcript_path, recovery_tools=recovery_tools, now=record.stored_at,
+        dropped,
+        store,
+        counter=counter,
+        session_id=record.session_id,
+        trigger=record.trigger,
+        transcript_path=record.transcript_path,
+        recovery_tools=recovery_tools,
+        now=record.stored_at,
     )
     return record.model_copy(update={"dropped_handle": exact.head_handle, "kept_messages": tail})
 

@@ -33,7 +33,13 @@ SESSION_ID = re.compile(SESSION_ID_PATTERN.removesuffix("$"))
 """The pattern as ``re`` matches it: with ``fullmatch``, ``$`` would also accept a final newline."""
 
 _OPTIONAL_TEXT = (
-    "transcript_path", "cwd", "hook_event_name", "trigger", "custom_instructions", "source", "compact_summary",
+    "transcript_path",
+    "cwd",
+    "hook_event_name",
+    "trigger",
+    "custom_instructions",
+    "source",
+    "compact_summary",
 )
 """``compactor.claude_code.hook_input.HookInput``'s optional text fields: another type there is bad input."""
 

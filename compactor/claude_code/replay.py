@@ -161,8 +161,15 @@ def replay(
     else:
         transcript = _one_of(read_sessions(path, strict=strict, warn=warn), session, path)
     return replay_transcript(
-        transcript, settings=settings, store=store, at=at, counter=counter,
-        summarizer=summarizer, on_compaction=on_compaction, output=output, on_entry=on_entry,
+        transcript,
+        settings=settings,
+        store=store,
+        at=at,
+        counter=counter,
+        summarizer=summarizer,
+        on_compaction=on_compaction,
+        output=output,
+        on_entry=on_entry,
     )
 
 
@@ -208,8 +215,9 @@ def replay_transcript(
     """
     if output is not None:
         refuse_overwriting(transcript.path, output)
-    run = _Replay(transcript, settings, store, at, counter, summarizer, on_compaction, on_entry,
-                  keep_output=output is not None)
+    run = _Replay(
+        transcript, settings, store, at, counter, summarizer, on_compaction, on_entry, keep_output=output is not None
+    )
     report = run.run()
     if output is not None and run.output is not None:
         write_transcript(
@@ -377,7 +385,9 @@ class _Replay:
             self.orch.calibration = fitted
             if fitted.unseen and not self.report.compactions:
                 # Until a compaction drops it, the unseen earlier context is still in the context.
-                self.orch.calibration = fitted.model_copy(update={"overhead": fitted.overhead + fitted.unseen, "unseen": 0})
+                self.orch.calibration = fitted.model_copy(
+                    update={"overhead": fitted.overhead + fitted.unseen, "unseen": 0}
+                )
 
     def _diverge(self) -> None:
         """From here on, recorded usage no longer describes the replayed context."""
@@ -402,8 +412,11 @@ class _Replay:
         if self.output is None or not path.is_file() or through_line < self.next_segment_line:
             return None
         return segment_request(
-            path, first_line=self.next_segment_line, last_line=through_line,
-            producer="compactor.claude_code.replay", metadata={"session_id": self.transcript.session_id},
+            path,
+            first_line=self.next_segment_line,
+            last_line=through_line,
+            producer="compactor.claude_code.replay",
+            metadata={"session_id": self.transcript.session_id},
         )
 
     def _compact(self, index: int, entry: TranscriptEntry, trigger: Trigger, *, through_line: int) -> None:
@@ -411,11 +424,18 @@ class _Replay:
         try:
             named = self._segment(through_line)
         except CompactorError as exc:  # fail closed: nothing is dropped that cannot be restored
-            self._failed(entry, failed_result(
-                self.orch.messages, self.orch.state, exc, trigger=trigger,
-                threshold=auto_compact_threshold(self.orch.settings), pre_tokens=self.orch.context_tokens(),
-                counter_name=self.orch.counter.name,
-            ))
+            self._failed(
+                entry,
+                failed_result(
+                    self.orch.messages,
+                    self.orch.state,
+                    exc,
+                    trigger=trigger,
+                    threshold=auto_compact_threshold(self.orch.settings),
+                    pre_tokens=self.orch.context_tokens(),
+                    counter_name=self.orch.counter.name,
+                ),
+            )
             return
         fitted, holding = self.report.calibration, self.orch.calibration
         unseen = fitted.unseen if fitted is not None and not self.report.compactions else 0
@@ -449,13 +469,19 @@ class _Replay:
         if self.output is not None:
             # The compacted context is written after a boundary: its messages follow it in order.
             self.context_entries = list(range(len(self.output) + 1, len(self.output) + 1 + len(result.messages)))
-            self.output.extend(compaction_entries(
-                trigger, report.pre_tokens, report.post_tokens, result.messages, like=entry.record,
-                metadata={
-                    LEDGER_KEY: result.state.ledger.model_dump(mode="json"),
-                    **({SEGMENT_KEY: segment.model_dump()} if segment is not None else {}),
-                },
-            ))
+            self.output.extend(
+                compaction_entries(
+                    trigger,
+                    report.pre_tokens,
+                    report.post_tokens,
+                    result.messages,
+                    like=entry.record,
+                    metadata={
+                        LEDGER_KEY: result.state.ledger.model_dump(mode="json"),
+                        **({SEGMENT_KEY: segment.model_dump()} if segment is not None else {}),
+                    },
+                )
+            )
         self._diverge()
 
     def _failed(self, entry: TranscriptEntry, result: CompactionResult) -> None:
@@ -499,7 +525,9 @@ class _Replay:
             before = {p for i, p in self.reads if start < i <= point}
             after = {p for i, p in self.reads if point < i <= end}
             restored = {a.path for a in report.attachments if a.type == "file" and a.path}
-            in_tail = {s.path for s in report.skipped if s.type == "file" and s.path and s.reason.startswith("read_in_tail")}
+            in_tail = {
+                s.path for s in report.skipped if s.type == "file" and s.path and s.reason.startswith("read_in_tail")
+            }
             report.reread_coverage = reread_coverage(restored, before, after)
             report.reread_coverage_with_tail = reread_coverage(restored | in_tail, before, after)
             reread = before & after

@@ -157,10 +157,12 @@ def save_session_record(record: SessionRecord, home: Path | None = None) -> Path
         earlier.append(announced)
         earlier_dropped.append(previous.dropped_handle or previous.head_handle)
     ours = {record.head_handle, record.dropped_handle}
-    record = record.model_copy(update={
-        "earlier_heads": [h for h in earlier if h not in ours],
-        "earlier_dropped": [h for h in earlier_dropped if h not in ours],
-    })
+    record = record.model_copy(
+        update={
+            "earlier_heads": [h for h in earlier if h not in ours],
+            "earlier_dropped": [h for h in earlier_dropped if h not in ours],
+        }
+    )
     from ccr.files import describe_os_error, private_dir, write_output
 
     try:
@@ -186,7 +188,9 @@ def _refuse_symlinked_folder(folder: Path) -> None:
         HookError: ``folder`` is a symlink.
     """
     if folder.is_symlink():
-        raise HookError(f"refusing the symlinked sessions folder {folder}: session records are kept only in a real folder")
+        raise HookError(
+            f"refusing the symlinked sessions folder {folder}: session records are kept only in a real folder"
+        )
 
 
 def forget_latest_head(session_id: str, home: Path | None = None) -> None:
@@ -201,8 +205,15 @@ def forget_latest_head(session_id: str, home: Path | None = None) -> None:
         return
     save_session_record(
         previous.model_copy(
-            update={"head_handle": None, "summarized_handle": None, "dropped_handle": None, "kept_messages": 0,
-                    "results": [], "compact_summary": None, "stored_at": time.time()}
+            update={
+                "head_handle": None,
+                "summarized_handle": None,
+                "dropped_handle": None,
+                "kept_messages": 0,
+                "results": [],
+                "compact_summary": None,
+                "stored_at": time.time(),
+            }
         ),
         home,
     )

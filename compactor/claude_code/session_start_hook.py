@@ -62,8 +62,12 @@ def session_ledger(hook: HookInput, record: SessionRecord | None, *, budget: int
 
     reads = {r.path: r.handle for r in record.results if r.tool == "Read" and r.path}
     return session_start_text(
-        record.ledger, budget=budget, cwd=hook.cwd, listing=marker(record.ledger_handle) if record.ledger_handle else None,
-        summary=record.compact_summary, read_handles=reads,
+        record.ledger,
+        budget=budget,
+        cwd=hook.cwd,
+        listing=marker(record.ledger_handle) if record.ledger_handle else None,
+        summary=record.compact_summary,
+        read_handles=reads,
     )
 
 
@@ -103,14 +107,16 @@ def session_start_output(
         from compactor.core.templating import render
 
         head = announced_handle(record) or record.head_handle
-        parts.append(render(
-            "hook_session_start.j2",
-            head=marker(head),
-            kept=record.kept_messages,
-            earlier=[marker(h) for h in record.earlier_heads],
-            results=len(record.results),
-            tool=tool,
-        ).strip())
+        parts.append(
+            render(
+                "hook_session_start.j2",
+                head=marker(head),
+                kept=record.kept_messages,
+                earlier=[marker(h) for h in record.earlier_heads],
+                results=len(record.results),
+                tool=tool,
+            ).strip()
+        )
     separators = 2 * (len(parts) + (1 if memories else 0))
     room = limit - sum(map(len, parts)) - len(memories or "") - separators
     told = ledger(hook, record, budget=room) if room > 0 else None
@@ -167,8 +173,11 @@ def session_start(
 
         with open_store(None if home is None else home / "ccr.db") as store:
             memories = session_memories(
-                Path(hook.transcript_path).expanduser(), memory_db, budget=memory_tokens,
-                counter=counter or make_counter(counter_name), store=store,
+                Path(hook.transcript_path).expanduser(),
+                memory_db,
+                budget=memory_tokens,
+                counter=counter or make_counter(counter_name),
+                store=store,
             )
     return session_start_output(hook, record, memories, tool=tool, ledger=ledger)
 
@@ -192,20 +201,27 @@ def still_stored(record: SessionRecord, home: Path | None = None) -> SessionReco
     else:
         path = default_store_path() if home is None else home / "ccr.db"
     named = {
-        record.head_handle, record.summarized_handle, record.dropped_handle,
-        *record.earlier_heads, *record.earlier_dropped, *(r.handle for r in record.results), record.ledger_handle,
+        record.head_handle,
+        record.summarized_handle,
+        record.dropped_handle,
+        *record.earlier_heads,
+        *record.earlier_dropped,
+        *(r.handle for r in record.results),
+        record.ledger_handle,
     }
     held: set[str | None] = set()
     if path.exists():  # a store that is gone holds nothing (and is not made anew here)
         with open_store(path, readonly=True) as store:
             held = {h for h in named if h is not None and store.contains(h)}
     head = record.head_handle if record.head_handle in held else None
-    return record.model_copy(update={
-        "head_handle": head,
-        "summarized_handle": record.summarized_handle if head and record.summarized_handle in held else head,
-        "dropped_handle": record.dropped_handle if head and record.dropped_handle in held else None,
-        "earlier_heads": [h for h in record.earlier_heads if h in held],
-        "earlier_dropped": [h for h in record.earlier_dropped if h in held],
-        "results": [r for r in record.results if r.handle in held],
-        "ledger_handle": record.ledger_handle if record.ledger_handle in held else None,
-    })
+    return record.model_copy(
+        update={
+            "head_handle": head,
+            "summarized_handle": record.summarized_handle if head and record.summarized_handle in held else head,
+            "dropped_handle": record.dropped_handle if head and record.dropped_handle in held else None,
+            "earlier_heads": [h for h in record.earlier_heads if h in held],
+            "earlier_dropped": [h for h in record.earlier_dropped if h in held],
+            "results": [r for r in record.results if r.handle in held],
+            "ledger_handle": record.ledger_handle if record.ledger_handle in held else None,
+        }
+    )

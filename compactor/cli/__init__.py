@@ -24,12 +24,20 @@ COMMANDS: Commands = {
     "inspect": ("compactor.cli.commands.inspect", "summarize a recorded Claude Code session"),
     "tokens": ("compactor.cli.commands.tokens", "count the tokens of a text file or stdin"),
     "hook": ("compactor.cli.commands.hook", "Claude Code hook commands (read the hook's JSON on stdin)"),
-    "restore": ("compactor.cli.commands.restore", "undo compactions: write the session as it stood before compaction N"),
-    "show": ("compactor.cli.commands.show", "show what a compaction did: summary, context, dropped spans (or an HTML page)"),
+    "restore": (
+        "compactor.cli.commands.restore",
+        "undo compactions: write the session as it stood before compaction N",
+    ),
+    "show": (
+        "compactor.cli.commands.show",
+        "show what a compaction did: summary, context, dropped spans (or an HTML page)",
+    ),
     "tune": ("compactor.cli.commands.tune", "search budgets and strategies on recorded sessions"),
     "plugin": ("compactor.cli.commands.plugin", "where the Claude Code plugin of this installation is"),
-    "memory": ("compactor.memory.cli",
-               "memories across sessions: remember, recall, supersede, history, forget, recover, mcp"),
+    "memory": (
+        "compactor.memory.cli",
+        "memories across sessions: remember, recall, supersede, history, forget, recover, mcp",
+    ),
 }
 """Command name -> (module, one-line help), in help order. Adding a command is one line here."""
 

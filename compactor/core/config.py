@@ -156,7 +156,12 @@ DEFAULT_DEDUP_THRESHOLDS: dict[str, int | None] = {"Bash": 30_000, "Grep": 20_00
 """Per-tool thresholds, Claude Code's persistence thresholds (the size past which it saves a result to
 disk): Bash 30,000, Grep 20,000, Read none; None means unbounded."""
 DEFAULT_RECOVERY_TOOLS: tuple[str, ...] = (
-    "ccr_get", "ccr_query", "ccr_range", "ccr_retrieve", "retrieve_tool_output", "tokenjuice_retrieve"
+    "ccr_get",
+    "ccr_query",
+    "ccr_range",
+    "ccr_retrieve",
+    "retrieve_tool_output",
+    "tokenjuice_retrieve",
 )
 """Tools whose output is recovered content, never deduplicated, masked or compacted again (an MCP
 name ``mcp__<server>__<tool>`` matches on its last part): ours, and TinyJuice's ``tokenjuice_retrieve``

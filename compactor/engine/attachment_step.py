@@ -39,13 +39,15 @@ def shared_budgets(budgets: Budgets, left: int, *, with_skills: bool) -> Budgets
     left = max(left, _MIN_ATTACHMENT_TOKENS)
     files = int(left * _FILES_SHARE) if with_skills else left
     skills = max(1, left - files)
-    return budgets.model_copy(update={
-        "files_total": min(budgets.files_total, files),
-        "file_tokens": min(budgets.file_tokens, max(1, files // _FILES_SHOWN)),
-        "skills_total": min(budgets.skills_total, skills),
-        "skill_tokens": min(budgets.skill_tokens, max(1, skills // 2) if with_skills else skills),
-        "memory_tokens": min(budgets.memory_tokens, left),
-    })
+    return budgets.model_copy(
+        update={
+            "files_total": min(budgets.files_total, files),
+            "file_tokens": min(budgets.file_tokens, max(1, files // _FILES_SHOWN)),
+            "skills_total": min(budgets.skills_total, skills),
+            "skill_tokens": min(budgets.skill_tokens, max(1, skills // 2) if with_skills else skills),
+            "memory_tokens": min(budgets.memory_tokens, left),
+        }
+    )
 
 
 def restore_attachments(
@@ -88,8 +90,12 @@ def restore_attachments(
     )
     if opts.memory_db is not None:
         recalled = build_memory_attachment(
-            opts.memory_db, history=history, current_work=current_work, budget=budgets.memory_tokens,
-            counter=counter, store=batch,
+            opts.memory_db,
+            history=history,
+            current_work=current_work,
+            budget=budgets.memory_tokens,
+            counter=counter,
+            store=batch,
         )
         attached.attachments.extend(recalled.attachments)
         attached.skipped.extend(recalled.skipped)

@@ -74,6 +74,7 @@ _REFERENCE = re.compile(
     r"<<ccr:(?P<handle>ccr_[0-9a-f]{32})>>)\]\Z"
 )
 
+
 class DedupOutcome(BaseModel):
     """What dedup did to one tool result."""
 
@@ -321,9 +322,7 @@ class Deduper:
         del self._known[content]
         return None
 
-    def apply(
-        self, tool_name: str, content: str, *, is_error: bool = False, recovered: bool = False
-    ) -> DedupOutcome:
+    def apply(self, tool_name: str, content: str, *, is_error: bool = False, recovered: bool = False) -> DedupOutcome:
         """Tag a first occurrence, replace a repeat by its reference, or leave it alone.
 
         Content that already is a tag or reference this state issued is left

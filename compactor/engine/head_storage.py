@@ -69,7 +69,9 @@ def _span_tokens(
         return head_sizes[span.message_index]
     text = span.data.decode("utf-8", errors="replace")
     parts = _result_blocks(span, head)
-    return count_joined(text, [(t, counter.count_text(t)) for t in parts], counter) if parts else counter.count_text(text)
+    return (
+        count_joined(text, [(t, counter.count_text(t)) for t in parts], counter) if parts else counter.count_text(text)
+    )
 
 
 def _result_blocks(span: Span, head: Sequence[Message] | None) -> list[str]:
@@ -89,9 +91,7 @@ def without_recovered_content(head: Sequence[Message], recovery_tools: Sequence[
     evicts, so repeating it gives the same bytes back: nothing is lost, and
     recovered text is not nested inside the next stored head again and again.
     """
-    recovery_ids = {
-        use.id for m in head for use in m.tool_uses() if is_recovery_tool(use.name, recovery_tools)
-    }
+    recovery_ids = {use.id for m in head for use in m.tool_uses() if is_recovery_tool(use.name, recovery_tools)}
     if not recovery_ids:
         return list(head)
     from compactor.core.templating import render  # jinja2, only when there is recovered content
@@ -110,4 +110,3 @@ def without_recovered_content(head: Sequence[Message], recovery_tools: Sequence[
         ]
         out.append(message.model_copy(update={"content": replaced}))
     return out
-

@@ -84,9 +84,7 @@ class MaskDecision(BaseModel):
     batch_threshold: int
 
 
-def masking_decision(
-    tokens: int, threshold: int, settings: MaskingSettings, *, cold: bool
-) -> MaskDecision:
+def masking_decision(tokens: int, threshold: int, settings: MaskingSettings, *, cold: bool) -> MaskDecision:
     """Whether to mask at a context of ``tokens`` with the auto-compact ``threshold``.
 
     Below ``soft_share`` of the threshold never. Past it: ``eager`` always;
@@ -239,9 +237,7 @@ class Masker:
     def due(self) -> list[_Candidate]:
         """Results older than the last ``keep_rounds`` answers, oldest first."""
         keep = self.settings.keep_rounds
-        return sorted(
-            (c for c in self._pending.values() if self.answers - c.answer >= keep), key=lambda c: c.index
-        )
+        return sorted((c for c in self._pending.values() if self.answers - c.answer >= keep), key=lambda c: c.index)
 
     def mask(
         self,
@@ -281,7 +277,9 @@ class Masker:
         expected = [handle_for(r.data) for r in requests]
         if list(handles) != expected:
             return MaskOutcome(
-                messages=list(messages), ok=False, error_id="masking_handle_mismatch",
+                messages=list(messages),
+                ok=False,
+                error_id="masking_handle_mismatch",
                 error="the store answered handles that do not match the bytes; nothing was masked",
             )
         return self._apply(messages, plans, dedup, tool_names)
@@ -322,10 +320,17 @@ class Masker:
                 if candidate.path is None:
                     self._drop(candidate)
                 continue
-            plans.append(_Plan(
-                candidate=candidate, text=text, tokens=tokens, stub=stub, stub_tokens=stub_tokens, alone=alone,
-                original=tag,
-            ))
+            plans.append(
+                _Plan(
+                    candidate=candidate,
+                    text=text,
+                    tokens=tokens,
+                    stub=stub,
+                    stub_tokens=stub_tokens,
+                    alone=alone,
+                    original=tag,
+                )
+            )
         return plans
 
     def _apply(

@@ -273,7 +273,10 @@ class Orchestrator:
         threshold = auto_compact_threshold(self.settings)
         batch = decision.policy == "batch"
         outcome = self._masker.mask(
-            self._messages, store=self.store, counter=self.counter, dedup=self.state.dedup,
+            self._messages,
+            store=self.store,
+            counter=self.counter,
+            dedup=self.state.dedup,
             tool_names=self._tool_names,
             min_saving=int(threshold * self.settings.masking.batch_min_share) if batch and not force else 0,
             sizes=self._tally.sizes,
@@ -283,8 +286,13 @@ class Orchestrator:
         if not outcome.ok:
             self._masking_refused = True
             report = MaskingReport(
-                ok=False, error=outcome.error, error_id=outcome.error_id, results=0, tokens_saved=0,
-                tokens_before=tokens, policy=policy,
+                ok=False,
+                error=outcome.error,
+                error_id=outcome.error_id,
+                results=0,
+                tokens_saved=0,
+                tokens_before=tokens,
+                policy=policy,
             )
             self.masking_steps.append(report)
             return report
@@ -302,8 +310,13 @@ class Orchestrator:
         self.cache.changed(outcome.changed[0])
         self._conversation_changed()
         report = MaskingReport(
-            results=outcome.results, superseded=outcome.superseded, tokens_saved=sum(sizes) - sum(new_sizes),
-            tokens_before=tokens, handles=outcome.handles, policy=policy, cache=effect,
+            results=outcome.results,
+            superseded=outcome.superseded,
+            tokens_saved=sum(sizes) - sum(new_sizes),
+            tokens_before=tokens,
+            handles=outcome.handles,
+            policy=policy,
+            cache=effect,
         )
         self.masking_steps.append(report)
         return report
@@ -411,8 +424,12 @@ class Orchestrator:
             return None
         refused = CompactionDisabled("compaction is turned off (policy.compact, COMPACTOR_DISABLE_COMPACT)")
         return failed_result(
-            self.messages, self.state, refused, trigger=trigger,
-            threshold=auto_compact_threshold(self.settings), pre_tokens=self.context_tokens(),
+            self.messages,
+            self.state,
+            refused,
+            trigger=trigger,
+            threshold=auto_compact_threshold(self.settings),
+            pre_tokens=self.context_tokens(),
             counter_name=self.counter.name,
         )
 

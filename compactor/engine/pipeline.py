@@ -88,7 +88,6 @@ TAIL_SHARE = 0.35
 """Of a shared context budget, the most the preserved tail may take."""
 
 
-
 def merge_instructions(custom: str | None, hook: str | None) -> str | None:
     """Custom instructions (``/compact <text>``) first, hook-provided ones after."""
     parts = [p.strip() for p in (custom, hook) if p and p.strip()]
@@ -102,8 +101,10 @@ def head_and_tail(
     the tail within ``opts.tail_tokens`` and ``TAIL_SHARE`` of a shared budget (``split_tail``), and
     never in front of a provider's compaction block (``through_last_block``)."""
     size_of = {id(m): n for m, n in zip(messages, sizes, strict=True)}
-    tail_limit = opts.tail_tokens if opts.context_tokens is None else min(
-        opts.tail_tokens, int(opts.context_tokens * TAIL_SHARE)
+    tail_limit = (
+        opts.tail_tokens
+        if opts.context_tokens is None
+        else min(opts.tail_tokens, int(opts.context_tokens * TAIL_SHARE))
     )
     head, tail = split_rounds(messages, tail_limit, lambda m: size_of[id(m)], last_round_tokens=opts.tail_tokens)
     # A provider's own compaction is never cut off from what it replaced: the head holds the last one.
@@ -143,11 +144,24 @@ def compact(
         sizes = [counter.count_message(m) for m in messages]
     pre = opts.calibration.tokens(sum(sizes)) if pre_tokens is None else pre_tokens
     try:
-        return _compact(messages, sizes, state, store, counter, summarizer, files, trigger,
-                        merge_instructions(instructions, hook_instructions), opts, pre, also_store)
+        return _compact(
+            messages,
+            sizes,
+            state,
+            store,
+            counter,
+            summarizer,
+            files,
+            trigger,
+            merge_instructions(instructions, hook_instructions),
+            opts,
+            pre,
+            also_store,
+        )
     except CompactorError as exc:
-        return failed_result(messages, state, exc, trigger=trigger, threshold=opts.threshold, pre_tokens=pre,
-                             counter_name=counter.name)
+        return failed_result(
+            messages, state, exc, trigger=trigger, threshold=opts.threshold, pre_tokens=pre, counter_name=counter.name
+        )
 
 
 def failed_result(
@@ -238,8 +252,15 @@ def _compact(
 
     # 3. name every dropped span (stored at 7), and take the head into the session ledger.
     named = _name_dropped_spans(
-        head, sizes[: len(head)], state, new_state, summarizer=summarizer, counter=counter, opts=opts,
-        trigger=trigger, batch=batch,
+        head,
+        sizes[: len(head)],
+        state,
+        new_state,
+        summarizer=summarizer,
+        counter=counter,
+        opts=opts,
+        trigger=trigger,
+        batch=batch,
     )
     tail = expand_references(tail, new_state.dedup)  # a result first shown in the head is shown again
 
@@ -251,8 +272,16 @@ def _compact(
 
     # 5. attachments, within what the summary and the tail left of a shared budget.
     attached = restore_attachments(
-        snapshot, new_state, tail, summary, history=messages, room=summary_tokens + sum(tail_sizes), opts=opts,
-        counter=counter, files=files, batch=batch,
+        snapshot,
+        new_state,
+        tail,
+        summary,
+        history=messages,
+        room=summary_tokens + sum(tail_sizes),
+        opts=opts,
+        counter=counter,
+        files=files,
+        batch=batch,
     )
 
     # 6. render.
@@ -266,8 +295,21 @@ def _compact(
     _check_shrinks(out_sizes, sizes)
     post = opts.calibration.tokens(sum(out_sizes))
     report = _report(
-        named, summary, out, out_sizes, tail, attached, dedup, sizes=sizes, trigger=trigger, pre=pre, post=post,
-        opts=opts, summarizer=summarizer, counter=counter, cwd=new_state.cwd,
+        named,
+        summary,
+        out,
+        out_sizes,
+        tail,
+        attached,
+        dedup,
+        sizes=sizes,
+        trigger=trigger,
+        pre=pre,
+        post=post,
+        opts=opts,
+        summarizer=summarizer,
+        counter=counter,
+        cwd=new_state.cwd,
     )
     boundary = CompactBoundary(
         trigger=trigger, pre_tokens=pre, post_tokens=post, head_handle=named.head_handle, timestamp=time.time()
@@ -290,9 +332,13 @@ def _snapshot_and_clear(state: SessionState) -> tuple[dict[str, ReadFileEntry], 
     snapshot = dict(state.read_files)
     # What the new state forgets is left out before the deep copy rather than copied and cleared:
     # the dedup entries seen are most of a state (``reset_after_compaction`` forgets them too).
-    new_state = state.model_copy(update={
-        "read_files": {}, "memory_paths": [], "dedup": state.dedup.model_copy(update={"seen": {}}),
-    }).model_copy(deep=True)
+    new_state = state.model_copy(
+        update={
+            "read_files": {},
+            "memory_paths": [],
+            "dedup": state.dedup.model_copy(update={"seen": {}}),
+        }
+    ).model_copy(deep=True)
     return snapshot, new_state
 
 
@@ -327,15 +373,18 @@ def _name_dropped_spans(
     # What a provider compacted is not summarized again: the summarizer reads what follows its last
     # block (a provider summarizer the block on), and the block itself leads the summary message.
     provided = provider_view(head)
-    reader = head if provided is None else (
-        provided.from_block if getattr(summarizer, "reads_provider_blocks", False) is True else provided.messages
+    reader = (
+        head
+        if provided is None
+        else (provided.from_block if getattr(summarizer, "reads_provider_blocks", False) is True else provided.messages)
     )
     reader_sizes = _counts(reader, head, head_sizes, counter)
     spans = summarizer.spans(reader) if isinstance(summarizer, CitingSummarizer) else head_spans(reader)
     if provided is not None:  # the stored head is the whole head, every byte before the block too
         spans = [head_span(head), *(s for s in spans if s.kind != "head")]
     ledger = merge_messages(  # what a provider compacted is its summary's to tell, not ours again
-        new_state.ledger, reader,
+        new_state.ledger,
+        reader,
         result_handles={s.ref: s.handle for s in spans if s.kind == "tool_result" and s.ref},
         message_handles={
             s.message_index: s.handle for s in spans if s.kind == "user_message" and s.message_index is not None
@@ -343,13 +392,23 @@ def _name_dropped_spans(
     )
     spans = [s for s in spans if s.kind != "facts"] + [listing_span(ledger, new_state.cwd)]
     stored, span_tokens = store_spans(
-        spans, batch, head_sizes=reader_sizes, counter=counter, producer="compactor.engine.pipeline", head=reader,
+        spans,
+        batch,
+        head_sizes=reader_sizes,
+        counter=counter,
+        producer="compactor.engine.pipeline",
+        head=reader,
         metadata={"trigger": trigger, **({"session_id": state.session_id} if state.session_id else {})},
     )
     span_tokens[0] = head_tokens
     return _NamedHead(
-        head_tokens=head_tokens, provided=provided, reader=reader, spans=spans, stored=stored,
-        span_tokens=span_tokens, ledger=ledger,
+        head_tokens=head_tokens,
+        provided=provided,
+        reader=reader,
+        spans=spans,
+        stored=stored,
+        span_tokens=span_tokens,
+        ledger=ledger,
     )
 
 
@@ -396,7 +455,8 @@ def _summary_message(summary: Summary, named: _NamedHead, opts: CompactOptions, 
     )
     leading = lead_blocks(summary.provider_blocks, named.provided)
     return Message(
-        role="user", content=[*leading, TextBlock(text=summary_text)] if leading else summary_text,
+        role="user",
+        content=[*leading, TextBlock(text=summary_text)] if leading else summary_text,
         is_compact_summary=True,
     )
 
@@ -440,7 +500,11 @@ def _report(
     ledger = named.ledger
     view = tail_view(ledger, tail)
     retention = context_retention(
-        list(view.paths), list(view.commands), [m.text for m in view.user_messages], model_text(out), cwd=cwd,
+        list(view.paths),
+        list(view.commands),
+        [m.text for m in view.user_messages],
+        model_text(out),
+        cwd=cwd,
     )
     leading = lead_blocks(summary.provider_blocks, named.provided)
     return CompactionReport(
@@ -454,7 +518,10 @@ def _report(
         counter=counter.name,
         dropped=[
             DroppedSpan(
-                handle=h, kind=s.kind, tokens=tokens, bytes=len(s.data),
+                handle=h,
+                kind=s.kind,
+                tokens=tokens,
+                bytes=len(s.data),
                 piece_of=None if h == named.head_handle else named.head_handle,
             )
             for s, h, tokens in zip(named.spans, named.stored, named.span_tokens, strict=True)
@@ -463,13 +530,13 @@ def _report(
         skipped=attached.skipped,
         dedup=dedup,
         survival=fact_survival(
-            named.reader, "\n".join([*(provider_text(b) for b in leading), summary.text]), cwd=cwd,
+            named.reader,
+            "\n".join([*(provider_text(b) for b in leading), summary.text]),
+            cwd=cwd,
             stored={s.handle: s.data for s in named.spans if s.kind != "head"},
         ),
         retention=retention,
-        continuation=continuation(
-            view.current_request, [item.text for item in view.open_items()], summary.text
-        ),
+        continuation=continuation(view.current_request, [item.text for item in view.open_items()], summary.text),
         ledger_facts=len(ledger.paths) + len(ledger.commands) + len(ledger.errors) + len(ledger.user_messages),
         summary=summary.text.strip(),
         summary_sources=summary.sources,

@@ -53,10 +53,6 @@ class DroppedSpan(_Model):
     """The handle of the stored head this span is also part of; its bytes are not counted twice."""
 
 
-
-
-
-
 class ContextEntry(_Model):
     """One message of the compacted context, as a person reads it (``compactor show``)."""
 

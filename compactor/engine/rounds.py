@@ -34,9 +34,10 @@ def group_rounds(messages: Sequence[Message]) -> list[list[Message]]:
     rounds: list[list[Message]] = []
     previous: Message | None = None
     for message in messages:
-        starts = previous is None or is_prompt(message) or (
-            message.role == "assistant" and not is_prompt(previous)
-            and previous.role != "assistant"
+        starts = (
+            previous is None
+            or is_prompt(message)
+            or (message.role == "assistant" and not is_prompt(previous) and previous.role != "assistant")
         )
         if starts or not rounds:
             rounds.append([message])
@@ -54,7 +55,6 @@ def split_tail(
     conversation, so that a compaction always has a head to summarize."""
     sizes = {id(m): counter.count_message(m) for m in messages}
     return split_rounds(messages, tail_tokens, lambda m: sizes[id(m)])
-
 
 
 def split_rounds(
@@ -76,4 +76,3 @@ def split_rounds(
         kept = 1
     cut = len(rounds) - kept
     return [m for r in rounds[:cut] for m in r], [m for r in rounds[cut:] for m in r]
-

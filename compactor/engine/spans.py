@@ -81,11 +81,21 @@ def user_message_bytes(message: Message) -> bytes:
 
 
 def _span(
-    kind: SpanKind, data: bytes, content_type: str, ref: str | None = None, index: int | None = None, whole: bool = False
+    kind: SpanKind,
+    data: bytes,
+    content_type: str,
+    ref: str | None = None,
+    index: int | None = None,
+    whole: bool = False,
 ) -> Span:
     return Span(
-        kind=kind, data=data, handle=handle_for(data), content_type=content_type, ref=ref,
-        message_index=index, whole_message=whole,
+        kind=kind,
+        data=data,
+        handle=handle_for(data),
+        content_type=content_type,
+        ref=ref,
+        message_index=index,
+        whole_message=whole,
     )
 
 

@@ -227,7 +227,6 @@ def missing_facts(
     }
 
 
-
 COMMAND_PREFIX_CHARS = 60
 """A command counts as kept when this many characters of its first line stand in the context."""
 USER_PREFIX_CHARS = 80

@@ -71,15 +71,37 @@ __all__ = [
 ]
 
 _EXPORTS: dict[str, str] = {
-    **{name: "compactor.memory.errors" for name in (
-        "AlreadyStored", "BrokenChain", "InvalidRequest", "InvalidText", "MemoriesError", "MemoryConflict",
-        "MemoryNotFound", "NotCurrent", "StoreError", "SupersededText", "TextTooLarge",
-    )},
+    **{
+        name: "compactor.memory.errors"
+        for name in (
+            "AlreadyStored",
+            "BrokenChain",
+            "InvalidRequest",
+            "InvalidText",
+            "MemoriesError",
+            "MemoryConflict",
+            "MemoryNotFound",
+            "NotCurrent",
+            "StoreError",
+            "SupersededText",
+            "TextTooLarge",
+        )
+    },
     **{name: "compactor.memory.models" for name in ("Hit", "Memory", "Remembered")},
-    **{name: "compactor.memory.store" for name in (
-        "DEFAULT_HIT_TOKENS", "DEFAULT_LIMIT", "DEFAULT_THRESHOLD", "DEFAULT_TOKEN_BUDGET", "MAX_TEXT_BYTES", "MemoryDB",
-        "default_memory_path", "memory_id", "open_memory",
-    )},
+    **{
+        name: "compactor.memory.store"
+        for name in (
+            "DEFAULT_HIT_TOKENS",
+            "DEFAULT_LIMIT",
+            "DEFAULT_THRESHOLD",
+            "DEFAULT_TOKEN_BUDGET",
+            "MAX_TEXT_BYTES",
+            "MemoryDB",
+            "default_memory_path",
+            "memory_id",
+            "open_memory",
+        )
+    },
 }
 """Public name -> module defining it, imported on first use."""
 

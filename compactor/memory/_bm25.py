@@ -22,7 +22,34 @@ K1 = 1.5
 B = 0.75
 
 STOP_WORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "in", "is", "it", "of", "on", "or", "that", "the", "to", "was", "were", "what", "where", "will", "with"]
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "in",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "to",
+        "was",
+        "were",
+        "what",
+        "where",
+        "will",
+        "with",
+    ]
 )
 """The 26 words that are never terms: "where is the deploy key" is recalled by deploy and key alone."""
 

@@ -66,9 +66,7 @@ def pack(
         head_tokens = counter.count_text(head)
         if head_tokens > left or (index > 0 and not head):
             continue
-        hits.append(
-            Hit(id=memory_id, text=head, score=score, tokens_added=head_tokens, recovery_handle=stash(text))
-        )
+        hits.append(Hit(id=memory_id, text=head, score=score, tokens_added=head_tokens, recovery_handle=stash(text)))
         left -= head_tokens
         if index == 0 and room == budget:  # the best hit alone was larger than the whole budget
             break

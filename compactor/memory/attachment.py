@@ -112,8 +112,7 @@ def build_memory_attachment(
 
 def _render(hits: Sequence[Hit]) -> str:
     shown = [
-        {"id": h.id, "text": h.text, "marker": marker(h.recovery_handle) if h.recovery_handle else None}
-        for h in hits
+        {"id": h.id, "text": h.text, "marker": marker(h.recovery_handle) if h.recovery_handle else None} for h in hits
     ]
     return render_reminder("memory.j2", hits=shown)
 

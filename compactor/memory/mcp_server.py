@@ -30,7 +30,15 @@ from ccr.mcp_stdio import McpServer, Tool, opening_server
 if TYPE_CHECKING:
     from compactor.memory.store import MemoryDB
 
-__all__ = ["LEGACY_TOOL_NAMES", "SERVER_INSTRUCTIONS", "SERVER_NAME", "TOOL_NAMES", "build_server", "serve", "serve_opening"]
+__all__ = [
+    "LEGACY_TOOL_NAMES",
+    "SERVER_INSTRUCTIONS",
+    "SERVER_NAME",
+    "TOOL_NAMES",
+    "build_server",
+    "serve",
+    "serve_opening",
+]
 
 SERVER_NAME = "memory"
 TOOL_NAMES = ("cavemem_remember", "cavemem_recall", "cavemem_supersede", "cavemem_history", "cavemem_forget")
@@ -43,6 +51,7 @@ SERVER_INSTRUCTIONS = (
     "when a fact changes, cavemem_supersede the old one instead of adding a contradiction. The "
     "memory_* tools are old names of the same tools, kept for one release."
 )
+
 
 def build_server(db: MemoryDB) -> McpServer:
     """An MCP server (not yet running) whose tools answer from ``db``, which must stay open."""

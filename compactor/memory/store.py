@@ -295,9 +295,7 @@ class MemoryDB:
             if row is None:
                 return False
             if row.supersedes is not None:
-                conn.execute(
-                    "UPDATE memories SET superseded_by = ? WHERE id = ?", (row.superseded_by, row.supersedes)
-                )
+                conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (row.superseded_by, row.supersedes))
             if row.superseded_by is not None:
                 conn.execute("UPDATE memories SET supersedes = ? WHERE id = ?", (row.supersedes, row.superseded_by))
             if row.current:
@@ -392,7 +390,9 @@ class MemoryDB:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidRequest(f"limit must be a positive integer, not {limit!r}")
         budget = check_token_budget(token_budget)
-        if hit_tokens is not None and (isinstance(hit_tokens, bool) or not isinstance(hit_tokens, int) or hit_tokens < 1):
+        if hit_tokens is not None and (
+            isinstance(hit_tokens, bool) or not isinstance(hit_tokens, int) or hit_tokens < 1
+        ):
             raise InvalidRequest(f"hit_tokens must be a positive integer or None, not {hit_tokens!r}")
         if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold < math.inf:
             raise InvalidRequest(f"threshold must be a finite number >= 0, not {threshold!r}")
@@ -405,8 +405,12 @@ class MemoryDB:
             counter = TiktokenCounter()
         with self._read() as conn:
             return pack(
-                _index.search(conn, terms, threshold), limit=limit, budget=budget, counter=counter,
-                stash=self._stash, hit_tokens=hit_tokens,
+                _index.search(conn, terms, threshold),
+                limit=limit,
+                budget=budget,
+                counter=counter,
+                stash=self._stash,
+                hit_tokens=hit_tokens,
             )
 
     def recover(self, handle: str) -> bytes:
@@ -453,9 +457,7 @@ class MemoryDB:
         return self._recovery
 
     def _stash(self, text: str) -> str:
-        return self._recovery_store().put(
-            text.encode("utf-8"), content_type="text/plain", producer="memory.recall"
-        )
+        return self._recovery_store().put(text.encode("utf-8"), content_type="text/plain", producer="memory.recall")
 
     @contextmanager
     def _session(self) -> Iterator[sqlite3.Connection]:

@@ -69,4 +69,3 @@ class ProviderCompactSummarizer(ModelClient):
     @abstractmethod
     def _compact(self, messages: Sequence[Message], instructions: str | None) -> list[ContentBlock]:
         """One compaction request; the blocks to send back, verbatim (raises ``SummarizerError``)."""
-

@@ -55,7 +55,9 @@ def make_client(
     """
     key = resolve_api_key(api_key, provider_env=PROVIDER_KEY_ENV, api_key_env=api_key_env)
     if key is None:
-        raise ConfigError(f"the {summarizer} summarizer has no API key: set {PROVIDER_KEY_ENV} or COMPACTOR_LLM_API_KEY")
+        raise ConfigError(
+            f"the {summarizer} summarizer has no API key: set {PROVIDER_KEY_ENV} or COMPACTOR_LLM_API_KEY"
+        )
     sdk = _sdk()
     return sdk, sdk.Anthropic(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
 

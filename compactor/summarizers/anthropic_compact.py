@@ -89,13 +89,17 @@ class AnthropicCompactSummarizer(ProviderCompactSummarizer):
                 )
             compaction["instructions"] = prompt
         body = {
-            "model": self.model, "max_tokens": self.max_output_tokens,
-            "messages": request_messages(messages), "compaction": compaction,
+            "model": self.model,
+            "max_tokens": self.max_output_tokens,
+            "messages": request_messages(messages),
+            "compaction": compaction,
         }
         sdk = self._sdk
         try:
             answer = self._client.post(
-                "/v1/messages", cast_to=object, body=body,
+                "/v1/messages",
+                cast_to=object,
+                body=body,
                 options={"headers": {"anthropic-beta": COMPACT_BETA}, "timeout": self.timeout_seconds},
             )
         except sdk.APITimeoutError as exc:
@@ -150,9 +154,11 @@ def compaction_block(answer: Any, name: str) -> ContentBlock:
         raise SummarizerError(f"{name}: the answer is not a JSON object")
     stop = answer.get("stop_reason")
     content = answer.get("content")
-    blocks = [b for b in content if isinstance(b, dict) and b.get("type") == COMPACTION_TYPE] if isinstance(
-        content, list
-    ) else []
+    blocks = (
+        [b for b in content if isinstance(b, dict) and b.get("type") == COMPACTION_TYPE]
+        if isinstance(content, list)
+        else []
+    )
     if stop != "compaction" or len(blocks) != 1:
         hint = _STOP_HINTS.get(str(stop), "the answer holds no compaction block")
         raise SummarizerError(f"{name}: the server did not compact (stop reason {stop!r}: {hint})")

@@ -51,8 +51,7 @@ __all__ = ["BackgroundSummaries", "BlendedSummarizer", "Choice", "fingerprints",
 def fingerprints(messages: Sequence[Message]) -> tuple[bytes, ...]:
     """One digest per message of what it says (recorded usage left out: it is not content)."""
     return tuple(
-        hashlib.blake2b(m.model_dump_json(exclude={"usage"}).encode("utf-8"), digest_size=16).digest()
-        for m in messages
+        hashlib.blake2b(m.model_dump_json(exclude={"usage"}).encode("utf-8"), digest_size=16).digest() for m in messages
     )
 
 
@@ -366,17 +365,25 @@ class BlendedSummarizer:
         if model is None:
             summary = self.extractive.summarize(messages, instructions, spans=spans, cwd=cwd, ledger=ledger, tail=tail)
             source = SummarySource(
-                source="extractive", first=0, last=max(last, 0), summarizer=self.extractive.name,
+                source="extractive",
+                first=0,
+                last=max(last, 0),
+                summarizer=self.extractive.name,
                 reason=reason or "no background summary",
             )
             self.name = self.extractive.name
             return summary.model_copy(update={"sources": [source]})
         covered = choice.covered
         told = " (custom instructions apply to the extractive part only)" if instructions else ""
-        sources = [SummarySource(
-            source="llm", first=0, last=covered - 1, summarizer=self.llm_name,
-            reason=f"summarized in the background before the compaction{told}",
-        )]
+        sources = [
+            SummarySource(
+                source="llm",
+                first=0,
+                last=covered - 1,
+                summarizer=self.llm_name,
+                reason=f"summarized in the background before the compaction{told}",
+            )
+        ]
         newer = list(messages[covered:])
         extractive_text = ledger_text = ""
         sections = dict(model.sections)
@@ -386,22 +393,37 @@ class BlendedSummarizer:
             extractive_text = rest.text.strip()
             sections.update(rest.sections)
             handles.extend(h for h in rest.handles if h not in handles)
-            sources.append(SummarySource(
-                source="extractive", first=covered, last=last, summarizer=self.extractive.name,
-                reason="newer than the background summary",
-            ))
+            sources.append(
+                SummarySource(
+                    source="extractive",
+                    first=covered,
+                    last=last,
+                    summarizer=self.extractive.name,
+                    reason="newer than the background summary",
+                )
+            )
         elif ledger is not None:
             facts = ledger_digest(
-                ledger, tail_view(ledger, tail) if tail else ledger, cwd=cwd, count=RoughCounter().count_text,
+                ledger,
+                tail_view(ledger, tail) if tail else ledger,
+                cwd=cwd,
+                count=RoughCounter().count_text,
                 budget_tokens=_LEDGER_TOKENS,
             )
             ledger_text = render("summary_ledger_block.j2", facts=facts).strip()
         text = render(
-            "background_summary.j2", llm=model.text.strip(), extractive=extractive_text, newer=len(newer),
+            "background_summary.j2",
+            llm=model.text.strip(),
+            extractive=extractive_text,
+            newer=len(newer),
             ledger=ledger_text,
         )
         self.name = self.llm_name
         return Summary(
-            text=text.strip(), summarizer=self.llm_name, sections=sections, handles=handles,
-            dropped_rounds=model.dropped_rounds, sources=sources,
+            text=text.strip(),
+            summarizer=self.llm_name,
+            sections=sections,
+            handles=handles,
+            dropped_rounds=model.dropped_rounds,
+            sources=sources,
         )

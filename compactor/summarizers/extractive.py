@@ -110,9 +110,7 @@ class ExtractiveSummarizer:
         self.user_messages_chars = user_messages_chars
         self.max_errors = max_errors
         self.max_numbers = max_numbers
-        self._span_options = (
-            {} if tool_result_min_bytes is None else {"tool_result_min_bytes": tool_result_min_bytes}
-        )
+        self._span_options = {} if tool_result_min_bytes is None else {"tool_result_min_bytes": tool_result_min_bytes}
 
     def spans(self, messages: Sequence[Message]) -> list[Span]:
         """The spans this summary may cite; the pipeline stores exactly these.
@@ -161,11 +159,11 @@ class ExtractiveSummarizer:
         head_handle = spans[0].handle
         if ledger is None:
             ledger = merge_messages(
-                SessionLedger(), messages,
+                SessionLedger(),
+                messages,
                 result_handles={s.ref: s.handle for s in spans if s.kind == "tool_result" and s.ref},
                 message_handles={
-                    s.message_index: s.handle for s in spans
-                    if s.kind == "user_message" and s.message_index is not None
+                    s.message_index: s.handle for s in spans if s.kind == "user_message" and s.message_index is not None
                 },
             )
         view = tail_view(ledger, tail) if tail else ledger
@@ -173,7 +171,11 @@ class ExtractiveSummarizer:
         numbers = self._numbers(messages)
         citations = _Citations()
         text_of = LedgerText(
-            ledger, view, cwd=cwd, cite=citations.cite, count=self.counter.count_text,
+            ledger,
+            view,
+            cwd=cwd,
+            cite=citations.cite,
+            count=self.counter.count_text,
             head_start=ledger.seq - len(messages),
         )
         shows_relative = cwd is not None and any(text_of.rel(p) != p for p in text_of.view.paths)
@@ -211,7 +213,10 @@ class ExtractiveSummarizer:
     def _numbers(self, messages: Sequence[Message]) -> list[str]:
         """Sentences of the assistant that cite a number (2+ digits) also seen in a tool result."""
         assistant_texts = [
-            b.text for m in messages if m.role == "assistant" for b in m.blocks()
+            b.text
+            for m in messages
+            if m.role == "assistant"
+            for b in m.blocks()
             if isinstance(b, TextBlock) and b.text.strip()
         ]
         if not assistant_texts:
@@ -244,9 +249,11 @@ class ExtractiveSummarizer:
         listing = marker(listing_handle)
         files = list(shown.files)
         if shown.spilled_files:
-            files.append(f"- ({shown.spilled_files} more paths of {len(text_of.view.paths)} are in the full listing {listing})")
+            files.append(
+                f"- ({shown.spilled_files} more paths of {len(text_of.view.paths)} are in the full listing {listing})"
+            )
         instructions = text_of.instructions()
-        concepts = (["The user's instructions and decisions, verbatim:", *instructions] if instructions else [])
+        concepts = ["The user's instructions and decisions, verbatim:", *instructions] if instructions else []
         solving = [f"- {line}" for line in numbers]
         if shown.spilled_commands:
             solving.append(
@@ -258,7 +265,11 @@ class ExtractiveSummarizer:
         users = text_of.user_messages(
             limit=self.user_message_chars, total_chars=self.user_messages_chars, listing=listing
         )
-        for section, lines in (("Files and code sections", files), ("Problem solving", solving), ("All user messages", users)):
+        for section, lines in (
+            ("Files and code sections", files),
+            ("Problem solving", solving),
+            ("All user messages", users),
+        ):
             if any(listing in line for line in lines):
                 citations.cite(section, listing_handle)
         values = [

@@ -207,9 +207,7 @@ def _borrow(ledger: SessionLedger, summary: Message) -> None:
     for item in section_items(text, "All user messages"):
         if not item.startswith("(") and item not in ledger.carried:
             ledger.carried.append(item)
-    ledger.carried_pending = [
-        item for item in section_items(text, "Pending tasks") if not item.startswith("(")
-    ]
+    ledger.carried_pending = [item for item in section_items(text, "Pending tasks") if not item.startswith("(")]
     if ledger.original_goal is None:
         lines = section_lines(text, "Primary request and intent")
         goal = [line.removeprefix("- Original goal: ") for line in lines if line.startswith("- Original goal: ")]
@@ -259,9 +257,7 @@ def _describe(use: ToolUseBlock) -> str:
     return use.name
 
 
-def _result(
-    ledger: SessionLedger, call: ToolUseBlock, block: ToolResultBlock, seq: int, handle: str | None
-) -> None:
+def _result(ledger: SessionLedger, call: ToolUseBlock, block: ToolResultBlock, seq: int, handle: str | None) -> None:
     text = block.text()
     first = command_first_line(call)
     # Only a shell command's own output reports errors in its lines; any other tool's output is
@@ -286,7 +282,7 @@ def _result(
         else:
             command.ok += 1
         command.last_output = useful_last_line(text)
-    ledger.last_actions = [*ledger.last_actions[-(_ACTIONS_KEPT - 1):], f"{_describe(call)} -> {outcome}"]
+    ledger.last_actions = [*ledger.last_actions[-(_ACTIONS_KEPT - 1) :], f"{_describe(call)} -> {outcome}"]
     ledger.last_action_seq = seq
 
     key = first or touched_path(call) or call.name
@@ -298,8 +294,12 @@ def _result(
     if failed and first_error is not None:
         ledger.errors.append(
             LedgerError(
-                tool=call.name, key=key, line=_flat(first_error, _ERROR_CHARS), more=max(0, count - 1),
-                handle=handle, seq=seq,
+                tool=call.name,
+                key=key,
+                line=_flat(first_error, _ERROR_CHARS),
+                more=max(0, count - 1),
+                handle=handle,
+                seq=seq,
             )
         )
         return

@@ -161,9 +161,11 @@ class LedgerText:
             files.append(f"- Also touched earlier: {names}")
         lines = [self._command_line(c) for c in sorted(full_commands, key=lambda c: c.seq)]
         if compact_commands:
-            lines.insert(0, "- Also run earlier: " + ", ".join(
-                self._compact_command(c) for c in sorted(compact_commands, key=lambda c: c.seq)
-            ))
+            lines.insert(
+                0,
+                "- Also run earlier: "
+                + ", ".join(self._compact_command(c) for c in sorted(compact_commands, key=lambda c: c.seq)),
+            )
         return FactsShown(
             files=files,
             commands=lines,
@@ -206,18 +208,23 @@ class LedgerText:
         unresolved = [e for e in errors if e.resolved is None]
         resolved = [e for e in errors if e.resolved is not None]
         keep = unresolved[-max_errors:]
-        keep += resolved[-max(0, max_errors - len(keep)):] if max_errors > len(keep) else []
+        keep += resolved[-max(0, max_errors - len(keep)) :] if max_errors > len(keep) else []
         shown = sorted(keep, key=lambda e: e.seq)
         lines = [self._error_line(e, resolved_in_view.get((e.key, e.seq))) for e in shown]
         left_out = len(errors) - len(shown)
         if left_out:
-            lines.insert(0, f"- ({left_out} earlier errors are in the full listing; "
-                            f"{sum(1 for e in errors if e.resolved) - sum(1 for e in shown if e.resolved)} of them resolved)")
+            lines.insert(
+                0,
+                f"- ({left_out} earlier errors are in the full listing; "
+                f"{sum(1 for e in errors if e.resolved) - sum(1 for e in shown if e.resolved)} of them resolved)",
+            )
         return lines
 
     def _error_line(self, error: LedgerError, resolved: str | None) -> str:
-        where = f"`{_flat(error.key, 100)}`" if error.tool == "Bash" else (
-            self.rel(error.key) if error.key.startswith("/") else error.key
+        where = (
+            f"`{_flat(error.key, 100)}`"
+            if error.tool == "Bash"
+            else (self.rel(error.key) if error.key.startswith("/") else error.key)
         )
         line = f"- {error.tool} {where}: {error.line}" if error.tool != error.key else f"- {error.tool}: {error.line}"
         if error.more:
@@ -235,14 +242,14 @@ class LedgerText:
     # -- the user --------------------------------------------------------
 
     def instructions(self) -> list[str]:
-        return [f"- \"{sentence}\"" for sentence in self.ledger.instructions]
+        return [f'- "{sentence}"' for sentence in self.ledger.instructions]
 
     def user_messages(self, *, limit: int, total_chars: int, listing: str) -> list[str]:
         """Every typed message: the newest ones up to ``limit`` characters, older ones shorter when
         all of them would pass ``total_chars`` (never below ``_MIN_USER_CHARS``), cut ones named."""
         messages = list(self.ledger.user_messages)
         recent = messages[-_RECENT_USER_MESSAGES:]
-        older = messages[: -_RECENT_USER_MESSAGES] if len(messages) > _RECENT_USER_MESSAGES else []
+        older = messages[:-_RECENT_USER_MESSAGES] if len(messages) > _RECENT_USER_MESSAGES else []
         spent = sum(min(len(m.text), limit) for m in recent) + sum(len(c) for c in self.ledger.carried)
         older_limit = limit
         if older and spent + sum(min(len(m.text), limit) for m in older) > total_chars:
@@ -337,8 +344,11 @@ class LedgerText:
         open_errors = list(dict.fromkeys(e.line for e in view.unresolved_errors()))
         for line in open_errors[-2:]:
             lines.append(f"- Resolve: {line}")
-        edited = [e for e in sorted(view.paths.values(), key=lambda p: -p.seq)
-                  if any(a in ("edited", "written") for a in e.actions)]
+        edited = [
+            e
+            for e in sorted(view.paths.values(), key=lambda p: -p.seq)
+            if any(a in ("edited", "written") for a in e.actions)
+        ]
         if edited:
             lines.append("- Files to carry on with: " + ", ".join(self.rel(e.path) for e in edited[:3]))
         check = self.verify_command()
@@ -384,8 +394,9 @@ def _indent(text: str) -> str:
 def listing_span(ledger: SessionLedger, cwd: str | None = None) -> Span:
     """The full listing as a span the compaction stores (kind ``facts``: cited as the listing)."""
     data = listing_text(ledger, cwd).encode("utf-8")
-    return Span(kind="facts", data=data, handle=handle_for(data), content_type="text/plain", ref="ledger",
-                message_index=None)
+    return Span(
+        kind="facts", data=data, handle=handle_for(data), content_type="text/plain", ref="ledger", message_index=None
+    )
 
 
 def ledger_digest(
@@ -461,8 +472,10 @@ def session_start_text(
     sections = _session_start_sections(
         ledger, cwd=cwd, known=summary or "", kept_paths=kept_paths, read_handles=read_handles or {}
     )
-    intro = ("The session's ledger, kept by compactor across compactions: facts of the whole session "
-             "that a summary may leave out.")
+    intro = (
+        "The session's ledger, kept by compactor across compactions: facts of the whole session "
+        "that a summary may leave out."
+    )
     return _fit_sections(intro, sections, budget=budget, listing=listing)
 
 
@@ -483,25 +496,48 @@ def _session_start_sections(
         head.append(f"- Original goal: {_cut(ledger.original_goal, 400)}")
     sections.append(("Where the work stands", head + text_of.pending()))
     sections.append(("The user's instructions, verbatim", [line for line in text_of.instructions() if new(line[3:-1])]))
-    sections.append(("Every message the user typed (oldest first, cut)", [
-        f"- {_cut(m.text, _HOOK_MESSAGE_CHARS)}" for m in ledger.user_messages if new(m.text.strip()[:80])
-    ] + [f"- {_cut(c, _HOOK_MESSAGE_CHARS)}" for c in ledger.carried if new(c[:80])]))
+    sections.append(
+        (
+            "Every message the user typed (oldest first, cut)",
+            [f"- {_cut(m.text, _HOOK_MESSAGE_CHARS)}" for m in ledger.user_messages if new(m.text.strip()[:80])]
+            + [f"- {_cut(c, _HOOK_MESSAGE_CHARS)}" for c in ledger.carried if new(c[:80])],
+        )
+    )
     paths = sorted(ledger.paths.values(), key=lambda p: -p.seq)
-    sections.append(("Files touched (newest first)", [
-        f"- {text_of.rel(p.path)} ({_short_actions(p)})" for p in paths if new(p.path) and new(text_of.rel(p.path))
-    ]))
+    sections.append(
+        (
+            "Files touched (newest first)",
+            [
+                f"- {text_of.rel(p.path)} ({_short_actions(p)})"
+                for p in paths
+                if new(p.path) and new(text_of.rel(p.path))
+            ],
+        )
+    )
     commands = sorted(ledger.commands.values(), key=lambda c: -c.seq)
-    sections.append(("Commands run (newest first: first line, runs, outcome)", [
-        f"- `{_first(c, _HOOK_COMMAND_CHARS)}`" + (f" x{c.runs}" if c.runs > 1 else "") + f" -> {_outcome(c)}"
-        for c in commands if new(c.first[:60])
-    ]))
+    sections.append(
+        (
+            "Commands run (newest first: first line, runs, outcome)",
+            [
+                f"- `{_first(c, _HOOK_COMMAND_CHARS)}`" + (f" x{c.runs}" if c.runs > 1 else "") + f" -> {_outcome(c)}"
+                for c in commands
+                if new(c.first[:60])
+            ],
+        )
+    )
     sections.append(("Errors and what resolved them", text_of.errors(6)))
     reads = [p for p in paths if any(a.startswith("read") for a in p.actions) and p.path not in kept_paths]
     beyond = reads[_CLAUDE_CODE_FILES : _CLAUDE_CODE_FILES + _UNATTACHED_FILES]
-    sections.append(("Recently read files Claude Code did not attach again", [
-        f"- {text_of.rel(p.path)}" + (f" (stored read: {marker(read_handles[p.path])})" if p.path in read_handles else "")
-        for p in beyond
-    ]))
+    sections.append(
+        (
+            "Recently read files Claude Code did not attach again",
+            [
+                f"- {text_of.rel(p.path)}"
+                + (f" (stored read: {marker(read_handles[p.path])})" if p.path in read_handles else "")
+                for p in beyond
+            ],
+        )
+    )
     return sections
 
 

@@ -207,10 +207,15 @@ def _parts(message: Message, stored: Mapping[str, str] | None = None) -> list[di
             parts.append({"kind": "tool_use", "name": block.name, "id": block.id, "body": body})
         elif isinstance(block, ToolResultBlock):
             body = _result_body(block)
-            parts.append({
-                "kind": "tool_result", "id": block.tool_use_id, "is_error": block.is_error, "body": body,
-                "handle": stored.get(block.tool_use_id),
-            })
+            parts.append(
+                {
+                    "kind": "tool_result",
+                    "id": block.tool_use_id,
+                    "is_error": block.is_error,
+                    "body": body,
+                    "handle": stored.get(block.tool_use_id),
+                }
+            )
         else:
             parts.append({"kind": "placeholder", "body": _placeholder(block)})
     return parts
@@ -499,7 +504,10 @@ class ModelClient(ABC):
 def ledger_facts(ledger: SessionLedger, tail: Sequence[Message], cwd: str | None) -> str:
     """The ledger's facts as a summary by a model or a provider carries them (as of the end of ``tail``)."""
     return ledger_digest(
-        ledger, tail_view(ledger, tail) if tail else ledger, cwd=cwd, count=RoughCounter().count_text,
+        ledger,
+        tail_view(ledger, tail) if tail else ledger,
+        cwd=cwd,
+        count=RoughCounter().count_text,
         budget_tokens=_LEDGER_TOKENS,
     )
 

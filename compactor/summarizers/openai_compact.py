@@ -74,7 +74,9 @@ class OpenAICompactSummarizer(ProviderCompactSummarizer):
             body["instructions"] = instructions
         sdk = self._sdk
         try:
-            answer = self._client.post(COMPACT_PATH, cast_to=object, body=body, options={"timeout": self.timeout_seconds})
+            answer = self._client.post(
+                COMPACT_PATH, cast_to=object, body=body, options={"timeout": self.timeout_seconds}
+            )
         except sdk.APITimeoutError as exc:
             raise SummarizerError(f"{self.name}: no answer within {self.timeout_seconds:g} s") from exc
         except sdk.APIConnectionError as exc:
@@ -101,8 +103,11 @@ def compacted_items(answer: Any, name: str) -> list[ContentBlock]:
     if not isinstance(output, list) or not all(isinstance(item, dict) for item in output):
         raise SummarizerError(f"{name}: the answer has no list of output items")
     compactions = [item for item in output if item.get("type") == COMPACTION_TYPE]
-    if len(compactions) != 1 or output[-1] is not compactions[0] or not isinstance(
-        compactions[0].get("encrypted_content"), str
-    ) or not compactions[0]["encrypted_content"]:
+    if (
+        len(compactions) != 1
+        or output[-1] is not compactions[0]
+        or not isinstance(compactions[0].get("encrypted_content"), str)
+        or not compactions[0]["encrypted_content"]
+    ):
         raise SummarizerError(f"{name}: the answer does not end with one compaction item holding encrypted content")
     return [UnknownBlock.model_validate({"type": "compactor_passthrough", "item": item}) for item in output]

@@ -26,11 +26,40 @@ TypedKind = Literal["request", "command", "client_command", "shell"]
 ``client_command``: a slash command that drives the client (``/compact``, ``/mcp``);
 ``shell``: ``!`` input run by the user."""
 
-CLIENT_COMMANDS = frozenset({
-    "add-dir", "agents", "bashes", "clear", "compact", "config", "context", "cost", "doctor", "exit",
-    "export", "help", "hooks", "ide", "login", "logout", "mcp", "memory", "model", "permissions",
-    "plugin", "release-notes", "resume", "rewind", "status", "statusline", "theme", "todos", "usage", "vim",
-})
+CLIENT_COMMANDS = frozenset(
+    {
+        "add-dir",
+        "agents",
+        "bashes",
+        "clear",
+        "compact",
+        "config",
+        "context",
+        "cost",
+        "doctor",
+        "exit",
+        "export",
+        "help",
+        "hooks",
+        "ide",
+        "login",
+        "logout",
+        "mcp",
+        "memory",
+        "model",
+        "permissions",
+        "plugin",
+        "release-notes",
+        "resume",
+        "rewind",
+        "status",
+        "statusline",
+        "theme",
+        "todos",
+        "usage",
+        "vim",
+    }
+)
 """Slash commands that operate the client rather than ask for work."""
 
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)

@@ -119,8 +119,10 @@ def provider_text(block: ContentBlock) -> str:
     if not isinstance(block, UnknownBlock):
         return ""
     extra = block.model_extra or {}
-    raw: Any = {"type": block.type, **extra} if block.type == COMPACTION_TYPE else next(
-        (extra[k] for k in PASSTHROUGH_KEYS if _kind_of(extra.get(k)) is not None), None
+    raw: Any = (
+        {"type": block.type, **extra}
+        if block.type == COMPACTION_TYPE
+        else next((extra[k] for k in PASSTHROUGH_KEYS if _kind_of(extra.get(k)) is not None), None)
     )
     if _kind_of(raw) != "anthropic" or not isinstance(raw.get("content"), str):
         return ""
@@ -199,15 +201,20 @@ def provider_view(head: Sequence[Message]) -> ProviderView | None:
     first = at
     while kind == "openai" and first > 0 and _is_user_item(blocks[first - 1]):
         first -= 1
-    superseded = sum(
-        1 for m in head[:index] for b in m.blocks() if provider_kind(b) is not None
-    ) + sum(1 for b in blocks[:first] if provider_kind(b) is not None)
-    rest = blocks[at + 1:]
-    after = list(head[index + 1:])
+    superseded = sum(1 for m in head[:index] for b in m.blocks() if provider_kind(b) is not None) + sum(
+        1 for b in blocks[:first] if provider_kind(b) is not None
+    )
+    rest = blocks[at + 1 :]
+    after = list(head[index + 1 :])
     own = [message.model_copy(update={"content": rest})] if rest else []
     leading = message if first == 0 else message.model_copy(update={"content": blocks[first:]})
     return ProviderView(
-        block=block, lead=blocks[first:at + 1], kind=kind, index=index, messages=[*own, *after], from_block=[leading, *after],
+        block=block,
+        lead=blocks[first : at + 1],
+        kind=kind,
+        index=index,
+        messages=[*own, *after],
+        from_block=[leading, *after],
         superseded=superseded,
     )
 

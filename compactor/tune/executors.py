@@ -125,7 +125,9 @@ class RayExecutor:
         if started_here:
             address = self.address or os.environ.get("RAY_ADDRESS") or None
             ray.init(
-                address=address, include_dashboard=False, log_to_driver=False,
+                address=address,
+                include_dashboard=False,
+                log_to_driver=False,
                 num_cpus=self.workers if address is None else None,
             )
         actors: list[Any] = []

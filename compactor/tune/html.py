@@ -85,9 +85,7 @@ def pareto_front(points: Sequence[tuple[str, float, float]]) -> set[str]:
     """Ids of the points no other point beats: fewer tokens (x) and at least the coverage (y), or vice versa."""
     front: set[str] = set()
     for name, x, y in points:
-        dominated = any(
-            (ox <= x and oy >= y) and (ox < x or oy > y) for other, ox, oy in points if other != name
-        )
+        dominated = any((ox <= x and oy >= y) and (ox < x or oy > y) for other, ox, oy in points if other != name)
         if not dominated:
             front.add(name)
     return front
@@ -116,7 +114,16 @@ def scatter(trials: Sequence[TrialResult], at: str, best: str | None) -> Scatter
 
     front = pareto_front(data)
     points = [
-        Point(trial=n, x=x, y=y, px=px(x), py=py(y), front=n in front, best=n == best, label=f"{n}: {x:,.0f} tokens, {y:.0%}")
+        Point(
+            trial=n,
+            x=x,
+            y=y,
+            px=px(x),
+            py=py(y),
+            front=n in front,
+            best=n == best,
+            label=f"{n}: {x:,.0f} tokens, {y:.0%}",
+        )
         for n, x, y in data
     ]
     line = " ".join(f"{p.px},{p.py}" for p in sorted((p for p in points if p.front), key=lambda p: p.x))
@@ -146,7 +153,12 @@ def bar_chart(trials: Sequence[TrialResult], metric: str, at: str, best: str | N
     top = max((v for _, v in values if v is not None), default=0.0) or 1.0
     span = 320.0
     bars = [
-        Bar(trial=n, value=format_figure(metric, v), length=round(0.0 if v is None else v / top * span, 1), best=n == best)
+        Bar(
+            trial=n,
+            value=format_figure(metric, v),
+            length=round(0.0 if v is None else v / top * span, 1),
+            best=n == best,
+        )
         for n, v in values
     ]
     return BarChart(

@@ -148,7 +148,11 @@ def run_job(job: Job, cache: WorkerCache | None = None) -> SessionResult:
         store = open_store(":memory:")
         try:
             report = replay_transcript(
-                transcript, settings=settings, store=store, at=at, counter=counter,
+                transcript,
+                settings=settings,
+                store=store,
+                at=at,
+                counter=counter,
                 summarizer=make_summarizer(settings),
             )
             metrics[at] = replay_metrics(report, store)

@@ -216,7 +216,12 @@ def render_table(results: TuneResults, limit: int = 20) -> str:
             ]
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) if i < 2 + len(names) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip() for r in rows]
+    lines = [
+        "  ".join(
+            c.ljust(w) if i < 2 + len(names) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        ).rstrip()
+        for r in rows
+    ]
     complete = sum(t.complete for t in results.trials)
     lines += [
         "",

@@ -35,8 +35,13 @@ __all__ = [
 
 LOWER_IS_BETTER = frozenset(
     {
-        "reattached_unused_tokens", "reread_missed_tokens", "post_tokens", "attachment_tokens", "compactions",
-        "masking_steps", "cache_invalidated_per_100_requests",
+        "reattached_unused_tokens",
+        "reread_missed_tokens",
+        "post_tokens",
+        "attachment_tokens",
+        "compactions",
+        "masking_steps",
+        "cache_invalidated_per_100_requests",
     }
 )
 """Figures where less is better (the best trial minimizes them when they are the objective)."""
@@ -184,7 +189,13 @@ class _Run:
                 self.record(cached.model_copy(update={"cached": True, "trial_id": trial.id, "session": str(session)}))
             else:
                 jobs.append(
-                    Job(trial_id=trial.id, session=str(session), session_hash=digest, settings_json=settings_json, key=key)
+                    Job(
+                        trial_id=trial.id,
+                        session=str(session),
+                        session_hash=digest,
+                        settings_json=settings_json,
+                        key=key,
+                    )
                 )
         self.keys.update({(job.trial_id, job.session): job.key for job in jobs})
         return jobs

@@ -37,9 +37,9 @@ def context_chart(
         for report in compactions:
             line = float(report.at_line or 0)
             points += [(line, float(report.pre_tokens)), (line, float(report.post_tokens))]
-    marks = [
-        (float(c.at_line or 0), f"#{n} {c.trigger}") for n, c in enumerate(compactions, start=1)
-    ] + [(float(m.at_line or 0), "masked") for m in masking if m.ok and m.at_line]
+    marks = [(float(c.at_line or 0), f"#{n} {c.trigger}") for n, c in enumerate(compactions, start=1)] + [
+        (float(m.at_line or 0), "masked") for m in masking if m.ok and m.at_line
+    ]
     horizontal = [(float(threshold), f"threshold {threshold:,}")] if threshold else []
     return line_chart(points, vertical=marks, horizontal=horizontal)
 

@@ -34,8 +34,9 @@ def test_attachments_come_in_claude_codes_order(
     entry = write_file("src/a.py", "a = 1\n", at=1.0)
     cwd = entry.path.rsplit("/src/", 1)[0]
     state = full_state(cwd)
-    result = build_attachments({entry.path: entry}, state, [], budgets=Budgets(), counter=counter, store=store,
-                               files=DiskFiles())
+    result = build_attachments(
+        {entry.path: entry}, state, [], budgets=Budgets(), counter=counter, store=store, files=DiskFiles()
+    )
     assert [a.type for a in result.attachments] == [
         "file",
         "task_status",
@@ -61,25 +62,33 @@ def test_building_does_not_change_the_state(
     entry = write_file("a.py", "a = 1\n", at=1.0)
     state = full_state("/somewhere")
     before = state.model_dump()
-    build_attachments({entry.path: entry}, state, [], budgets=Budgets(), counter=counter, store=store,
-                      files=DiskFiles())
+    build_attachments(
+        {entry.path: entry}, state, [], budgets=Budgets(), counter=counter, store=store, files=DiskFiles()
+    )
     assert state.model_dump() == before
 
 
-def test_the_budgets_are_in_the_given_counter(
-    write_file: Callable[..., ReadFileEntry], store: ccr.Store
-) -> None:
+def test_the_budgets_are_in_the_given_counter(write_file: Callable[..., ReadFileEntry], store: ccr.Store) -> None:
     entry = write_file("a.txt", "word " * 4_000 + "\n" + "more\n" * 100, at=1.0)
     rough = RoughCounter()
-    result = build_attachments({entry.path: entry}, SessionState(), [], budgets=Budgets(file_tokens=1_000),
-                               counter=rough, store=store, files=DiskFiles())
+    result = build_attachments(
+        {entry.path: entry},
+        SessionState(),
+        [],
+        budgets=Budgets(file_tokens=1_000),
+        counter=rough,
+        store=store,
+        files=DiskFiles(),
+    )
     [attachment] = result.attachments
     assert attachment.tokens == rough.count_text(attachment.message.text()) <= 1_000
 
 
 def test_an_empty_session_has_no_attachments(counter: TiktokenCounter, store: ccr.Store) -> None:
-    assert build_attachments({}, SessionState(), [], budgets=Budgets(), counter=counter, store=store,
-                             files=DiskFiles()) == AttachmentSet()
+    assert (
+        build_attachments({}, SessionState(), [], budgets=Budgets(), counter=counter, store=store, files=DiskFiles())
+        == AttachmentSet()
+    )
 
 
 class CountingStore:
@@ -102,8 +111,15 @@ def test_every_cut_tail_of_one_build_is_stored_in_one_transaction_under_the_hand
     state = SessionState()
     state.invoke_skill(InvokedSkill(name="big", path="/s/big/SKILL.md", content="step\n" * 4_000, invoked_at=1.0))
     counting = CountingStore(store)
-    result = build_attachments({e.path: e for e in entries}, state, [], budgets=Budgets(file_tokens=1_000),
-                               counter=rough, store=counting, files=DiskFiles())
+    result = build_attachments(
+        {e.path: e for e in entries},
+        state,
+        [],
+        budgets=Budgets(file_tokens=1_000),
+        counter=rough,
+        store=counting,
+        files=DiskFiles(),
+    )
     handles = [e.handle for e in result.entries if e.handle is not None]
     assert len(handles) == 4 and counting.batches == [4]
     assert all(store.contains(h) for h in handles)
@@ -115,8 +131,15 @@ def test_a_store_that_refuses_the_tails_fails_the_build_and_keeps_none_of_them(
     entries = [write_file(f"f{n}.txt", f"line {n} " * 3_000 + "\n", at=float(n)) for n in range(2)]
     small = ccr.open_store(tmp_path / "small.db", max_bytes=25_000)  # one tail fits, not both
     with pytest.raises(ccr.BudgetExceeded):
-        build_attachments({e.path: e for e in entries}, SessionState(), [], budgets=Budgets(file_tokens=1_000),
-                          counter=RoughCounter(), store=small, files=DiskFiles())
+        build_attachments(
+            {e.path: e for e in entries},
+            SessionState(),
+            [],
+            budgets=Budgets(file_tokens=1_000),
+            counter=RoughCounter(),
+            store=small,
+            files=DiskFiles(),
+        )
     assert small.stats().entries == 0
 
 
@@ -125,8 +148,15 @@ def test_a_batch_given_as_the_store_collects_the_tails_for_its_owner_to_store(
 ) -> None:
     entries = [write_file(f"f{n}.txt", f"line {n} " * 3_000 + "\n" + "more\n" * 300, at=float(n)) for n in range(2)]
     batch = StoreBatch()
-    result = build_attachments({e.path: e for e in entries}, SessionState(), [], budgets=Budgets(file_tokens=1_000),
-                               counter=RoughCounter(), store=batch, files=DiskFiles())
+    result = build_attachments(
+        {e.path: e for e in entries},
+        SessionState(),
+        [],
+        budgets=Budgets(file_tokens=1_000),
+        counter=RoughCounter(),
+        store=batch,
+        files=DiskFiles(),
+    )
     handles = [e.handle for e in result.entries if e.handle is not None]
     assert len(handles) == 2 and batch.handles == handles
     assert store.stats().entries == 0

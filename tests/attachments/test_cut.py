@@ -17,20 +17,37 @@ COUNTER = TiktokenCounter()
 
 
 def render(head: str, cut: CutInfo | None) -> str:
-    return wrap(render_body("file.j2", path="src/app.py", partial=False, first_line=1, last_line=400,
-                            origin="disk", changed=False, head=head, cut=cut))
+    return wrap(
+        render_body(
+            "file.j2",
+            path="src/app.py",
+            partial=False,
+            first_line=1,
+            last_line=400,
+            origin="disk",
+            changed=False,
+            head=head,
+            cut=cut,
+        )
+    )
 
 
 LINE = st.one_of(
     st.text(alphabet=st.sampled_from(list(" \t\r{}()[]:;,.'\"#=<>-_/\\é中😀0123456789abcXYZ")), max_size=60),
-    st.builds(lambda indent, words: " " * indent + " ".join(words), st.integers(0, 12),
-              st.lists(st.sampled_from(["def", "return", "x", "1_000", "'s", "error:", "\u00a0", "ǅ"]), max_size=8)),
+    st.builds(
+        lambda indent, words: " " * indent + " ".join(words),
+        st.integers(0, 12),
+        st.lists(st.sampled_from(["def", "return", "x", "1_000", "'s", "error:", "\u00a0", "ǅ"]), max_size=8),
+    ),
 )
 
 
 @settings(max_examples=150, deadline=None)
-@given(lines=st.lists(LINE, min_size=1, max_size=120), newline=st.sampled_from(["\n", "\r\n", "\n\n"]),
-       limit=st.integers(40, 900))
+@given(
+    lines=st.lists(LINE, min_size=1, max_size=120),
+    newline=st.sampled_from(["\n", "\r\n", "\n\n"]),
+    limit=st.integers(40, 900),
+)
 def test_a_cut_counts_exactly_what_it_renders_and_stays_within_its_limit(
     lines: list[str], newline: str, limit: int
 ) -> None:
@@ -47,8 +64,14 @@ def test_a_head_of_whole_lines_is_counted_from_its_lines_and_the_wrapper_exactly
     lines = LineCounts(content, COUNTER)
     k = 20
     head = content[: lines.end(k)]
-    cut = CutInfo(handle="ccr_" + "a" * 32, marker="<<ccr:ccr_" + "a" * 32 + ">>", head_lines=head.count("\n"),
-                  tail_lines=content.count("\n") - head.count("\n"), from_line=head.count("\n") + 1, mid_line=False)
+    cut = CutInfo(
+        handle="ccr_" + "a" * 32,
+        marker="<<ccr:ccr_" + "a" * 32 + ">>",
+        head_lines=head.count("\n"),
+        tail_lines=content.count("\n") - head.count("\n"),
+        from_line=head.count("\n") + 1,
+        mid_line=False,
+    )
     text = render(head, cut)
     assert _composed_size(text, head, render, cut, lines, COUNTER) == COUNTER.count_text(text)
     assert _composed_size(text, head, render, cut, LineCounts(content, COUNTER), COUNTER) is None  # no ends found yet
@@ -63,8 +86,11 @@ def test_a_text_of_real_source_files_is_cut_to_exact_counts() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(sections=st.lists(st.lists(LINE, min_size=1, max_size=30), min_size=1, max_size=4),
-       ending=st.sampled_from(["", "\n", ".", ">"]), joint=st.sampled_from(["\n\n", "\n", "\n---\n"]))
+@given(
+    sections=st.lists(st.lists(LINE, min_size=1, max_size=30), min_size=1, max_size=4),
+    ending=st.sampled_from(["", "\n", ".", ">"]),
+    joint=st.sampled_from(["\n\n", "\n", "\n---\n"]),
+)
 def test_a_text_joined_from_counted_parts_counts_what_it_holds(
     sections: list[list[str]], ending: str, joint: str
 ) -> None:

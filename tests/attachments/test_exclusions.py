@@ -29,7 +29,13 @@ def test_memory_files_are_recognized(path: str) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["/repo/README.md", "/repo/claude.md.bak", "/repo/docs/CLAUDE.md.txt", "/repo/rules/x.md", "/repo/.claude/settings.json"],
+    [
+        "/repo/README.md",
+        "/repo/claude.md.bak",
+        "/repo/docs/CLAUDE.md.txt",
+        "/repo/rules/x.md",
+        "/repo/.claude/settings.json",
+    ],
 )
 def test_other_files_are_not_memory_files(path: str) -> None:
     assert not is_memory_file(path)

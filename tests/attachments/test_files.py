@@ -79,7 +79,9 @@ def reasons(skipped: list[SkippedEntry]) -> dict[str | None, str]:
     return {s.path: s.reason.split(":", 1)[0] for s in skipped}
 
 
-def test_the_sixth_most_recent_file_is_excluded(write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store) -> None:
+def test_the_sixth_most_recent_file_is_excluded(
+    write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store
+) -> None:
     entries = [write_file(f"f{i}.py", f"x = {i}\n", at=float(i)) for i in range(6)]
     attached, skipped = build({e.path: e for e in entries}, counter=counter, store=store)
     assert [a.entries[0].path for a in attached] == [entries[i].path for i in (5, 4, 3, 2, 1)]
@@ -132,8 +134,9 @@ def test_a_file_over_the_running_total_is_skipped_and_later_files_are_still_chec
     assert store.stats().entries == 2, "a rejected candidate leaves no tail behind"
 
 
-def test_each_exclusion_rule_names_its_reason(tmp_path: Path, write_file: WriteFile, counter: TiktokenCounter,
-                                              store: ccr.Store) -> None:
+def test_each_exclusion_rule_names_its_reason(
+    tmp_path: Path, write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store
+) -> None:
     plan = write_file("notes/plan.md", "# plan\n", at=9.0)
     other_plan = write_file(".claude/plans/old.md", "# old plan\n", at=8.0)
     memory = write_file("CLAUDE.md", "Be nice.\n", at=7.0)
@@ -160,8 +163,9 @@ def test_each_exclusion_rule_names_its_reason(tmp_path: Path, write_file: WriteF
     }
 
 
-def test_excluded_files_do_not_use_up_the_five_slots(write_file: WriteFile, counter: TiktokenCounter,
-                                                     store: ccr.Store) -> None:
+def test_excluded_files_do_not_use_up_the_five_slots(
+    write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store
+) -> None:
     memory = write_file("CLAUDE.md", "m\n", at=100.0)
     entries = [write_file(f"f{i}.py", f"x = {i}\n", at=float(i)) for i in range(5)]
     attached, _ = build({e.path: e for e in [memory, *entries]}, counter=counter, store=store)
@@ -188,7 +192,9 @@ def test_a_changed_file_is_re_read_and_the_change_is_noted(
     assert "has changed" not in second.message.text()
 
 
-def test_a_stale_entry_is_reported_as_changed(write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store) -> None:
+def test_a_stale_entry_is_reported_as_changed(
+    write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store
+) -> None:
     entry = write_file("s.py", "s = 1\n", at=1.0).model_copy(update={"stale": True})
     [attachment], _ = build({entry.path: entry}, counter=counter, store=store)
     assert "has changed since it was read" in attachment.message.text()
@@ -209,8 +215,9 @@ def test_a_partial_read_is_restored_as_the_same_lines_and_compared_as_a_slice(
     assert "has changed" in attachment.message.text()
 
 
-def test_every_message_is_a_meta_user_system_reminder(write_file: WriteFile, counter: TiktokenCounter,
-                                                     store: ccr.Store) -> None:
+def test_every_message_is_a_meta_user_system_reminder(
+    write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store
+) -> None:
     entry = write_file("m.py", "m = 1\n", at=1.0)
     [attachment], _ = build({entry.path: entry}, counter=counter, store=store)
     message = attachment.message
@@ -220,15 +227,17 @@ def test_every_message_is_a_meta_user_system_reminder(write_file: WriteFile, cou
     assert f"the Read tool was called with file_path {entry.path}" in text
 
 
-def test_a_replay_serves_recorded_content_and_says_so(counter: TiktokenCounter, store: ccr.Store,
-                                                      shown_content: Callable[[str], str]) -> None:
+def test_a_replay_serves_recorded_content_and_says_so(
+    counter: TiktokenCounter, store: ccr.Store, shown_content: Callable[[str], str]
+) -> None:
     recorded = RecordedFiles()
     recorded.record_read("/repo/a.py", "a = 1\nb = 2\n")
     recorded.apply_edit("/repo/a.py", "b = 2", "b = 3")
     entry = ReadFileEntry(path="/repo/a.py", content="a = 1\nb = 2\n", timestamp=1.0)
     missing = ReadFileEntry(path="/repo/never-shown.py", content="?", timestamp=0.5)
-    [attachment], skipped = build({entry.path: entry, missing.path: missing}, counter=counter, store=store,
-                                  files=recorded)
+    [attachment], skipped = build(
+        {entry.path: entry, missing.path: missing}, counter=counter, store=store, files=recorded
+    )
     text = attachment.message.text()
     assert shown_content(text) == "a = 1\nb = 3\n"
     assert "replay of a recorded session" in text and "has changed" in text
@@ -244,15 +253,17 @@ def test_a_refusing_store_fails_closed(write_file: WriteFile, counter: TiktokenC
         build({entry.path: entry}, counter=counter, store=tiny_store)
 
 
-def test_a_budget_smaller_than_the_notes_skips_the_file(write_file: WriteFile, counter: TiktokenCounter,
-                                                        store: ccr.Store) -> None:
+def test_a_budget_smaller_than_the_notes_skips_the_file(
+    write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store
+) -> None:
     entry = write_file("x.py", lines(50), at=1.0)
     attached, skipped = build({entry.path: entry}, counter=counter, store=store, budgets=Budgets(file_tokens=10))
     assert attached == [] and reasons(skipped) == {entry.path: "over_item_budget"}
 
 
-def test_a_single_huge_line_is_cut_inside_the_line(write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store,
-                                                   shown_content: Callable[[str], str]) -> None:
+def test_a_single_huge_line_is_cut_inside_the_line(
+    write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store, shown_content: Callable[[str], str]
+) -> None:
     content = "var a=" + ",".join(str(i) for i in range(20_000)) + ";"
     entry = write_file("min.js", content, at=1.0)
     [attachment], _ = build({entry.path: entry}, counter=counter, store=store, budgets=Budgets(file_tokens=500))
@@ -339,8 +350,13 @@ def test_a_real_handle_longer_than_the_stand_in_is_searched_again(
     entry = write_file("long.py", lines(500), at=1.0)
     counter = MarkerSensitiveCounter(surcharge=40)
     [attachment], _ = build_file_attachments(
-        {entry.path: entry}, SessionState(), [], budgets=Budgets(file_tokens=800), counter=counter,
-        store=store, files=DiskFiles(),
+        {entry.path: entry},
+        SessionState(),
+        [],
+        budgets=Budgets(file_tokens=800),
+        counter=counter,
+        store=store,
+        files=DiskFiles(),
     )
     [report] = attachment.entries
     assert report.handle is not None and report.tokens <= 800
@@ -366,9 +382,13 @@ def test_a_store_handle_that_no_longer_fits_raises_instead_of_going_over_budget(
     entry = write_file("long.py", lines(500), at=1.0)
     with pytest.raises(TailNotStored):
         build_file_attachments(
-            {entry.path: entry}, SessionState(), [], budgets=Budgets(file_tokens=800),
+            {entry.path: entry},
+            SessionState(),
+            [],
+            budgets=Budgets(file_tokens=800),
             counter=MarkerSensitiveCounter(surcharge=5, costly=odd),
-            store=RenamingStore(odd), files=DiskFiles(),
+            store=RenamingStore(odd),
+            files=DiskFiles(),
         )
 
 

@@ -40,5 +40,15 @@ def test_every_template_ships_with_the_package() -> None:
     from importlib.resources import files
 
     names = {p.name for p in files("attachments").joinpath("templates").iterdir()}
-    assert {"reminder.j2", "file.j2", "skill.j2", "skills.j2", "plan_file.j2", "plan_mode.j2", "task_status.j2",
-            "deferred_tools_delta.j2", "agent_listing_delta.j2", "mcp_instructions_delta.j2"} <= names
+    assert {
+        "reminder.j2",
+        "file.j2",
+        "skill.j2",
+        "skills.j2",
+        "plan_file.j2",
+        "plan_mode.j2",
+        "task_status.j2",
+        "deferred_tools_delta.j2",
+        "agent_listing_delta.j2",
+        "mcp_instructions_delta.j2",
+    } <= names

@@ -20,8 +20,9 @@ def state_with(*skills: InvokedSkill, agent: str = "main") -> SessionState:
     return state
 
 
-def test_skills_come_newest_first_in_one_message_with_one_entry_each(counter: TiktokenCounter,
-                                                                     store: ccr.Store) -> None:
+def test_skills_come_newest_first_in_one_message_with_one_entry_each(
+    counter: TiktokenCounter, store: ccr.Store
+) -> None:
     state = state_with(skill("old", 1.0), skill("new", 3.0), skill("mid", 2.0))
     [attachment], skipped = build_skill_attachment(state, budgets=Budgets(), counter=counter, store=store)
     assert skipped == []
@@ -76,15 +77,17 @@ def test_a_skill_over_the_total_is_skipped_and_older_smaller_skills_are_still_ch
     kept = [e.name for e in attachment.entries]
     assert counter.count_text(attachment.message.text()) <= 25_000
     assert "small" in kept and "big5" not in kept
-    assert [s.name for s in skipped] == [name for name in ("big0", "big1", "big2", "big3", "big4", "big5")
-                                         if name not in kept]
+    assert [s.name for s in skipped] == [
+        name for name in ("big0", "big1", "big2", "big3", "big4", "big5") if name not in kept
+    ]
     assert all(s.reason.startswith("over_total_budget:") for s in skipped)
 
 
 def test_a_tight_total_skips_skills_rather_than_exceeding(counter: TiktokenCounter, store: ccr.Store) -> None:
     budgets = Budgets(skill_tokens=5_000, skills_total=30)
-    attachments, skipped = build_skill_attachment(state_with(skill("a", 1.0)), budgets=budgets, counter=counter,
-                                                  store=store)
+    attachments, skipped = build_skill_attachment(
+        state_with(skill("a", 1.0)), budgets=budgets, counter=counter, store=store
+    )
     assert attachments == [] and [s.name for s in skipped] == ["a"]
 
 

@@ -43,8 +43,9 @@ def test_the_hook_sequence_on_a_fixture_session_announces_each_stored_head_and_r
     points = bench.replay_hooks(SESSION, tmp_path)
     assert [p.compaction for p in points] == [1, 2]
     assert all(p.stderr == [] for p in points), [p.stderr for p in points]
-    session_id = next(json.loads(line)["sessionId"] for line in SESSION.read_text().splitlines()
-                      if '"sessionId"' in line)
+    session_id = next(
+        json.loads(line)["sessionId"] for line in SESSION.read_text().splitlines() if '"sessionId"' in line
+    )
     record = json.loads((tmp_path / "compactor-home" / "sessions" / f"{session_id}.json").read_text())
     first, second = (MARKER.search(p.session_start) for p in points)
     assert first is not None and second is not None

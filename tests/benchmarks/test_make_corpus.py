@@ -36,8 +36,13 @@ make_corpus = load("make_corpus")
 
 def texts(transcript: Transcript) -> set[str]:
     """Every text a counter would count in the session's messages."""
-    return {text for entry in transcript.entries if entry.message is not None
-            for text in block_texts(entry.message)[0] if text}
+    return {
+        text
+        for entry in transcript.entries
+        if entry.message is not None
+        for text in block_texts(entry.message)[0]
+        if text
+    }
 
 
 def recorded_compactions(transcript: Transcript) -> int:

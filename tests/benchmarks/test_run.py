@@ -64,9 +64,13 @@ def test_run_collects_only_the_scripts_it_is_asked_for() -> None:
     assert load("run").collect(["no_such_benchmark"], quick=True) == []
 
 
-def test_a_script_without_figures_is_a_failed_row_not_a_silent_skip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_script_without_figures_is_a_failed_row_not_a_silent_skip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run = load("run")
-    (tmp_path / "bench_nothing.py").write_text("def main() -> None:\n    print('figures elsewhere')\n", encoding="utf-8")
+    (tmp_path / "bench_nothing.py").write_text(
+        "def main() -> None:\n    print('figures elsewhere')\n", encoding="utf-8"
+    )
     (tmp_path / "bench_empty.py").write_text("def figures(quick=False):\n    return []\n", encoding="utf-8")
     monkeypatch.setattr(run, "HERE", tmp_path)
     rows = run.collect(None, quick=True)

@@ -39,9 +39,7 @@ def test_console_script_is_installed() -> None:
     assert b"put" in result.stdout
 
 
-def test_put_prints_the_handle_and_get_writes_the_bytes_back_exactly(
-    tmp_path: Path, store_arg: list[str]
-) -> None:
+def test_put_prints_the_handle_and_get_writes_the_bytes_back_exactly(tmp_path: Path, store_arg: list[str]) -> None:
     source = tmp_path / "payload.bin"
     source.write_bytes(BINARY)
     put = ccr(*store_arg, "put", str(source), "--content-type", "application/octet-stream")
@@ -162,9 +160,7 @@ def test_stats_prints_json_with_inferred_basis(store_arg: list[str]) -> None:
     ccr(*store_arg, "put", input=b"abc")
     result = ccr(*store_arg, "stats", "--json")
     stats = json.loads(result.stdout)
-    assert (stats["entries"], stats["payload_bytes"], stats["full"], stats["basis"]) == (
-        1, 3, False, "inferred"
-    )
+    assert (stats["entries"], stats["payload_bytes"], stats["full"], stats["basis"]) == (1, 3, False, "inferred")
     assert b"entries: 1" in ccr(*store_arg, "stats").stdout
 
 
@@ -203,7 +199,9 @@ def test_verify_draws_a_progress_bar_on_a_terminal_only_and_stdout_stays_the_sam
     try:
         on_terminal = subprocess.run(
             [sys.executable, "-m", "ccr", *store_arg, "verify"],
-            stdout=subprocess.PIPE, stderr=slave, check=False,
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            check=False,
         )
         os.close(slave)
         drawn = b""
@@ -254,7 +252,9 @@ def test_a_store_path_naming_a_file_that_is_not_a_store_is_refused_and_left_unto
 def test_put_with_a_closed_stdin_says_so_instead_of_a_traceback(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "ccr", "--store", str(tmp_path / "ccr.db"), "put"],
-        stdin=subprocess.DEVNULL, capture_output=True, check=False,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
         preexec_fn=lambda: os.close(0),
     )
     assert done.returncode == 66

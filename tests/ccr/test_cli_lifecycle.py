@@ -31,16 +31,27 @@ def fill(db: Path) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {"s1": [], "s2": [], "none": []}
     with open_store(db) as store:
         for i in range(3):
-            groups["s1"].append(store.put(
-                f"s1 head {i}\n".encode() * 50, producer="compactor.claude_code.hooks:head",
-                metadata={"kind": "head", "session_id": "s1"},
-            ))
-        groups["s2"] += store.put_many([
-            PutRequest(data=b"s2 message\n" * 40, producer="compactor.engine.pipeline:message",
-                       metadata={"kind": "message", "session_id": "s2"}),
-            PutRequest(data=BINARY, producer="compactor.engine.pipeline:tool_result",
-                       metadata={"kind": "tool_result", "session_id": "s2"}),
-        ])
+            groups["s1"].append(
+                store.put(
+                    f"s1 head {i}\n".encode() * 50,
+                    producer="compactor.claude_code.hooks:head",
+                    metadata={"kind": "head", "session_id": "s1"},
+                )
+            )
+        groups["s2"] += store.put_many(
+            [
+                PutRequest(
+                    data=b"s2 message\n" * 40,
+                    producer="compactor.engine.pipeline:message",
+                    metadata={"kind": "message", "session_id": "s2"},
+                ),
+                PutRequest(
+                    data=BINARY,
+                    producer="compactor.engine.pipeline:tool_result",
+                    metadata={"kind": "tool_result", "session_id": "s2"},
+                ),
+            ]
+        )
         groups["none"].append(store.put(b"loose bytes", producer="ccr-cli"))
     return groups
 
@@ -126,21 +137,34 @@ def test_gc_older_than_removes_only_old_records(db: Path, tmp_path: Path) -> Non
     archive = tmp_path / "old.jsonl"
     lines = [
         {"format": "ccr-archive", "version": 1, "records": 1, "objects": 0, "created_at": "2020-01-01T00:00:00+00:00"},
-        {"item": "record", "handle": handle_for(old), "size": len(old), "content_type": "text/plain",
-         "producer": "test", "tokens_before": None, "tokens_after": None, "metadata": None,
-         "created_at": "2020-01-01T00:00:00+00:00", "data": base64.b64encode(old).decode()},
+        {
+            "item": "record",
+            "handle": handle_for(old),
+            "size": len(old),
+            "content_type": "text/plain",
+            "producer": "test",
+            "tokens_before": None,
+            "tokens_after": None,
+            "metadata": None,
+            "created_at": "2020-01-01T00:00:00+00:00",
+            "data": base64.b64encode(old).decode(),
+        },
     ]
     archive.write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert ccr("--store", str(db), "import", str(archive)).returncode == 0
     count = len(listed(db))
-    assert ccr("--store", str(db), "gc", "--older-than", "365", "--dry-run").stdout.split()[0] == handle_for(old).encode()
+    assert (
+        ccr("--store", str(db), "gc", "--older-than", "365", "--dry-run").stdout.split()[0] == handle_for(old).encode()
+    )
     done = ccr("--store", str(db), "gc", "--older-than", "365")
     assert done.returncode == 0, done.stderr
     assert handle_for(old) not in listed(db)
     assert len(listed(db)) == count - 1
 
 
-@pytest.mark.parametrize("args", [[], ["--older-than", "-1"], ["--older-than", "x"], ["--older-than", "3", "--session", "s"]])
+@pytest.mark.parametrize(
+    "args", [[], ["--older-than", "-1"], ["--older-than", "x"], ["--older-than", "3", "--session", "s"]]
+)
 def test_gc_needs_exactly_one_valid_choice(db: Path, args: list[str]) -> None:
     result = ccr("--store", str(db), "gc", *args)
     assert result.returncode == 2
@@ -190,7 +214,10 @@ def test_import_names_each_record_that_was_new_and_counts_those_already_stored(d
     named = [line.split()[1] for line in lines[:-1]]
     assert sorted(named) == sorted(h for h in handles if h != kept)
     assert all(line.startswith("new ccr_") and line.endswith(" bytes") for line in lines[:-1])
-    assert lines[-1] == f"imported {len(handles)} record(s), {len(handles) - 1} new and 1 already stored, and 0 typed object(s)"
+    assert (
+        lines[-1]
+        == f"imported {len(handles)} record(s), {len(handles) - 1} new and 1 already stored, and 0 typed object(s)"
+    )
     again = ccr("--store", str(other), "import", str(archive))
     assert again.stdout.decode().splitlines() == [
         f"imported {len(handles)} record(s), 0 new and {len(handles)} already stored, and 0 typed object(s)"
@@ -271,11 +298,18 @@ def test_a_compaction_records_its_session_so_list_and_gc_find_its_spans(db: Path
     from compactor.engine.pipeline import CompactOptions, compact
     from compactor.summarizers import ExtractiveSummarizer
 
-    messages = [Message(role="user" if i % 2 == 0 else "assistant", content=f"turn {i} " + "x" * 3000) for i in range(12)]
+    messages = [
+        Message(role="user" if i % 2 == 0 else "assistant", content=f"turn {i} " + "x" * 3000) for i in range(12)
+    ]
     with open_store(db) as store:
         out = compact(
-            messages, SessionState(session_id="sess-42"), store=store, counter=RoughCounter(),
-            summarizer=ExtractiveSummarizer(), files=DiskFiles(), options=CompactOptions(tail_tokens=2_000),
+            messages,
+            SessionState(session_id="sess-42"),
+            store=store,
+            counter=RoughCounter(),
+            summarizer=ExtractiveSummarizer(),
+            files=DiskFiles(),
+            options=CompactOptions(tail_tokens=2_000),
         )
     assert out.ok, out.report
     dropped = {d.handle for d in out.report.dropped}
@@ -338,7 +372,9 @@ def test_gc_older_than_more_days_than_the_calendar_holds_removes_nothing(db: Pat
         pytest.param(gzip.compress(b'{"format":"ccr-archive"')[:-12], id="a gzip file cut short"),
     ],
 )
-def test_importing_a_damaged_gzip_archive_is_exit_65_without_a_traceback(db: Path, tmp_path: Path, content: bytes) -> None:
+def test_importing_a_damaged_gzip_archive_is_exit_65_without_a_traceback(
+    db: Path, tmp_path: Path, content: bytes
+) -> None:
     archive = tmp_path / "damaged.jsonl.gz"
     archive.write_bytes(content)
     before = listed(db)
@@ -364,7 +400,9 @@ def full_disk(tmp_path: Path) -> Iterator[Path]:
     folder.mkdir()
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("mounting a tmpfs needs root")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)], capture_output=True, check=False)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)], capture_output=True, check=False
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode(errors='replace').strip()}")
     try:

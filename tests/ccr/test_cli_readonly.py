@@ -31,11 +31,14 @@ def make_store(folder: Path) -> tuple[Path, list[str]]:
     folder.mkdir(mode=0o755)
     db = folder / "ccr.db"
     with open_store(db) as store:
-        handles = store.put_many([
-            PutRequest(data=MESSAGES, content_type="application/x-ndjson",
-                       metadata={"kind": "head", "session_id": "s1"}),
-            PutRequest(data=b"second record\n", metadata={"kind": "message", "session_id": "s1"}),
-        ])
+        handles = store.put_many(
+            [
+                PutRequest(
+                    data=MESSAGES, content_type="application/x-ndjson", metadata={"kind": "head", "session_id": "s1"}
+                ),
+                PutRequest(data=b"second record\n", metadata={"kind": "message", "session_id": "s1"}),
+            ]
+        )
     return db, handles
 
 
@@ -104,7 +107,9 @@ def test_a_read_only_store_from_before_the_session_column_is_still_listed_by_ses
     db = folder / "ccr.db"
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
+    conn.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
     for statement in MIGRATIONS[0].statements:
         conn.execute(statement)
     conn.execute("INSERT INTO schema_migrations VALUES (1, 'v1', ?)", (datetime.now(UTC).isoformat(),))
@@ -112,8 +117,13 @@ def test_a_read_only_store_from_before_the_session_column_is_still_listed_by_ses
         conn.execute(
             "INSERT INTO blobs (handle, content_type, producer, metadata, created_at, size, data)"
             " VALUES (?, 'text/plain', 'old', ?, ?, ?, ?)",
-            (handle_for(data), json.dumps({"session_id": session, "kind": "head"}),
-             datetime.now(UTC).isoformat(), len(data), data),
+            (
+                handle_for(data),
+                json.dumps({"session_id": session, "kind": "head"}),
+                datetime.now(UTC).isoformat(),
+                len(data),
+                data,
+            ),
         )
     conn.close()
     freeze(folder)

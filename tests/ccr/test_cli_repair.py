@@ -23,10 +23,7 @@ PAGE = 4096
 
 def payloads(count: int, seed: int) -> list[bytes]:
     rng = random.Random(seed)
-    return [
-        f"record {i}: ".encode() + rng.randbytes(rng.choice([40, 300, 900, 1500]))
-        for i in range(count)
-    ]
+    return [f"record {i}: ".encode() + rng.randbytes(rng.choice([40, 300, 900, 1500])) for i in range(count)]
 
 
 def build(db: Path, datas: list[bytes], *, extra_big: bool = True) -> dict[str, bytes]:

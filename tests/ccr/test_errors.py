@@ -47,10 +47,17 @@ def test_every_ccr_error_is_ccr_own_or_the_shared_concept_itself() -> None:
 
 def test_usage_mistakes_and_runtime_failures_are_different_classes() -> None:
     usage: list[type[CompactorError]] = [
-        errors.InvalidHandle, errors.InvalidSelector, errors.InvalidRequest, errors.UnknownObjectType
+        errors.InvalidHandle,
+        errors.InvalidSelector,
+        errors.InvalidRequest,
+        errors.UnknownObjectType,
     ]
     runtime: list[type[CompactorError]] = [
-        errors.HandleNotFound, errors.BudgetExceeded, errors.StoreError, errors.DiskFull, errors.InputNotFound
+        errors.HandleNotFound,
+        errors.BudgetExceeded,
+        errors.StoreError,
+        errors.DiskFull,
+        errors.InputNotFound,
     ]
     for cls in usage:
         assert issubclass(cls, UsageError)

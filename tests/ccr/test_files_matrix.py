@@ -62,7 +62,11 @@ class World:
 def run(world: World, program: str, *args: str | Path) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", program, *map(str, args)],
-        capture_output=True, env=world.env, timeout=TIMEOUT_S, check=False, stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=world.env,
+        timeout=TIMEOUT_S,
+        check=False,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -82,8 +86,16 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     shutil.copyfile(SMALL, session)
     space = root / "inputs" / "space.toml"
     space.write_text('[search]\nmethod = "grid"\n\n[params]\n"pipeline.tail_tokens" = [8000]\n', encoding="utf-8")
-    world = World(home, home / "ccr.db", home / "memory.db", session, root / "inputs" / "report.json",
-                  root / "inputs" / "replayed.jsonl", root / "work.db", space)
+    world = World(
+        home,
+        home / "ccr.db",
+        home / "memory.db",
+        session,
+        root / "inputs" / "report.json",
+        root / "inputs" / "replayed.jsonl",
+        root / "work.db",
+        space,
+    )
     done = run(world, "compactor", "replay", session, "--json", "--store", world.work_store, "--output", world.replayed)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["compactions"], "the replay must compact, so that restore has something to undo"
@@ -127,7 +139,9 @@ def _mount_tmpfs(folder: Path, options: str) -> Callable[[], None]:
     folder.mkdir(mode=0o700)
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True, check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True, check=False
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
     return lambda: subprocess.run(["umount", "-l", str(folder)], capture_output=True, check=False) and None
@@ -233,7 +247,9 @@ def place(tmp_path: Path) -> Iterator[Path]:
 
 @pytest.mark.parametrize("target_name", list(TARGETS))
 @pytest.mark.parametrize("writer_name", list(WRITERS))
-def test_no_writer_destroys_a_store_an_input_or_a_device(world: World, place: Path, writer_name: str, target_name: str) -> None:
+def test_no_writer_destroys_a_store_an_input_or_a_device(
+    world: World, place: Path, writer_name: str, target_name: str
+) -> None:
     if writer_name in FOLDER_WRITERS and target_name == "a folder":
         pytest.skip("a folder is what tune --out writes into")
     writer, input_of = WRITERS[writer_name]
@@ -285,8 +301,9 @@ def _kill_mid_write(world: World, argv: list[str], folder: Path) -> bool:
 
     Returns whether it was killed mid-write (False: it finished first).
     """
-    process = subprocess.Popen(argv, env=world.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        argv, env=world.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+    )
     try:
         while process.poll() is None:
             if any(name.endswith(".tmp") for name in os.listdir(folder)):
@@ -301,7 +318,9 @@ def _kill_mid_write(world: World, argv: list[str], folder: Path) -> bool:
 
 
 @pytest.mark.parametrize("writer_name", list(WRITERS))
-def test_kill_9_in_the_middle_of_a_write_leaves_the_old_file_whole(world: World, tmp_path: Path, writer_name: str) -> None:
+def test_kill_9_in_the_middle_of_a_write_leaves_the_old_file_whole(
+    world: World, tmp_path: Path, writer_name: str
+) -> None:
     folder = tmp_path / "out"
     folder.mkdir()
     name = "results" if writer_name in FOLDER_WRITERS else "target.out"
@@ -329,7 +348,7 @@ def test_kill_9_in_the_middle_of_a_write_leaves_the_old_file_whole(world: World,
             killed += 1
             # killed before the rename: the old file; after it: the whole new one; never a part
             after = _snapshot(target / "results.json" if writer_name in FOLDER_WRITERS else target)
-            old = ((stat.S_IFREG, before) if writer_name in FOLDER_WRITERS else before)
+            old = (stat.S_IFREG, before) if writer_name in FOLDER_WRITERS else before
             assert after == old or _whole(writer_name, target, reference), "a partial file under the final name"
     assert killed, f"{writer_name} always finished before it could be killed mid-write"
 
@@ -372,19 +391,41 @@ def test_under_umask_000_every_written_file_is_0600_and_every_made_folder_0700(w
     out = tmp_path / "made" / "deeper"
 
     def run_open(*args: str | Path) -> None:
-        done = subprocess.run([sys.executable, "-m", *map(str, args)], env=env, capture_output=True, timeout=TIMEOUT_S,
-                              check=False, preexec_fn=lambda: os.umask(0))
+        done = subprocess.run(
+            [sys.executable, "-m", *map(str, args)],
+            env=env,
+            capture_output=True,
+            timeout=TIMEOUT_S,
+            check=False,
+            preexec_fn=lambda: os.umask(0),
+        )
         assert done.returncode == 0, done.stderr
 
-    run_open("compactor", "replay", world.session, "--store", world.work_store, "--output", out / "replayed.jsonl",
-             "--html", out / "replay.html")
+    run_open(
+        "compactor",
+        "replay",
+        world.session,
+        "--store",
+        world.work_store,
+        "--output",
+        out / "replayed.jsonl",
+        "--html",
+        out / "replay.html",
+    )
     run_open("compactor", "show", world.report, "--html", out / "show.html")
     run_open("compactor", "restore", world.replayed, "--store", world.work_store, "--output", out / "restored.jsonl")
     run_open("ccr", "--store", world.work_store, "export", out / "archive.jsonl")
     run_open("compactor", "tune", world.session, "--space", world.space, "--out", out / "tune-results")
     files = [p for p in out.rglob("*") if p.is_file()]
-    assert {p.name for p in files} >= {"replayed.jsonl", "replay.html", "show.html", "restored.jsonl", "archive.jsonl",
-                                       "results.json", "report.html"}
+    assert {p.name for p in files} >= {
+        "replayed.jsonl",
+        "replay.html",
+        "show.html",
+        "restored.jsonl",
+        "archive.jsonl",
+        "results.json",
+        "report.html",
+    }
     for path in files:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
     cache = home / "tune"

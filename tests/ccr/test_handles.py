@@ -46,8 +46,14 @@ def test_resolver_accepts_every_documented_shape_of_a_blob_handle(text: str) -> 
 @pytest.mark.parametrize(
     "text",
     [
-        f"tj:{HEX}", f"[tj:{HEX}]", f"\u27e6tj:{HEX}\u27e7", f"\u3010tj:{HEX}\u3011", f" tj:{HEX} ",
-        f'retrieve_tool_output("{HEX}")', f"retrieve_tool_output('{HEX}')", f'retrieve_tool_output( "tj:{HEX}" )',
+        f"tj:{HEX}",
+        f"[tj:{HEX}]",
+        f"\u27e6tj:{HEX}\u27e7",
+        f"\u3010tj:{HEX}\u3011",
+        f" tj:{HEX} ",
+        f'retrieve_tool_output("{HEX}")',
+        f"retrieve_tool_output('{HEX}')",
+        f'retrieve_tool_output( "tj:{HEX}" )',
     ],
 )
 def test_resolver_accepts_tinyjuice_markers_and_the_legacy_call_form(text: str) -> None:
@@ -94,7 +100,7 @@ def test_resolver_accepts_object_pointers_with_a_field_path() -> None:
         f"[tj:{HEX}",
         f"(tj:{HEX}]",
         f"tj:{HEX}0",
-        f'retrieve_tool_output("{HEX}\')',
+        f"retrieve_tool_output(\"{HEX}')",
         f"retrieve_tool_output({HEX})",
         f'tokenjuice_retrieve("{HEX}")',
     ],
@@ -120,7 +126,7 @@ def test_find_handles_finds_tinyjuice_markers_as_handles_in_order() -> None:
     other = handle_for(b"other")
     text = f'first tj:{HEX}, then <<ccr:{other}>>, legacy retrieve_tool_output("{HEX}"); x-tj:{other[4:]}0 no'
     assert find_handles(text) == [H, other]
-    assert find_handles(f"[compacted ... with token \"{tinyjuice_marker(other)}\"] and {H}") == [other, H]
+    assert find_handles(f'[compacted ... with token "{tinyjuice_marker(other)}"] and {H}') == [other, H]
 
 
 def test_find_handles_ignores_lookalikes_glued_to_other_word_characters() -> None:

@@ -35,8 +35,20 @@ def test_every_exported_name_resolves() -> None:
 
 def test_the_api_other_packages_build_on_is_exported() -> None:
     required = {
-        "open_store", "default_store_path", "Store", "Record", "StoreStats", "Retrieval",
-        "handle_for", "marker", "parse_ref", "find_handles",
-        "CCRError", "InvalidHandle", "HandleNotFound", "BudgetExceeded", "StoreError",
+        "open_store",
+        "default_store_path",
+        "Store",
+        "Record",
+        "StoreStats",
+        "Retrieval",
+        "handle_for",
+        "marker",
+        "parse_ref",
+        "find_handles",
+        "CCRError",
+        "InvalidHandle",
+        "HandleNotFound",
+        "BudgetExceeded",
+        "StoreError",
     }
     assert required <= set(ccr.__all__)

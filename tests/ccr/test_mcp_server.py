@@ -101,8 +101,10 @@ def test_retrieve_gives_back_the_original_whole_by_query_and_by_range(
     assert text_of(by_lines) == "".join(MESSAGES.decode().splitlines(keepends=True)[1:3])
     assert text_of(by_bytes) == MESSAGES[:10].decode()
     # Without "exact", a stored conversation is shown as its messages' text.
-    assert text_of(shown) == "[line 2: assistant]\nreading the pricing module first\n[line 3: user]\n" \
+    assert (
+        text_of(shown) == "[line 2: assistant]\nreading the pricing module first\n[line 3: user]\n"
         "also rename the helper in reports.py\n"
+    )
 
 
 def test_a_large_answer_is_bounded_by_max_tokens_through_the_server(store_file: Path, tmp_path: Path) -> None:
@@ -161,16 +163,32 @@ def serve_raw(store_file: Path, stdin: bytes | None) -> subprocess.CompletedProc
     """``ccr mcp`` fed ``stdin`` as it is (None: stdin closed)."""
     return subprocess.run(
         [sys.executable, "-m", "ccr", "mcp", "--store", str(store_file)],
-        input=stdin, capture_output=True, check=False, timeout=TIMEOUT_S,
+        input=stdin,
+        capture_output=True,
+        check=False,
+        timeout=TIMEOUT_S,
         preexec_fn=(lambda: os.close(0)) if stdin is None else None,
         stdin=subprocess.DEVNULL if stdin is None else None,
     )
 
 
-INITIALIZE = json.dumps({
-    "jsonrpc": "2.0", "id": 1, "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-}).encode() + b"\n" + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode() + b"\n"
+INITIALIZE = (
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        }
+    ).encode()
+    + b"\n"
+    + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
+    + b"\n"
+)
 
 
 @pytest.mark.parametrize(
@@ -228,11 +246,17 @@ def test_without_the_mcp_package_the_server_still_answers_and_never_imports_it(s
         "assert not [m for m in sys.modules if m.split('.')[0] == 'mcp' and sys.modules[m] is not None]; "
         "sys.exit(code)"
     )
-    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": "ccr_retrieve", "arguments": {"handle": handle, "lines": [1, 1], "exact": True}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "ccr_retrieve", "arguments": {"handle": handle, "lines": [1, 1], "exact": True}},
+    }
     done = subprocess.run(
         [sys.executable, "-c", hide_sdk, "mcp", "--store", str(store_file)],
-        input=INITIALIZE + json.dumps(call).encode() + b"\n", capture_output=True, timeout=TIMEOUT_S,
+        input=INITIALIZE + json.dumps(call).encode() + b"\n",
+        capture_output=True,
+        timeout=TIMEOUT_S,
     )
     assert done.returncode == 0, done.stderr
     answers = [json.loads(line) for line in done.stdout.splitlines()]

@@ -115,8 +115,10 @@ def test_a_preloading_server_makes_its_tools_once_initialize_is_written() -> Non
         return [Tool.from_function(echo, "says it back")]
 
     server = McpServer("t", "be nice", Preloading(make), version="1.2")
-    lines = [json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).encode(),
-             json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode()]
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).encode(),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode(),
+    ]
     serve_lines(server, lines, output)
     hello, listed = (json.loads(line) for line in output.getvalue().splitlines())
     assert hello["result"]["serverInfo"]["name"] == "t"

@@ -67,7 +67,8 @@ def test_another_programs_database_is_refused_without_being_changed(db_path: Pat
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
         assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == [
-            "schema_migrations", "sqlite_autoindex_schema_migrations_1"
+            "schema_migrations",
+            "sqlite_autoindex_schema_migrations_1",
         ]
     finally:
         conn.close()
@@ -117,7 +118,10 @@ def test_a_version_1_store_with_records_upgrades_and_lists_them_by_session(db_pa
     for statement in MIGRATIONS[0].statements:  # the schema as version 1 left it
         raw.execute(statement)
     raw.execute("INSERT INTO schema_migrations VALUES (1, 'v1', ?)", (datetime.now(UTC).isoformat(),))
-    for data, meta in ((b"kept", {"session_id": "s1", "kind": "head"}), (b"gone!", {"session_id": "s2", "kind": "message"})):
+    for data, meta in (
+        (b"kept", {"session_id": "s1", "kind": "head"}),
+        (b"gone!", {"session_id": "s2", "kind": "message"}),
+    ):
         raw.execute(
             "INSERT INTO blobs (handle, content_type, producer, metadata, created_at, size, data)"
             " VALUES (?, 'text/plain', 'old', ?, ?, ?, ?)",

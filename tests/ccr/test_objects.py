@@ -25,18 +25,26 @@ CONTENT = {"passed": 41, "failed": [{"name": "test_parse", "error": "AssertionEr
 
 
 def _result(**overrides: Any) -> TypedObject:
-    fields: dict[str, Any] = {
-        "session_id": "s1", "source": "pytest -q", "repo_state": "abc123", "content": CONTENT
-    }
+    fields: dict[str, Any] = {"session_id": "s1", "source": "pytest -q", "repo_state": "abc123", "content": CONTENT}
     fields.update(overrides)
     return make_object("test_result", **fields)
 
 
 def test_the_type_set_is_closed_and_complete() -> None:
     assert {
-        "file_observation", "search_result", "command_result", "test_result", "build_result",
-        "diff_snapshot", "task_contract", "task_decision", "execution_state",
-        "documentation_excerpt", "browser_snapshot", "repository_map", "evidence_bundle",
+        "file_observation",
+        "search_result",
+        "command_result",
+        "test_result",
+        "build_result",
+        "diff_snapshot",
+        "task_contract",
+        "task_decision",
+        "execution_state",
+        "documentation_excerpt",
+        "browser_snapshot",
+        "repository_map",
+        "evidence_bundle",
     } == OBJECT_TYPES
 
 
@@ -120,8 +128,15 @@ def test_pointer_selects_a_field_or_subtree(store: Store) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["content/missing", "content/failed/1", "content/failed/01", "content/failed/-1",
-     "content/failed/x", "content/passed/0", "Content"],
+    [
+        "content/missing",
+        "content/failed/1",
+        "content/failed/01",
+        "content/failed/-1",
+        "content/failed/x",
+        "content/passed/0",
+        "Content",
+    ],
 )
 def test_a_bad_selector_is_an_error_never_a_guess(store: Store, path: str) -> None:
     oid = store.put_object(_result())

@@ -80,7 +80,9 @@ def write_old_store(path: Path, *, versions: int) -> None:
     for version, statements in ((1, OLD_V1), (2, OLD_V2))[:versions]:
         for statement in statements:
             raw.execute(statement)
-        raw.execute("INSERT INTO schema_migrations VALUES (?, ?, '2026-01-01T00:00:00+00:00')", (version, f"v{version}"))
+        raw.execute(
+            "INSERT INTO schema_migrations VALUES (?, ?, '2026-01-01T00:00:00+00:00')", (version, f"v{version}")
+        )
     for data, meta in RECORDS:
         raw.execute(
             "INSERT INTO blobs (handle, content_type, producer, metadata, created_at, size, data)"

@@ -14,8 +14,14 @@ def _on_terminal(args: list[str], columns: int = 80) -> tuple[subprocess.Complet
     """Run ``args`` with stderr on a pseudo-terminal ``columns`` wide: the result, and what was drawn there."""
     controller, terminal = os.openpty()
     try:
-        done = subprocess.run(args, stdout=subprocess.PIPE, stderr=terminal, timeout=300, check=False,
-                              env={**os.environ, "COLUMNS": str(columns)})
+        done = subprocess.run(
+            args,
+            stdout=subprocess.PIPE,
+            stderr=terminal,
+            timeout=300,
+            check=False,
+            env={**os.environ, "COLUMNS": str(columns)},
+        )
         os.close(terminal)
         drawn = b""
         while True:
@@ -34,7 +40,10 @@ def _on_terminal(args: list[str], columns: int = 80) -> tuple[subprocess.Complet
 def _count(path: Path, stderr: int) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "compactor", "tokens", str(path)],
-        stdout=subprocess.PIPE, stderr=stderr, timeout=120, check=False,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        timeout=120,
+        check=False,
     )
 
 
@@ -121,8 +130,19 @@ def test_the_replay_bar_names_its_unit(tmp_path: Path) -> None:
 
 def test_the_tune_bar_runs_from_the_start_and_counts_replays(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[2]
-    args = [sys.executable, "-m", "compactor", "tune", str(root / "fixtures" / "sessions" / "small.jsonl"),
-            "--space", str(root / "examples" / "tune.toml"), "--jobs", "1", "--out", str(tmp_path / "out")]
+    args = [
+        sys.executable,
+        "-m",
+        "compactor",
+        "tune",
+        str(root / "fixtures" / "sessions" / "small.jsonl"),
+        "--space",
+        str(root / "examples" / "tune.toml"),
+        "--jobs",
+        "1",
+        "--out",
+        str(tmp_path / "out"),
+    ]
     done, drawn = _on_terminal(args, columns=250)
     assert done.returncode == 0
     assert b"tuning" in drawn and b"elapsed" in drawn  # before the first replay is back: the time spent runs

@@ -28,7 +28,14 @@ def stored(tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_the_tool_definition_is_a_valid_messages_tool() -> None:
     assert RECOVERY_TOOL["name"] == RECOVERY_TOOL_NAME
     assert RECOVERY_TOOL["input_schema"]["required"] == ["handle"]
-    assert set(RECOVERY_TOOL["input_schema"]["properties"]) == {"handle", "query", "lines", "bytes", "max_tokens", "exact"}
+    assert set(RECOVERY_TOOL["input_schema"]["properties"]) == {
+        "handle",
+        "query",
+        "lines",
+        "bytes",
+        "max_tokens",
+        "exact",
+    }
 
 
 def test_a_marker_brings_back_the_whole_original(stored) -> None:  # type: ignore[no-untyped-def]
@@ -51,7 +58,9 @@ def test_query_lines_and_bytes_select_parts(stored) -> None:  # type: ignore[no-
     store, handle = stored
     found = recover(store, {"handle": handle, "query": "item-17"})
     assert "item-17 is 119" in found.content and len(found.content) < len(ORIGINAL)
-    assert recover(store, {"handle": handle, "lines": [1, 1]}).content.strip() == "paragraph 0: the value of item-0 is 0"
+    assert (
+        recover(store, {"handle": handle, "lines": [1, 1]}).content.strip() == "paragraph 0: the value of item-0 is 0"
+    )
     assert recover(store, {"handle": handle, "bytes": [0, 9]}).content == "paragraph"
 
 
@@ -84,9 +93,14 @@ def test_recovery_answers_are_never_deduplicated(tmp_path: Path) -> None:
     handle = orch.store.put(ORIGINAL)
     answers = []
     for call_id in ("a", "b"):
-        orch.add_message(Message(role="assistant", content=[
-            ToolUseBlock(id=call_id, name=RECOVERY_TOOL_NAME, input={"handle": handle}),
-        ]))
+        orch.add_message(
+            Message(
+                role="assistant",
+                content=[
+                    ToolUseBlock(id=call_id, name=RECOVERY_TOOL_NAME, input={"handle": handle}),
+                ],
+            )
+        )
         answers.append(orch.answer_recovery_call(call_id, {"handle": handle}))
     texts = [m.tool_results()[0].text() for m in answers]
     assert texts == [ORIGINAL.decode()] * 2
@@ -102,8 +116,11 @@ CUT = re.compile(r"\[ccr: answer cut to [\d,]+ tokens: .*\]\n\Z", re.S)
 def _conversation(turns: int) -> list[Message]:
     messages = []
     for i in range(turns):
-        messages.append(Message(role="assistant", content=[ToolUseBlock(id=f"t{i}", name="Bash",
-                                                                         input={"command": f"make test {i}"})]))
+        messages.append(
+            Message(
+                role="assistant", content=[ToolUseBlock(id=f"t{i}", name="Bash", input={"command": f"make test {i}"})]
+            )
+        )
         log = f"run {i}\n" + "".join(f"ok line {j}\n" for j in range(200)) + f'done {i}: "all good"\tend\n'
         messages.append(Message(role="user", content=[ToolResultBlock(tool_use_id=f"t{i}", content=log)]))
     return messages
@@ -186,8 +203,9 @@ def test_a_query_answer_cut_to_the_bound_says_where_the_other_matches_are(tmp_pa
 def test_the_orchestrator_bounds_its_recovery_answers_with_its_own_counter(tmp_path: Path) -> None:
     orch = Orchestrator(settings=load_settings(env={}), store=open_store(tmp_path / "ccr.db"), counter=RoughCounter())
     handle = orch.store.put(("x" * 60 + "\n").encode() * 2_000)
-    orch.add_message(Message(role="assistant", content=[ToolUseBlock(id="r1", name=RECOVERY_TOOL_NAME,
-                                                                     input={"handle": handle})]))
+    orch.add_message(
+        Message(role="assistant", content=[ToolUseBlock(id="r1", name=RECOVERY_TOOL_NAME, input={"handle": handle})])
+    )
     result = orch.answer_recovery_call("r1", {"handle": handle, "max_tokens": 300})
     text = result.tool_results()[0].text()
     assert RoughCounter().count_text(_body(text)) <= 300 and "answer cut to 300 tokens" in text

@@ -87,9 +87,7 @@ def test_malformed_byte_ranges_are_refused(span: tuple[int, int]) -> None:
 
 
 @given(text=st.text(min_size=1), a=st.integers(0, 400), b=st.integers(0, 400))
-def test_any_byte_range_of_text_is_valid_utf8_and_covers_the_requested_bytes(
-    text: str, a: int, b: int
-) -> None:
+def test_any_byte_range_of_text_is_valid_utf8_and_covers_the_requested_bytes(text: str, a: int, b: int) -> None:
     data = text.encode("utf-8")
     start, end = min(a, b), max(a, b)
     result = select_bytes(data, (start, end))
@@ -177,9 +175,7 @@ def test_query_on_numbered_read_output_returns_the_matching_lines_with_line_gaps
     lines = [f"{i:>6}\u2192" + ("def compute_total(order):" if i == 40 else f"filler text {i}") for i in range(1, 400)]
     data = ("\n".join(lines) + "\n").encode()
     result = select_query(data, "compute_total")
-    assert result.data == (
-        b"[... 39 lines omitted ...]\n" + lines[39].encode() + b"\n[... 359 lines omitted ...]\n"
-    )
+    assert result.data == (b"[... 39 lines omitted ...]\n" + lines[39].encode() + b"\n[... 359 lines omitted ...]\n")
     assert result.units_total == 399 and result.notice is None
 
 
@@ -221,9 +217,7 @@ def test_query_over_csv_keeps_the_header_and_whole_rows() -> None:
 def test_query_over_paragraphs_returns_whole_paragraphs() -> None:
     data = b"intro text\nstill intro\n\n\nthe parser fails here\nwith detail\n\noutro\n"
     result = select_query(data, "parser")
-    assert result.data == (
-        gap_marker(1) + "\n\nthe parser fails here\nwith detail\n\n" + gap_marker(1) + "\n"
-    ).encode()
+    assert result.data == (gap_marker(1) + "\n\nthe parser fails here\nwith detail\n\n" + gap_marker(1) + "\n").encode()
 
 
 # -- dispatch ---------------------------------------------------------------------------
@@ -324,4 +318,6 @@ def test_query_on_real_read_results_returns_matching_lines_not_the_whole_file(sh
         result = select_query(data, " ".join(sorted(set(words))[:3]))
         assert not result.whole and result.notice is None
         assert len(result.data) < len(data) / 2
-        assert all(line.encode() + b"\n" in data + b"\n" or GAP.match(line) for line in result.data.decode().splitlines())
+        assert all(
+            line.encode() + b"\n" in data + b"\n" or GAP.match(line) for line in result.data.decode().splitlines()
+        )

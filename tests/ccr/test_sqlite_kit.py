@@ -73,7 +73,9 @@ def test_a_file_of_a_newer_schema_is_refused_for_writing_and_reading(tmp_path: P
         raw.execute("INSERT INTO schema_migrations VALUES (3, 'future', 'later')")
     raw.close()
     for opening in (open_writable, open_read_only):
-        with pytest.raises(StoreError, match=r"notes database .* has schema version 3, newer than this code knows \(2\)"):
+        with pytest.raises(
+            StoreError, match=r"notes database .* has schema version 3, newer than this code knows \(2\)"
+        ):
             opening(path, NOTES)
 
 

@@ -146,9 +146,7 @@ def test_bad_budget_value_in_the_environment_fails_at_open(
         open_store(":memory:")
 
 
-def test_budget_comes_from_the_environment_unless_given(
-    monkeypatch: pytest.MonkeyPatch, db_path: Path
-) -> None:
+def test_budget_comes_from_the_environment_unless_given(monkeypatch: pytest.MonkeyPatch, db_path: Path) -> None:
     monkeypatch.setenv("COMPACTOR_CCR_MAX_BYTES", "4096")
     with open_store(db_path) as store:
         assert store.stats().max_bytes == 4096

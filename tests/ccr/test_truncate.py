@@ -149,10 +149,25 @@ COUNTERS: dict[str, Callable[[], TokenCounter]] = {
 }
 
 FRAGMENT = st.one_of(
-    st.sampled_from([
-        "", "   ", "\t", "\r", "    return f(x)  # done", "def f(x):", "});", "}", "naïve café ☕ 日本語の行",
-        "😀 emoji 👍🏽", "'s it", "1234567", "\u00a0nbsp", "x" * 3_000, "    " * 20 + "deep",
-    ]),
+    st.sampled_from(
+        [
+            "",
+            "   ",
+            "\t",
+            "\r",
+            "    return f(x)  # done",
+            "def f(x):",
+            "});",
+            "}",
+            "naïve café ☕ 日本語の行",
+            "😀 emoji 👍🏽",
+            "'s it",
+            "1234567",
+            "\u00a0nbsp",
+            "x" * 3_000,
+            "    " * 20 + "deep",
+        ]
+    ),
     st.text(st.characters(codec="utf-8"), max_size=30),
 )
 
@@ -182,7 +197,8 @@ def expected_last_within(
 ) -> int:
     """The documented answer: the largest k in [lo, hi) with total(k) <= budget (lo when none is)."""
     fitting = [
-        k for k in range(lo, len(sums))
+        k
+        for k in range(lo, len(sums))
         if (hi is None or k < hi) and sums[k] <= budget and not (proper and k and ends[k - 1] == len(text))
     ]
     return max(fitting, default=lo)
@@ -191,7 +207,10 @@ def expected_last_within(
 Query = tuple[str, float, float, float | None, bool]
 QUERY = st.tuples(
     st.sampled_from(["total", "last_within", "all_within"]),
-    st.floats(0, 1), st.floats(-0.05, 1.2), st.one_of(st.none(), st.floats(0, 1.1)), st.booleans(),
+    st.floats(0, 1),
+    st.floats(-0.05, 1.2),
+    st.one_of(st.none(), st.floats(0, 1.1)),
+    st.booleans(),
 )
 
 
@@ -258,8 +277,9 @@ def test_a_long_file_is_cut_with_far_fewer_counter_calls_than_pieces() -> None:
     assert counter.calls < 30
     # Counting runs whole costs little more text than counting the head's pieces once.
     assert counter.characters < 2 * len(head)
-    assert (head, tail) == fit_head(LONG_FILE, 2_000, NonAdditive(), measure=lambda h: wrapped(TIKTOKEN, h),
-                                    whole=False)
+    assert (head, tail) == fit_head(
+        LONG_FILE, 2_000, NonAdditive(), measure=lambda h: wrapped(TIKTOKEN, h), whole=False
+    )
 
 
 def test_a_counter_not_additive_at_line_starts_counts_each_piece_once() -> None:

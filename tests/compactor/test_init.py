@@ -16,7 +16,9 @@ def test_all_is_sorted_and_lists_exactly_the_lazy_exports() -> None:
 def test_no_export_is_shadowed_by_a_submodule_of_the_same_name() -> None:
     import compactor.claude_code.replay
 
-    assert not set(compactor.__all__) & {p.stem for p in __import__("pathlib").Path(compactor.__file__).parent.glob("*.py")}
+    assert not set(compactor.__all__) & {
+        p.stem for p in __import__("pathlib").Path(compactor.__file__).parent.glob("*.py")
+    }
 
 
 def test_every_exported_name_resolves_to_its_defining_module() -> None:
@@ -29,6 +31,8 @@ def test_the_other_packages_import_first_without_a_cycle() -> None:
     for package in ("ccr", "attachments", "skills"):
         done = subprocess.run(
             [sys.executable, "-c", f"import {package}, compactor; compactor.Orchestrator"],
-            capture_output=True, text=True, check=False,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         assert done.returncode == 0, done.stderr

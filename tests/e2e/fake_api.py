@@ -306,21 +306,52 @@ def _handler(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             ]
             for index, block in enumerate(message["content"]):
                 if block["type"] == "text":
-                    events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                                           "content_block": {"type": "text", "text": ""}}))
-                    events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                           "delta": {"type": "text_delta", "text": block["text"]}}))
+                    events.append(
+                        (
+                            "content_block_start",
+                            {
+                                "type": "content_block_start",
+                                "index": index,
+                                "content_block": {"type": "text", "text": ""},
+                            },
+                        )
+                    )
+                    events.append(
+                        (
+                            "content_block_delta",
+                            {
+                                "type": "content_block_delta",
+                                "index": index,
+                                "delta": {"type": "text_delta", "text": block["text"]},
+                            },
+                        )
+                    )
                 else:
                     start = {**block, "input": {}}
-                    events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                                           "content_block": start}))
-                    events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                           "delta": {"type": "input_json_delta",
-                                                                     "partial_json": json.dumps(block["input"])}}))
+                    events.append(
+                        ("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
+                    )
+                    events.append(
+                        (
+                            "content_block_delta",
+                            {
+                                "type": "content_block_delta",
+                                "index": index,
+                                "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+                            },
+                        )
+                    )
                 events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-            events.append(("message_delta", {"type": "message_delta",
-                                             "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                                             "usage": {"output_tokens": message["usage"]["output_tokens"]}}))
+            events.append(
+                (
+                    "message_delta",
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                        "usage": {"output_tokens": message["usage"]["output_tokens"]},
+                    },
+                )
+            )
             events.append(("message_stop", {"type": "message_stop"}))
             data = b"".join(f"event: {name}\ndata: {json.dumps(value)}\n\n".encode() for name, value in events)
             self.send_response(200)

@@ -74,8 +74,9 @@ def _handler(server: GitServer) -> type[BaseHTTPRequestHandler]:
                 "GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),
                 "REMOTE_ADDR": "127.0.0.1",
             }
-            done = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True, timeout=60,
-                                  check=False)
+            done = subprocess.run(
+                ["git", "http-backend"], input=body, env=env, capture_output=True, timeout=60, check=False
+            )
             head, _, payload = done.stdout.partition(b"\r\n\r\n")
             if not _:
                 head, _, payload = done.stdout.partition(b"\n\n")

@@ -42,8 +42,10 @@ CLIENT_VERSION = json.loads((E2E_DIR / "package.json").read_text())["dependencie
 RETRIEVE_TOOL = "mcp__plugin_compactor_ccr__ccr_retrieve"
 STATS_TOOL = "mcp__plugin_compactor_ccr__ccr_stats"
 RUN_TIMEOUT_S = 120
-ALLOWED_TOOLS = ("Read,Edit,Write,Bash,Glob,Grep,Skill,ToolSearch,TodoWrite,ExitPlanMode,"
-                 "mcp__plugin_compactor_ccr,mcp__plugin_compactor_memory")
+ALLOWED_TOOLS = (
+    "Read,Edit,Write,Bash,Glob,Grep,Skill,ToolSearch,TodoWrite,ExitPlanMode,"
+    "mcp__plugin_compactor_ccr,mcp__plugin_compactor_memory"
+)
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 """No virtual environment on it: the plugin must find compactor without the shell's PATH."""
 
@@ -59,7 +61,10 @@ def client_binary() -> Path | None:
         return Path(override)
     machine = {"x86_64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine(), platform.machine())
     modules = E2E_DIR / "node_modules"
-    for candidate in (modules / "@anthropic-ai" / f"claude-code-linux-{machine}" / "claude", modules / ".bin" / "claude"):
+    for candidate in (
+        modules / "@anthropic-ai" / f"claude-code-linux-{machine}" / "claude",
+        modules / ".bin" / "claude",
+    ):
         if candidate.exists():
             return candidate
     return None
@@ -127,8 +132,9 @@ class Session:
         env.update(self.extra_env)
         return env
 
-    def command(self, prompt: str, *, resume: str | None = None, cont: bool | None = None,
-                args: Sequence[str] = ()) -> list[str]:
+    def command(
+        self, prompt: str, *, resume: str | None = None, cont: bool | None = None, args: Sequence[str] = ()
+    ) -> list[str]:
         binary = client_binary()
         assert binary is not None, missing_client_reason()
         words = [str(binary)]
@@ -141,13 +147,25 @@ class Session:
             words.append("--continue")
         return [*words, *args]
 
-    def run(self, prompt: str, *, script: Sequence[Step] = (), resume: str | None = None,
-            cont: bool | None = None, args: Sequence[str] = (), check: bool = True) -> subprocess.CompletedProcess[str]:
+    def run(
+        self,
+        prompt: str,
+        *,
+        script: Sequence[Step] = (),
+        resume: str | None = None,
+        cont: bool | None = None,
+        args: Sequence[str] = (),
+        check: bool = True,
+    ) -> subprocess.CompletedProcess[str]:
         """One ``claude -p PROMPT`` (``--continue`` after the first); ``script`` is queued for the API first."""
         self.api.script.extend(script)
         done = subprocess.run(
             self.command(prompt, resume=resume, cont=cont, args=args),
-            cwd=self.project, env=self.env(), capture_output=True, text=True, timeout=RUN_TIMEOUT_S,
+            cwd=self.project,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
             stdin=subprocess.DEVNULL,
         )
         self.runs.append(done)
@@ -160,8 +178,15 @@ class Session:
         """Any other client command (``plugin validate``, ``mcp list``), in this world."""
         binary = client_binary()
         assert binary is not None, missing_client_reason()
-        return subprocess.run([str(binary), *args], cwd=self.project, env=self.env(), capture_output=True,
-                              text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [str(binary), *args],
+            cwd=self.project,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
 
     def install_transcript(self, source: Path, session_id: str) -> Path:
         """Put a session file where the client looks for this project's sessions (for ``--resume``)."""
@@ -173,9 +198,15 @@ class Session:
 
     def compactor(self, *args: str) -> subprocess.CompletedProcess[str]:
         """A ``compactor`` command with this world's COMPACTOR_HOME (as a user would run it)."""
-        return subprocess.run([sys.executable, "-m", "compactor", *args], cwd=self.project,
-                              env={**self.env(), "PATH": os.environ.get("PATH", SYSTEM_PATH)},
-                              capture_output=True, text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [sys.executable, "-m", "compactor", *args],
+            cwd=self.project,
+            env={**self.env(), "PATH": os.environ.get("PATH", SYSTEM_PATH)},
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
 
     # -- what the client wrote -------------------------------------------------------------
 

@@ -85,32 +85,66 @@ def record(session: Session) -> None:
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text(SKILL)
 
-    session.run("Look at app.py and run it.", script=[
-        Call("Read", {"file_path": str(project / "app.py")}),
-        Call("Bash", {"command": "python3 app.py", "description": "Run the app"}),
-        Say("app.py sums the item counts; it prints 5."),
-    ])
-    session.run("Rename total to count_items and add a test file.", script=[
-        Call("Edit", {"file_path": str(project / "app.py"), "old_string": "def total(", "new_string": "def count_items("}),
-        Call("Edit", {"file_path": str(project / "app.py"), "old_string": "print(total(", "new_string": "print(count_items("}),
-        Call("Write", {"file_path": str(project / "test_app.py"),
-                       "content": "from app import count_items\n\n\ndef test_count() -> None:\n"
-                                  "    assert count_items([{\"count\": 1}]) == 1\n"}),
-        Call("Grep", {"pattern": "count_items", "path": str(project), "output_mode": "content"}),
-        Say("Renamed it and added test_app.py."),
-    ])
-    session.run("Run a slow check in the background while you write the release notes.", script=[
-        Call("Bash", {"command": "sleep 1; echo background check passed", "description": "Slow check",
-                      "run_in_background": True}),
-        Call("Skill", {"skill": "release-notes"}),
-        Call("Read", {"file_path": str(project / "CHANGELOG.md")}),
-        Say("Release notes: Fixed items 0 to 59."),
-    ])
-    session.run("Plan adding a price to each item.", args=["--permission-mode", "plan"], script=[
-        Call("Glob", {"pattern": "*.py", "path": str(project)}),
-        write_plan,
-        Say("The plan is written."),
-    ])
+    session.run(
+        "Look at app.py and run it.",
+        script=[
+            Call("Read", {"file_path": str(project / "app.py")}),
+            Call("Bash", {"command": "python3 app.py", "description": "Run the app"}),
+            Say("app.py sums the item counts; it prints 5."),
+        ],
+    )
+    session.run(
+        "Rename total to count_items and add a test file.",
+        script=[
+            Call(
+                "Edit",
+                {"file_path": str(project / "app.py"), "old_string": "def total(", "new_string": "def count_items("},
+            ),
+            Call(
+                "Edit",
+                {
+                    "file_path": str(project / "app.py"),
+                    "old_string": "print(total(",
+                    "new_string": "print(count_items(",
+                },
+            ),
+            Call(
+                "Write",
+                {
+                    "file_path": str(project / "test_app.py"),
+                    "content": "from app import count_items\n\n\ndef test_count() -> None:\n"
+                    '    assert count_items([{"count": 1}]) == 1\n',
+                },
+            ),
+            Call("Grep", {"pattern": "count_items", "path": str(project), "output_mode": "content"}),
+            Say("Renamed it and added test_app.py."),
+        ],
+    )
+    session.run(
+        "Run a slow check in the background while you write the release notes.",
+        script=[
+            Call(
+                "Bash",
+                {
+                    "command": "sleep 1; echo background check passed",
+                    "description": "Slow check",
+                    "run_in_background": True,
+                },
+            ),
+            Call("Skill", {"skill": "release-notes"}),
+            Call("Read", {"file_path": str(project / "CHANGELOG.md")}),
+            Say("Release notes: Fixed items 0 to 59."),
+        ],
+    )
+    session.run(
+        "Plan adding a price to each item.",
+        args=["--permission-mode", "plan"],
+        script=[
+            Call("Glob", {"pattern": "*.py", "path": str(project)}),
+            write_plan,
+            Say("The plan is written."),
+        ],
+    )
     session.run("/compact keep the plan")
     session.run("What was the plan?", script=[Say("To add a per-item price and a value function.")])
 

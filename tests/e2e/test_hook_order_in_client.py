@@ -32,7 +32,7 @@ from compactor.claude_code.hooks import SESSION_START_MAX_CHARS
 
 World = Callable[..., Session]
 
-PROBE = '''
+PROBE = """
 import json, sys
 event, log = sys.argv[1], sys.argv[2]
 data = json.load(sys.stdin)
@@ -45,7 +45,7 @@ except OSError:
 with open(log, "a", encoding="utf-8") as out:
     out.write(json.dumps({"event": event, "boundaries": boundaries, "trigger": data.get("trigger"),
                           "source": data.get("source"), "summary": data.get("compact_summary")}) + "\\n")
-'''
+"""
 
 
 def probed_plugin(root: Path) -> tuple[Path, Path]:
@@ -73,8 +73,9 @@ def test_the_client_runs_pre_compact_then_session_start_then_post_compact_before
     session = world(plugin=plugin, extra_env={"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "200000"})
     session.run("hello", script=[Call("Bash", {"command": "echo hi", "description": "Echo"}), Say("Hi.")])
     session.run("/compact")
-    session.run("go on", script=[Call("Bash", {"command": "echo 2", "description": "Echo"}, usage=190_000),
-                                 Say("Done.")])
+    session.run(
+        "go on", script=[Call("Bash", {"command": "echo 2", "description": "Echo"}, usage=190_000), Say("Done.")]
+    )
     events = logged(log)
     assert [e["event"] for e in events] == ["PreCompact", "SessionStart", "PostCompact"] * 2
     assert [e["trigger"] for e in events if e["event"] == "PostCompact"] == ["manual", "auto"]

@@ -31,7 +31,9 @@ def install(session: Session, marketplace: Path | str) -> None:
     assert installed.returncode == 0, installed.stdout + installed.stderr
     listed = session.client("plugin", "list", "--json")
     assert listed.returncode == 0, listed.stderr
-    assert any(p.get("id") == "compactor@compactor" and p.get("enabled") for p in json.loads(listed.stdout)), listed.stdout
+    assert any(p.get("id") == "compactor@compactor" and p.get("enabled") for p in json.loads(listed.stdout)), (
+        listed.stdout
+    )
 
 
 def work_compact_and_use_the_tools(session: Session) -> None:
@@ -40,12 +42,15 @@ def work_compact_and_use_the_tools(session: Session) -> None:
     notes.write_text(NOTES)
     session.run("read the notes", script=[Call("Read", {"file_path": str(notes)}), Say("Read them.")])
     session.run("/compact")
-    session.run("check the store and the memories", script=[
-        Call("ToolSearch", {"query": f"select:{STATS_TOOL},{RECALL_TOOL}"}),
-        Call(STATS_TOOL, {}),
-        Call(RECALL_TOOL, {"query": "deploy key"}),
-        Say("Checked."),
-    ])
+    session.run(
+        "check the store and the memories",
+        script=[
+            Call("ToolSearch", {"query": f"select:{STATS_TOOL},{RECALL_TOOL}"}),
+            Call(STATS_TOOL, {}),
+            Call(RECALL_TOOL, {"query": "deploy key"}),
+            Say("Checked."),
+        ],
+    )
 
 
 def assert_hooks_and_servers_ran(session: Session) -> None:
@@ -98,9 +103,23 @@ def test_a_pip_installed_copy_is_a_marketplace_and_finds_the_python_it_was_insta
 
 
 def git(*args: str, cwd: Path) -> None:
-    done = subprocess.run(["git", "-c", "user.name=compactor", "-c", "user.email=compactor@example.invalid",
-                           "-c", "init.defaultBranch=main", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=60, check=False)
+    done = subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.name=compactor",
+            "-c",
+            "user.email=compactor@example.invalid",
+            "-c",
+            "init.defaultBranch=main",
+            *args,
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
 
 

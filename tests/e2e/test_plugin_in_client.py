@@ -31,11 +31,14 @@ def busy_session(world: World, **kwargs: Any) -> Session:
     session = world(**kwargs)
     notes = session.project / "notes.txt"
     notes.write_text(NOTES)
-    session.run("read the notes, then list the folder", script=[
-        Call("Read", {"file_path": str(notes)}),
-        Call("Bash", {"command": "ls -la", "description": "List"}),
-        Say("I read the notes and listed the folder."),
-    ])
+    session.run(
+        "read the notes, then list the folder",
+        script=[
+            Call("Read", {"file_path": str(notes)}),
+            Call("Bash", {"command": "ls -la", "description": "List"}),
+            Say("I read the notes and listed the folder."),
+        ],
+    )
     return session
 
 
@@ -59,16 +62,18 @@ def compacted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
         session.run("/compact keep the deploy key schedule")
         session.saved["first"] = session.session_record()
         head = session.saved["first"]["head_handle"]
-        notes = next(r["handle"] for r in session.saved["first"]["results"]
-                     if r["what"].endswith("notes.txt"))
-        session.run("check the stored notes", script=[
-            Call("ToolSearch", {"query": f"select:{RETRIEVE_TOOL},{STATS_TOOL}"}),
-            Call(RETRIEVE_TOOL, {"handle": f"<<ccr:{head}>>", "exact": True, "max_tokens": 0}),
-            Call(RETRIEVE_TOOL, {"handle": head, "query": "deploy key rotates on day 17"}),
-            Call(RETRIEVE_TOOL, {"handle": notes, "lines": [3, 4]}),
-            Call(STATS_TOOL, {}),
-            Say("Checked."),
-        ])
+        notes = next(r["handle"] for r in session.saved["first"]["results"] if r["what"].endswith("notes.txt"))
+        session.run(
+            "check the stored notes",
+            script=[
+                Call("ToolSearch", {"query": f"select:{RETRIEVE_TOOL},{STATS_TOOL}"}),
+                Call(RETRIEVE_TOOL, {"handle": f"<<ccr:{head}>>", "exact": True, "max_tokens": 0}),
+                Call(RETRIEVE_TOOL, {"handle": head, "query": "deploy key rotates on day 17"}),
+                Call(RETRIEVE_TOOL, {"handle": notes, "lines": [3, 4]}),
+                Call(STATS_TOOL, {}),
+                Say("Checked."),
+            ],
+        )
         session.run("/compact")
         yield session
     finally:
@@ -136,7 +141,7 @@ def test_the_next_compaction_settles_the_last_one_to_exactly_what_it_dropped(com
     recovered_replaced = without_recovered_content(summarized_now, tuple(DEFAULT_RECOVERY_TOOLS))
     assert stored(compacted, record["head_handle"]) == messages_jsonl(recovered_replaced)
     now = stored(compacted, record["head_handle"]).decode()
-    assert all(m.api_json() in now for m in summarized[len(dropped):])
+    assert all(m.api_json() in now for m in summarized[len(dropped) :])
 
 
 def test_the_summarizer_gets_the_instructions_and_the_markers(compacted: Session) -> None:
@@ -163,7 +168,7 @@ def test_after_compaction_the_model_is_told_the_real_tool_and_how_to_load_it(com
 
 def test_after_manual_compact_the_hook_text_the_model_sees_names_the_loadable_tool(compacted: Session) -> None:
     text = request_text(compacted.api.of_kind("main")[-1].body)
-    shown = text[text.index("<local-command-stdout>"):]
+    shown = text[text.index("<local-command-stdout>") :]
     shown = shown[: shown.index("</local-command-stdout>")]
     assert "PreCompact" in shown and f"select:{RETRIEVE_TOOL}" in shown
     assert "For whoever writes the summary of this conversation:" in shown
@@ -175,8 +180,10 @@ def test_tool_search_loads_the_tools_and_they_answer(compacted: Session) -> None
     last = compacted.api.of_kind("main")[-1].body
     loaded = [
         part.get("tool_name")
-        for message in last["messages"] if isinstance(message["content"], list)
-        for block in message["content"] if block.get("type") == "tool_result"
+        for message in last["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
         for part in (block["content"] if isinstance(block["content"], list) else [])
     ]
     assert RETRIEVE_TOOL in loaded and STATS_TOOL in loaded
@@ -195,15 +202,22 @@ def test_tool_search_loads_the_tools_and_they_answer(compacted: Session) -> None
 def test_auto_compactions_store_each_message_in_exactly_one_head(world: World) -> None:
     session = busy_session(world, extra_env={"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "200000"})
     for round_ in range(2):
-        session.run(f"step {round_}", script=[
-            Call("Bash", {"command": f"echo step {round_}", "description": "Echo"}, usage=190_000),
-            Say(f"Step {round_} done."),
-        ])
+        session.run(
+            f"step {round_}",
+            script=[
+                Call("Bash", {"command": f"echo step {round_}", "description": "Echo"}, usage=190_000),
+                Say(f"Step {round_} done."),
+            ],
+        )
     boundaries = session.boundaries()
     assert [b["compactMetadata"]["trigger"] for b in boundaries] == ["auto", "auto"]
     record = session.session_record()
-    first_reminder = next(p for r in session.api.of_kind("main") for p in request_text(r.body).split("\n")
-                          if "This conversation was just compacted" in p)
+    first_reminder = next(
+        p
+        for r in session.api.of_kind("main")
+        for p in request_text(r.body).split("\n")
+        if "This conversation was just compacted" in p
+    )
     announced = MARKER.search(first_reminder)
     assert announced is not None
     assert record["earlier_heads"] == [announced.group(1)], "the record names the head the first reminder announced"
@@ -264,7 +278,10 @@ def test_the_plugin_finds_the_recorded_python_without_it_on_path(world: World, t
     session = busy_session(world, plugin=plugin, python=None)
     recorded = subprocess.run(
         [sys.executable, "-m", "compactor", "hook", "record-python"],
-        env={**session.env(), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60,
+        env={**session.env(), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert recorded.returncode == 0, recorded.stderr
     session.run("/compact")
@@ -303,12 +320,15 @@ def test_a_server_started_on_an_empty_store_answers_after_a_compaction_in_the_sa
     if store.exists():
         with open_store(store) as opened:
             assert opened.stats().entries == 0
-    session.run("read the notes", script=[
-        Call("Read", {"file_path": str(notes)}, usage=190_000),
-        Call("ToolSearch", {"query": f"select:{RETRIEVE_TOOL}"}),
-        retrieve_the_reminded_head,
-        Say("Found it."),
-    ])
+    session.run(
+        "read the notes",
+        script=[
+            Call("Read", {"file_path": str(notes)}, usage=190_000),
+            Call("ToolSearch", {"query": f"select:{RETRIEVE_TOOL}"}),
+            retrieve_the_reminded_head,
+            Say("Found it."),
+        ],
+    )
     assert len(session.boundaries()) == 1
     ((_, text, error),) = session.api.tool_results(RETRIEVE_TOOL)
     assert not error, text

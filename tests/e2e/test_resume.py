@@ -40,8 +40,13 @@ def test_a_session_written_by_replay_output_opens_with_resume(world: World, tmp_
     summary = next(r for r in tail if r.get("isCompactSummary"))
     assert messages[0]["role"] == "user" and messages[0]["content"] == summary["message"]["content"]
     sent = json.dumps(messages)
-    calls = [b["id"] for r in tail if r.get("type") == "assistant"
-             for b in r["message"]["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+    calls = [
+        b["id"]
+        for r in tail
+        if r.get("type") == "assistant"
+        for b in r["message"]["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    ]
     assert calls and all(call in sent for call in calls)
     assert "what is next?" in request_text(request.body)
     handles = MARKER.findall(summary["message"]["content"])
@@ -56,9 +61,13 @@ def test_a_session_written_by_restore_opens_with_resume_as_it_stood_before_the_c
     notes = "".join(f"{i:03d} restore me exactly\n" for i in range(120))
     session = world()
     (session.project / "notes.txt").write_text(notes)
-    session.run("read the notes", script=[
-        Call("Read", {"file_path": str(session.project / "notes.txt")}), Say("I read them."),
-    ])
+    session.run(
+        "read the notes",
+        script=[
+            Call("Read", {"file_path": str(session.project / "notes.txt")}),
+            Say("I read them."),
+        ],
+    )
     before = session.transcript().read_bytes()
     session.run("/compact")
     assert session.boundaries()
@@ -67,7 +76,7 @@ def test_a_session_written_by_restore_opens_with_resume_as_it_stood_before_the_c
     assert done.returncode == 0, done.stderr
     restored = output.read_bytes()
     assert restored.startswith(before), "restore must give back the file as the first run left it, byte for byte"
-    added = [json.loads(line) for line in restored[len(before):].splitlines()]
+    added = [json.loads(line) for line in restored[len(before) :].splitlines()]
     assert not [r for r in added if r.get("type") in ("user", "assistant")], added
     assert session.transcript().read_bytes().startswith(restored)
 

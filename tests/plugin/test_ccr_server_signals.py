@@ -17,12 +17,22 @@ HANG_GUARD_S = 60
 def test_ccr_mcp_exits_at_ctrl_c_or_sigterm_with_stdin_still_open(signum: int, tmp_path: Path) -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "ccr", "--store", str(tmp_path / "ccr.db"), "mcp"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         assert server.stdin is not None and server.stdout is not None
-        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        }
         server.stdin.write((json.dumps(hello) + "\n").encode())
         server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode() + b"\n")
         server.stdin.flush()

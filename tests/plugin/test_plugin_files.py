@@ -42,12 +42,18 @@ def mcp_commands() -> list[list[str]]:
     return [[server["command"], *server.get("args", [])] for server in load(".mcp.json")["mcpServers"].values()]
 
 
-def launch(*args: str, env: dict[str, str], plugin: Path = PLUGIN, cwd: Path | None = None,
-           stdin: str = "") -> subprocess.CompletedProcess[str]:
+def launch(
+    *args: str, env: dict[str, str], plugin: Path = PLUGIN, cwd: Path | None = None, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
     """Run the plugin's launcher as Claude Code does: a bare environment, no virtual environment on PATH."""
     return subprocess.run(
-        [str(plugin / "scripts" / "launch"), *args], input=stdin, capture_output=True, text=True,
-        timeout=TIMEOUT_S, env={"PATH": SYSTEM_PATH, **env}, cwd=cwd,
+        [str(plugin / "scripts" / "launch"), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={"PATH": SYSTEM_PATH, **env},
+        cwd=cwd,
     )
 
 
@@ -92,7 +98,8 @@ def test_mcp_config_starts_the_ccr_and_memory_servers() -> None:
 
 
 @pytest.mark.parametrize(
-    "words", [shlex.split(c.removeprefix(LAUNCH_PREFIX)) for c in hook_commands()] + [m[1:] for m in mcp_commands()],
+    "words",
+    [shlex.split(c.removeprefix(LAUNCH_PREFIX)) for c in hook_commands()] + [m[1:] for m in mcp_commands()],
     ids=" ".join,
 )
 def test_every_command_the_plugin_names_is_a_real_subcommand(words: list[str]) -> None:
@@ -102,16 +109,24 @@ def test_every_command_the_plugin_names_is_a_real_subcommand(words: list[str]) -
 
 
 def test_launch_uses_compactor_python_without_anything_on_path(plugin_copy: Path, tmp_path: Path) -> None:
-    done = launch("compactor", "hook", "--help", plugin=plugin_copy,
-                  env={"HOME": str(tmp_path), "COMPACTOR_PYTHON": sys.executable})
+    done = launch(
+        "compactor",
+        "hook",
+        "--help",
+        plugin=plugin_copy,
+        env={"HOME": str(tmp_path), "COMPACTOR_PYTHON": sys.executable},
+    )
     assert done.returncode == 0 and done.stdout.startswith("usage: compactor hook"), done.stderr
 
 
 def test_launch_uses_the_python_recorded_by_record_python(plugin_copy: Path, tmp_path: Path) -> None:
     home = tmp_path / "compactor-home"
     recorded = subprocess.run(
-        [sys.executable, "-m", "compactor", "hook", "record-python"], capture_output=True, text=True,
-        timeout=TIMEOUT_S, env={"PATH": SYSTEM_PATH, "COMPACTOR_HOME": str(home)},
+        [sys.executable, "-m", "compactor", "hook", "record-python"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={"PATH": SYSTEM_PATH, "COMPACTOR_HOME": str(home)},
     )
     assert recorded.returncode == 0, recorded.stderr
     assert (home / "python").read_text().strip() == sys.executable
@@ -126,7 +141,9 @@ def test_launch_finds_the_virtual_environment_of_the_checkout_it_is_in(tmp_path:
     assert done.returncode == 0 and done.stdout.startswith("usage: compactor hook"), done.stderr
 
 
-def test_launch_without_compactor_says_how_to_install_and_never_blocks_a_hook(plugin_copy: Path, tmp_path: Path) -> None:
+def test_launch_without_compactor_says_how_to_install_and_never_blocks_a_hook(
+    plugin_copy: Path, tmp_path: Path
+) -> None:
     env = {"HOME": str(tmp_path), "COMPACTOR_PYTHON": "/nonexistent/python3"}
     hook = launch("compactor", "hook", "pre-compact", plugin=plugin_copy, env=env, stdin="{}")
     assert hook.returncode == 0 and hook.stdout == ""
@@ -140,8 +157,14 @@ def test_launch_never_imports_a_compactor_folder_of_the_project_it_runs_in(plugi
     (project / "compactor").mkdir(parents=True)
     (project / "compactor" / "__init__.py").write_text("raise SystemExit('imported the project folder')\n")
     (project / "compactor" / "__main__.py").write_text("raise SystemExit('imported the project folder')\n")
-    done = launch("compactor", "hook", "--help", plugin=plugin_copy, cwd=project,
-                  env={"HOME": str(tmp_path), "COMPACTOR_PYTHON": sys.executable})
+    done = launch(
+        "compactor",
+        "hook",
+        "--help",
+        plugin=plugin_copy,
+        cwd=project,
+        env={"HOME": str(tmp_path), "COMPACTOR_PYTHON": sys.executable},
+    )
     assert done.returncode == 0 and done.stdout.startswith("usage: compactor hook"), done.stderr
 
 
@@ -161,9 +184,14 @@ def test_readme_says_how_to_install() -> None:
     assert "--plugin-dir" in text
 
 
-@pytest.mark.parametrize("where", [".local/pipx/venvs/context-compactor/bin/python",
-                                   ".local/share/pipx/venvs/context-compactor/bin/python",
-                                   ".local/pipx/venvs/compactor/bin/python"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        ".local/pipx/venvs/context-compactor/bin/python",
+        ".local/share/pipx/venvs/context-compactor/bin/python",
+        ".local/pipx/venvs/compactor/bin/python",
+    ],
+)
 def test_launch_finds_a_pipx_installation(where: str, plugin_copy: Path, tmp_path: Path) -> None:
     python = tmp_path / "home" / where
     python.parent.mkdir(parents=True)
@@ -180,7 +208,6 @@ def test_launch_finds_a_user_installation_by_its_console_script(plugin_copy: Pat
     script.chmod(0o755)
     done = launch("ccr", "--help", plugin=plugin_copy, env={"HOME": str(tmp_path / "home")})
     assert done.returncode == 0 and done.stdout.startswith("usage: ccr"), done.stderr
-
 
 
 def test_launch_turns_any_failure_of_a_hook_into_exit_zero(plugin_copy: Path, tmp_path: Path) -> None:

@@ -17,9 +17,7 @@ def write_skill(root: Path, folder: str, text: str) -> Path:
 
 
 def test_name_and_description_come_from_the_front_matter(tmp_path: Path) -> None:
-    path = write_skill(
-        tmp_path, "pdf", "---\nname: pdf-tools\ndescription: Work with PDF files.\n---\n# Body\n"
-    )
+    path = write_skill(tmp_path, "pdf", "---\nname: pdf-tools\ndescription: Work with PDF files.\n---\n# Body\n")
     info = parse_skill(path, source="project")
     assert (info.name, info.description, info.source) == ("pdf-tools", "Work with PDF files.", "project")
     assert info.path == str(path) and info.directory == str(path.parent)

@@ -20,9 +20,7 @@ def write_skill(root: Path, folder: str, name: str, body: str = "Body.\n") -> Pa
 def test_the_first_root_wins_when_two_skills_share_a_name(tmp_path: Path) -> None:
     write_skill(tmp_path / "project", "x", "shared")
     write_skill(tmp_path / "user", "y", "shared")
-    registry = SkillRegistry(
-        [SkillRoot(path=str(tmp_path / "project"), source="project"), tmp_path / "user"]
-    )
+    registry = SkillRegistry([SkillRoot(path=str(tmp_path / "project"), source="project"), tmp_path / "user"])
     assert registry.get("shared").source == "project"
     assert registry.names() == ["shared"] and len(registry) == 1 and "shared" in registry
 

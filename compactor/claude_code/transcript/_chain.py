@@ -40,7 +40,9 @@ def _first_of_each_uuid(records: list[Record], report: Reporter) -> tuple[list[R
         if not isinstance(key, str):
             kept.append(record)
         elif key in first:
-            report(record.line, "duplicate_uuid", f"uuid {key} already read at line {first[key]}; the repeat is ignored")
+            report(
+                record.line, "duplicate_uuid", f"uuid {key} already read at line {first[key]}; the repeat is ignored"
+            )
             repeats.append(record)
         else:
             first[key] = record.line
@@ -170,9 +172,15 @@ def _implied_parent(records: list[Record], index: int, report: Reporter) -> int 
             f"compact_boundary's logicalParentUuid {named} is not in the file; linked to line {records[before].line}",
         )
     elif legacy:
-        report(line, "legacy_compaction", f"compact summary with no compact_boundary (1.0.x); linked to line {records[before].line}")
+        report(
+            line,
+            "legacy_compaction",
+            f"compact summary with no compact_boundary (1.0.x); linked to line {records[before].line}",
+        )
     else:
-        report(line, "dangling_parent", f"parentUuid {parent} is not in the file; linked to line {records[before].line}")
+        report(
+            line, "dangling_parent", f"parentUuid {parent} is not in the file; linked to line {records[before].line}"
+        )
     return before
 
 
@@ -191,9 +199,7 @@ def _leaf(records: list[Record]) -> int | None:
 
 def _recover_parallel_calls(records: list[Record], chain: set[int], sidechain: bool) -> None:
     """Take in sibling records of chain answers and the results answering them."""
-    same_side = [
-        i for i, r in enumerate(records) if (r.data.get("isSidechain") is True) == sidechain
-    ]
+    same_side = [i for i, r in enumerate(records) if (r.data.get("isSidechain") is True) == sidechain]
     answer_ids = {
         mid for i in chain if records[i].data.get("type") == "assistant" and (mid := _message_id(records[i].data))
     }

@@ -20,6 +20,7 @@ from compactor.core.messages import Message, Usage
 
 __all__ = ["_build_entries", "_compactions", "_event", "_inline_sidechains"]
 
+
 def _event(record: Record) -> TranscriptEntry:
     """A record that is not a message, as an entry; most lines of newer files are such records.
 
@@ -64,8 +65,9 @@ def _build_entries(chain: list[Record], report: Reporter) -> list[TranscriptEntr
         # Built without validation, as ``_event``: a line number, a kind and the parsed record, right by
         # construction (validating copied every record); the message is validated below.
         entries.append(
-            TranscriptEntry.model_construct(line=record.line, kind="message", message=None, records=[data],
-                                            lines=[record.line])
+            TranscriptEntry.model_construct(
+                line=record.line, kind="message", message=None, records=[data], lines=[record.line]
+            )
         )
     for entry in entries:
         if entry.kind == "message":
@@ -113,7 +115,11 @@ def _to_message(entry: TranscriptEntry, report: Reporter) -> Message | None:
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(p) for p in error.get("loc", ()))
-        report(entry.line, "bad_message", f"message does not fit the Messages shape ({where}: {error.get('msg')}); kept raw")
+        report(
+            entry.line,
+            "bad_message",
+            f"message does not fit the Messages shape ({where}: {error.get('msg')}); kept raw",
+        )
         return None
 
 
@@ -137,8 +143,7 @@ def _compactions(entries: list[TranscriptEntry]) -> list[RecordedCompaction]:
             (
                 e
                 for e in entries[index + 1 :]
-                if (e.message is not None and e.message.is_compact_summary)
-                or e.kind == "compact_boundary"
+                if (e.message is not None and e.message.is_compact_summary) or e.kind == "compact_boundary"
             ),
             None,
         )
@@ -181,9 +186,7 @@ def _int(value: Any) -> int | None:
 
 
 def _inline_sidechains(records: list[Record], chain: set[int], report: Reporter) -> dict[str, list[Message]]:
-    side = {
-        i for i, r in enumerate(records) if i not in chain and r.data.get("isSidechain") is True
-    }
+    side = {i for i, r in enumerate(records) if i not in chain and r.data.get("isSidechain") is True}
     if not side:
         return {}
     index_of = {r.data["uuid"]: i for i, r in enumerate(records) if i in side and isinstance(r.data.get("uuid"), str)}

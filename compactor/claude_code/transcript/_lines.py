@@ -114,7 +114,11 @@ def _iter_records(
             complete = chunk.endswith(b"\n")
             if not complete and len(chunk) > max_line_bytes:
                 size = len(chunk) + _skip_rest_of_line(handle)
-                report(number, "line_too_long", f"line of {size:,} bytes exceeds the {max_line_bytes:,}-byte limit; skipped")
+                report(
+                    number,
+                    "line_too_long",
+                    f"line of {size:,} bytes exceeds the {max_line_bytes:,}-byte limit; skipped",
+                )
                 continue
             record = _parse_line(chunk, number, complete, report)
             if record is not None:

@@ -76,6 +76,7 @@ KNOWN_ENTRY_TYPES = frozenset(
 )
 """Entry types Claude Code writes that the reader knows; others get a warning."""
 
+
 def read_transcript(
     path: str | Path,
     *,
@@ -276,7 +277,8 @@ def _replay_state(entries: list[TranscriptEntry], builder: StateBuilder | None, 
             else:
                 for result in message.tool_results():
                     if result.tool_use_id not in calls:
-                        report(entry.line, "orphan_tool_result", f"tool_result for unknown tool_use {result.tool_use_id!r}")
+                        report(
+                            entry.line, "orphan_tool_result", f"tool_result for unknown tool_use {result.tool_use_id!r}"
+                        )
         if builder is not None:
             builder.apply(entry)
-

@@ -206,10 +206,14 @@ class StateBuilder:
         state = self._state
         kind = attachment.get("type")
         if kind == "deferred_tools_delta":
-            state.deferred_tools = _updated(state.deferred_tools, attachment.get("addedNames"), attachment.get("removedNames"))
+            state.deferred_tools = _updated(
+                state.deferred_tools, attachment.get("addedNames"), attachment.get("removedNames")
+            )
             state.announced_tools = list(state.deferred_tools)
         elif kind == "agent_listing_delta":
-            state.agent_types = _updated(state.agent_types, attachment.get("addedTypes"), attachment.get("removedTypes"))
+            state.agent_types = _updated(
+                state.agent_types, attachment.get("addedTypes"), attachment.get("removedTypes")
+            )
             state.announced_agent_types = list(state.agent_types)
         elif kind == "mcp_instructions_delta":
             names, blocks = attachment.get("addedNames"), attachment.get("addedBlocks")
@@ -293,8 +297,10 @@ class StateBuilder:
     def _apply_edit(self, edit: FileEdit) -> None:
         path = edit.path
         known = self._state.read_files.get(path)
-        base, partial = (edit.original, False) if edit.original is not None else (
-            (known.content, known.is_partial) if known is not None else (None, False)
+        base, partial = (
+            (edit.original, False)
+            if edit.original is not None
+            else ((known.content, known.is_partial) if known is not None else (None, False))
         )
         content = base if edit.replacements is not None else None
         for replacement in edit.replacements or ():
@@ -399,4 +405,3 @@ class StateBuilder:
 def _tag(text: str, name: str) -> str | None:
     match = re.search(_TAG.format(re.escape(name)), text, re.S)
     return match.group(1).strip() if match else None
-

@@ -358,8 +358,9 @@ def run_record_python(args: argparse.Namespace) -> int:
 
     path = default_store_path().parent / "python"
     try:
-        write_output(path, [(os.path.abspath(sys.executable) + "\n").encode("utf-8")], what="Python path",
-                     make_folders=True)
+        write_output(
+            path, [(os.path.abspath(sys.executable) + "\n").encode("utf-8")], what="Python path", make_folders=True
+        )
     except OSError as exc:
         raise HookError(f"cannot write {path}: {describe_os_error(exc)}") from exc
     print(f"compactor: the plugin will run {sys.executable} (recorded in {path})")

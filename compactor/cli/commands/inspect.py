@@ -68,9 +68,10 @@ def run(args: argparse.Namespace) -> int:
         TranscriptNotFound: the file does not exist.
         TranscriptError: it cannot be read, or (strict) it holds bad data.
     """
-    with printed_warnings(verbose=args.verbose or args.strict) as warn, progress(
-        f"reading {Path(args.session).name}", _size(args.session), unit="bytes"
-    ) as bar:
+    with (
+        printed_warnings(verbose=args.verbose or args.strict) as warn,
+        progress(f"reading {Path(args.session).name}", _size(args.session), unit="bytes") as bar,
+    ):
         transcript = read_transcript(args.session, strict=args.strict, warn=warn, on_read=bar.advance)
     summary = summarize(transcript, counter_name=args.counter)
     text = json.dumps(summary, indent=2, ensure_ascii=False) if args.json else _render_text(summary)
@@ -158,6 +159,8 @@ def _render_text(summary: dict[str, Any]) -> str:
     if fragment is not None:
         carried = fragment["first_usage_tokens"]
         seen = f"; its first request already carried {carried:,} tokens" if carried is not None else ""
-        lines.append(f"fragment     starts mid-session at line {fragment['line']} (its parent is not in the file){seen}")
+        lines.append(
+            f"fragment     starts mid-session at line {fragment['line']} (its parent is not in the file){seen}"
+        )
     lines.append(f"warnings     {summary['warnings']}")
     return "\n".join(lines)

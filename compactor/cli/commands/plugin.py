@@ -27,12 +27,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "path",
         help="print the plugin folder (for claude --plugin-dir)",
         description='Print the plugin folder, for `claude --plugin-dir "$(compactor plugin path)"`; with '
-        '--marketplace, the folder of the marketplace that lists it, for '
+        "--marketplace, the folder of the marketplace that lists it, for "
         '`claude plugin marketplace add "$(compactor plugin path --marketplace)"` and then '
         "`claude plugin install compactor@compactor`.",
     )
     path.add_argument(
-        "--marketplace", action="store_true", help="print the marketplace folder instead (claude plugin marketplace add)"
+        "--marketplace",
+        action="store_true",
+        help="print the marketplace folder instead (claude plugin marketplace add)",
     )
     path.set_defaults(func=run_path)
 

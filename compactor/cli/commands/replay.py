@@ -58,7 +58,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--store", type=Path, help="CCR store file (default: $COMPACTOR_HOME/ccr.db)")
     parser.add_argument("--config", type=Path, help="settings file (TOML or JSON)")
     parser.add_argument(
-        "--summarizer", choices=("extractive", "anthropic", "openai", "anthropic-compact", "openai-compact"),
+        "--summarizer",
+        choices=("extractive", "anthropic", "openai", "anthropic-compact", "openai-compact"),
         help="summarizer (default: extractive; the *-compact ones have the provider compact the head itself)",
     )
     parser.add_argument("--counter", choices=("tiktoken", "rough"), help="token counter (default: tiktoken)")
@@ -112,9 +113,10 @@ def run(args: argparse.Namespace) -> int:
     _refuse_outputs(args)
     store = open_store(args.store)
     try:
-        with printed_warnings(verbose=args.verbose or args.strict) as warn, progress(
-            f"replaying {Path(args.session).name}", None, unit="entries"
-        ) as bar:
+        with (
+            printed_warnings(verbose=args.verbose or args.strict) as warn,
+            progress(f"replaying {Path(args.session).name}", None, unit="entries") as bar,
+        ):
             report = replay(
                 args.session,
                 settings=settings,
@@ -277,8 +279,7 @@ def render_table(report: ReplayReport) -> str:
         lines.append("no compaction: the recording holds no compact_boundary")
     elif not report.failures:
         lines.append(
-            f"no compaction: the context peaked at {t.peak_tokens:,} tokens, "
-            f"below the {t.threshold:,}-token threshold"
+            f"no compaction: the context peaked at {t.peak_tokens:,} tokens, below the {t.threshold:,}-token threshold"
         )
     lines += [
         "",
@@ -291,12 +292,18 @@ def render_table(report: ReplayReport) -> str:
     ]
     if report.masking:
         policies = ", ".join(sorted({s.policy for s in report.masking if s.ok}))
-        lines.insert(-1, f"masking: {t.masking_steps} steps ({policies or '-'}), {t.masked_results} results, "
-                     f"{t.masking_tokens_saved:,} tokens saved (all in CCR)")
+        lines.insert(
+            -1,
+            f"masking: {t.masking_steps} steps ({policies or '-'}), {t.masked_results} results, "
+            f"{t.masking_tokens_saved:,} tokens saved (all in CCR)",
+        )
     if t.requests:
         per_100 = 100 * t.cache_invalidated_tokens / t.requests
-        lines.insert(-1, f"prompt cache: {t.cache_invalidated_tokens:,} cached tokens invalidated "
-                     f"({per_100:,.0f} per 100 requests), {t.cache_kept_tokens:,} kept")
+        lines.insert(
+            -1,
+            f"prompt cache: {t.cache_invalidated_tokens:,} cached tokens invalidated "
+            f"({per_100:,.0f} per 100 requests), {t.cache_kept_tokens:,} kept",
+        )
     for f in report.failures:
         lines.append(f"failed at line {f.at_line}: {f.error_id}: {f.error}")
     if t.stopped:

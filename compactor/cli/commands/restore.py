@@ -37,7 +37,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "hooks saw) or a session id the hooks recorded.",
     )
     parser.add_argument("source", metavar="SESSION_ID|TRANSCRIPT", help="a transcript file or a session id")
-    parser.add_argument("--before", type=int, metavar="N", help="undo compaction N and everything after it (1 is the first)")
+    parser.add_argument(
+        "--before", type=int, metavar="N", help="undo compaction N and everything after it (1 is the first)"
+    )
     parser.add_argument("--output", type=Path, metavar="FILE", help="where to write the restored session (JSONL)")
     parser.add_argument("--list", action="store_true", help="list the compactions that can be undone (a table)")
     parser.add_argument("--json", action="store_true", help="with --list: print the list as JSON")
@@ -91,7 +93,13 @@ def run(args: argparse.Namespace) -> int:
     segments, transcript = find_segments(args.source)
     if args.list:
         rows = [
-            {"compaction": n, "first_line": s.first_line, "last_line": s.last_line, "bytes": s.bytes, "handle": s.handle}
+            {
+                "compaction": n,
+                "first_line": s.first_line,
+                "last_line": s.last_line,
+                "bytes": s.bytes,
+                "handle": s.handle,
+            }
             for n, s in enumerate(segments, start=1)
         ]
         if args.json:
@@ -139,14 +147,18 @@ def render_list(source: str, segments: list[TranscriptSegment], transcript: Path
         for row in rows
     ]
     n = len(segments)
-    return "\n".join([
-        (f"{n} compaction{'s' if n != 1 else ''} of {source} can be undone; each stored the lines "
-         "the session had gained since the one before:"),
-        "",
-        *table,
-        "",
-        f"undo compaction N and everything after it: compactor restore {source} --before N --output FILE",
-    ])
+    return "\n".join(
+        [
+            (
+                f"{n} compaction{'s' if n != 1 else ''} of {source} can be undone; each stored the lines "
+                "the session had gained since the one before:"
+            ),
+            "",
+            *table,
+            "",
+            f"undo compaction N and everything after it: compactor restore {source} --before N --output FILE",
+        ]
+    )
 
 
 def _why_nothing(source: str, transcript: Path | None) -> str:

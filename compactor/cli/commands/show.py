@@ -107,9 +107,7 @@ def run(args: argparse.Namespace) -> int:
     numbered = list(enumerate(report.compactions, start=1))
     if args.compaction is not None:
         if not 1 <= args.compaction <= len(report.compactions):
-            raise UsageError(
-                f"--compaction {args.compaction}: the report has {len(report.compactions)} compaction(s)"
-            )
+            raise UsageError(f"--compaction {args.compaction}: the report has {len(report.compactions)} compaction(s)")
         numbered = [numbered[args.compaction - 1]]
     chosen = [c for _, c in numbered]
     if args.html is not None:
@@ -150,9 +148,7 @@ def _titled(n: int, c: CompactionReport, body: str) -> str:
 def _context_text(c: CompactionReport) -> str:
     if not c.context:
         return "(no context in this report)"
-    return "\n\n".join(
-        f"--- {e.part}: {e.role}, {e.tokens:,} tokens ---\n{e.text}" for e in c.context
-    )
+    return "\n\n".join(f"--- {e.part}: {e.role}, {e.tokens:,} tokens ---\n{e.text}" for e in c.context)
 
 
 _NO_COMPACTION = "no compaction in this report"
@@ -200,7 +196,10 @@ def render_overview(report: ShownReport, numbered: list[tuple[int, CompactionRep
         lines.append(f"failed at line {f.at_line}: {f.error_id}: {f.error} (messages kept unchanged)")
     done = [m for m in report.masking if m.ok]
     if done:
-        lines += ["", f"masking: {len(done)} steps, {sum(m.results for m in done)} results, "
-                      f"{sum(m.tokens_saved for m in done):,} tokens saved (originals: {get_command(report.store)} HANDLE)"]
+        lines += [
+            "",
+            f"masking: {len(done)} steps, {sum(m.results for m in done)} results, "
+            f"{sum(m.tokens_saved for m in done):,} tokens saved (originals: {get_command(report.store)} HANDLE)",
+        ]
         lines += [f"  line {m.at_line}: {m.results} results, {m.tokens_saved:,} tokens ({m.policy})" for m in done]
     return "\n".join(lines)

@@ -56,7 +56,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--jobs", type=int, help="parallel replays (default: the CPU count)")
     parser.add_argument("--executor", choices=("local", "ray"), default="local", help="local process pool or Ray")
     parser.add_argument(
-        "--address", metavar="ADDRESS",
+        "--address",
+        metavar="ADDRESS",
         help="Ray cluster to join with --executor ray (auto, HOST:PORT or ray://HOST:10001; default: "
         "$RAY_ADDRESS, else a local Ray for this run)",
     )
@@ -88,8 +89,15 @@ def run(args: argparse.Namespace) -> int:
     made = not os.path.lexists(out)
     try:
         with _progress_bar(space.search.objective, space.search.objective_at, workers) as progress:
-            results = run_tune(args.corpus, space, executor=executor, config=args.config, cache=cache,
-                               progress=progress, on_session=streamed)
+            results = run_tune(
+                args.corpus,
+                space,
+                executor=executor,
+                config=args.config,
+                cache=cache,
+                progress=progress,
+                on_session=streamed,
+            )
         if streamed.close():
             results = results.model_copy(update={"sessions_file": SESSIONS_FILE})
     except OSError as exc:

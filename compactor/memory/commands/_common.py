@@ -45,9 +45,7 @@ def print_json(value: Any) -> None:
 def add_text_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     """``TEXT`` or ``--stdin``, exactly one."""
     parser.add_argument("text", nargs="?", metavar="TEXT", help=f"{what} (or use --stdin)")
-    parser.add_argument(
-        "--stdin", action="store_true", help=f"read {what} from stdin as UTF-8 (at most 256 KiB)"
-    )
+    parser.add_argument("--stdin", action="store_true", help=f"read {what} from stdin as UTF-8 (at most 256 KiB)")
 
 
 def read_text(args: argparse.Namespace) -> str:

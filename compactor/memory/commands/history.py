@@ -14,7 +14,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "history",
         help="every version of a memory, oldest first",
-        description="Print {history: [...], basis: \"inferred\"} as JSON: the whole chain of versions "
+        description='Print {history: [...], basis: "inferred"} as JSON: the whole chain of versions '
         "that ID belongs to (ID may be any of them), oldest first. The same list is also under "
         "versions, its old key, for this release. A broken chain or a cycle is an error "
         "(memory_broken_chain, exit 65), never a partial answer.",

@@ -63,7 +63,7 @@ def assert_anthropic_history_comes_back(
 
 
 _words = st.text(max_size=12)
-_json_scalar = st.none() | st.booleans() | st.integers(-10**6, 10**6) | _words
+_json_scalar = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | _words
 _json = st.recursive(
     _json_scalar,
     lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=4), inner, max_size=2),
@@ -91,7 +91,9 @@ def anthropic_history(draw: st.DrawFn) -> list[Message]:
         if draw(st.booleans()):
             messages.append(Message(role="user", content=draw(_words)))
         else:
-            prompt: list[ContentBlock] = draw(st.lists(st.builds(TextBlock, text=_words) | _image, min_size=1, max_size=3))
+            prompt: list[ContentBlock] = draw(
+                st.lists(st.builds(TextBlock, text=_words) | _image, min_size=1, max_size=3)
+            )
             messages.append(Message(role="user", content=prompt))
         for _ in range(draw(st.integers(0, 3))):
             blocks: list[ContentBlock] = []
@@ -101,8 +103,14 @@ def anthropic_history(draw: st.DrawFn) -> list[Message]:
             uses = []
             for _ in range(draw(st.integers(1, 3))):
                 extra = {"caller": {"type": "direct"}} if draw(st.booleans()) else {}
-                uses.append(ToolUseBlock(id=f"toolu_{next(counter)}", name=draw(st.sampled_from(["Read", "Bash", "Grep"])),
-                                         input=draw(_inputs), **extra))
+                uses.append(
+                    ToolUseBlock(
+                        id=f"toolu_{next(counter)}",
+                        name=draw(st.sampled_from(["Read", "Bash", "Grep"])),
+                        input=draw(_inputs),
+                        **extra,
+                    )
+                )
             messages.append(Message(role="assistant", content=[*blocks, *uses]))
             results: list[ContentBlock] = []
             for use in uses:

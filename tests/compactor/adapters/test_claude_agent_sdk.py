@@ -95,8 +95,12 @@ def _options(session: SdkSession) -> ClaudeAgentOptions:
         "MCP_CONNECTION_NONBLOCKING": "0",
     }
     options = ClaudeAgentOptions(
-        cli_path=str(_BINARY), cwd=str(session.project), env=env, setting_sources=[],
-        allowed_tools=["Read"], stderr=session.errors.append,
+        cli_path=str(_BINARY),
+        cwd=str(session.project),
+        env=env,
+        setting_sources=[],
+        allowed_tools=["Read"],
+        stderr=session.errors.append,
     )
     return session.compaction.apply(options)
 
@@ -124,14 +128,16 @@ def sdk_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SdkSession
         assert found is not None, reminder
         return Call(RETRIEVE, {"handle": found.group(1), "query": "deploy key rotates on day 17"})
 
-    api = FakeAnthropic(script=[
-        Call("Read", {"file_path": str(notes)}),
-        Say("I read the notes."),
-        Call("ToolSearch", {"query": f"select:{RETRIEVE},{STATS}"}),
-        retrieve_what_the_reminder_names,
-        Call(STATS, {}),
-        Say("Checked."),
-    ])
+    api = FakeAnthropic(
+        script=[
+            Call("Read", {"file_path": str(notes)}),
+            Say("I read the notes."),
+            Call("ToolSearch", {"query": f"select:{RETRIEVE},{STATS}"}),
+            retrieve_what_the_reminder_names,
+            Call(STATS, {}),
+            Say("Checked."),
+        ]
+    )
     with api:
         session = SdkSession(root, api, ClaudeAgentSDKCompaction(home=root / "compactor-home"))
 
@@ -155,7 +161,9 @@ def test_a_manual_compact_runs_the_pre_compact_callback_which_stores_what_is_sum
     boundaries = [m for m in sdk_session.messages if isinstance(m, SystemMessage) and m.subtype == "compact_boundary"]
     assert len(boundaries) == 2
     assert not any("Error in hook callback" in line for line in sdk_session.errors)
-    failed = [m for m in sdk_session.messages if isinstance(m, SystemMessage) and m.data.get("tag") == "hook_callback_failed"]
+    failed = [
+        m for m in sdk_session.messages if isinstance(m, SystemMessage) and m.data.get("tag") == "hook_callback_failed"
+    ]
     assert not failed, failed
     record = sdk_session.compaction.records[0]
     after = sdk_session.saved["record"]
@@ -223,7 +231,12 @@ def test_the_session_start_reminder_reaches_the_next_request(sdk_session: SdkSes
 @needs_client
 def test_the_ccr_and_memory_tools_are_listed_from_the_first_request_and_answer(sdk_session: SdkSession) -> None:
     first = request_text(sdk_session.main_requests()[0].body)
-    for tool in (RETRIEVE, STATS, mcp_tool_name("memory", "cavemem_recall"), mcp_tool_name("memory", "cavemem_remember")):
+    for tool in (
+        RETRIEVE,
+        STATS,
+        mcp_tool_name("memory", "cavemem_recall"),
+        mcp_tool_name("memory", "cavemem_remember"),
+    ):
         assert tool in first, f"{tool} not offered: the first request went out before the servers were ready"
     last = sdk_session.main_requests()[-1].body
     assert RETRIEVE in [tool["name"] for tool in last["tools"]]
@@ -244,8 +257,14 @@ _CONTEXT: HookContext = {"signal": None}
 def test_a_pre_compact_that_cannot_store_answers_nothing_and_says_why(tmp_path: Path) -> None:
     said: list[tuple[CompactorError, str]] = []
     compaction = ClaudeAgentSDKCompaction(home=tmp_path, on_error=lambda exc, what: said.append((exc, what)))
-    hook = {"session_id": "s-1", "transcript_path": str(tmp_path / "missing.jsonl"), "cwd": str(tmp_path),
-            "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": None}
+    hook = {
+        "session_id": "s-1",
+        "transcript_path": str(tmp_path / "missing.jsonl"),
+        "cwd": str(tmp_path),
+        "hook_event_name": "PreCompact",
+        "trigger": "auto",
+        "custom_instructions": None,
+    }
     answer: SyncHookJSONOutput = anyio.run(compaction.pre_compact, hook, None, _CONTEXT)
     assert answer == {}
     ((exc, what),) = said
@@ -256,8 +275,13 @@ def test_a_pre_compact_that_cannot_store_answers_nothing_and_says_why(tmp_path: 
 def test_session_start_answers_nothing_unless_the_session_was_just_compacted(tmp_path: Path) -> None:
     compaction = ClaudeAgentSDKCompaction(home=tmp_path)
     for source in ("startup", "resume", "clear", "compact"):
-        hook = {"session_id": "s-1", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(tmp_path),
-                "hook_event_name": "SessionStart", "source": source}
+        hook = {
+            "session_id": "s-1",
+            "transcript_path": str(tmp_path / "t.jsonl"),
+            "cwd": str(tmp_path),
+            "hook_event_name": "SessionStart",
+            "source": source,
+        }
         assert anyio.run(compaction.session_start, hook, None, _CONTEXT) == {}
 
 
@@ -267,18 +291,29 @@ def test_apply_adds_the_hooks_servers_and_tool_rules_and_keeps_the_callers_own(t
 
     compaction = ClaudeAgentSDKCompaction(home=tmp_path, python="/opt/py/bin/python")
     theirs = HookMatcher(hooks=[mine])
-    options = ClaudeAgentOptions(hooks={"PreCompact": [theirs]}, allowed_tools=["Read", "ToolSearch"],
-                                 mcp_servers={"docs": {"type": "stdio", "command": "docs-server"}})
+    options = ClaudeAgentOptions(
+        hooks={"PreCompact": [theirs]},
+        allowed_tools=["Read", "ToolSearch"],
+        mcp_servers={"docs": {"type": "stdio", "command": "docs-server"}},
+    )
     applied = compaction.apply(options)
     assert applied.hooks is not None
     assert applied.hooks["PreCompact"][0] is theirs and len(applied.hooks["PreCompact"]) == 2
     assert [m.matcher for m in applied.hooks["SessionStart"]] == ["compact"]  # type: ignore[index]
     assert applied.mcp_servers == {
         "docs": {"type": "stdio", "command": "docs-server"},
-        "ccr": {"type": "stdio", "command": "/opt/py/bin/python", "args": ["-P", "-m", "ccr", "mcp"],
-                "env": {"COMPACTOR_HOME": str(tmp_path)}},
-        "memory": {"type": "stdio", "command": "/opt/py/bin/python", "args": ["-P", "-m", "compactor", "memory", "mcp"],
-                   "env": {"COMPACTOR_HOME": str(tmp_path)}},
+        "ccr": {
+            "type": "stdio",
+            "command": "/opt/py/bin/python",
+            "args": ["-P", "-m", "ccr", "mcp"],
+            "env": {"COMPACTOR_HOME": str(tmp_path)},
+        },
+        "memory": {
+            "type": "stdio",
+            "command": "/opt/py/bin/python",
+            "args": ["-P", "-m", "compactor", "memory", "mcp"],
+            "env": {"COMPACTOR_HOME": str(tmp_path)},
+        },
     }
     assert applied.allowed_tools == ["Read", "ToolSearch", "mcp__ccr", "mcp__memory"]
     assert options.hooks == {"PreCompact": [theirs]} and "ccr" not in options.mcp_servers  # type: ignore[operator]
@@ -292,4 +327,3 @@ def test_apply_refuses_servers_it_cannot_merge(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="already has ccr"):
         compaction.apply(ClaudeAgentOptions(mcp_servers={"ccr": {"command": "other"}}))
     assert list(compaction.apply().mcp_servers) == ["ccr"]  # type: ignore[arg-type]
-

@@ -17,8 +17,9 @@ class NoFiles:
 
 
 def session() -> Orchestrator:
-    config = load_settings(overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 8_000,
-                                      "counter": "rough"})
+    config = load_settings(
+        overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 8_000, "counter": "rough"}
+    )
     return Orchestrator(settings=config, store=MemoryStore(max_bytes=1 << 26), files=NoFiles())
 
 

@@ -48,8 +48,12 @@ def langchain_history(draw: st.DrawFn, inputs: st.SearchStrategy[dict[str, Any]]
             items.append(ChatMessage(role="critic", content=draw(_text)))
         for _ in range(draw(st.integers(0, 3))):
             calls = [
-                {"name": draw(st.sampled_from(["read", "bash"])), "args": draw(inputs), "id": f"call_{next(ids)}",
-                 "type": "tool_call"}
+                {
+                    "name": draw(st.sampled_from(["read", "bash"])),
+                    "args": draw(inputs),
+                    "id": f"call_{next(ids)}",
+                    "type": "tool_call",
+                }
                 for _ in range(draw(st.integers(1, 3)))
             ]
             style = draw(st.sampled_from(["openai", "anthropic", "text"]))
@@ -59,16 +63,24 @@ def langchain_history(draw: st.DrawFn, inputs: st.SearchStrategy[dict[str, Any]]
                 blocks = [{"type": "text", "text": draw(_text)}] + [
                     {"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["args"]} for c in calls
                 ]
-                ai = AIMessage(content=blocks, tool_calls=calls,
-                               usage_metadata={"input_tokens": 3, "output_tokens": 2, "total_tokens": 5})
+                ai = AIMessage(
+                    content=blocks,
+                    tool_calls=calls,
+                    usage_metadata={"input_tokens": 3, "output_tokens": 2, "total_tokens": 5},
+                )
             else:
                 ai = AIMessage(content=draw(_text), tool_calls=calls)
             items.append(ai)
             for call in calls:
                 result: Any = draw(_text | st.lists(_text_part, min_size=1, max_size=2))
-                items.append(ToolMessage(content=result, tool_call_id=call["id"],
-                                         status=draw(st.sampled_from(["success", "error"])),
-                                         artifact=draw(st.none() | st.just({"rows": 3}))))
+                items.append(
+                    ToolMessage(
+                        content=result,
+                        tool_call_id=call["id"],
+                        status=draw(st.sampled_from(["success", "error"])),
+                        artifact=draw(st.none() | st.just({"rows": 3})),
+                    )
+                )
         if draw(st.booleans()):
             items.append(AIMessage(content=draw(_text | st.lists(_text_part, max_size=2))))
     return items
@@ -79,7 +91,7 @@ def problems(history: Sequence[BaseMessage], instructions: Sequence[BaseMessage]
     found: list[str] = []
     if list(history[: len(instructions)]) != list(instructions):
         found.append("the system messages are not first")
-    rest = list(history[len(instructions):])
+    rest = list(history[len(instructions) :])
     if not rest or not isinstance(rest[0], HumanMessage):
         found.append("no human message after the system messages")
     open_calls: set[str] = set()
@@ -115,7 +127,8 @@ def test_an_anthropic_history_goes_to_langchain_and_comes_back_the_same(
 @given(data=st.data())
 @COMPACTIONS
 def test_a_compacted_history_is_valid_for_a_chat_model(
-    data: st.DataObject, strategies: SimpleNamespace,
+    data: st.DataObject,
+    strategies: SimpleNamespace,
     compactor_run: Callable[[Sequence[Message]], tuple[list[Message], bool]],
 ) -> None:
     history = data.draw(langchain_history(strategies.inputs))
@@ -129,11 +142,13 @@ def test_a_compacted_history_is_valid_for_a_chat_model(
 
 def test_a_tool_error_is_an_error_result_and_comes_back_as_status_error() -> None:
     adapter = LangChainAdapter()
-    messages = adapter.to_messages([
-        HumanMessage(content="run it"),
-        AIMessage(content="", tool_calls=[{"name": "bash", "args": {"command": "make"}, "id": "t1"}]),
-        ToolMessage(content="make: *** [all] Error 2", tool_call_id="t1", status="error"),
-    ])
+    messages = adapter.to_messages(
+        [
+            HumanMessage(content="run it"),
+            AIMessage(content="", tool_calls=[{"name": "bash", "args": {"command": "make"}, "id": "t1"}]),
+            ToolMessage(content="make: *** [all] Error 2", tool_call_id="t1", status="error"),
+        ]
+    )
     (result,) = messages[2].tool_results()
     assert result.is_error and result.content == "make: *** [all] Error 2"
     changed = Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content="short", is_error=True)])
@@ -149,22 +164,31 @@ def test_unknown_message_kinds_pass_through_untouched() -> None:
 
 
 def _reply(n: int) -> list[BaseMessage]:
-    return [AIMessage(content="", tool_calls=[{"name": "bash", "args": {"n": n}, "id": f"c{n}", "type": "tool_call"}]),
-            ToolMessage(content=f"line {n} " * 400, tool_call_id=f"c{n}")]
+    return [
+        AIMessage(content="", tool_calls=[{"name": "bash", "args": {"n": n}, "id": f"c{n}", "type": "tool_call"}]),
+        ToolMessage(content=f"line {n} " * 400, tool_call_id=f"c{n}"),
+    ]
 
 
 def test_an_anthropic_compaction_block_and_context_editing_results_survive_compaction_unchanged() -> None:
     block = {"content": "Summary: the parser was rewritten", "type": "compaction", "signature": "EuYB"}
-    edits = {"applied_edits": [
-        {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 8, "cleared_input_tokens": 50_000},
-        {"type": "clear_thinking_20251015", "cleared_thinking_turns": 2, "cleared_input_tokens": 4_000},
-    ]}
-    history: list[BaseMessage] = [SystemMessage(content="Be brief."), HumanMessage(content="Rewrite the parser"),
-                                  AIMessage(content=[block, {"type": "text", "text": "Resuming."}])]
+    edits = {
+        "applied_edits": [
+            {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 8, "cleared_input_tokens": 50_000},
+            {"type": "clear_thinking_20251015", "cleared_thinking_turns": 2, "cleared_input_tokens": 4_000},
+        ]
+    }
+    history: list[BaseMessage] = [
+        SystemMessage(content="Be brief."),
+        HumanMessage(content="Rewrite the parser"),
+        AIMessage(content=[block, {"type": "text", "text": "Resuming."}]),
+    ]
     for n in range(8):
         history += _reply(n)
-    last = AIMessage(content=[{"type": "thinking", "thinking": "check", "signature": "sig"},
-                              {"type": "text", "text": "Done."}], response_metadata={"context_management": edits})
+    last = AIMessage(
+        content=[{"type": "thinking", "thinking": "check", "signature": "sig"}, {"type": "text", "text": "Done."}],
+        response_metadata={"context_management": edits},
+    )
     history += [HumanMessage(content="Now the docs"), last]
     adapter = LangChainAdapter()
     compacted, ok = compact_once(adapter.to_messages(history))

@@ -44,8 +44,9 @@ class ScriptedChatModel(BaseChatModel):
         self.offered.append({t.name if hasattr(t, "name") else t["name"] for t in tools})
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         self.seen.append(list(messages))
         last = messages[-1]
         if isinstance(last, ToolMessage) and last.name == "ccr_retrieve":
@@ -56,9 +57,12 @@ class ScriptedChatModel(BaseChatModel):
             answer = AIMessage(content="", tool_calls=[call])
         elif self.builds < 12:
             self.builds += 1
-            answer = AIMessage(content="", tool_calls=[
-                {"name": "run_build", "args": {"turn": self.builds}, "id": f"b{self.builds}"},
-            ])
+            answer = AIMessage(
+                content="",
+                tool_calls=[
+                    {"name": "run_build", "args": {"turn": self.builds}, "id": f"b{self.builds}"},
+                ],
+            )
         else:
             answer = AIMessage(content="done")
         return ChatResult(generations=[ChatGeneration(message=answer)])
@@ -101,6 +105,7 @@ def test_the_middleware_works_when_the_agent_runs_asynchronously() -> None:
     compaction = _middleware()
     model = ScriptedChatModel(seen=[], offered=[])
     agent = create_agent(model, tools=[run_build], middleware=[compaction])
-    state = asyncio.run(agent.ainvoke({"messages": [HumanMessage(content="Make the build pass.")]},
-                                      {"recursion_limit": 100}))
+    state = asyncio.run(
+        agent.ainvoke({"messages": [HumanMessage(content="Make the build pass.")]}, {"recursion_limit": 100})
+    )
     _check(state, compaction, model)

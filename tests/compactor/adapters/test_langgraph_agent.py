@@ -43,8 +43,9 @@ class ScriptedChatModel(BaseChatModel):
         assert "ccr_retrieve" in {t.name for t in tools}
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         self.seen.append(list(messages))
         last = messages[-1]
         if isinstance(last, ToolMessage) and last.name == "ccr_retrieve":
@@ -55,9 +56,12 @@ class ScriptedChatModel(BaseChatModel):
             answer = AIMessage(content="", tool_calls=[call])
         elif self.builds < 12:
             self.builds += 1
-            answer = AIMessage(content="", tool_calls=[
-                {"name": "run_build", "args": {"turn": self.builds}, "id": f"b{self.builds}"},
-            ])
+            answer = AIMessage(
+                content="",
+                tool_calls=[
+                    {"name": "run_build", "args": {"turn": self.builds}, "id": f"b{self.builds}"},
+                ],
+            )
         else:
             answer = AIMessage(content="done")
         return ChatResult(generations=[ChatGeneration(message=answer)])
@@ -71,13 +75,15 @@ def run_build(turn: int) -> str:
 
 def test_a_prebuilt_agent_compacts_its_state_and_recovers_a_dropped_tool_result() -> None:
     settings = load_settings(overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 8_000})
-    compaction = LangGraphCompaction(Orchestrator(settings=settings, store=MemoryStore(max_bytes=1 << 26),
-                                                  files=NoFiles()))
+    compaction = LangGraphCompaction(
+        Orchestrator(settings=settings, store=MemoryStore(max_bytes=1 << 26), files=NoFiles())
+    )
     model = ScriptedChatModel(seen=[])
     with warnings.catch_warnings():  # create_react_agent announces its move to langchain.agents
         warnings.simplefilter("ignore", DeprecationWarning)
-        agent = create_react_agent(model, [run_build, compaction.recovery_tool],
-                                   pre_model_hook=compaction.pre_model_hook)
+        agent = create_react_agent(
+            model, [run_build, compaction.recovery_tool], pre_model_hook=compaction.pre_model_hook
+        )
 
     state = agent.invoke({"messages": [HumanMessage(content="Make the build pass.")]}, {"recursion_limit": 100})
 
@@ -102,8 +108,9 @@ def test_the_hook_answers_retrieve_itself_as_its_recovery_tool_does() -> None:
 
 def test_an_async_graph_runs_the_hook_through_the_async_api() -> None:
     settings = load_settings(overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 8_000})
-    compaction = LangGraphCompaction(Orchestrator(settings=settings, store=MemoryStore(max_bytes=1 << 26),
-                                                  files=NoFiles()))
+    compaction = LangGraphCompaction(
+        Orchestrator(settings=settings, store=MemoryStore(max_bytes=1 << 26), files=NoFiles())
+    )
     awaited: list[bool] = []
     orchestrator = compaction.history.orchestrator
     acompact = orchestrator.acompact
@@ -118,8 +125,9 @@ def test_an_async_graph_runs_the_hook_through_the_async_api() -> None:
         warnings.simplefilter("ignore", DeprecationWarning)
         agent = create_react_agent(model, [run_build, compaction.recovery_tool], pre_model_hook=compaction.hook)
 
-    state = asyncio.run(agent.ainvoke({"messages": [HumanMessage(content="Make the build pass.")]},
-                                      {"recursion_limit": 100}))
+    state = asyncio.run(
+        agent.ainvoke({"messages": [HumanMessage(content="Make the build pass.")]}, {"recursion_limit": 100})
+    )
 
     assert state["messages"][-1].content == "done"
     assert compaction.reports and all(r.ok for r in compaction.reports)

@@ -41,8 +41,15 @@ class ScriptedModel(Model):
         self.recovered: str | None = None
         self.inputs: list[list[Any]] = []
 
-    async def get_response(self, system_instructions: str | None, input: str | list[TResponseInputItem],
-                           model_settings: Any, tools: list[Any], *args: Any, **kwargs: Any) -> ModelResponse:
+    async def get_response(
+        self,
+        system_instructions: str | None,
+        input: str | list[TResponseInputItem],
+        model_settings: Any,
+        tools: list[Any],
+        *args: Any,
+        **kwargs: Any,
+    ) -> ModelResponse:
         assert "ccr_retrieve" in {t.name for t in tools}
         items: list[Any] = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
         self.inputs.append(items)
@@ -55,13 +62,24 @@ class ScriptedModel(Model):
         if self.builds < 12:
             self.builds += 1
             return self._call("run_build", {"turn": self.builds}, f"build{self.builds}")
-        message = ResponseOutputMessage(id="msg", role="assistant", status="completed", type="message",
-                                        content=[ResponseOutputText(text="done", type="output_text", annotations=[])])
+        message = ResponseOutputMessage(
+            id="msg",
+            role="assistant",
+            status="completed",
+            type="message",
+            content=[ResponseOutputText(text="done", type="output_text", annotations=[])],
+        )
         return ModelResponse(output=[message], usage=Usage(), response_id=None)
 
     def _call(self, name: str, arguments: dict[str, Any], call_id: str) -> ModelResponse:
-        call = ResponseFunctionToolCall(type="function_call", name=name, arguments=json.dumps(arguments),
-                                        call_id=call_id, id=f"fc_{call_id}", status="completed")
+        call = ResponseFunctionToolCall(
+            type="function_call",
+            name=name,
+            arguments=json.dumps(arguments),
+            call_id=call_id,
+            id=f"fc_{call_id}",
+            status="completed",
+        )
         return ModelResponse(output=[call], usage=Usage(), response_id=None)
 
     def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[TResponseStreamEvent]:
@@ -76,8 +94,9 @@ def run_build(turn: int) -> str:
 
 def test_a_session_compacts_within_and_between_runs_and_the_model_recovers_a_dropped_output() -> None:
     settings = load_settings(overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 8_000})
-    session = CompactingSession("s1", Orchestrator(settings=settings, store=MemoryStore(max_bytes=1 << 26),
-                                                   files=NoFiles()))
+    session = CompactingSession(
+        "s1", Orchestrator(settings=settings, store=MemoryStore(max_bytes=1 << 26), files=NoFiles())
+    )
     model = ScriptedModel()
     agent = Agent(name="fixer", model=model, tools=[run_build, session.recovery_tool])
     config = RunConfig(call_model_input_filter=session.input_filter, tracing_disabled=True)
@@ -105,12 +124,20 @@ def test_a_session_compacts_within_and_between_runs_and_the_model_recovers_a_dro
 
 def _settings_session(window: int = 60_000) -> CompactingSession:
     settings = load_settings(overrides={"policy.context_window": window, "pipeline.tail_tokens": 8_000})
-    return CompactingSession("s", Orchestrator(settings=settings, store=MemoryStore(max_bytes=1 << 26), files=NoFiles()))
+    return CompactingSession(
+        "s", Orchestrator(settings=settings, store=MemoryStore(max_bytes=1 << 26), files=NoFiles())
+    )
 
 
 def _build(turn: int) -> list[Any]:
-    call = {"type": "function_call", "name": "run_build", "arguments": json.dumps({"turn": turn}),
-            "call_id": f"build{turn}", "id": f"fc_build{turn}", "status": "completed"}
+    call = {
+        "type": "function_call",
+        "name": "run_build",
+        "arguments": json.dumps({"turn": turn}),
+        "call_id": f"build{turn}",
+        "id": f"fc_build{turn}",
+        "status": "completed",
+    }
     output = {"type": "function_call_output", "call_id": f"build{turn}", "output": run_build_log(turn)}
     return [call, output]
 
@@ -162,7 +189,7 @@ def test_items_the_filter_sees_before_the_sdk_saves_them_are_added_once() -> Non
             sent = _filter(session, list(run_input))
             run_input.extend(_build(turn))
         sent = _filter(session, list(run_input))
-        await session.add_items(run_input[len(given):])
+        await session.add_items(run_input[len(given) :])
         return sent
 
     sent = asyncio.run(run())

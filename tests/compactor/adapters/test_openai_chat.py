@@ -63,9 +63,16 @@ def chat_history(draw: st.DrawFn, inputs: st.SearchStrategy[dict[str, Any]]) -> 
                 if draw(st.integers(0, 8)) == 0:
                     calls.append({"id": call_id, "type": "custom", "custom": {"name": "apply_patch", "input": "*** x"}})
                 else:
-                    calls.append({"id": call_id, "type": "function",
-                                  "function": {"name": draw(st.sampled_from(["read", "bash"])),
-                                               "arguments": draw(_arguments(inputs))}})
+                    calls.append(
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {
+                                "name": draw(st.sampled_from(["read", "bash"])),
+                                "arguments": draw(_arguments(inputs)),
+                            },
+                        }
+                    )
             content = draw(st.none() | _text | st.lists(_text_part, max_size=2))
             items.append({"role": "assistant", "content": content, "tool_calls": calls})
             for call in calls:
@@ -84,7 +91,7 @@ def problems(history: Sequence[dict[str, Any]], instructions: Sequence[dict[str,
     found: list[str] = []
     if list(history[: len(instructions)]) != list(instructions):
         found.append("the instructions are not first")
-    rest = list(history[len(instructions):])
+    rest = list(history[len(instructions) :])
     if not rest or rest[0]["role"] != "user":
         found.append("no user message after the instructions")
     open_calls: set[str] = set()
@@ -120,7 +127,8 @@ def test_an_anthropic_history_goes_to_chat_and_comes_back_the_same(
 @given(data=st.data())
 @COMPACTIONS
 def test_a_compacted_history_is_valid_for_the_chat_api(
-    data: st.DataObject, strategies: SimpleNamespace,
+    data: st.DataObject,
+    strategies: SimpleNamespace,
     compactor_run: Callable[[Sequence[Message]], tuple[list[Message], bool]],
 ) -> None:
     history = data.draw(chat_history(strategies.inputs))
@@ -134,11 +142,13 @@ def test_a_compacted_history_is_valid_for_the_chat_api(
 
 def test_instructions_stay_first_and_are_not_part_of_the_conversation() -> None:
     adapter = OpenAIChatAdapter()
-    messages = adapter.to_messages([
-        {"role": "developer", "content": "Answer in French."},
-        {"role": "user", "content": "hi"},
-        {"role": "system", "content": "a reminder later on"},
-    ])
+    messages = adapter.to_messages(
+        [
+            {"role": "developer", "content": "Answer in French."},
+            {"role": "user", "content": "hi"},
+            {"role": "system", "content": "a reminder later on"},
+        ]
+    )
     assert [m.role for m in messages] == ["user", "user"]
     assert adapter.instructions == [{"role": "developer", "content": "Answer in French."}]
     out = adapter.from_messages([Message(role="user", content="summary"), messages[1]])
@@ -152,10 +162,14 @@ def test_instructions_stay_first_and_are_not_part_of_the_conversation() -> None:
 def test_parallel_tool_results_are_one_message_inside_and_separate_tool_messages_outside() -> None:
     history = [
         {"role": "user", "content": "look"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "a", "type": "function", "function": {"name": "read", "arguments": '{"path": "x"}'}},
-            {"id": "b", "type": "function", "function": {"name": "read", "arguments": "{broken"}},
-        ]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "read", "arguments": '{"path": "x"}'}},
+                {"id": "b", "type": "function", "function": {"name": "read", "arguments": "{broken"}},
+            ],
+        },
         {"role": "tool", "tool_call_id": "a", "content": "one"},
         {"role": "tool", "tool_call_id": "b", "content": "two"},
     ]
@@ -163,9 +177,17 @@ def test_parallel_tool_results_are_one_message_inside_and_separate_tool_messages
     assert [type(b).__name__ for b in messages[2].blocks()] == ["ToolResultBlock", "ToolResultBlock"]
     uses = messages[1].tool_uses()
     assert uses[0].input == {"path": "x"} and uses[1].input == {} and uses[1].model_extra == {"arguments": "{broken"}
-    changed = [messages[0], messages[1], Message(role="user", content=[
-        ToolResultBlock(tool_use_id="a", content="ONE"), ToolResultBlock(tool_use_id="b", content="two"),
-    ])]
+    changed = [
+        messages[0],
+        messages[1],
+        Message(
+            role="user",
+            content=[
+                ToolResultBlock(tool_use_id="a", content="ONE"),
+                ToolResultBlock(tool_use_id="b", content="two"),
+            ],
+        ),
+    ]
     out = OpenAIChatAdapter().from_messages(changed)
     assert out[2:] == [
         {"role": "tool", "tool_call_id": "a", "content": "ONE"},
@@ -177,9 +199,13 @@ def test_parallel_tool_results_are_one_message_inside_and_separate_tool_messages
 def test_a_new_tool_call_is_written_with_json_arguments() -> None:
     message = Message(role="assistant", content=[ToolUseBlock(id="c", name="bash", input={"command": "ls -la"})])
     (written,) = OpenAIChatAdapter().from_messages([message])
-    assert written == {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls -la"}'}},
-    ]}
+    assert written == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls -la"}'}},
+        ],
+    }
 
 
 def test_an_image_is_counted_as_an_image_and_comes_back_as_the_same_part() -> None:

@@ -29,7 +29,8 @@ _input_part = st.builds(lambda t: {"type": "input_text", "text": t}, _text) | st
 )
 _output_part = st.builds(
     lambda t, extra: {"type": "output_text", "text": t, "annotations": [], **extra},
-    _text, st.sampled_from([{}, {"logprobs": []}]),
+    _text,
+    st.sampled_from([{}, {"logprobs": []}]),
 )
 
 
@@ -37,8 +38,8 @@ _output_part = st.builds(
 def responses_history(draw: st.DrawFn, inputs: st.SearchStrategy[dict[str, Any]]) -> list[dict[str, Any]]:
     """A valid Responses input: instructions, user messages, the model's items, function call outputs."""
     items: list[dict[str, Any]] = [
-        {"role": role, "content": draw(_text)} for role in draw(st.lists(st.sampled_from(["system", "developer"]),
-                                                                          max_size=2))
+        {"role": role, "content": draw(_text)}
+        for role in draw(st.lists(st.sampled_from(["system", "developer"]), max_size=2))
     ]
     ids = iter(range(10**6))
     for _ in range(draw(st.integers(1, 4))):
@@ -53,13 +54,23 @@ def responses_history(draw: st.DrawFn, inputs: st.SearchStrategy[dict[str, Any]]
             if draw(st.booleans()):
                 items.append({"type": "reasoning", "id": f"rs_{next(ids)}", "summary": []})
             if draw(st.booleans()):
-                items.append({"id": f"msg_{next(ids)}", "type": "message", "role": "assistant", "status": "completed",
-                              "content": draw(st.lists(_output_part, min_size=1, max_size=2))})
+                items.append(
+                    {
+                        "id": f"msg_{next(ids)}",
+                        "type": "message",
+                        "role": "assistant",
+                        "status": "completed",
+                        "content": draw(st.lists(_output_part, min_size=1, max_size=2)),
+                    }
+                )
             calls = []
             for _ in range(draw(st.integers(1, 3))):
-                call: dict[str, Any] = {"type": "function_call", "call_id": f"call_{next(ids)}",
-                                        "name": draw(st.sampled_from(["read", "bash"])),
-                                        "arguments": json.dumps(draw(inputs))}
+                call: dict[str, Any] = {
+                    "type": "function_call",
+                    "call_id": f"call_{next(ids)}",
+                    "name": draw(st.sampled_from(["read", "bash"])),
+                    "arguments": json.dumps(draw(inputs)),
+                }
                 if draw(st.booleans()):
                     call.update(id=f"fc_{next(ids)}", status="completed")
                 calls.append(call)
@@ -67,8 +78,15 @@ def responses_history(draw: st.DrawFn, inputs: st.SearchStrategy[dict[str, Any]]
             for call in calls:
                 items.append({"type": "function_call_output", "call_id": call["call_id"], "output": draw(_text)})
         if draw(st.booleans()):
-            items.append({"id": f"msg_{next(ids)}", "type": "message", "role": "assistant", "status": "completed",
-                          "content": [{"type": "output_text", "text": draw(_text), "annotations": []}]})
+            items.append(
+                {
+                    "id": f"msg_{next(ids)}",
+                    "type": "message",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": draw(_text), "annotations": []}],
+                }
+            )
     return items
 
 
@@ -77,7 +95,7 @@ def problems(history: Sequence[dict[str, Any]], instructions: Sequence[dict[str,
     found: list[str] = []
     if list(history[: len(instructions)]) != list(instructions):
         found.append("the instructions are not first")
-    rest = list(history[len(instructions):])
+    rest = list(history[len(instructions) :])
     if not rest or rest[0].get("role") != "user":
         found.append("no user message after the instructions")
     called: set[str] = set()
@@ -114,7 +132,8 @@ def test_an_anthropic_history_goes_to_responses_and_comes_back_the_same(
 @given(data=st.data())
 @COMPACTIONS
 def test_a_compacted_history_is_valid_responses_input(
-    data: st.DataObject, strategies: SimpleNamespace,
+    data: st.DataObject,
+    strategies: SimpleNamespace,
     compactor_run: Callable[[Sequence[Message]], tuple[list[Message], bool]],
 ) -> None:
     history = data.draw(responses_history(strategies.inputs))
@@ -127,27 +146,42 @@ def test_a_compacted_history_is_valid_responses_input(
 
 
 def test_the_models_text_is_text_to_the_summarizer_and_its_item_fields_come_back() -> None:
-    item = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
-            "content": [{"type": "output_text", "text": "All tests pass.", "annotations": [], "logprobs": []}]}
+    item = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": "All tests pass.", "annotations": [], "logprobs": []}],
+    }
     (message,) = OpenAIResponsesAdapter().to_messages([item])
     assert message.text() == "All tests pass."
     assert OpenAIResponsesAdapter().from_messages([message]) == [item]
 
 
 def test_an_input_image_is_an_image_block_and_an_anthropic_image_goes_out_as_one() -> None:
-    item = {"role": "user", "content": [{"type": "input_text", "text": "what is this?"},
-                                        {"type": "input_image", "image_url": "data:image/jpeg;base64,/9j/4AAQ"}]}
+    item = {
+        "role": "user",
+        "content": [
+            {"type": "input_text", "text": "what is this?"},
+            {"type": "input_image", "image_url": "data:image/jpeg;base64,/9j/4AAQ"},
+        ],
+    }
     (message,) = OpenAIResponsesAdapter().to_messages([item])
     assert [type(b).__name__ for b in message.blocks()] == ["TextBlock", "ImageBlock"]
     assert OpenAIResponsesAdapter().from_messages([message]) == [item]
 
 
 _compaction_item = st.builds(
-    lambda n, content, by, order: {k: v for k, v in sorted(
-        {"type": "compaction", "id": f"cmp_{n}", "encrypted_content": content, **by}.items(),
-        key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order),
-    )},
-    st.integers(0, 10**6), st.text(max_size=60), st.sampled_from([{}, {"created_by": "resp_1"}]),
+    lambda n, content, by, order: {
+        k: v
+        for k, v in sorted(
+            {"type": "compaction", "id": f"cmp_{n}", "encrypted_content": content, **by}.items(),
+            key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order),
+        )
+    },
+    st.integers(0, 10**6),
+    st.text(max_size=60),
+    st.sampled_from([{}, {"created_by": "resp_1"}]),
     st.permutations(["type", "id", "encrypted_content", "created_by"]),
 )
 """An OpenAI compaction item as ``/v1/responses/compact`` or ``compact_threshold`` returns it, keys in any order."""
@@ -161,8 +195,11 @@ def compacted_by_openai(draw: st.DrawFn, inputs: st.SearchStrategy[dict[str, Any
     instructions = next((i for i, item in enumerate(history) if item.get("role") not in ("system", "developer")), 0)
     out = list(history)
     for _ in range(draw(st.integers(1, 3))):
-        points = [i for i in range(instructions + 1, len(out) + 1)
-                  if i == len(out) or out[i].get("type") != "function_call_output"]
+        points = [
+            i
+            for i in range(instructions + 1, len(out) + 1)
+            if i == len(out) or out[i].get("type") != "function_call_output"
+        ]
         out.insert(draw(st.sampled_from(points)), draw(_compaction_item))
     return out
 
@@ -185,7 +222,8 @@ def test_openai_compaction_items_read_and_write_back_byte_for_byte(
 @given(data=st.data())
 @COMPACTIONS
 def test_the_last_openai_compaction_item_survives_compaction_byte_for_byte_and_leads_the_summary(
-    data: st.DataObject, strategies: SimpleNamespace,
+    data: st.DataObject,
+    strategies: SimpleNamespace,
     compactor_run: Callable[[Sequence[Message]], tuple[list[Message], bool]],
 ) -> None:
     history = data.draw(compacted_by_openai(strategies.inputs))
@@ -196,13 +234,13 @@ def test_the_last_openai_compaction_item_survives_compaction_byte_for_byte_and_l
     if not ok:
         assert json.dumps(out) == json.dumps(history)
         return
-    rest = out[len(adapter.instructions):]
+    rest = out[len(adapter.instructions) :]
     assert [json.dumps(i) for i in out if i.get("type") == "compaction"] == [items[-1]]
     assert json.dumps(rest[0]) == items[-1]
     assert rest[1]["role"] == "user" and "compacted" in str(rest[1]["content"])
     assert not problems([*adapter.instructions, *rest[1:]], adapter.instructions), out
     kept = [i for i in rest[2:] if "compacted" not in str(i.get("content")) and "system-reminder" not in str(i)]
-    assert json.dumps(kept) == json.dumps(history[len(history) - len(kept):])  # the tail as it was
+    assert json.dumps(kept) == json.dumps(history[len(history) - len(kept) :])  # the tail as it was
 
 
 def test_a_compact_endpoint_answer_in_the_input_comes_out_first_and_unchanged_after_compaction() -> None:
@@ -230,7 +268,7 @@ def test_a_compact_endpoint_answer_in_the_input_comes_out_first_and_unchanged_af
     assert out[2]["role"] == "user" and "OpenAI had compacted part" in json.dumps(out[2])
     kept = [i for i in out if "system-reminder" not in json.dumps(i)][3:]
     assert kept
-    for now, was in zip(kept, history[len(history) - len(kept):], strict=True):
+    for now, was in zip(kept, history[len(history) - len(kept) :], strict=True):
         if now.get("type") == "function_call_output":  # dedup numbers a long result: "\n[result-id: rN]"
             now = {**now, "output": now["output"].rsplit("\n[result-id: ", 1)[0]}
         assert json.dumps(now) == json.dumps(was)

@@ -41,11 +41,13 @@ from tests.compactor.adapters.conftest import (
 )
 
 _text = st.text(max_size=20)
-_user_content = _text | st.sampled_from([
-    ImageUrl(url="https://example.com/a.png"),
-    BinaryContent(data=b"\x89PNG", media_type="image/png"),
-    BinaryContent(data=b"%PDF-1.4", media_type="application/pdf"),
-])
+_user_content = _text | st.sampled_from(
+    [
+        ImageUrl(url="https://example.com/a.png"),
+        BinaryContent(data=b"\x89PNG", media_type="image/png"),
+        BinaryContent(data=b"%PDF-1.4", media_type="application/pdf"),
+    ]
+)
 
 
 @st.composite
@@ -69,17 +71,25 @@ def pydantic_ai_history(draw: st.DrawFn, inputs: st.SearchStrategy[dict[str, Any
             calls = []
             for _ in range(draw(st.integers(1, 3))):
                 args = draw(inputs)
-                calls.append(ToolCallPart(
-                    tool_name=draw(st.sampled_from(["read", "bash"])),
-                    args=json.dumps(args) if draw(st.booleans()) else args,
-                    tool_call_id=f"call_{next(ids)}",
-                ))
-            items.append(ModelResponse(parts=[*answer, *calls], usage=RequestUsage(input_tokens=10, output_tokens=3),
-                                       model_name="test"))
+                calls.append(
+                    ToolCallPart(
+                        tool_name=draw(st.sampled_from(["read", "bash"])),
+                        args=json.dumps(args) if draw(st.booleans()) else args,
+                        tool_call_id=f"call_{next(ids)}",
+                    )
+                )
+            items.append(
+                ModelResponse(
+                    parts=[*answer, *calls], usage=RequestUsage(input_tokens=10, output_tokens=3), model_name="test"
+                )
+            )
             returns = [
-                ToolReturnPart(tool_name=c.tool_name, tool_call_id=c.tool_call_id,
-                               content=draw(_text | st.just({"rows": [1, 2]}) | st.just([{"type": "text", "text": "x"}])),
-                               outcome=draw(st.sampled_from(["success", "failed"])))
+                ToolReturnPart(
+                    tool_name=c.tool_name,
+                    tool_call_id=c.tool_call_id,
+                    content=draw(_text | st.just({"rows": [1, 2]}) | st.just([{"type": "text", "text": "x"}])),
+                    outcome=draw(st.sampled_from(["success", "failed"])),
+                )
                 for c in calls
             ]
             items.append(ModelRequest(parts=returns, instructions=instructions))
@@ -128,7 +138,8 @@ def test_an_anthropic_history_goes_to_pydantic_ai_and_comes_back_the_same(
 @given(data=st.data())
 @COMPACTIONS
 def test_a_compacted_history_is_valid_for_a_model_request(
-    data: st.DataObject, strategies: SimpleNamespace,
+    data: st.DataObject,
+    strategies: SimpleNamespace,
     compactor_run: Callable[[Sequence[Message]], tuple[list[Message], bool]],
 ) -> None:
     history = data.draw(pydantic_ai_history(strategies.inputs))
@@ -146,7 +157,9 @@ def test_a_compacted_history_is_valid_for_a_model_request(
 def test_the_system_prompt_is_kept_at_the_front_when_its_request_is_compacted_away() -> None:
     adapter = PydanticAIAdapter()
     system = SystemPromptPart(content="You fix builds.")
-    messages = adapter.to_messages([ModelRequest(parts=[system, UserPromptPart(content="fix it")], instructions="Be brief.")])
+    messages = adapter.to_messages(
+        [ModelRequest(parts=[system, UserPromptPart(content="fix it")], instructions="Be brief.")]
+    )
     assert messages == [Message(role="user", content="fix it")]
     (written,) = adapter.from_messages([Message(role="user", content="summary of the work")])
     assert isinstance(written, ModelRequest) and written.instructions == "Be brief."
@@ -164,11 +177,15 @@ def test_the_integration_itself_answers_retrieve_bounded_with_tool_outputs_raw()
 
     store = MemoryStore(max_bytes=1 << 24)
     compaction = PydanticAICompaction(Orchestrator(settings=load_settings(env={}), store=store))
-    log = "step 1 ok\n\"step 2\" ok\n" * 3
-    handle = store.put(messages_jsonl([
-        Message(role="assistant", content=[ToolUseBlock(id="t1", name="Bash", input={"command": "make"})]),
-        Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content=log)]),
-    ]))
+    log = 'step 1 ok\n"step 2" ok\n' * 3
+    handle = store.put(
+        messages_jsonl(
+            [
+                Message(role="assistant", content=[ToolUseBlock(id="t1", name="Bash", input={"command": "make"})]),
+                Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content=log)]),
+            ]
+        )
+    )
     assert log in compaction.retrieve(handle)
     assert json.dumps(log)[1:-1] in compaction.retrieve(handle, exact=True)
     big = store.put(b"".join(b"row %d\n" % i for i in range(30_000)))
@@ -180,13 +197,17 @@ def test_the_integration_itself_answers_retrieve_bounded_with_tool_outputs_raw()
 
 
 _compaction_part = st.builds(
-    lambda content, signature: CompactionPart(content=content, provider_name="anthropic",
-                                              provider_details={"signature": signature}),
-    st.text(min_size=1, max_size=40), st.text(max_size=20),
+    lambda content, signature: CompactionPart(
+        content=content, provider_name="anthropic", provider_details={"signature": signature}
+    ),
+    st.text(min_size=1, max_size=40),
+    st.text(max_size=20),
 ) | st.builds(
-    lambda n, blob: CompactionPart(content=None, id=f"cmp_{n}", provider_name="openai",
-                                   provider_details={"encrypted_content": blob}),
-    st.integers(0, 10**6), st.text(max_size=40),
+    lambda n, blob: CompactionPart(
+        content=None, id=f"cmp_{n}", provider_name="openai", provider_details={"encrypted_content": blob}
+    ),
+    st.integers(0, 10**6),
+    st.text(max_size=40),
 )
 """A provider's compaction part as pydantic-ai keeps it: Anthropic's readable summary, OpenAI's encrypted item."""
 
@@ -198,7 +219,8 @@ def _dump(part: Any) -> str:
 @given(data=st.data())
 @COMPACTIONS
 def test_the_last_provider_compaction_part_survives_compaction_byte_for_byte_in_a_response_of_its_own(
-    data: st.DataObject, strategies: SimpleNamespace,
+    data: st.DataObject,
+    strategies: SimpleNamespace,
     compactor_run: Callable[[Sequence[Message]], tuple[list[Message], bool]],
 ) -> None:
     history = data.draw(pydantic_ai_history(strategies.inputs))
@@ -206,8 +228,9 @@ def test_the_last_provider_compaction_part_survives_compaction_byte_for_byte_in_
     for index in data.draw(st.lists(st.sampled_from(responses), max_size=2, unique=True)) if responses else []:
         message = history[index]
         assert isinstance(message, ModelResponse)
-        history[index] = ModelResponse(parts=[data.draw(_compaction_part), *message.parts],
-                                       usage=message.usage, model_name=message.model_name)
+        history[index] = ModelResponse(
+            parts=[data.draw(_compaction_part), *message.parts], usage=message.usage, model_name=message.model_name
+        )
     parts = [_dump(p) for m in history for p in m.parts if isinstance(p, CompactionPart)]
     adapter = PydanticAIAdapter()
     messages = adapter.to_messages(history)
@@ -227,14 +250,18 @@ def test_the_last_provider_compaction_part_survives_compaction_byte_for_byte_in_
 
 
 def test_an_anthropic_compaction_part_leads_the_compacted_history_in_its_own_response() -> None:
-    part = CompactionPart(content="Summary: the parser was rewritten", provider_name="anthropic",
-                          provider_details={"signature": "EuYB"})
-    history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart(content="Rewrite the parser")]),
-                                   ModelResponse(parts=[part, TextPart(content="Resuming.")])]
+    part = CompactionPart(
+        content="Summary: the parser was rewritten", provider_name="anthropic", provider_details={"signature": "EuYB"}
+    )
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart(content="Rewrite the parser")]),
+        ModelResponse(parts=[part, TextPart(content="Resuming.")]),
+    ]
     for n in range(8):
-        history += [ModelResponse(parts=[ToolCallPart(tool_name="bash", args={"n": n}, tool_call_id=f"c{n}")]),
-                    ModelRequest(parts=[ToolReturnPart(tool_name="bash", tool_call_id=f"c{n}",
-                                                       content=f"line {n} " * 400)])]
+        history += [
+            ModelResponse(parts=[ToolCallPart(tool_name="bash", args={"n": n}, tool_call_id=f"c{n}")]),
+            ModelRequest(parts=[ToolReturnPart(tool_name="bash", tool_call_id=f"c{n}", content=f"line {n} " * 400)]),
+        ]
     adapter = PydanticAIAdapter()
     compacted, ok = compact_once(adapter.to_messages(history))
     assert ok

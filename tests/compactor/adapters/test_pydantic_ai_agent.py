@@ -62,11 +62,16 @@ class Script:
 
 def test_an_agent_compacts_keeps_its_system_prompt_and_recovers_a_dropped_tool_result() -> None:
     settings = load_settings(overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 8_000})
-    compaction = PydanticAICompaction(Orchestrator(settings=settings, store=MemoryStore(max_bytes=1 << 26),
-                                                   files=NoFiles()))
+    compaction = PydanticAICompaction(
+        Orchestrator(settings=settings, store=MemoryStore(max_bytes=1 << 26), files=NoFiles())
+    )
     script = Script()
-    agent = Agent(FunctionModel(script), system_prompt="You fix builds.", capabilities=[compaction.capability],
-                  tools=[compaction.recovery_tool])
+    agent = Agent(
+        FunctionModel(script),
+        system_prompt="You fix builds.",
+        capabilities=[compaction.capability],
+        tools=[compaction.recovery_tool],
+    )
 
     @agent.tool_plain
     def run_build(turn: int) -> str:
@@ -83,7 +88,8 @@ def test_an_agent_compacts_keeps_its_system_prompt_and_recovers_a_dropped_tool_r
     for seen in script.seen:
         first = seen[0]
         assert isinstance(first, ModelRequest) and isinstance(first.parts[0], SystemPromptPart)
-        calls = {p.tool_call_id for m in seen if isinstance(m, ModelResponse) for p in m.parts
-                 if isinstance(p, ToolCallPart)}
+        calls = {
+            p.tool_call_id for m in seen if isinstance(m, ModelResponse) for p in m.parts if isinstance(p, ToolCallPart)
+        }
         returns = {p.tool_call_id for m in seen for p in m.parts if isinstance(p, ToolReturnPart)}
         assert returns <= calls, "a tool return whose call was dropped"

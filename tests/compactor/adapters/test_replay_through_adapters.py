@@ -36,8 +36,11 @@ class NoFiles:
 
 
 def only_results(message: Message) -> bool:
-    return message.role == "user" and isinstance(message.content, list) and bool(message.content) and all(
-        isinstance(b, ToolResultBlock) for b in message.content
+    return (
+        message.role == "user"
+        and isinstance(message.content, list)
+        and bool(message.content)
+        and all(isinstance(b, ToolResultBlock) for b in message.content)
     )
 
 

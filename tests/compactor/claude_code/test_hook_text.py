@@ -30,14 +30,22 @@ CLOSING = (
 
 
 def test_the_note_lists_the_largest_results_and_counts_the_rest() -> None:
-    note = pre_compact_note(head="<<ccr:H>>", messages=3, size=12345, results=[("<<ccr:A>>", "Read /src/app.py", 9000)],
-                            unlisted=2, tool="ccr_retrieve")
+    note = pre_compact_note(
+        head="<<ccr:H>>",
+        messages=3,
+        size=12345,
+        results=[("<<ccr:A>>", "Read /src/app.py", 9000)],
+        unlisted=2,
+        tool="ccr_retrieve",
+    )
     assert note == (
         INTRO.format(n=3, size="12,345") + "\n\n"
         "Tool results stored on their own, largest first:\n"
         "- <<ccr:A>>: Read /src/app.py (9,000 bytes)\n"
         "(2 smaller stored result(s) not listed; they are all inside <<ccr:H>>.)\n\n"
-        + FOR_THE_SUMMARY + CITE_RESULTS + CLOSING
+        + FOR_THE_SUMMARY
+        + CITE_RESULTS
+        + CLOSING
     )
 
 

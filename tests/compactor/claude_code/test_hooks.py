@@ -102,9 +102,7 @@ def test_pre_compact_stores_the_conversation_since_the_last_boundary_byte_exact(
     assert ccr_get(compactor_home / "ccr.db", head.group(1)) == messages_jsonl(since)
 
 
-def test_pre_compact_names_the_largest_stored_results_with_what_they_were(
-    session: Path, compactor_home: Path
-) -> None:
+def test_pre_compact_names_the_largest_stored_results_with_what_they_were(session: Path, compactor_home: Path) -> None:
     done = hook("pre-compact", pre_compact_input(session))
     listed = [line for line in done.stdout.splitlines() if line.startswith("- <<ccr:")]
     assert listed, done.stdout
@@ -127,7 +125,9 @@ def test_pre_compact_caps_the_list_of_results(tmp_path: Path, compactor_home: Pa
     assert "smaller stored result(s) not listed" in done.stdout
 
 
-def test_pre_compact_uses_the_store_flag_over_compactor_home(session: Path, tmp_path: Path, compactor_home: Path) -> None:
+def test_pre_compact_uses_the_store_flag_over_compactor_home(
+    session: Path, tmp_path: Path, compactor_home: Path
+) -> None:
     elsewhere = tmp_path / "elsewhere" / "ccr.db"
     done = hook("pre-compact", pre_compact_input(session), "--store", str(elsewhere))
     head = MARKER.search(done.stdout)
@@ -169,7 +169,12 @@ def test_pre_compact_stores_the_transcript_lines_and_the_conversation_in_one_tra
         ("[" * 100_000 + "]" * 100_000, "input_invalid"),
     ],
     ids=[
-        "not-json", "not-an-object", "no-session-id", "session-id-escapes", "no-transcript", "missing-transcript",
+        "not-json",
+        "not-an-object",
+        "no-session-id",
+        "session-id-escapes",
+        "no-transcript",
+        "missing-transcript",
         "nested-too-deeply",
     ],
 )
@@ -336,7 +341,10 @@ def test_session_ids_that_could_leave_the_sessions_folder_are_refused(tmp_path: 
     ("call", "expected"),
     [
         (ToolUseBlock(id="1", name="Read", input={"file_path": "/p/a.py"}), "Read /p/a.py"),
-        (ToolUseBlock(id="2", name="Bash", input={"command": "pytest -q\n  -x", "description": "run"}), "Bash: pytest -q -x"),
+        (
+            ToolUseBlock(id="2", name="Bash", input={"command": "pytest -q\n  -x", "description": "run"}),
+            "Bash: pytest -q -x",
+        ),
         (ToolUseBlock(id="3", name="Grep", input={"pattern": "def main", "path": "src"}), "Grep 'def main' in src"),
         (ToolUseBlock(id="4", name="mcp__srv__thing", input={}), "mcp__srv__thing"),
         (None, "a tool result"),
@@ -390,7 +398,9 @@ def test_conversation_since_last_compaction_is_everything_without_one() -> None:
 def test_instructions_render_only_markers_of_stored_results() -> None:
     store = open_store(":memory:")
     transcript = read_transcript(FIXTURES / "long.jsonl")
-    record = store_conversation(transcript.messages[:156], store, counter=RoughCounter(), session_id="s", trigger="auto")
+    record = store_conversation(
+        transcript.messages[:156], store, counter=RoughCounter(), session_id="s", trigger="auto"
+    )
     text = pre_compact_instructions(record, limit=5)
     handles = MARKER.findall(text)
     assert handles[0] == record.head_handle
@@ -457,11 +467,18 @@ def test_session_start_names_the_tool_as_the_client_does_and_how_to_load_it(sess
 
 @pytest.mark.parametrize(
     ("event", "flags"),
-    [("pre-compact", ["--limit", "-1"]), ("pre-compact", ["--limit=x"]), ("pre-compact", ["--no-such-flag"]),
-     ("session-start", ["--no-such-flag"]), ("session-start", ["extra"])],
+    [
+        ("pre-compact", ["--limit", "-1"]),
+        ("pre-compact", ["--limit=x"]),
+        ("pre-compact", ["--no-such-flag"]),
+        ("session-start", ["--no-such-flag"]),
+        ("session-start", ["extra"]),
+    ],
     ids=["negative-limit", "limit-not-a-number", "unknown-flag", "session-start-unknown-flag", "stray-argument"],
 )
-def test_a_bad_flag_never_blocks_the_compaction(event: str, flags: list[str], session: Path, compactor_home: Path) -> None:
+def test_a_bad_flag_never_blocks_the_compaction(
+    event: str, flags: list[str], session: Path, compactor_home: Path
+) -> None:
     done = hook(event, pre_compact_input(session), *flags)
     assert done.returncode == 0
     assert done.stdout == ""
@@ -486,9 +503,10 @@ def test_the_next_compaction_summarizes_the_messages_the_last_one_kept(tmp_path:
     assert since[0].is_compact_summary
     assert [m.uuid for m in since[1 : 1 + len(kept)]] == kept
     assert since[1 + len(kept) :] == transcript.messages[transcript.compactions[-1].message_index + 1 :]
-    assert conversation_since_last_compaction(read_transcript(before)) == transcript.messages[
-        : transcript.compactions[-1].message_index
-    ]
+    assert (
+        conversation_since_last_compaction(read_transcript(before))
+        == transcript.messages[: transcript.compactions[-1].message_index]
+    )
 
 
 def test_pre_compact_stores_what_is_summarized_then_the_next_one_settles_it_to_what_was_dropped(
@@ -570,8 +588,13 @@ def test_pre_compact_with_stdout_on_a_full_disk_still_exits_0(session: Path) -> 
         pytest.skip("/dev/full is not on this system")
     with open("/dev/full", "w") as full:
         done = subprocess.run(
-            [sys.executable, "-m", "compactor", "hook", "pre-compact"], input=json.dumps(pre_compact_input(session)),
-            stdout=full, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT_S, env=dict(os.environ),
+            [sys.executable, "-m", "compactor", "hook", "pre-compact"],
+            input=json.dumps(pre_compact_input(session)),
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=TIMEOUT_S,
+            env=dict(os.environ),
         )
     assert done.returncode == 0
     assert "compactor: output_write_failed: " in done.stderr and "Traceback" not in done.stderr
@@ -583,8 +606,12 @@ def test_a_hook_that_waits_past_its_time_limit_says_so_and_exits_0() -> None:
     read_end, write_end = os.pipe()
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "compactor", "hook", "pre-compact"], stdin=read_end, capture_output=True,
-            text=True, timeout=TIMEOUT_S, env={**os.environ, "COMPACTOR_HOOK_TIME_LIMIT": "1"},
+            [sys.executable, "-m", "compactor", "hook", "pre-compact"],
+            stdin=read_end,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            env={**os.environ, "COMPACTOR_HOOK_TIME_LIMIT": "1"},
         )
     finally:
         os.close(read_end)
@@ -622,8 +649,12 @@ def test_a_30_mb_message_is_stored_and_counted_in_bounded_time(tmp_path: Path, c
     records = [json.loads(line) for line in lines]
     last = next(r for r in reversed(records) if r.get("uuid"))
     user = next(r for r in records if r.get("type") == "user" and isinstance(r["message"].get("content"), str))
-    huge = {**user, "uuid": "11111111-2222-3333-4444-555555555555", "parentUuid": last["uuid"],
-            "message": {**user["message"], "content": "x" * 30_000_000}}
+    huge = {
+        **user,
+        "uuid": "11111111-2222-3333-4444-555555555555",
+        "parentUuid": last["uuid"],
+        "message": {**user["message"], "content": "x" * 30_000_000},
+    }
     path = tmp_path / "huge.jsonl"
     path.write_text("\n".join([*lines, json.dumps(huge)]) + "\n", encoding="utf-8")
     done = hook("pre-compact", pre_compact_input(path, records[0]["sessionId"]))

@@ -36,8 +36,15 @@ TIMEOUT_S = 120
 
 def hook(event: str, payload: Any) -> subprocess.CompletedProcess[str]:
     data = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run([sys.executable, "-m", "compactor", "hook", event], input=data, capture_output=True,
-                          text=True, timeout=TIMEOUT_S, env=dict(os.environ), check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "compactor", "hook", event],
+        input=data,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env=dict(os.environ),
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -51,8 +58,10 @@ def before_second_compaction(tmp_path: Path) -> Path:
 
 
 def pre_compact(path: Path, session_id: str = "s1") -> None:
-    done = hook("pre-compact", {"session_id": session_id, "transcript_path": str(path), "hook_event_name": "PreCompact",
-                                "trigger": "auto"})
+    done = hook(
+        "pre-compact",
+        {"session_id": session_id, "transcript_path": str(path), "hook_event_name": "PreCompact", "trigger": "auto"},
+    )
     assert done.returncode == 0 and done.stderr == "", done.stderr
 
 
@@ -90,10 +99,16 @@ def test_post_compact_records_claude_codes_summary_and_prints_nothing(
     assert record.model_copy(update={"compact_summary": None}) == stored, "nothing else in the record changes"
 
 
-@pytest.mark.parametrize("payload", [
-    "not json", "[]", json.dumps({"session_id": "../escape", "compact_summary": "x"}),
-    json.dumps(post_compact_input(summary=42)), "",
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "not json",
+        "[]",
+        json.dumps({"session_id": "../escape", "compact_summary": "x"}),
+        json.dumps(post_compact_input(summary=42)),
+        "",
+    ],
+)
 def test_post_compact_exits_zero_on_any_input_and_says_why_on_stderr(payload: str, compactor_home: Path) -> None:
     done = hook("post-compact", payload)
     assert done.returncode == 0 and done.stdout == ""
@@ -198,7 +213,9 @@ def test_the_session_start_text_never_passes_its_limit(before_second_compaction:
     assert huge.startswith("This conversation was just compacted")
 
 
-def test_a_ledger_with_nothing_to_say_leaves_the_text_as_it_was(before_second_compaction: Path, compactor_home: Path) -> None:
+def test_a_ledger_with_nothing_to_say_leaves_the_text_as_it_was(
+    before_second_compaction: Path, compactor_home: Path
+) -> None:
     pre_compact(before_second_compaction)
     record = load_session_record("s1")
     start = HookInput(session_id="s1", source="compact")
@@ -216,8 +233,17 @@ def test_a_record_settled_by_an_older_version_passes_on_the_head_it_announced(co
     announced, dropped, older, new = (f"ccr_{c * 32}" for c in "abcd")
     path = session_record_path("s1")
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"session_id": "s1", "head_handle": dropped, "summarized_handle": announced,
-                                "kept_messages": 2, "earlier_heads": [older]}))
+    path.write_text(
+        json.dumps(
+            {
+                "session_id": "s1",
+                "head_handle": dropped,
+                "summarized_handle": announced,
+                "kept_messages": 2,
+                "earlier_heads": [older],
+            }
+        )
+    )
     save_session_record(SessionRecord(session_id="s1", head_handle=new, summarized_handle=new))
     record = load_session_record("s1")
     assert record is not None
@@ -237,8 +263,15 @@ def test_after_a_compaction_the_session_start_text_carries_the_whole_sessions_le
     before_second_compaction: Path, compactor_home: Path
 ) -> None:
     pre_compact(before_second_compaction)
-    done = hook("session-start", {"session_id": "s1", "hook_event_name": "SessionStart", "source": "compact",
-                                  "transcript_path": str(before_second_compaction)})
+    done = hook(
+        "session-start",
+        {
+            "session_id": "s1",
+            "hook_event_name": "SessionStart",
+            "source": "compact",
+            "transcript_path": str(before_second_compaction),
+        },
+    )
     assert done.returncode == 0 and done.stderr == ""
     text = context_of(done.stdout)
     assert len(text) <= SESSION_START_MAX_CHARS

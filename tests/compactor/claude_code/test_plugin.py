@@ -68,8 +68,13 @@ def test_a_marketplace_that_does_not_list_the_folder_is_reported(tmp_path: Path)
 
 @pytest.mark.parametrize(("args", "expected"), [((), ROOT / "plugin"), (("--marketplace",), ROOT)])
 def test_plugin_path_prints_the_folder_of_this_installation(args: tuple[str, ...], expected: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "compactor", "plugin", "path", *args],
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "compactor", "plugin", "path", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"{expected}\n"
     assert is_plugin(Path(done.stdout.strip()) / ("plugin" if args else ""))

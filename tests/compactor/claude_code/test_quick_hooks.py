@@ -14,12 +14,16 @@ from compactor.claude_code.quick_hooks import _OPTIONAL_TEXT, nothing_to_say
 from compactor.core.errors import CompactorError
 
 _VALUES = st.one_of(
-    st.none(), st.sampled_from(["startup", "resume", "clear", "compact", "", "s1", "../x", "a\n", "x" * 200]),
-    st.integers(), st.booleans(), st.lists(st.integers(), max_size=2),
+    st.none(),
+    st.sampled_from(["startup", "resume", "clear", "compact", "", "s1", "../x", "a\n", "x" * 200]),
+    st.integers(),
+    st.booleans(),
+    st.lists(st.integers(), max_size=2),
 )
 _INPUTS = st.dictionaries(
-    st.sampled_from(["session_id", "source", "transcript_path", "cwd", "hook_event_name", "trigger",
-                     "custom_instructions", "extra"]),
+    st.sampled_from(
+        ["session_id", "source", "transcript_path", "cwd", "hook_event_name", "trigger", "custom_instructions", "extra"]
+    ),
     _VALUES,
     max_size=6,
 )
@@ -71,6 +75,8 @@ def test_oversized_input_goes_to_the_full_hook() -> None:
 
 def test_the_quick_answer_checks_every_optional_text_field_the_hook_input_has() -> None:
     optional_text = {
-        name for name, field in HookInput.model_fields.items() if name != "session_id" and field.annotation == str | None
+        name
+        for name, field in HookInput.model_fields.items()
+        if name != "session_id" and field.annotation == str | None
     }
     assert set(_OPTIONAL_TEXT) == optional_text and set(HookInput.model_fields) == optional_text | {"session_id"}

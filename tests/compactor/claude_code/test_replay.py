@@ -22,7 +22,11 @@ def _replay_collecting(path: Path, tmp_path: Path, **kw: object) -> tuple[object
     store = open_store(tmp_path / "ccr.db")
     results: list[CompactionResult] = []
     report = replay(
-        path, settings=settings, store=store, on_compaction=lambda r, _line: results.append(r), **kw  # type: ignore[arg-type]
+        path,
+        settings=settings,
+        store=store,
+        on_compaction=lambda r, _line: results.append(r),
+        **kw,  # type: ignore[arg-type]
     )
     return report, results, store
 
@@ -174,8 +178,9 @@ def test_a_replay_whose_store_refuses_stores_no_segment_and_no_span(
     tmp_path: Path, counting_store: Callable[..., Any]
 ) -> None:
     store = counting_store("ccr.db", max_bytes=1_000)
-    report = replay(LONG, settings=load_settings(env={}, overrides=SMALL_WINDOW), store=store,
-                    output=tmp_path / "compacted.jsonl")
+    report = replay(
+        LONG, settings=load_settings(env={}, overrides=SMALL_WINDOW), store=store, output=tmp_path / "compacted.jsonl"
+    )
     assert report.failures and not report.compactions
     assert all(f.error_id == "ccr_budget_exceeded" for f in report.failures)
     assert store.stats().entries == 0 and store.commits == 0

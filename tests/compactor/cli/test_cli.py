@@ -42,7 +42,10 @@ def test_an_unknown_command_is_a_usage_error() -> None:
 def test_a_bad_setting_is_a_config_error_with_its_id(tmp_path: object) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "compactor", "tokens", "-"],
-        input="hello", capture_output=True, text=True, check=False,
+        input="hello",
+        capture_output=True,
+        text=True,
+        check=False,
         env={**__import__("os").environ, "COMPACTOR_CONTEXT_WINDOW": "lots"},
     )
     assert done.returncode == 2
@@ -69,7 +72,11 @@ def imports_of(program: str, *argv: str, stdin: str = "", env: dict[str, str] | 
     """
     done = subprocess.run(
         [sys.executable, "-c", _IMPORTS_OF.format(module=PROGRAMS[program], argv=list(argv))],
-        input=stdin, capture_output=True, text=True, check=True, env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
     )
     *printed, last = done.stdout.splitlines()
     if argv[:1] == ("hook",):
@@ -129,8 +136,9 @@ def test_each_commands_one_line_help_is_the_one_its_module_registers(program: st
 @pytest.mark.parametrize("program", sorted(PROGRAMS))
 def test_options_before_and_after_the_command_still_parse(program: str, tmp_path: object) -> None:
     args = ["tokens", "-", "--json"] if program == "compactor" else ["--store", f"{tmp_path}/s.db", "stats", "--json"]
-    done = subprocess.run([sys.executable, "-m", program, *args], input="hello", capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", program, *args], input="hello", capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("{")
 
@@ -139,18 +147,44 @@ def test_options_before_and_after_the_command_still_parse(program: str, tmp_path
 def test_a_session_start_with_nothing_to_say_imports_neither_models_nor_storage_nor_templates_nor_tokenizer(
     source: str, tmp_path: Path
 ) -> None:
-    hook = json.dumps({"session_id": "s-1", "hook_event_name": "SessionStart", "source": source,
-                       "transcript_path": str(tmp_path / "t.jsonl")})
+    hook = json.dumps(
+        {
+            "session_id": "s-1",
+            "hook_event_name": "SessionStart",
+            "source": source,
+            "transcript_path": str(tmp_path / "t.jsonl"),
+        }
+    )
     code, modules = imports_of(
         "compactor", "hook", "session-start", stdin=hook, env={**os.environ, "COMPACTOR_HOME": str(tmp_path)}
     )
     assert code == 0
-    heavy = ("pydantic", "jinja2", "tiktoken", "watchfiles", "sqlite3", "mcp", "httpx", "anthropic", "openai",
-             "memory", "skills")
+    heavy = (
+        "pydantic",
+        "jinja2",
+        "tiktoken",
+        "watchfiles",
+        "sqlite3",
+        "mcp",
+        "httpx",
+        "anthropic",
+        "openai",
+        "memory",
+        "skills",
+    )
     assert [m for m in modules if m.split(".")[0] in heavy] == []
     loaded = set(modules)
-    for module in ("compactor.engine.pipeline", "compactor.claude_code.transcript", "compactor.claude_code.restore", "compactor.summarizers.extractive",
-                   "compactor.memory.attachment", "attachments.builder", "ccr.store", "ccr._sqlite", "ccr._memory"):
+    for module in (
+        "compactor.engine.pipeline",
+        "compactor.claude_code.transcript",
+        "compactor.claude_code.restore",
+        "compactor.summarizers.extractive",
+        "compactor.memory.attachment",
+        "attachments.builder",
+        "ccr.store",
+        "ccr._sqlite",
+        "ccr._memory",
+    ):
         assert module not in loaded, module
     assert "compactor.claude_code.quick_hooks" in loaded  # the hook did run, and answered from its input
 

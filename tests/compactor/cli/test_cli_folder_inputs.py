@@ -33,7 +33,10 @@ def run(argv: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     folder.mkdir(exist_ok=True)
     args = [a.format(dir=folder, tmp=tmp_path) for a in argv]
     return subprocess.run(
-        [sys.executable, "-m", *args], capture_output=True, text=True, check=False,
+        [sys.executable, "-m", *args],
+        capture_output=True,
+        text=True,
+        check=False,
         env={"PATH": "/usr/bin:/bin", "COMPACTOR_HOME": str(tmp_path / "home")},
     )
 

@@ -27,14 +27,24 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (path / "a.txt").write_text("hello world\n", encoding="utf-8")
     report = subprocess.run(
         [sys.executable, "-m", "compactor", "replay", str(SMALL), "--json", "--store", str(path / "r.db")],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     (path / "report.json").write_text(report.stdout, encoding="utf-8")
-    put = subprocess.run([sys.executable, "-m", "ccr", "--store", str(path / "ccr.db"), "put", str(path / "a.txt")],
-                         capture_output=True, text=True, check=True)
+    put = subprocess.run(
+        [sys.executable, "-m", "ccr", "--store", str(path / "ccr.db"), "put", str(path / "a.txt")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     (path / "handle").write_text(put.stdout.strip(), encoding="utf-8")
-    subprocess.run([sys.executable, "-m", "compactor.memory", "--db", str(path / "m.db"), "remember", "the build uses make"],
-                   capture_output=True, text=True, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "compactor.memory", "--db", str(path / "m.db"), "remember", "the build uses make"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return path
 
 
@@ -56,8 +66,19 @@ def commands(folder: Path) -> dict[str, list[str]]:
     }
 
 
-NAMES = ["tokens", "replay", "inspect", "show", "restore", "ccr put", "ccr get", "ccr list", "ccr stats",
-         "memory recall", "help"]
+NAMES = [
+    "tokens",
+    "replay",
+    "inspect",
+    "show",
+    "restore",
+    "ccr put",
+    "ccr get",
+    "ccr list",
+    "ccr stats",
+    "memory recall",
+    "help",
+]
 
 
 def run(argv: list[str], *, shell_redirect: str = "", **kwargs: object) -> subprocess.CompletedProcess[str]:
@@ -91,8 +112,11 @@ def test_a_closed_stdout_is_output_write_failed_exit_73(name: str, folder: Path)
 
 
 def test_ccr_put_with_stdout_closed_does_not_lose_its_handle_silently(folder: Path) -> None:
-    done = run(["ccr", "--store", str(folder / "put.db"), "put", str(folder / "a.txt")], shell_redirect=">&-",
-               stderr=subprocess.PIPE)
+    done = run(
+        ["ccr", "--store", str(folder / "put.db"), "put", str(folder / "a.txt")],
+        shell_redirect=">&-",
+        stderr=subprocess.PIPE,
+    )
     assert_write_failed(done, "ccr")
     assert "stdout" in done.stderr
 

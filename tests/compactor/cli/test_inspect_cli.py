@@ -17,27 +17,49 @@ USAGE = {"input_tokens": 10, "cache_creation_input_tokens": 200, "cache_read_inp
 def inspect(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "compactor", "inspect", *args],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
 def session(path: Path, *, extra_lines: list[str] | None = None) -> Path:
     records: list[dict[str, Any]] = [
         {"type": "user", "message": {"role": "user", "content": "read a.py"}},
-        {"type": "assistant", "message": {"id": "m1", "role": "assistant", "usage": USAGE, "content": [
-            {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/repo/a.py"}}]}},
-        {"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t1", "content": "     1\u2192x = 1"}]}},
-        {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
-         "compactMetadata": {"trigger": "manual", "preTokens": 3217}},
+        {
+            "type": "assistant",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "usage": USAGE,
+                "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/repo/a.py"}}],
+            },
+        },
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "     1\u2192x = 1"}],
+            },
+        },
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "content": "Conversation compacted",
+            "compactMetadata": {"trigger": "manual", "preTokens": 3217},
+        },
         {"type": "user", "isCompactSummary": True, "message": {"role": "user", "content": "Summary: read a.py"}},
-        {"type": "assistant", "message": {"id": "m2", "role": "assistant", "usage": USAGE, "content": [
-            {"type": "text", "text": "done"}]}},
+        {
+            "type": "assistant",
+            "message": {"id": "m2", "role": "assistant", "usage": USAGE, "content": [{"type": "text", "text": "done"}]},
+        },
     ]
     lines = []
     for i, record in enumerate(records, 1):
-        record.update({"uuid": f"u{i}", "sessionId": "sess-cli", "timestamp": f"2026-01-01T00:00:0{i}Z",
-                       "isSidechain": False})
+        record.update(
+            {"uuid": f"u{i}", "sessionId": "sess-cli", "timestamp": f"2026-01-01T00:00:0{i}Z", "isSidechain": False}
+        )
         if record.get("subtype") == "compact_boundary":
             record.update({"parentUuid": None, "logicalParentUuid": f"u{i - 1}"})
         else:
@@ -75,7 +97,8 @@ def test_inspect_json_reports_the_usage_anchored_context(tmp_path: Path) -> None
     assert summary["tool_calls"] == {"total": 1, "by_tool": {"Read": 1}}
     assert summary["files_read"] == ["/repo/a.py"]
     assert summary["compactions"] == [
-        {"line": 4, "trigger": "manual", "pre_tokens": 3217, "post_tokens": None, "summary_chars": 18}]
+        {"line": 4, "trigger": "manual", "pre_tokens": 3217, "post_tokens": None, "summary_chars": 18}
+    ]
     transcript = read_transcript(path)
     expected = usage_anchored_estimate(transcript.messages[3:], RoughCounter())
     assert summary["tokens"]["counter"] == "rough"
@@ -164,7 +187,10 @@ def test_inspect_reports_a_fragment_with_the_context_its_first_request_carried()
     assert "the session starts mid-way" in done.stderr
     text = inspect(str(SHAPES / "fragment.jsonl"), "--strict")
     assert text.returncode == 0
-    assert f"fragment     starts mid-session at line 1 (its parent is not in the file); its first request already carried {fragment['first_usage_tokens']:,} tokens" in text.stdout
+    assert (
+        f"fragment     starts mid-session at line 1 (its parent is not in the file); its first request already carried {fragment['first_usage_tokens']:,} tokens"
+        in text.stdout
+    )
 
 
 def test_inspect_strict_refuses_records_appended_twice_with_exit_65() -> None:
@@ -185,9 +211,19 @@ def _dangling_session(path: Path, *, missing: int) -> Path:
         if role == "assistant":
             message.update({"id": f"m{i}", "usage": USAGE})
         parent = f"never-written-{i}" if i % 2 and i > 1 else (f"u{i - 1}" if i > 1 else None)
-        lines.append(json.dumps({"type": role, "message": message, "uuid": f"u{i}", "parentUuid": parent,
-                                 "sessionId": "sess-dangling", "isSidechain": False,
-                                 "timestamp": f"2026-01-01T00:00:{i:02d}Z"}))
+        lines.append(
+            json.dumps(
+                {
+                    "type": role,
+                    "message": message,
+                    "uuid": f"u{i}",
+                    "parentUuid": parent,
+                    "sessionId": "sess-dangling",
+                    "isSidechain": False,
+                    "timestamp": f"2026-01-01T00:00:{i:02d}Z",
+                }
+            )
+        )
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -217,7 +253,9 @@ def test_a_repeated_bad_line_is_one_warning_naming_the_first_and_counting_the_re
     done = inspect(str(path))
     assert done.returncode == 0
     assert done.stderr.splitlines() == [
-        (f"compactor: warning: {path}: 3 warnings of kind unknown_type, the first: line 3: unknown entry type "
-         "'hologram'; kept as-is (2 more like it; --verbose lists each)")
+        (
+            f"compactor: warning: {path}: 3 warnings of kind unknown_type, the first: line 3: unknown entry type "
+            "'hologram'; kept as-is (2 more like it; --verbose lists each)"
+        )
     ]
     assert len(inspect(str(path), "--verbose").stderr.splitlines()) == 3

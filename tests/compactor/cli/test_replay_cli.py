@@ -40,8 +40,20 @@ def test_replay_report_has_the_contract_fields(long_replay: tuple[dict, Path]) -
     assert set(report) >= {"session", "compactions", "totals"}
     assert len(report["compactions"]) >= 2
     for c in report["compactions"]:
-        assert {"trigger", "pre_tokens", "post_tokens", "threshold", "summary_tokens", "dropped",
-                "attachments", "skipped", "dedup", "basis", "at_line", "reread_coverage"} <= set(c)
+        assert {
+            "trigger",
+            "pre_tokens",
+            "post_tokens",
+            "threshold",
+            "summary_tokens",
+            "dropped",
+            "attachments",
+            "skipped",
+            "dedup",
+            "basis",
+            "at_line",
+            "reread_coverage",
+        } <= set(c)
         assert c["post_tokens"] < c["threshold"] <= c["pre_tokens"]
         assert c["basis"] == "inferred"
 
@@ -51,8 +63,9 @@ def test_every_dropped_handle_resolves_byte_exact_through_ccr_get(long_replay: t
     command itself (a process per handle would cost a minute for the same proof)."""
     report, store = long_replay
     handles = [d for c in report["compactions"] for d in c["dropped"]]
-    handles += [{**a, "kind": f"attachment:{a['type']}"} for c in report["compactions"] for a in c["attachments"]
-                if a["handle"]]
+    handles += [
+        {**a, "kind": f"attachment:{a['type']}"} for c in report["compactions"] for a in c["attachments"] if a["handle"]
+    ]
     assert handles
     with open_store(store, readonly=True) as opened:
         for item in handles:
@@ -74,16 +87,19 @@ def test_the_table_is_the_default_output(tmp_path: Path) -> None:
     text = done.stdout.decode()
     assert "compactions:" in text and "re-read coverage" in text
     assert done.stderr.decode().splitlines() == [
-        (f"compactor: the dropped spans are stored in {(tmp_path / 'ccr.db').resolve()} "
-         f"(get one back: ccr get --store {(tmp_path / 'ccr.db').resolve()} HANDLE)")
+        (
+            f"compactor: the dropped spans are stored in {(tmp_path / 'ccr.db').resolve()} "
+            f"(get one back: ccr get --store {(tmp_path / 'ccr.db').resolve()} HANDLE)"
+        )
     ]
 
 
 def test_replay_names_the_default_store_on_stderr_and_json_stdout_stays_only_the_report(tmp_path: Path) -> None:
     home = tmp_path / "home"
     page, out = tmp_path / "page.html", tmp_path / "out.jsonl"
-    done = cli("replay", str(LONG), "--json", "--html", str(page), "--output", str(out),
-               env={"COMPACTOR_HOME": str(home)})
+    done = cli(
+        "replay", str(LONG), "--json", "--html", str(page), "--output", str(out), env={"COMPACTOR_HOME": str(home)}
+    )
     assert done.returncode == 0, done.stderr.decode()
     assert json.loads(done.stdout)["compactions"]
     assert done.stderr.decode().splitlines() == [
@@ -102,7 +118,9 @@ def test_a_replay_that_drops_nothing_names_no_store(tmp_path: Path) -> None:
 
 
 def test_a_store_too_small_compacts_nothing_says_why_and_exits_73(tmp_path: Path) -> None:
-    done = cli("replay", str(LONG), "--json", "--store", str(tmp_path / "ccr.db"), env={"COMPACTOR_CCR_MAX_BYTES": "2000"})
+    done = cli(
+        "replay", str(LONG), "--json", "--store", str(tmp_path / "ccr.db"), env={"COMPACTOR_CCR_MAX_BYTES": "2000"}
+    )
     assert done.returncode == 73
     report = json.loads(done.stdout)
     assert report["compactions"] == [] and report["failures"]
@@ -240,8 +258,16 @@ def test_a_memory_db_named_on_the_command_line_that_cannot_be_used_fails_before_
 ) -> None:
     memory_db = make(tmp_path)  # type: ignore[operator]
     store = tmp_path / "replay-store.db"
-    done = cli("replay", str(LONG), "--json", "--store", str(store), "--memory-db", str(memory_db),
-               env={"COMPACTOR_HOME": str(tmp_path / "home")})
+    done = cli(
+        "replay",
+        str(LONG),
+        "--json",
+        "--store",
+        str(store),
+        "--memory-db",
+        str(memory_db),
+        env={"COMPACTOR_HOME": str(tmp_path / "home")},
+    )
     assert done.returncode == code, done.stderr.decode()
     assert done.stderr.decode().startswith(f"compactor: {error_id}: ")
     assert str(memory_db) in done.stderr.decode()
@@ -253,8 +279,16 @@ def test_a_configured_memory_db_that_is_missing_stays_a_skipped_entry(tmp_path: 
     config = tmp_path / "settings.toml"
     config.write_text("[policy]\ncontext_window = 80000\n")
     missing = tmp_path / "missing" / "memory.db"
-    done = cli("replay", str(LONG), "--json", "--config", str(config), "--store", str(tmp_path / "ccr.db"),
-               env={"COMPACTOR_HOME": str(tmp_path / "home"), "COMPACTOR_MEMORY_DB": str(missing)})
+    done = cli(
+        "replay",
+        str(LONG),
+        "--json",
+        "--config",
+        str(config),
+        "--store",
+        str(tmp_path / "ccr.db"),
+        env={"COMPACTOR_HOME": str(tmp_path / "home"), "COMPACTOR_MEMORY_DB": str(missing)},
+    )
     assert done.returncode == 0, done.stderr.decode()
     report = json.loads(done.stdout)
     assert report["compactions"]
@@ -269,8 +303,15 @@ TWO_SESSIONS = Path(__file__).resolve().parents[3] / "fixtures" / "sessions" / "
 def test_replay_of_a_file_of_two_sessions_replays_the_one_named_by_session(tmp_path: Path) -> None:
     first, second = read_sessions(TWO_SESSIONS)
     for transcript in (first, second):
-        done = cli("replay", str(TWO_SESSIONS), "--session", str(transcript.session_id), "--json",
-                   "--store", str(tmp_path / "ccr.db"))
+        done = cli(
+            "replay",
+            str(TWO_SESSIONS),
+            "--session",
+            str(transcript.session_id),
+            "--json",
+            "--store",
+            str(tmp_path / "ccr.db"),
+        )
         assert done.returncode == 0, done.stderr.decode()
         assert b"sessions" not in done.stderr
         report = json.loads(done.stdout)
@@ -292,7 +333,9 @@ def test_replay_of_a_session_the_file_does_not_hold_names_those_it_does(tmp_path
     assert str(first.session_id) in message and str(second.session_id) in message
 
 
-def test_replay_of_a_real_session_with_dangling_links_warns_in_one_line(shared_transcripts: Path, tmp_path: Path) -> None:
+def test_replay_of_a_real_session_with_dangling_links_warns_in_one_line(
+    shared_transcripts: Path, tmp_path: Path
+) -> None:
     session = shared_transcripts / "entire-2.1.29-1e0816ef.jsonl"
     done = cli("replay", str(session), "--json", "--store", str(tmp_path / "ccr.db"))
     assert done.returncode == 0, done.stderr.decode()

@@ -20,8 +20,13 @@ SESSION_ID = "0c081f08-c5e9-43d8-a49c-e2fcd96bf7a8"
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "compactor", *args], input=stdin, capture_output=True, text=True,
-        env=dict(os.environ), timeout=300, check=False,
+        [sys.executable, "-m", "compactor", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=300,
+        check=False,
     )
 
 
@@ -46,7 +51,9 @@ def test_each_compaction_stores_the_transcript_lines_since_the_previous_one(repl
         assert current["first_line"] == previous["last_line"] + 1
 
 
-def test_restore_gives_back_the_original_lines_before_each_compaction(replayed: tuple[dict, Path, Path], tmp_path: Path) -> None:  # type: ignore[type-arg]
+def test_restore_gives_back_the_original_lines_before_each_compaction(
+    replayed: tuple[dict, Path, Path], tmp_path: Path
+) -> None:  # type: ignore[type-arg]
     report, store, output = replayed
     for n, compaction in enumerate(report["compactions"], start=1):
         restored = tmp_path / f"before-{n}.jsonl"
@@ -57,7 +64,8 @@ def test_restore_gives_back_the_original_lines_before_each_compaction(replayed: 
 
 
 def test_by_default_restore_undoes_the_last_compaction_and_the_file_reads_as_a_session(
-    replayed: tuple[dict, Path, Path], tmp_path: Path  # type: ignore[type-arg]
+    replayed: tuple[dict, Path, Path],
+    tmp_path: Path,  # type: ignore[type-arg]
 ) -> None:
     report, store, output = replayed
     restored = tmp_path / "restored.jsonl"
@@ -87,11 +95,13 @@ def test_list_is_a_table_for_people_by_default(replayed: tuple[dict, Path, Path]
     n = len(report["compactions"])
     assert lines[0].startswith(f"{n} compactions of {output} can be undone")
     assert lines[2].split() == ["compaction", "lines", "size", "stored", "as"]
-    for number, (line, c) in enumerate(zip(lines[3:3 + n], report["compactions"], strict=True), start=1):
+    for number, (line, c) in enumerate(zip(lines[3 : 3 + n], report["compactions"], strict=True), start=1):
         segment = c["transcript"]
         assert line.split()[0] == str(number) and line.split()[-1] == segment["handle"]
         assert f"{segment['first_line']:,}-{segment['last_line']:,}" in line
-    assert lines[-1] == f"undo compaction N and everything after it: compactor restore {output} --before N --output FILE"
+    assert (
+        lines[-1] == f"undo compaction N and everything after it: compactor restore {output} --before N --output FILE"
+    )
 
 
 def test_list_of_a_session_whose_compactions_no_one_stored_says_why_and_how_undo_becomes_possible() -> None:
@@ -122,7 +132,11 @@ def test_list_of_a_session_with_no_compaction_says_so(tmp_path: Path) -> None:
     ],
 )
 def test_restore_refuses_a_request_it_cannot_answer(
-    replayed: tuple[dict, Path, Path], tmp_path: Path, extra: list[str], code: int, error_id: str  # type: ignore[type-arg]
+    replayed: tuple[dict, Path, Path],
+    tmp_path: Path,
+    extra: list[str],
+    code: int,
+    error_id: str,  # type: ignore[type-arg]
 ) -> None:
     _, store, output = replayed
     args = ["restore", str(output), "--store", str(store), *extra]
@@ -160,8 +174,14 @@ def test_claude_codes_own_compactions_are_undone_from_what_the_pre_compact_hook_
     lines = LONG.read_bytes().splitlines(keepends=True)
     cuts = [e.line - 1 for e in read_transcript(LONG).entries if e.kind == "compact_boundary"]
     assert len(cuts) == 2
-    payload = {"session_id": SESSION_ID, "transcript_path": str(session), "cwd": str(session.parent),
-               "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": None}
+    payload = {
+        "session_id": SESSION_ID,
+        "transcript_path": str(session),
+        "cwd": str(session.parent),
+        "hook_event_name": "PreCompact",
+        "trigger": "auto",
+        "custom_instructions": None,
+    }
     for cut in cuts:
         session.write_bytes(b"".join(lines[:cut]))  # the file as it stood when Claude Code compacted
         done = cli("hook", "pre-compact", stdin=json.dumps(payload))
@@ -176,7 +196,7 @@ def test_claude_codes_own_compactions_are_undone_from_what_the_pre_compact_hook_
     shutil.copyfile(session, moved)
     done = cli("restore", str(moved), "--before", "1", "--output", str(tmp_path / "via-file.jsonl"))
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "via-file.jsonl").read_bytes() == b"".join(lines[:cuts[0]])
+    assert (tmp_path / "via-file.jsonl").read_bytes() == b"".join(lines[: cuts[0]])
 
 
 def test_restore_help_names_its_argument_as_the_synopsis_does() -> None:

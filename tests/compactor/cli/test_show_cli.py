@@ -15,8 +15,12 @@ LONG = Path(__file__).resolve().parents[3] / "fixtures" / "sessions" / "long.jso
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "compactor", *args], capture_output=True, text=True,
-        env=dict(os.environ), timeout=300, check=False,
+        [sys.executable, "-m", "compactor", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=300,
+        check=False,
     )
 
 
@@ -121,7 +125,9 @@ def test_the_page_is_self_contained(replayed: tuple[dict, Path, Path]) -> None: 
 
 
 def test_the_page_renders_the_chart_every_compaction_and_every_handle(
-    replayed: tuple[dict, Path, Path], browser, tmp_path: Path  # type: ignore[no-untyped-def]
+    replayed: tuple[dict, Path, Path],
+    browser,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
     report, _, page = replayed
     dom = browser.dom(page)
@@ -138,8 +144,9 @@ def test_the_page_renders_the_chart_every_compaction_and_every_handle(
 
 def test_masking_steps_appear_in_the_page_and_in_show(tmp_path: Path) -> None:
     page, report_file = tmp_path / "masked.html", tmp_path / "masked.json"
-    done = cli("replay", str(LONG), "--json", "--masking", "on", "--store", str(tmp_path / "ccr.db"),
-               "--html", str(page))
+    done = cli(
+        "replay", str(LONG), "--json", "--masking", "on", "--store", str(tmp_path / "ccr.db"), "--html", str(page)
+    )
     assert done.returncode == 0, done.stderr
     report_file.write_text(done.stdout, encoding="utf-8")
     steps = [m for m in json.loads(done.stdout)["masking"] if m["ok"]]
@@ -153,7 +160,9 @@ def test_masking_steps_appear_in_the_page_and_in_show(tmp_path: Path) -> None:
     assert f"masking: {len(steps)} steps" in shown.stdout
 
 
-def test_show_html_over_its_own_report_exits_2_and_leaves_the_report(replayed: tuple[dict, Path, Path], tmp_path: Path) -> None:  # type: ignore[type-arg]
+def test_show_html_over_its_own_report_exits_2_and_leaves_the_report(
+    replayed: tuple[dict, Path, Path], tmp_path: Path
+) -> None:  # type: ignore[type-arg]
     _, report_file, _ = replayed
     copy = tmp_path / "report.json"
     copy.write_bytes(report_file.read_bytes())
@@ -189,11 +198,16 @@ def test_every_ccr_get_line_names_the_store_the_replay_wrote_to(replayed: tuple[
     handle = report["compactions"][0]["dropped"][0]["handle"]
     shown = cli("show", str(report_file))
     line = next(row for row in shown.stdout.splitlines() if handle in row)
-    command = line[line.index("ccr get"):].split("  ")[0]
+    command = line[line.index("ccr get") :].split("  ")[0]
     assert command == f"ccr get --store {store} {handle}"
     assert f"ccr get --store {store} {handle}" in page.read_text(encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", *command.split()], capture_output=True, timeout=60, check=False,
-                          cwd=Path(store).parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-m", *command.split()],
+        capture_output=True,
+        timeout=60,
+        check=False,
+        cwd=Path(store).parent.parent,
+    )
     assert done.returncode == 0 and done.stdout.startswith(b"{")
 
 
@@ -228,12 +242,20 @@ def test_show_columns_stay_aligned_when_a_path_is_long(replayed: tuple[dict, Pat
     token_columns = {row.index(" tokens") for row in rows}
     assert len(token_columns) == 1  # every row's token count ends in the same column
     reasons = _section(done.stdout, "  skipped:")
-    starts = {len(row) - len(s["reason"]) for row, s in zip(reasons, [s for s in first["skipped"]
-              if s["path"] not in {a["path"] for a in first["attachments"]}], strict=True)}
+    starts = {
+        len(row) - len(s["reason"])
+        for row, s in zip(
+            reasons,
+            [s for s in first["skipped"] if s["path"] not in {a["path"] for a in first["attachments"]}],
+            strict=True,
+        )
+    }
     assert len(starts) == 1
 
 
-def test_show_lists_the_plan_file_once_as_its_attachment_not_again_as_skipped(replayed: tuple[dict, Path, Path]) -> None:  # type: ignore[type-arg]
+def test_show_lists_the_plan_file_once_as_its_attachment_not_again_as_skipped(
+    replayed: tuple[dict, Path, Path],
+) -> None:  # type: ignore[type-arg]
     report, report_file, _ = replayed
     first = report["compactions"][0]
     plan = next(a for a in first["attachments"] if a["type"] == "plan_file")
@@ -245,7 +267,9 @@ def test_show_lists_the_plan_file_once_as_its_attachment_not_again_as_skipped(re
     assert row.split()[0] == "plan_file" and "also read as a file" in row
 
 
-def test_show_json_prints_the_report_or_one_compaction_as_json(replayed: tuple[dict, Path, Path], tmp_path: Path) -> None:  # type: ignore[type-arg]
+def test_show_json_prints_the_report_or_one_compaction_as_json(
+    replayed: tuple[dict, Path, Path], tmp_path: Path
+) -> None:  # type: ignore[type-arg]
     report, report_file, _ = replayed
     whole = cli("show", str(report_file), "--json")
     assert whole.returncode == 0, whole.stderr
@@ -253,7 +277,9 @@ def test_show_json_prints_the_report_or_one_compaction_as_json(replayed: tuple[d
     assert [c["dropped"] for c in data["compactions"]] == [c["dropped"] for c in report["compactions"]]
     assert data["session"] == report["session"] and data["store"] == report["store"]
     second = json.loads(cli("show", str(report_file), "--json", "-n", "2").stdout)
-    assert len(second["compactions"]) == 1 and second["compactions"][0]["summary"] == report["compactions"][1]["summary"]
+    assert (
+        len(second["compactions"]) == 1 and second["compactions"][0]["summary"] == report["compactions"][1]["summary"]
+    )
     again = tmp_path / "again.json"
     again.write_text(whole.stdout, encoding="utf-8")
     assert cli("show", str(again)).stdout == cli("show", str(report_file)).stdout

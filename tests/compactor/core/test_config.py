@@ -41,7 +41,7 @@ def test_read_is_unbounded_bash_and_grep_have_claude_codes_thresholds_and_others
 
 
 def test_a_file_naming_one_tools_threshold_keeps_the_other_defaults(tmp_path: Path) -> None:
-    path = write(tmp_path / "c.toml", '[dedup.thresholds]\nBash = 40000\n')
+    path = write(tmp_path / "c.toml", "[dedup.thresholds]\nBash = 40000\n")
     dedup = load_settings(path, env={}).dedup
     assert dedup.threshold_for("Bash") == 40_000
     assert dedup.threshold_for("Read") is None and dedup.threshold_for("Grep") == 20_000
@@ -188,8 +188,12 @@ def test_the_cli_says_a_file_nested_too_deeply_is_a_config_error(tmp_path: Path,
 
     path = write(tmp_path / name, NESTINGS[name])
     text = write(tmp_path / "a.txt", "hello")
-    done = subprocess.run([sys.executable, "-m", "compactor", "tokens", "--config", str(path), str(text)],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "compactor", "tokens", "--config", str(path), str(text)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("compactor: config_invalid: ") and str(path) in done.stderr
     assert "Traceback" not in done.stderr

@@ -31,13 +31,23 @@ def make(tmp_path: Path, **overrides: object) -> Orchestrator:
 def work(orch: Orchestrator, i: int, size: int = 3_000) -> None:
     """One turn: a request, a read of its own file, a build command and its output, a statement."""
     orch.add_message(Message(role="user", content=f"Step {i}: fix module_{i}"))
-    orch.add_message(Message(role="assistant", content=[
-        ToolUseBlock(id=f"r{i}", name="Read", input={"file_path": f"/repo/src/module_{i}.py"}),
-    ]))
+    orch.add_message(
+        Message(
+            role="assistant",
+            content=[
+                ToolUseBlock(id=f"r{i}", name="Read", input={"file_path": f"/repo/src/module_{i}.py"}),
+            ],
+        )
+    )
     orch.add_tool_result(f"r{i}", f"1\tdef f_{i}(): ...\n" + "#" * size)
-    orch.add_message(Message(role="assistant", content=[
-        ToolUseBlock(id=f"b{i}", name="Bash", input={"command": f"make check-{i}"}),
-    ]))
+    orch.add_message(
+        Message(
+            role="assistant",
+            content=[
+                ToolUseBlock(id=f"b{i}", name="Bash", input={"command": f"make check-{i}"}),
+            ],
+        )
+    )
     orch.add_tool_result(f"b{i}", f"check {i} ok\n" + "." * size)
     orch.add_message(Message(role="assistant", content=[TextBlock(text=f"Module {i} is fixed.")]))
 
@@ -65,9 +75,11 @@ def test_after_many_compactions_the_context_still_names_every_path_command_and_m
         assert f"Step {i}: fix module_{i}" in summary
     assert last.retention is not None
     counts = last.retention
-    assert (counts.paths.kept, counts.commands.kept, counts.user_messages.kept) == (
-        counts.paths.total, counts.commands.total, counts.user_messages.total
-    ) == (24, 24, 24)
+    assert (
+        (counts.paths.kept, counts.commands.kept, counts.user_messages.kept)
+        == (counts.paths.total, counts.commands.total, counts.user_messages.total)
+        == (24, 24, 24)
+    )
     assert "compacted 7 times before" in summary
     assert results[-1].state.ledger.compactions == 8
 
@@ -89,16 +101,44 @@ def test_the_listing_stored_with_each_compaction_holds_every_fact_the_summary_co
 def test_the_next_step_never_contradicts_the_tail(tmp_path: Path) -> None:
     orch = make(tmp_path, **{"pipeline.tail_tokens": 20_000})
     orch.add_message(Message(role="user", content="Add the export command"))
-    orch.add_message(Message(role="assistant", content=[ToolUseBlock(id="t1", name="TodoWrite", input={"todos": [
-        {"content": "Add X", "status": "in_progress"}, {"content": "Document X", "status": "pending"},
-    ]})]))
+    orch.add_message(
+        Message(
+            role="assistant",
+            content=[
+                ToolUseBlock(
+                    id="t1",
+                    name="TodoWrite",
+                    input={
+                        "todos": [
+                            {"content": "Add X", "status": "in_progress"},
+                            {"content": "Document X", "status": "pending"},
+                        ]
+                    },
+                )
+            ],
+        )
+    )
     orch.add_tool_result("t1", "Todos have been modified successfully.")
     for i in range(3):
         work(orch, i)
     orch.add_message(Message(role="user", content="Carry on"))
-    orch.add_message(Message(role="assistant", content=[ToolUseBlock(id="t2", name="TodoWrite", input={"todos": [
-        {"content": "Add X", "status": "completed"}, {"content": "Document X", "status": "in_progress"},
-    ]})]))
+    orch.add_message(
+        Message(
+            role="assistant",
+            content=[
+                ToolUseBlock(
+                    id="t2",
+                    name="TodoWrite",
+                    input={
+                        "todos": [
+                            {"content": "Add X", "status": "completed"},
+                            {"content": "Document X", "status": "in_progress"},
+                        ]
+                    },
+                )
+            ],
+        )
+    )
     orch.add_tool_result("t2", "Todos have been modified successfully.")
     orch.add_message(Message(role="assistant", content=[TextBlock(text="X is added; now the docs.")]))
     result = orch.compact("manual")
@@ -106,7 +146,7 @@ def test_the_next_step_never_contradicts_the_tail(tmp_path: Path) -> None:
     tail = [m for m, e in zip(result.messages, result.report.context, strict=True) if e.part == "tail"]
     assert any(u.name == "TodoWrite" for m in tail for u in m.tool_uses()), "the second list update is in the tail"
     summary = result.report.summary or ""
-    step = summary[summary.index("9. Next step:"):]
+    step = summary[summary.index("9. Next step:") :]
     assert "Finish the item in progress: Document X" in step
     assert "Add X" not in step
     assert "[in_progress] Document X" in summary and "[in_progress] Add X" not in summary
@@ -131,9 +171,21 @@ def test_summary_tail_and_attachments_stay_within_the_one_shared_budget(tmp_path
 def test_a_compacted_session_written_out_carries_its_ledger_and_reads_back_with_it(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     done = subprocess.run(
-        [sys.executable, "-m", "compactor", "replay", str(LONG), "--json", "--store", str(tmp_path / "ccr.db"),
-         "--output", str(out)],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "compactor",
+            "replay",
+            str(LONG),
+            "--json",
+            "--store",
+            str(tmp_path / "ccr.db"),
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)

@@ -11,13 +11,19 @@ from compactor.engine.spans import messages_jsonl
 def _conversation() -> list[Message]:
     return [
         Message(role="user", content="fix the bug in  é 日本 \U0001f600 and \x1b[31m"),
-        Message(role="assistant", content=[
-            TextBlock(text="Reading it."),
-            ToolUseBlock(id="t1", name="Read", input={"z": 1, "a": [1.5, None, {"b": True}], "file_path": "/a.py"}),
-        ]),
-        Message(role="user", content=[
-            ToolResultBlock(tool_use_id="t1", content=[TextBlock(text="line\n"), TextBlock(text="two")]),
-        ]),
+        Message(
+            role="assistant",
+            content=[
+                TextBlock(text="Reading it."),
+                ToolUseBlock(id="t1", name="Read", input={"z": 1, "a": [1.5, None, {"b": True}], "file_path": "/a.py"}),
+            ],
+        ),
+        Message(
+            role="user",
+            content=[
+                ToolResultBlock(tool_use_id="t1", content=[TextBlock(text="line\n"), TextBlock(text="two")]),
+            ],
+        ),
         Message(role="assistant", content=[{"type": "server_tool_use", "id": "s1", "extra": {"k": "v"}}]),
     ]
 

@@ -187,10 +187,15 @@ def test_a_tokenizing_counter_counts_each_distinct_text_once_across_messages_and
     inner = RecordingTiktoken()
     cached = CachedCounter(inner)
     result = "line of a tool result\n" * 50
-    message = Message(role="user", content=[
-        ToolResultBlock(tool_use_id="t1", content=result), ToolResultBlock(tool_use_id="t2", content=result),
-        TextBlock(text="a note"), ImageBlock(source={"type": "base64", "media_type": "image/png", "data": "AA=="}),
-    ])
+    message = Message(
+        role="user",
+        content=[
+            ToolResultBlock(tool_use_id="t1", content=result),
+            ToolResultBlock(tool_use_id="t2", content=result),
+            TextBlock(text="a note"),
+            ImageBlock(source={"type": "base64", "media_type": "image/png", "data": "AA=="}),
+        ],
+    )
     assert cached.count_message(message) == TiktokenCounter().count_message(message)
     assert inner.texts == [result, "a note"]
     assert cached.count_message(message.model_copy()) == TiktokenCounter().count_message(message)

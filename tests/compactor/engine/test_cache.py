@@ -65,8 +65,11 @@ def _stamp(seconds: int) -> str:
 def _orchestrator(store_path: str) -> Orchestrator:
     settings = load_settings(env={}, overrides={"pipeline.tail_tokens": 50, "counter": "rough"})
     return Orchestrator(
-        settings=settings, store=open_store(store_path), counter=RoughCounter(),
-        summarizer=ExtractiveSummarizer(), files=RecordedFiles(),
+        settings=settings,
+        store=open_store(store_path),
+        counter=RoughCounter(),
+        summarizer=ExtractiveSummarizer(),
+        files=RecordedFiles(),
     )
 
 
@@ -75,13 +78,25 @@ def _feed(orch: Orchestrator, rounds: int, *, start: int, gap: int) -> None:
     orch.add_message(Message(role="user", content="Please look at the files", timestamp=_stamp(t)))
     for n in range(rounds):
         t += gap
-        orch.add_message(Message(role="assistant", timestamp=_stamp(t), content=[
-            TextBlock(text=f"Reading part {n}"),
-            ToolUseBlock(id=f"t{start}-{n}", name="Bash", input={"command": f"cat part{n}.txt"}),
-        ]))
-        orch.add_message(Message(role="user", timestamp=_stamp(t + 1), content=[
-            ToolResultBlock(tool_use_id=f"t{start}-{n}", content=f"line {n}\n" * 200),
-        ]))
+        orch.add_message(
+            Message(
+                role="assistant",
+                timestamp=_stamp(t),
+                content=[
+                    TextBlock(text=f"Reading part {n}"),
+                    ToolUseBlock(id=f"t{start}-{n}", name="Bash", input={"command": f"cat part{n}.txt"}),
+                ],
+            )
+        )
+        orch.add_message(
+            Message(
+                role="user",
+                timestamp=_stamp(t + 1),
+                content=[
+                    ToolResultBlock(tool_use_id=f"t{start}-{n}", content=f"line {n}\n" * 200),
+                ],
+            )
+        )
 
 
 def test_a_compaction_while_the_cache_is_warm_invalidates_every_cached_message(tmp_path) -> None:

@@ -200,9 +200,7 @@ def test_recovery_output_is_never_deduplicated() -> None:
     assert d.state.counter == 0 and not d.state.hits
 
 
-@pytest.mark.parametrize(
-    "tool", ["tokenjuice_retrieve", "retrieve_tool_output", "mcp__tinyjuice__tokenjuice_retrieve"]
-)
+@pytest.mark.parametrize("tool", ["tokenjuice_retrieve", "retrieve_tool_output", "mcp__tinyjuice__tokenjuice_retrieve"])
 def test_tinyjuice_recovery_tools_are_recovery_tools_and_never_deduplicated(tool: str) -> None:
     d = deduper()
     for _ in range(2):
@@ -262,10 +260,14 @@ def test_after_compaction_the_seen_set_is_cleared_and_the_counter_kept() -> None
 def compacted_history() -> tuple[list[Message], list[Message], DedupState]:
     """A deduplicated history, and its tail after dropping the first occurrence."""
     history = [
-        call("a", "Read"), result("a", LONG),
-        call("b", "Bash"), result("b", "y" * 300),
-        call("c", "Read"), result("c", LONG),
-        call("d", "Read"), result("d", LONG),
+        call("a", "Read"),
+        result("a", LONG),
+        call("b", "Bash"),
+        result("b", "y" * 300),
+        call("c", "Read"),
+        result("c", LONG),
+        call("d", "Read"),
+        result("d", LONG),
     ]
     d = Deduper(DedupState())
     deduped = d.apply_to_messages(history)
@@ -333,7 +335,9 @@ def test_a_natural_tag_like_ending_is_not_mistaken_for_ours() -> None:
     assert expand_all(d.apply_to_messages(history), d.state) == history
 
 
-contents = st.sampled_from(["short", "x" * 300, "y" * 300, "p" * 300 + "Ez", "p" * 300 + "FY", "z" * 600, "\U0001f600" * 200])
+contents = st.sampled_from(
+    ["short", "x" * 300, "y" * 300, "p" * 300 + "Ez", "p" * 300 + "FY", "z" * 600, "\U0001f600" * 200]
+)
 steps = st.lists(
     st.tuples(st.sampled_from(["Read", "Bash", "Grep", "mcp__c__ccr_get"]), contents, st.booleans()),
     max_size=25,

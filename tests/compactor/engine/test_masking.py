@@ -39,8 +39,10 @@ BIG = "".join(f"{n:4d}  def handler_{n}(request): return respond(request, {n})\n
 
 
 def _call(call_id: str, name: str, **tool_input: Any) -> Message:
-    return Message(role="assistant", content=[TextBlock(text=f"Calling {name}"),
-                                              ToolUseBlock(id=call_id, name=name, input=tool_input)])
+    return Message(
+        role="assistant",
+        content=[TextBlock(text=f"Calling {name}"), ToolUseBlock(id=call_id, name=name, input=tool_input)],
+    )
 
 
 def _result(call_id: str, content: str, *, is_error: bool = False) -> Message:
@@ -50,7 +52,10 @@ def _result(call_id: str, content: str, *, is_error: bool = False) -> Message:
 def _conversation(rounds: int = 8) -> list[Message]:
     out = [Message(role="user", content="Find why the handlers return 500")]
     for n in range(rounds):
-        out += [_call(f"b{n}", "Bash", command=f"grep -rn handler src/part{n}\necho done"), _result(f"b{n}", BIG + f"end {n}")]
+        out += [
+            _call(f"b{n}", "Bash", command=f"grep -rn handler src/part{n}\necho done"),
+            _result(f"b{n}", BIG + f"end {n}"),
+        ]
     return out
 
 
@@ -84,8 +89,10 @@ def _pairs_are_intact(messages: list[Message]) -> bool:
 
 
 def _pairing(messages: list[Message]) -> list[tuple[str, list[str], list[tuple[str, bool]]]]:
-    return [(m.role, [u.id for u in m.tool_uses()], [(b.tool_use_id, b.is_error) for b in m.tool_results()])
-            for m in messages]
+    return [
+        (m.role, [u.id for u in m.tool_uses()], [(b.tool_use_id, b.is_error) for b in m.tool_results()])
+        for m in messages
+    ]
 
 
 # -- whether --------------------------------------------------------------------
@@ -167,10 +174,14 @@ def test_old_large_results_become_stubs_naming_the_tool_input_lines_size_and_han
 def test_small_results_errors_and_recovered_content_are_never_masked() -> None:
     messages = [
         Message(role="user", content="go"),
-        _call("small", "Bash", command="ls"), _result("small", "a.py\nb.py"),
-        _call("err", "Bash", command="pytest"), _result("err", BIG, is_error=True),
-        _call("rec", "ccr_retrieve", handle="ccr_" + "1" * 32), _result("rec", BIG),
-        _call("mcp", "mcp__ccr__ccr_retrieve", handle="ccr_" + "2" * 32), _result("mcp", BIG),
+        _call("small", "Bash", command="ls"),
+        _result("small", "a.py\nb.py"),
+        _call("err", "Bash", command="pytest"),
+        _result("err", BIG, is_error=True),
+        _call("rec", "ccr_retrieve", handle="ccr_" + "1" * 32),
+        _result("rec", BIG),
+        _call("mcp", "mcp__ccr__ccr_retrieve", handle="ccr_" + "2" * 32),
+        _result("mcp", BIG),
         *_conversation(4)[1:],
     ]
     outcome = _mask(messages, MemoryStore(max_bytes=10**8), keep_rounds=2, min_tokens=300)
@@ -183,15 +194,18 @@ def test_small_results_errors_and_recovered_content_are_never_masked() -> None:
 def test_tinyjuice_recovery_answers_are_never_masked_with_the_default_recovery_tools() -> None:
     messages = [
         Message(role="user", content="go"),
-        _call("tj", "tokenjuice_retrieve", token="tj:" + "1" * 32), _result("tj", BIG),
-        _call("legacy", "retrieve_tool_output", token="2" * 32), _result("legacy", BIG),
+        _call("tj", "tokenjuice_retrieve", token="tj:" + "1" * 32),
+        _result("tj", BIG),
+        _call("legacy", "retrieve_tool_output", token="2" * 32),
+        _result("legacy", BIG),
         *_conversation(4)[1:],
     ]
     masker = Masker(MaskingSettings(enabled=True, keep_rounds=2, min_tokens=300), DedupSettings().recovery_tools)
     masker.reset(messages)
     names = {c.id: c.name for m in messages for c in m.tool_uses()}
-    outcome = masker.mask(messages, store=MemoryStore(max_bytes=10**8), counter=RoughCounter(), dedup=DedupState(),
-                          tool_names=names)
+    outcome = masker.mask(
+        messages, store=MemoryStore(max_bytes=10**8), counter=RoughCounter(), dedup=DedupState(), tool_names=names
+    )
     masked = _texts(outcome.messages)
     assert masked["tj"] == BIG and masked["legacy"] == BIG
     assert outcome.results == 2 and masked["b0"] != BIG + "end 0"
@@ -201,10 +215,12 @@ def test_a_read_superseded_by_a_later_edit_becomes_a_pointer_whatever_its_size()
     small_read = "     1\tx = 1\n     2\ty = 2\n" * 40  # below min_tokens, above the pointer
     messages = [
         Message(role="user", content="fix config"),
-        _call("r1", "Read", file_path="/repo/config.py"), _result("r1", small_read),
+        _call("r1", "Read", file_path="/repo/config.py"),
+        _result("r1", small_read),
         _call("e1", "Edit", file_path="/repo/config.py", old_string="x = 1", new_string="x = 2"),
         _result("e1", "The file /repo/config.py has been updated."),
-        _call("r2", "Read", file_path="/repo/other.py"), _result("r2", small_read),
+        _call("r2", "Read", file_path="/repo/other.py"),
+        _result("r2", small_read),
         *_conversation(3)[1:],
     ]
     store = MemoryStore(max_bytes=10**8)
@@ -219,8 +235,10 @@ def test_a_read_superseded_by_a_later_edit_becomes_a_pointer_whatever_its_size()
 def test_a_partial_read_does_not_supersede_a_whole_one() -> None:
     messages = [
         Message(role="user", content="look"),
-        _call("r1", "Read", file_path="/repo/a.py"), _result("r1", BIG),
-        _call("r2", "Read", file_path="/repo/a.py", offset=10, limit=5), _result("r2", BIG[:300]),
+        _call("r1", "Read", file_path="/repo/a.py"),
+        _result("r1", BIG),
+        _call("r2", "Read", file_path="/repo/a.py", offset=10, limit=5),
+        _result("r2", BIG[:300]),
         *_conversation(3)[1:],
     ]
     outcome = _mask(messages, MemoryStore(max_bytes=10**8), keep_rounds=3, min_tokens=10_000)
@@ -271,13 +289,22 @@ def test_masking_a_dedup_first_occurrence_points_its_references_at_the_stored_or
 
 
 def _orchestrator(tmp_path: Path, **masking: Any) -> Orchestrator:
-    settings = load_settings(env={}, overrides={
-        "masking": {"enabled": True, **masking}, "counter": "rough",
-        "policy": {"context_window": 30_000, "max_output_tokens": 2_000, "autocompact_buffer": 1_000},
-        "pipeline.tail_tokens": 500,
-    })
-    return Orchestrator(settings=settings, store=open_store(tmp_path / "ccr.db"), counter=RoughCounter(),
-                        summarizer=ExtractiveSummarizer(), files=RecordedFiles())
+    settings = load_settings(
+        env={},
+        overrides={
+            "masking": {"enabled": True, **masking},
+            "counter": "rough",
+            "policy": {"context_window": 30_000, "max_output_tokens": 2_000, "autocompact_buffer": 1_000},
+            "pipeline.tail_tokens": 500,
+        },
+    )
+    return Orchestrator(
+        settings=settings,
+        store=open_store(tmp_path / "ccr.db"),
+        counter=RoughCounter(),
+        summarizer=ExtractiveSummarizer(),
+        files=RecordedFiles(),
+    )
 
 
 def _stamp(seconds: int) -> str:
@@ -390,7 +417,8 @@ def _check_byte_exact(replays: Replays, path: Path) -> None:
     report, store = replays(path, True)
     recorded = {
         b.tool_use_id: b.text()
-        for e in read_transcript(path, subagents=False, state=False).entries if e.message is not None
+        for e in read_transcript(path, subagents=False, state=False).entries
+        if e.message is not None
         for b in e.message.tool_results()
     }
     handles = [h for step in report.masking for h in step.handles]
@@ -423,10 +451,13 @@ def test_masking_on_the_long_fixture_halves_compactions_keeps_the_cache_and_ever
 
 def _masked_context(path: Path, tmp_path: Path) -> tuple[list[Message], Orchestrator]:
     """The session fed through an Orchestrator that masks at every chance and never compacts."""
-    settings = load_settings(env={}, overrides={
-        "masking": {"enabled": True, "cache_policy": "eager", "soft_share": 0.001, "batch_share": 0.001},
-        "policy.compact": False,
-    })
+    settings = load_settings(
+        env={},
+        overrides={
+            "masking": {"enabled": True, "cache_policy": "eager", "soft_share": 0.001, "batch_share": 0.001},
+            "policy.compact": False,
+        },
+    )
     orch = Orchestrator(settings=settings, store=open_store(tmp_path / "ccr.db"), files=RecordedFiles())
     fed: list[Message] = []
     for entry in read_transcript(path, subagents=False, state=False).entries:
@@ -456,8 +487,11 @@ def _check_facts(path: Path, tmp_path: Path) -> None:
     assert all(part_after[n] == part_before[n] for n in typed_by_user)  # every user message, untouched
     # The recording may hold calls never answered (interrupted); masking changes no pairing.
     assert _pairing(masked) == _pairing(fed)
-    assert all(isinstance(b.content, str) or b.content == o.content
-               for m, f in zip(masked, fed, strict=True) for b, o in zip(m.tool_results(), f.tool_results(), strict=True))
+    assert all(
+        isinstance(b.content, str) or b.content == o.content
+        for m, f in zip(masked, fed, strict=True)
+        for b, o in zip(m.tool_results(), f.tool_results(), strict=True)
+    )
     assert expand_references(masked, orch.state.dedup) == masked
 
 
@@ -476,9 +510,21 @@ def test_masking_keeps_paths_commands_and_user_messages_of_the_long_fixture_verb
 
 def test_replay_masking_on_lists_each_step_and_totals(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "compactor", "replay", str(LONG), "--json", "--masking", "on",
-         "--store", str(tmp_path / "ccr.db")],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "compactor",
+            "replay",
+            str(LONG),
+            "--json",
+            "--masking",
+            "on",
+            "--store",
+            str(tmp_path / "ccr.db"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -492,16 +538,29 @@ def test_replay_masking_on_lists_each_step_and_totals(tmp_path: Path) -> None:
     assert totals["requests"] > 0
     got = subprocess.run(
         [sys.executable, "-m", "ccr", "get", report["masking"][0]["handles"][0], "--store", str(tmp_path / "ccr.db")],
-        capture_output=True, check=False,
+        capture_output=True,
+        check=False,
     )
     assert got.returncode == 0 and got.stdout
 
 
 def test_replay_masking_off_masks_nothing(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "compactor", "replay", str(LONG), "--json", "--masking", "off",
-         "--store", str(tmp_path / "ccr.db")],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "compactor",
+            "replay",
+            str(LONG),
+            "--json",
+            "--masking",
+            "off",
+            "--store",
+            str(tmp_path / "ccr.db"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -543,16 +602,32 @@ def test_the_footer_is_a_setting_whose_default_is_ours() -> None:
 
 def test_the_stub_of_a_read_shows_its_last_line_with_content() -> None:
     read = "".join(f"{n:6d}→line {n}\n" for n in range(1, 200)) + "   200→\n"
-    messages = [Message(role="user", content="read"), _call("r1", "Read", file_path="/repo/a.py"), _result("r1", read),
-                *_conversation(3)[1:]]
+    messages = [
+        Message(role="user", content="read"),
+        _call("r1", "Read", file_path="/repo/a.py"),
+        _result("r1", read),
+        *_conversation(3)[1:],
+    ]
     stub = _texts(_mask(messages, MemoryStore(max_bytes=10**8), keep_rounds=3, min_tokens=300).messages)["r1"]
     assert "first line: 1→line 1" in stub and "last line: 199→line 199" in stub
 
 
 def test_the_replay_table_shows_masking_and_what_the_prompt_cache_lost(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "compactor", "replay", str(LONG), "--masking", "on", "--store", str(tmp_path / "ccr.db")],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "compactor",
+            "replay",
+            str(LONG),
+            "--masking",
+            "on",
+            "--store",
+            str(tmp_path / "ccr.db"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert re.search(r"^masking: [1-9]\d* steps \(cold\), [1-9]\d* results, [\d,]+ tokens saved", done.stdout, re.M)
@@ -579,8 +654,10 @@ def _histories(draw: st.DrawFn) -> list[Message]:
         tool = draw(st.sampled_from(_TOOLS))
         path = draw(st.sampled_from(("/r/a.py", "/r/b.py")))
         text = draw(st.text(alphabet=st.sampled_from("ab \n→1é"), min_size=1, max_size=60)) * draw(st.integers(0, 60))
-        out += [_call(f"c{n}", tool, file_path=path, command=f"run {n}"),
-                _result(f"c{n}", text, is_error=draw(st.booleans()) and n % 3 == 0)]
+        out += [
+            _call(f"c{n}", tool, file_path=path, command=f"run {n}"),
+            _result(f"c{n}", text, is_error=draw(st.booleans()) and n % 3 == 0),
+        ]
         if draw(st.booleans()):
             out.append(Message(role="user", content=f"and now step {n}"))
     return out

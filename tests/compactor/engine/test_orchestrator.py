@@ -138,9 +138,7 @@ def test_each_report_counts_the_dedup_hits_of_its_own_window(tmp_path: Path) -> 
 
     def repeat(tag: str) -> None:
         for i in range(2):
-            orch.add_message(
-                Message(role="assistant", content=[ToolUseBlock(id=f"{tag}{i}", name="Bash", input={})])
-            )
+            orch.add_message(Message(role="assistant", content=[ToolUseBlock(id=f"{tag}{i}", name="Bash", input={})]))
             orch.add_tool_result(f"{tag}{i}", f"{tag} output\n" + "z" * 2_000)
 
     loop(orch, 5)
@@ -269,12 +267,21 @@ def _read_big_file(orch: Orchestrator, tmp_path: Path) -> None:
     orch.state.record_read(ReadFileEntry(path=str(big), content=big.read_text(), timestamp=1.0))
 
 
-def test_a_compaction_commits_one_transaction_with_the_records_asked_to_go_with_it(tmp_path: Path, counting_store: Callable[..., Any]) -> None:
+def test_a_compaction_commits_one_transaction_with_the_records_asked_to_go_with_it(
+    tmp_path: Path, counting_store: Callable[..., Any]
+) -> None:
     store = counting_store("ccr.db")
     orch = Orchestrator(
-        settings=load_settings(env={}, overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 2_000,
-                                                  "attachments.file_tokens": 1_000}),
-        store=store, counter=RoughCounter(),
+        settings=load_settings(
+            env={},
+            overrides={
+                "policy.context_window": 60_000,
+                "pipeline.tail_tokens": 2_000,
+                "attachments.file_tokens": 1_000,
+            },
+        ),
+        store=store,
+        counter=RoughCounter(),
     )
     loop(orch, 12)
     _read_big_file(orch, tmp_path)
@@ -288,10 +295,13 @@ def test_a_compaction_commits_one_transaction_with_the_records_asked_to_go_with_
     assert store.get(handle_for(asked.data)) == asked.data
 
 
-def test_a_refused_compaction_stores_nothing_it_was_asked_to_store_with_it(tmp_path: Path, counting_store: Callable[..., Any]) -> None:
+def test_a_refused_compaction_stores_nothing_it_was_asked_to_store_with_it(
+    tmp_path: Path, counting_store: Callable[..., Any]
+) -> None:
     store = counting_store("ccr.db", max_bytes=64)
-    orch = Orchestrator(settings=load_settings(env={}, overrides={"pipeline.tail_tokens": 2_000}), store=store,
-                        counter=RoughCounter())
+    orch = Orchestrator(
+        settings=load_settings(env={}, overrides={"pipeline.tail_tokens": 2_000}), store=store, counter=RoughCounter()
+    )
     loop(orch, 12)
     messages = list(orch.messages)
     result = orch.compact("manual", also_store=[PutRequest(data=b"small enough alone")])

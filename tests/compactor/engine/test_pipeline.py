@@ -180,7 +180,8 @@ def test_the_report_shows_the_summary_and_the_compacted_context_in_order() -> No
     report = out.report
     assert report.summary and report.summary in report.context[0].text
     assert [e.part for e in report.context] == (
-        ["summary"] + ["tail"] * (len(report.context) - 1 - sum(e.part == "attachment" for e in report.context))
+        ["summary"]
+        + ["tail"] * (len(report.context) - 1 - sum(e.part == "attachment" for e in report.context))
         + ["attachment"] * sum(e.part == "attachment" for e in report.context)
     )
     assert len(report.context) == len(out.messages)
@@ -264,7 +265,9 @@ def test_recovered_content_is_not_stored_or_summarized_again() -> None:
     recovered = "RECOVERED " + "r" * 5_000
     messages = [
         user("what did the build say?"),
-        Message(role="assistant", content=[ToolUseBlock(id="rc", name="ccr_retrieve", input={"handle": "ccr_" + "a" * 32})]),
+        Message(
+            role="assistant", content=[ToolUseBlock(id="rc", name="ccr_retrieve", input={"handle": "ccr_" + "a" * 32})]
+        ),
         result("rc", recovered),
         *conversation(),
     ]
@@ -300,8 +303,9 @@ class CitingFake:
         self.cite = cite
 
     def summarize(self, messages: Sequence[Message], instructions: str | None = None) -> Summary:
-        return Summary(text="see " + " ".join(f"<<ccr:{h}>>" for h in self.cite), summarizer=self.name,
-                       handles=self.cite)
+        return Summary(
+            text="see " + " ".join(f"<<ccr:{h}>>" for h in self.cite), summarizer=self.name, handles=self.cite
+        )
 
 
 def test_a_summary_may_cite_what_an_earlier_compaction_stored_but_nothing_unstored() -> None:
@@ -357,10 +361,17 @@ def _with_cut_file_and_skill(tmp_path: Path) -> SessionState:
 ASKED = PutRequest(data=b'{"line": 1}\n', content_type="application/x-ndjson", producer="test:segment")
 
 
-def test_one_compaction_stores_spans_tails_and_the_records_asked_for_in_one_transaction(tmp_path: Path, counting_store: Callable[..., Any]) -> None:
+def test_one_compaction_stores_spans_tails_and_the_records_asked_for_in_one_transaction(
+    tmp_path: Path, counting_store: Callable[..., Any]
+) -> None:
     store = counting_store("ccr.db")
-    out, _ = run(conversation(), _with_cut_file_and_skill(tmp_path), store=store, also_store=[ASKED],
-                 options=CompactOptions(tail_tokens=2_000, budgets=Budgets(file_tokens=1_000, skill_tokens=1_000)))
+    out, _ = run(
+        conversation(),
+        _with_cut_file_and_skill(tmp_path),
+        store=store,
+        also_store=[ASKED],
+        options=CompactOptions(tail_tokens=2_000, budgets=Budgets(file_tokens=1_000, skill_tokens=1_000)),
+    )
     assert out.ok
     tails = [a.handle for a in out.report.attachments if a.handle is not None]
     assert {a.type for a in out.report.attachments if a.handle is not None} == {"file", "skill"}
@@ -371,10 +382,17 @@ def test_one_compaction_stores_spans_tails_and_the_records_asked_for_in_one_tran
     assert store.get(handle_for(ASKED.data)) == ASKED.data
 
 
-def test_a_refused_write_stores_nothing_of_the_compaction_and_drops_nothing(tmp_path: Path, counting_store: Callable[..., Any]) -> None:
+def test_a_refused_write_stores_nothing_of_the_compaction_and_drops_nothing(
+    tmp_path: Path, counting_store: Callable[..., Any]
+) -> None:
     options = CompactOptions(tail_tokens=2_000, budgets=Budgets(file_tokens=1_000, skill_tokens=1_000))
-    measured, _ = run(conversation(), _with_cut_file_and_skill(tmp_path), store=open_store(tmp_path / "all.db"),
-                      also_store=[ASKED], options=options)
+    measured, _ = run(
+        conversation(),
+        _with_cut_file_and_skill(tmp_path),
+        store=open_store(tmp_path / "all.db"),
+        also_store=[ASKED],
+        options=options,
+    )
     assert measured.ok
     needed = open_store(tmp_path / "all.db").stats().payload_bytes
     assert needed > len(ASKED.data)
@@ -401,7 +419,9 @@ def test_a_compaction_that_fails_after_naming_its_spans_stores_none_of_them() ->
     assert store.stats().entries == 0
 
 
-def test_a_cut_memory_is_stored_in_the_compactions_one_transaction(tmp_path: Path, counting_store: Callable[..., Any]) -> None:
+def test_a_cut_memory_is_stored_in_the_compactions_one_transaction(
+    tmp_path: Path, counting_store: Callable[..., Any]
+) -> None:
     big = "".join(f"write the docs for the report generator, note {i}\n" for i in range(4_000))
     db_path = tmp_path / "memory.db"
     with open_memory(db_path, recovery=tmp_path / "seed.db") as db:

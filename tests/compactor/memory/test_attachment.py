@@ -105,9 +105,7 @@ def test_a_replay_with_a_seeded_memory_store_shows_a_memory_attachment_within_it
     )
     results: list[CompactionResult] = []
     store = open_store(tmp_path / "ccr.db")
-    report = replay(
-        LONG_SESSION, settings=settings, store=store, on_compaction=lambda r, _line: results.append(r)
-    )
+    report = replay(LONG_SESSION, settings=settings, store=store, on_compaction=lambda r, _line: results.append(r))
     assert report.compactions and results
     budget = settings.attachments.memory_tokens
     assert budget == 2_000
@@ -138,8 +136,18 @@ def test_replay_memory_db_attaches_memories_in_the_json_report(tmp_path: Path) -
     config.write_text("[policy]\ncontext_window = 80000\n")
     done = subprocess.run(
         [
-            sys.executable, "-m", "compactor", "replay", str(LONG_SESSION), "--json", "--config", str(config),
-            "--store", str(tmp_path / "ccr.db"), "--memory-db", str(db_path),
+            sys.executable,
+            "-m",
+            "compactor",
+            "replay",
+            str(LONG_SESSION),
+            "--json",
+            "--config",
+            str(config),
+            "--store",
+            str(tmp_path / "ccr.db"),
+            "--memory-db",
+            str(db_path),
         ],
         capture_output=True,
         text=True,
@@ -158,20 +166,44 @@ def test_the_session_start_hook_adds_the_memories_recalled_for_the_last_request(
     with open_memory(db_path, recovery=tmp_path / "home" / "ccr.db") as db:
         db.remember_many([*ON_TOPIC, *OFF_TOPIC])
     lines = [
-        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s1", "timestamp": "2026-03-02T09:00:00Z",
-         "message": {"role": "user", "content": "Why does reservation expiry leave stock held on staging?"}},
-        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s1", "timestamp": "2026-03-02T09:00:05Z",
-         "message": {"id": "m1", "role": "assistant", "model": "x", "content": [{"type": "text", "text": "Looking."}]}},
+        {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "sessionId": "s1",
+            "timestamp": "2026-03-02T09:00:00Z",
+            "message": {"role": "user", "content": "Why does reservation expiry leave stock held on staging?"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "sessionId": "s1",
+            "timestamp": "2026-03-02T09:00:05Z",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "model": "x",
+                "content": [{"type": "text", "text": "Looking."}],
+            },
+        },
     ]
     transcript = tmp_path / "s1.jsonl"
     transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
     hook = {
-        "session_id": "s1", "transcript_path": str(transcript), "hook_event_name": "SessionStart", "source": "compact",
+        "session_id": "s1",
+        "transcript_path": str(transcript),
+        "hook_event_name": "SessionStart",
+        "source": "compact",
     }
     env = {**os.environ, "COMPACTOR_HOME": str(tmp_path / "home"), "COMPACTOR_MEMORY_DB": str(db_path)}
     done = subprocess.run(
         [sys.executable, "-m", "compactor", "hook", "session-start"],
-        input=json.dumps(hook), capture_output=True, text=True, timeout=300, env=env,
+        input=json.dumps(hook),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
     )
     assert done.returncode == 0 and done.stderr == "", done.stderr
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
@@ -180,7 +212,10 @@ def test_the_session_start_hook_adds_the_memories_recalled_for_the_last_request(
     assert COUNTER.count_text(context) <= 2_000
     without = subprocess.run(
         [sys.executable, "-m", "compactor", "hook", "session-start"],
-        input=json.dumps(hook), capture_output=True, text=True, timeout=300,
+        input=json.dumps(hook),
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={k: v for k, v in env.items() if k != "COMPACTOR_MEMORY_DB"},
     )
     assert without.returncode == 0 and without.stdout == ""

@@ -43,24 +43,43 @@ def test_compactor_memory_is_what_python_m_compactor_memory_runs(tmp_path: Path)
     compactor = Path(sys.executable).with_name("compactor")
     if not compactor.exists():
         pytest.skip("the compactor script is not installed beside this Python")
-    runs = [["--help"], ["recall", "--help"], ["remember", FACT], ["recall", "staging"], ["history", "mem_1"],
-            ["recall", "x", "--limit", "many"], ["forget", memory_id(FACT)], ["recall", "staging"]]
+    runs = [
+        ["--help"],
+        ["recall", "--help"],
+        ["remember", FACT],
+        ["recall", "staging"],
+        ["history", "mem_1"],
+        ["recall", "x", "--limit", "many"],
+        ["forget", memory_id(FACT)],
+        ["recall", "staging"],
+    ]
     for args in runs:
         by_module = run_memory(*args, home=tmp_path / "module")
-        by_script = subprocess.run([str(compactor), "memory", *args], capture_output=True, timeout=CLI_TIMEOUT_S,
-                                   env={**os.environ, "COMPACTOR_HOME": str(tmp_path / "script")}, check=False)
+        by_script = subprocess.run(
+            [str(compactor), "memory", *args],
+            capture_output=True,
+            timeout=CLI_TIMEOUT_S,
+            env={**os.environ, "COMPACTOR_HOME": str(tmp_path / "script")},
+            check=False,
+        )
         assert (by_script.returncode, by_script.stderr) == (by_module.returncode, by_module.stderr), args
         if args[0] == "remember":  # the same answer but for when each was stored
             stamped = [json.loads(done.stdout) for done in (by_script, by_module)]
             assert [{k: v for k, v in answer.items() if k != "created_at"} for answer in stamped] == [
-                {"id": memory_id(FACT), "created": True, "basis": "inferred"}] * 2
+                {"id": memory_id(FACT), "created": True, "basis": "inferred"}
+            ] * 2
         else:
             assert by_script.stdout == by_module.stdout, args
 
 
 def test_compactor_help_lists_memory() -> None:  # the wheel has no memory script: tests/test_packaging.py
-    done = subprocess.run([sys.executable, "-m", "compactor", "--help"], capture_output=True, text=True,
-                          timeout=CLI_TIMEOUT_S, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "compactor", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        check=False,
+    )
     assert done.returncode == 0 and "\n    memory " in done.stdout
 
 

@@ -81,7 +81,9 @@ def test_recall_and_history_read_a_read_only_database_and_change_nothing(
     assert files(folder) == before
 
 
-def test_writing_to_a_read_only_database_is_still_refused_with_73(tmp_path: Path, freeze: Callable[[Path], None]) -> None:
+def test_writing_to_a_read_only_database_is_still_refused_with_73(
+    tmp_path: Path, freeze: Callable[[Path], None]
+) -> None:
     folder = tmp_path / "store"
     path = make_db(folder)
     freeze(path)

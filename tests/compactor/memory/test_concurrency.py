@@ -56,8 +56,12 @@ def test_kill_9_right_after_the_acknowledgement_loses_no_acknowledged_memory(tmp
     acknowledged: dict[str, str] = {}
     for i in range(12):
         text = f"note {i}: the deploy key rotates on day {i}"
-        process = subprocess.Popen([sys.executable, "-m", "compactor.memory", "remember", text], stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL, env=env)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "compactor.memory", "remember", text],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         assert process.stdout is not None
         line = process.stdout.readline()  # the acknowledgement; the process is still closing the database
         process.send_signal(signal.SIGKILL)
@@ -66,8 +70,12 @@ def test_kill_9_right_after_the_acknowledgement_loses_no_acknowledged_memory(tmp
         if line:
             acknowledged[json.loads(line)["id"]] = text
         # and one killed at once, before it could answer: it may land or not, but it must not damage anything
-        early = subprocess.Popen([sys.executable, "-m", "compactor.memory", "remember", f"early {i}"],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        early = subprocess.Popen(
+            [sys.executable, "-m", "compactor.memory", "remember", f"early {i}"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         early.send_signal(signal.SIGKILL)
         early.wait(timeout=CLI_TIMEOUT_S)
     assert len(acknowledged) == 12

@@ -28,9 +28,7 @@ from compactor.memory import errors
         (errors.NotAStore, "not_a_store", 73),
     ],
 )
-def test_each_error_has_its_stable_id_and_exit_code(
-    cls: type[CompactorError], error_id: str, exit_code: int
-) -> None:
+def test_each_error_has_its_stable_id_and_exit_code(cls: type[CompactorError], error_id: str, exit_code: int) -> None:
     assert (cls.error_id, cls.exit_code) == (error_id, exit_code)
 
 

@@ -112,7 +112,10 @@ def test_the_old_tool_names_answer_as_before_with_basis_added(tmp_path: Path) ->
     assert [h["id"] for h in recalled["hits"]] == [memory_id(fact)] and recalled["basis"] == "inferred"
     assert new["text"] == fact + " at 04:00" and new["supersedes"] == remembered["id"]
     assert new["valid_until"] is None and new["basis"] == "inferred"
-    assert chain["versions"] == chain["history"] and [v["id"] for v in chain["versions"]] == [remembered["id"], new["id"]]
+    assert chain["versions"] == chain["history"] and [v["id"] for v in chain["versions"]] == [
+        remembered["id"],
+        new["id"],
+    ]
     assert forgotten == {"forgotten": True, "basis": "inferred"}
 
 
@@ -191,9 +194,15 @@ def test_a_stdin_that_ends_before_initialize_exits_65_and_a_closed_one_66(tmp_pa
 
 
 def test_without_the_mcp_package_the_server_still_answers(tmp_path: Path) -> None:
-    hide_sdk = "import sys; sys.modules['mcp'] = None; from compactor.memory.cli import main; sys.exit(main(sys.argv[1:]))"
-    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    hide_sdk = (
+        "import sys; sys.modules['mcp'] = None; from compactor.memory.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
     listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
     done = subprocess.run(
         [sys.executable, "-c", hide_sdk, "--db", str(tmp_path / "memory.db"), "mcp"],

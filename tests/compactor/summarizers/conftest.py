@@ -105,7 +105,12 @@ class LoopbackServer:
         return f"http://{host!s}:{port}{self.prefix}"
 
     def reply(
-        self, status: int, body: Any, *, headers: dict[str, str] | None = None, latency: float = 0.0,
+        self,
+        status: int,
+        body: Any,
+        *,
+        headers: dict[str, str] | None = None,
+        latency: float = 0.0,
         gate: threading.Event | None = None,
     ) -> None:
         self._replies.append(
@@ -221,7 +226,11 @@ class OpenAIServer(LoopbackServer):
     """Speaks ``POST /v1/chat/completions``; the SDK's base URL ends in ``/v1``."""
 
     def answer(
-        self, text: str | None, *, finish_reason: str = "stop", latency: float = 0.0,
+        self,
+        text: str | None,
+        *,
+        finish_reason: str = "stop",
+        latency: float = 0.0,
         gate: threading.Event | None = None,
     ) -> None:
         self.reply(200, self.answer_body(text, finish_reason=finish_reason), latency=latency, gate=gate)

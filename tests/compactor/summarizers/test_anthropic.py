@@ -14,9 +14,7 @@ from compactor.core.messages import Message
 from compactor.summarizers.anthropic import AnthropicSummarizer
 
 
-def test_an_answer_cut_off_inside_the_summary_fails_closed(
-    anthropic_client: Any, conversation: list[Message]
-) -> None:
+def test_an_answer_cut_off_inside_the_summary_fails_closed(anthropic_client: Any, conversation: list[Message]) -> None:
     anthropic_client.server.answer("<summary>\n1. Primary Request and Intent:\n   The user", stop_reason="max_tokens")
     with anthropic_client.make() as summarizer, pytest.raises(SummarizerError, match="cut off"):
         summarizer.summarize(conversation)
@@ -32,9 +30,7 @@ def test_another_bad_request_is_not_mistaken_for_a_too_long_prompt(
     anthropic_client: Any, conversation: list[Message]
 ) -> None:
     anthropic_client.server.error(400, "invalid_request_error", "model: unknown model")
-    with anthropic_client.make() as summarizer, pytest.raises(
-        SummarizerError, match="HTTP 400: model: unknown model"
-    ):
+    with anthropic_client.make() as summarizer, pytest.raises(SummarizerError, match="HTTP 400: model: unknown model"):
         summarizer.summarize(conversation)
     assert len(anthropic_client.server.requests) == 1
 

@@ -42,16 +42,37 @@ BLOCK = {
 
 class CompactServer(LoopbackServer):
     def compacted(self, block: dict[str, Any] = BLOCK) -> None:
-        self.reply(200, {
-            "id": "msg_013Zva2CMHLNnXjNJJKqJ2EF", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
-            "content": [block], "stop_reason": "compaction", "stop_sequence": None,
-            "usage": {"input_tokens": 0, "output_tokens": 0,
-                      "iterations": [{"type": "compaction", "input_tokens": 144, "output_tokens": 276}]},
-        })
+        self.reply(
+            200,
+            {
+                "id": "msg_013Zva2CMHLNnXjNJJKqJ2EF",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-opus-5-5",
+                "content": [block],
+                "stop_reason": "compaction",
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": 0,
+                    "output_tokens": 0,
+                    "iterations": [{"type": "compaction", "input_tokens": 144, "output_tokens": 276}],
+                },
+            },
+        )
 
     def no_summary(self, stop_reason: str) -> None:
-        self.reply(200, {"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [],
-                         "stop_reason": stop_reason, "usage": {"input_tokens": 0, "output_tokens": 0}})
+        self.reply(
+            200,
+            {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "m",
+                "content": [],
+                "stop_reason": stop_reason,
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            },
+        )
 
 
 @pytest.fixture
@@ -65,8 +86,12 @@ def server() -> Iterator[CompactServer]:
 
 
 def make(server: CompactServer, **options: Any) -> AnthropicCompactSummarizer:
-    settings: dict[str, Any] = {"base_url": server.base_url, "model": "claude-opus-5-5", "api_key": "test-key",
-                                "timeout_seconds": 5}
+    settings: dict[str, Any] = {
+        "base_url": server.base_url,
+        "model": "claude-opus-5-5",
+        "api_key": "test-key",
+        "timeout_seconds": 5,
+    }
     settings.update(options)
     return AnthropicCompactSummarizer(**settings)
 
@@ -74,16 +99,31 @@ def make(server: CompactServer, **options: Any) -> AnthropicCompactSummarizer:
 def session(rounds: int = 8) -> list[Message]:
     out = [Message(role="user", content="Rewrite the parser in src/parser.py")]
     for n in range(rounds):
-        out += [Message(role="assistant", content=[ToolUseBlock(id=f"t{n}", name="Bash", input={"command": f"make step{n}"})]),
-                Message(role="user", content=[ToolResultBlock(tool_use_id=f"t{n}", content=f"step {n} " * 500)])]
-    return [*out, Message(role="assistant", content=[TextBlock(text="Steps done.")]),
-            Message(role="user", content="Now the lexer tests"), Message(role="assistant", content="On it.")]
+        out += [
+            Message(
+                role="assistant", content=[ToolUseBlock(id=f"t{n}", name="Bash", input={"command": f"make step{n}"})]
+            ),
+            Message(role="user", content=[ToolResultBlock(tool_use_id=f"t{n}", content=f"step {n} " * 500)]),
+        ]
+    return [
+        *out,
+        Message(role="assistant", content=[TextBlock(text="Steps done.")]),
+        Message(role="user", content="Now the lexer tests"),
+        Message(role="assistant", content="On it."),
+    ]
 
 
 def run(messages: Sequence[Message], summarizer: Any) -> tuple[Any, Any]:
     store = open_store(":memory:")
-    out = compact(messages, SessionState(), store=store, counter=RoughCounter(), summarizer=summarizer,
-                  files=DiskFiles(), options=CompactOptions(tail_tokens=200))
+    out = compact(
+        messages,
+        SessionState(),
+        store=store,
+        counter=RoughCounter(),
+        summarizer=summarizer,
+        files=DiskFiles(),
+        options=CompactOptions(tail_tokens=200),
+    )
     return out, store
 
 
@@ -129,8 +169,13 @@ def test_compacting_again_sends_the_earlier_block_first_and_keeps_only_the_new_o
         out, _store = run(messages, summarizer)
     assert out.ok, out.report.error
     assert server.requests[0].body["messages"][0] == {"role": "assistant", "content": [first]}
-    blocks = [b for m in out.messages if isinstance(m.content, list)
-              for b in m.to_api()["content"] if b.get("type") == "compaction"]
+    blocks = [
+        b
+        for m in out.messages
+        if isinstance(m.content, list)
+        for b in m.to_api()["content"]
+        if b.get("type") == "compaction"
+    ]
     assert blocks == [BLOCK]
     assert "replaces 1 earlier provider compaction" in out.messages[0].text()
 
@@ -146,10 +191,16 @@ def test_custom_instructions_are_sent_inside_a_prompt_that_still_asks_for_a_summ
     assert len(server.requests) == 1
 
 
-@pytest.mark.parametrize(("stop_reason", "why"), [
-    ("max_tokens", "cut off"), ("refusal", "declined"), ("tool_use", "called a tool"),
-    ("model_context_window_exceeded", "no room"), ("end_turn", "no text"),
-])
+@pytest.mark.parametrize(
+    ("stop_reason", "why"),
+    [
+        ("max_tokens", "cut off"),
+        ("refusal", "declined"),
+        ("tool_use", "called a tool"),
+        ("model_context_window_exceeded", "no room"),
+        ("end_turn", "no text"),
+    ],
+)
 def test_an_answer_without_a_summary_fails_the_compaction_closed(
     server: CompactServer, stop_reason: str, why: str
 ) -> None:
@@ -163,9 +214,21 @@ def test_an_answer_without_a_summary_fails_the_compaction_closed(
 
 
 def test_a_server_error_or_a_block_with_no_summary_fails_closed(server: CompactServer) -> None:
-    server.reply(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded",
-                                                  "details": {"error_code": "compaction_unavailable"}}})
-    with make(server) as summarizer, pytest.raises(SummarizerError, match=r"HTTP 529: Overloaded .compaction_unavailable"):
+    server.reply(
+        529,
+        {
+            "type": "error",
+            "error": {
+                "type": "overloaded_error",
+                "message": "Overloaded",
+                "details": {"error_code": "compaction_unavailable"},
+            },
+        },
+    )
+    with (
+        make(server) as summarizer,
+        pytest.raises(SummarizerError, match=r"HTTP 529: Overloaded .compaction_unavailable"),
+    ):
         summarizer.summarize(session())
     server.compacted({"type": "compaction", "content": None})
     with make(server) as summarizer, pytest.raises(SummarizerError, match="holds no summary"):
@@ -182,9 +245,13 @@ def test_the_settings_name_it_and_a_missing_key_is_a_config_error(server: Compac
     settings = load_settings(overrides={"summarizer": "anthropic-compact", "llm.base_url": server.base_url})
     with pytest.raises(ConfigError, match="no API key"):
         make_summarizer(settings)
-    settings = load_settings(overrides={
-        "summarizer": "anthropic-compact", "llm.base_url": server.base_url, "llm.api_key_env": "MY_KEY",
-    })
+    settings = load_settings(
+        overrides={
+            "summarizer": "anthropic-compact",
+            "llm.base_url": server.base_url,
+            "llm.api_key_env": "MY_KEY",
+        }
+    )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MY_KEY", "k")
         summarizer = make_summarizer(settings)
@@ -195,15 +262,37 @@ def test_the_settings_name_it_and_a_missing_key_is_a_config_error(server: Compac
 def test_replay_on_the_command_line_compacts_with_it_and_writes_the_block_into_the_output(
     server: CompactServer, tmp_path: Path
 ) -> None:
-    server.always(200, {
-        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-opus-5-5", "content": [BLOCK],
-        "stop_reason": "compaction", "usage": {"input_tokens": 0, "output_tokens": 0},
-    })
+    server.always(
+        200,
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-opus-5-5",
+            "content": [BLOCK],
+            "stop_reason": "compaction",
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        },
+    )
     out = tmp_path / "out.jsonl"
     done = subprocess.run(
-        [sys.executable, "-m", "compactor", "replay", str(LONG), "--json", "--summarizer", "anthropic-compact",
-         "--store", str(tmp_path / "ccr.db"), "--output", str(out)],
-        capture_output=True, timeout=300, check=False,
+        [
+            sys.executable,
+            "-m",
+            "compactor",
+            "replay",
+            str(LONG),
+            "--json",
+            "--summarizer",
+            "anthropic-compact",
+            "--store",
+            str(tmp_path / "ccr.db"),
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        timeout=300,
+        check=False,
         env={**os.environ, "COMPACTOR_LLM_BASE_URL": server.base_url, "COMPACTOR_LLM_API_KEY": "test-key"},
     )
     assert done.returncode == 0, done.stderr.decode()

@@ -36,13 +36,19 @@ def make(tmp_path: Path, server: OpenAIServer, **overrides: Any) -> Orchestrator
     settings = load_settings(
         env={},
         overrides={
-            "policy.context_window": 60_000, "pipeline.tail_tokens": 2_000,
-            "background.start_share": 1.0, "background.max_wait_seconds": 30.0, **overrides,
+            "policy.context_window": 60_000,
+            "pipeline.tail_tokens": 2_000,
+            "background.start_share": 1.0,
+            "background.max_wait_seconds": 30.0,
+            **overrides,
         },
     )
     summarizer = OpenAISummarizer(base_url=server.base_url, model="local-model", api_key="test-key")
     return Orchestrator(
-        settings=settings, store=open_store(tmp_path / "ccr.db"), counter=RoughCounter(), summarizer=summarizer,
+        settings=settings,
+        store=open_store(tmp_path / "ccr.db"),
+        counter=RoughCounter(),
+        summarizer=summarizer,
     )
 
 
@@ -112,9 +118,7 @@ def test_compaction_returns_before_a_slow_model_answers_and_says_why(
     assert LLM_MARK not in (result.report.summary or "")
 
 
-def test_a_server_error_falls_back_to_extractive_with_the_reason(
-    tmp_path: Path, openai_server: OpenAIServer
-) -> None:
+def test_a_server_error_falls_back_to_extractive_with_the_reason(tmp_path: Path, openai_server: OpenAIServer) -> None:
     openai_server.error(500, "server_error", "the model crashed")
     with make(tmp_path, openai_server) as orch:
         loop(orch, 10)
@@ -129,7 +133,8 @@ def test_a_429_with_retry_after_holds_back_new_requests_and_says_so(
     tmp_path: Path, openai_server: OpenAIServer, good_answer: str
 ) -> None:
     openai_server.reply(
-        429, {"error": {"message": "slow down", "type": "rate_limit_error", "param": None, "code": None}},
+        429,
+        {"error": {"message": "slow down", "type": "rate_limit_error", "param": None, "code": None}},
         headers={"retry-after": "120"},
     )
     openai_server.always(200, openai_server.answer_body(good_answer))
@@ -146,9 +151,7 @@ def test_a_429_with_retry_after_holds_back_new_requests_and_says_so(
         assert "HTTP 429" in source.reason and "no new request for 120 s" in source.reason
 
 
-def test_an_unreachable_model_gives_an_extractive_compaction_that_says_so(
-    tmp_path: Path, closed_port: int
-) -> None:
+def test_an_unreachable_model_gives_an_extractive_compaction_that_says_so(tmp_path: Path, closed_port: int) -> None:
     server = OpenAIServer(endpoint="/v1/chat/completions", prefix="/v1")
     server.start()
     server.stop()  # nothing listens any more
@@ -156,8 +159,9 @@ def test_an_unreachable_model_gives_an_extractive_compaction_that_says_so(
 
     settings = load_settings(env={}, overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 2_000})
     summarizer = OpenAISummarizer(base_url=f"http://127.0.0.1:{closed_port}/v1", model="m", api_key="k")
-    with Orchestrator(settings=settings, store=open_store(tmp_path / "ccr.db"), counter=RoughCounter(),
-                      summarizer=summarizer) as orch:
+    with Orchestrator(
+        settings=settings, store=open_store(tmp_path / "ccr.db"), counter=RoughCounter(), summarizer=summarizer
+    ) as orch:
         loop(orch, 10)
         result = orch.compact("auto")
     assert_recoverable(orch, result)
@@ -349,11 +353,14 @@ def test_a_store_that_refuses_fails_the_compaction_closed_with_a_background_summ
     from compactor.summarizers.openai import OpenAISummarizer
 
     openai_server.answer(good_answer)
-    settings = load_settings(env={}, overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 2_000,
-                                                "background.max_wait_seconds": 30.0})
+    settings = load_settings(
+        env={},
+        overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 2_000, "background.max_wait_seconds": 30.0},
+    )
     summarizer = OpenAISummarizer(base_url=openai_server.base_url, model="local-model", api_key="test-key")
-    with Orchestrator(settings=settings, store=MemoryStore(max_bytes=1_000), counter=RoughCounter(),
-                      summarizer=summarizer) as orch:
+    with Orchestrator(
+        settings=settings, store=MemoryStore(max_bytes=1_000), counter=RoughCounter(), summarizer=summarizer
+    ) as orch:
         loop(orch, 10)
         before = list(orch.messages)
         result = orch.compact("auto")

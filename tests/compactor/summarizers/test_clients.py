@@ -95,8 +95,9 @@ def test_a_server_that_does_not_answer_in_time_fails_closed_without_retrying(
     client: Any, conversation: list[Message]
 ) -> None:
     client.server.hang()
-    with client.make(timeout_seconds=0.5) as summarizer, pytest.raises(
-        SummarizerError, match=r"no answer within 0\.5 s"
+    with (
+        client.make(timeout_seconds=0.5) as summarizer,
+        pytest.raises(SummarizerError, match=r"no answer within 0\.5 s"),
     ):
         summarizer.summarize(conversation)
     assert len(client.server.requests) == 1
@@ -162,19 +163,24 @@ def test_given_the_ledger_the_model_reads_its_facts_and_they_are_merged_into_wha
     from compactor.core.ledger import SessionLedger
     from compactor.summarizers.ledger import merge_messages
 
-    earlier = merge_messages(SessionLedger(), [
-        Message(role="user", content="Port the importer. Don't change the CSV columns."),
-        Message(role="assistant", content=[ToolUseBlock(id="b0", name="Bash", input={"command": "make import-check"})]),
-        Message(role="user", content=[ToolResultBlock(tool_use_id="b0", content="ok")]),
-    ])
+    earlier = merge_messages(
+        SessionLedger(),
+        [
+            Message(role="user", content="Port the importer. Don't change the CSV columns."),
+            Message(
+                role="assistant", content=[ToolUseBlock(id="b0", name="Bash", input={"command": "make import-check"})]
+            ),
+            Message(role="user", content=[ToolResultBlock(tool_use_id="b0", content="ok")]),
+        ],
+    )
     ledger = merge_messages(earlier, conversation)
     client.server.answer(good_answer)
     with client.make() as summarizer:
         summary = summarizer.summarize(conversation, "Keep every module name.", ledger=ledger)
     prompt = client.prompt_of(client.server.requests[0])
     assert "Keep every module name." in prompt
-    assert "`make import-check`" in prompt and "\"Don't change the CSV columns.\"" in prompt
+    assert "`make import-check`" in prompt and '"Don\'t change the CSV columns."' in prompt
     assert summary.text.startswith("1. Primary Request and Intent:")
-    block = summary.text[summary.text.index("Session ledger"):]
+    block = summary.text[summary.text.index("Session ledger") :]
     assert "`make import-check` -> ok" in block, "a fact from before this head is in the summary, not left to the model"
     assert "src/module_5.py" in block and "Don't change the CSV columns." in block

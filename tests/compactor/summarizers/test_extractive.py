@@ -32,7 +32,10 @@ def say(text: str) -> Message:
 
 
 LONG_REQUEST = "Please refactor the inventory service. " + "Keep the API stable. " * 80
-BIG_LOG = "\n".join(f"test_{i} PASSED" for i in range(400)) + "\nFAILED tests/test_api.py::test_create - AssertionError: 500 != 201\n"
+BIG_LOG = (
+    "\n".join(f"test_{i} PASSED" for i in range(400))
+    + "\nFAILED tests/test_api.py::test_create - AssertionError: 500 != 201\n"
+)
 
 
 def conversation() -> list[Message]:
@@ -47,11 +50,15 @@ def conversation() -> list[Message]:
         result("t3", "The file /repo/app/api.py has been updated."),
         call("t4", "Read", file_path="/repo/app/models.py", offset=10, limit=20),
         result("t4", "    10→class Item: ..."),
-        call("t5", "TodoWrite", todos=[
-            {"content": "Fix create endpoint", "status": "completed", "activeForm": "Fixing"},
-            {"content": "Add a regression test", "status": "in_progress", "activeForm": "Adding"},
-            {"content": "Update the changelog", "status": "pending", "activeForm": "Updating"},
-        ]),
+        call(
+            "t5",
+            "TodoWrite",
+            todos=[
+                {"content": "Fix create endpoint", "status": "completed", "activeForm": "Fixing"},
+                {"content": "Add a regression test", "status": "in_progress", "activeForm": "Adding"},
+                {"content": "Update the changelog", "status": "pending", "activeForm": "Updating"},
+            ],
+        ),
         result("t5", "Todos have been modified successfully."),
         user(LONG_REQUEST),
         say("I will now add the regression test."),
@@ -200,8 +207,10 @@ def test_past_the_budget_the_oldest_commands_spill_to_a_cited_listing_that_holds
 def test_a_repeated_command_is_one_line_with_its_count_and_outcomes() -> None:
     messages = [user("test it")]
     for i in range(12):
-        messages += [call(f"t{i}", "Bash", command="pytest -q"), result(f"t{i}", "1 failed" if i < 3 else "9 passed",
-                                                                        is_error=i < 3)]
+        messages += [
+            call(f"t{i}", "Bash", command="pytest -q"),
+            result(f"t{i}", "1 failed" if i < 3 else "9 passed", is_error=i < 3),
+        ]
     solving = ExtractiveSummarizer().summarize(messages).sections["Problem solving"]
     assert "- `pytest -q` x12 -> ok 9, failed 3: 9 passed" in solving
     assert solving.count("pytest -q") == 1
@@ -287,11 +296,41 @@ def test_an_error_word_in_a_successful_result_is_not_an_error_but_a_reported_fai
     assert "failed to link app" in errors
 
 
-_PIECES = st.sampled_from([
-    "error", "Error: ", "FAILED", "fail", "failures", "2 failures", "0 errors", "E   ", "** (", "traceback",
-    "ValueError: x", "exception[E1]:", " ", "  ", "\t", "\n", "\r\n", "\r", "\x0b", "\x1c", "\u2028", "ok", "x1",
-    "\u0130", "CANNOT", "Denied", "PANIC:", "3 errors", "12 failed", "1 error", "\u0663 errors",
-])
+_PIECES = st.sampled_from(
+    [
+        "error",
+        "Error: ",
+        "FAILED",
+        "fail",
+        "failures",
+        "2 failures",
+        "0 errors",
+        "E   ",
+        "** (",
+        "traceback",
+        "ValueError: x",
+        "exception[E1]:",
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\r",
+        "\x0b",
+        "\x1c",
+        "\u2028",
+        "ok",
+        "x1",
+        "\u0130",
+        "CANNOT",
+        "Denied",
+        "PANIC:",
+        "3 errors",
+        "12 failed",
+        "1 error",
+        "\u0663 errors",
+    ]
+)
 
 
 @settings(max_examples=400, deadline=None)

@@ -54,8 +54,9 @@ def compaction_points(path: Path, tmp_path: Path) -> list[Point]:
     """
     store = open_store(tmp_path / "ccr.db")
     results: list[CompactionResult] = []
-    report = replay(path, settings=Settings(), store=store, at="recorded",
-                    on_compaction=lambda result, line: results.append(result))
+    report = replay(
+        path, settings=Settings(), store=store, at="recorded", on_compaction=lambda result, line: results.append(result)
+    )
     assert not report.failures, [f.error for f in report.failures]
     # The stored head is the API shape only; the transcript's messages carry the flags (meta, ...).
     recorded = {m.api_json(): m for m in read_transcript(path, subagents=False).messages}
@@ -66,15 +67,27 @@ def compaction_points(path: Path, tmp_path: Path) -> list[Point]:
         jsonl = store.get(result.report.dropped[0].handle).decode()
         head = [recorded.get(line, Message.model_validate(json.loads(line))) for line in jsonl.split("\n")[:-1]]
         kept = sum(1 for entry in result.report.context if entry.part == "tail")
-        points.append(Point(result.report.at_line, result.report.survival, len(summary.content), summary.content, head,
-                            result.messages[1 : 1 + kept]))
+        points.append(
+            Point(
+                result.report.at_line,
+                result.report.survival,
+                len(summary.content),
+                summary.content,
+                head,
+                result.messages[1 : 1 + kept],
+            )
+        )
     if points:
         return points
     transcript = read_transcript(path, subagents=False)
     first = transcript.entries[0].record if transcript.entries else {}
     cwd = first.get("cwd")
-    orch = Orchestrator(settings=Settings(), store=store, files=RecordedFiles(),
-                        state=SessionState(session_id=transcript.session_id, cwd=cwd))
+    orch = Orchestrator(
+        settings=Settings(),
+        store=store,
+        files=RecordedFiles(),
+        state=SessionState(session_id=transcript.session_id, cwd=cwd),
+    )
     for entry in transcript.entries:
         if entry.message is not None and not entry.message.is_compact_summary:
             orch.add_message(entry.message, tool_use_results=entry.structured_results() or None)

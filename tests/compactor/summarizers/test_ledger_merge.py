@@ -24,16 +24,27 @@ def say(text: str) -> Message:
 
 
 def test_paths_and_commands_accumulate_across_merges_with_runs_and_last_outcome() -> None:
-    ledger = merge_messages(SessionLedger(), [
-        user("Fix the parser"),
-        call("r1", "Read", file_path="/repo/parser.py"), result("r1", "1\tdef parse(): ..."),
-        call("b1", "Bash", command="pytest -q\necho done"), result("b1", "1 failed", is_error=True),
-    ])
-    merge_messages(ledger, [
-        call("e1", "Edit", file_path="/repo/parser.py", old_string="a", new_string="b"), result("e1", "ok"),
-        call("b2", "Bash", command="pytest -q\necho done"), result("b2", "3 passed\n"),
-        call("g1", "Grep", pattern="parse", path="/repo/src"), result("g1", "src/a.py"),
-    ])
+    ledger = merge_messages(
+        SessionLedger(),
+        [
+            user("Fix the parser"),
+            call("r1", "Read", file_path="/repo/parser.py"),
+            result("r1", "1\tdef parse(): ..."),
+            call("b1", "Bash", command="pytest -q\necho done"),
+            result("b1", "1 failed", is_error=True),
+        ],
+    )
+    merge_messages(
+        ledger,
+        [
+            call("e1", "Edit", file_path="/repo/parser.py", old_string="a", new_string="b"),
+            result("e1", "ok"),
+            call("b2", "Bash", command="pytest -q\necho done"),
+            result("b2", "3 passed\n"),
+            call("g1", "Grep", pattern="parse", path="/repo/src"),
+            result("g1", "src/a.py"),
+        ],
+    )
     parser = ledger.paths["/repo/parser.py"]
     assert parser.actions == {"read": 1, "edited": 1} and parser.last_outcome == "ok"
     assert ledger.paths["/repo/src"].actions == {"searched": 1}
@@ -45,11 +56,15 @@ def test_paths_and_commands_accumulate_across_merges_with_runs_and_last_outcome(
 
 
 def test_a_failed_command_is_resolved_by_its_next_successful_run_naming_the_files_edited_between() -> None:
-    ledger = merge_messages(SessionLedger(), [
-        call("b1", "Bash", command="pytest -q tests/test_api.py"),
-        result("b1", "FAILED tests/test_api.py::test_create - AssertionError: 500 != 201\n1 failed"),
-        call("e1", "Edit", file_path="/repo/app/api.py", old_string="a", new_string="b"), result("e1", "ok"),
-    ])
+    ledger = merge_messages(
+        SessionLedger(),
+        [
+            call("b1", "Bash", command="pytest -q tests/test_api.py"),
+            result("b1", "FAILED tests/test_api.py::test_create - AssertionError: 500 != 201\n1 failed"),
+            call("e1", "Edit", file_path="/repo/app/api.py", old_string="a", new_string="b"),
+            result("e1", "ok"),
+        ],
+    )
     (error,) = ledger.errors
     assert error.resolved is None and error.edited_since == ["/repo/app/api.py"]
     assert "AssertionError: 500 != 201" in error.line
@@ -58,44 +73,66 @@ def test_a_failed_command_is_resolved_by_its_next_successful_run_naming_the_file
 
 
 def test_a_failed_edit_is_resolved_by_a_later_successful_edit_of_the_same_file() -> None:
-    ledger = merge_messages(SessionLedger(), [
-        call("e1", "Edit", file_path="/repo/a.py", old_string="x", new_string="y"),
-        result("e1", "<tool_use_error>String to replace not found in file.</tool_use_error>", is_error=True),
-        call("e2", "Edit", file_path="/repo/b.py", old_string="x", new_string="y"), result("e2", "ok"),
-    ])
+    ledger = merge_messages(
+        SessionLedger(),
+        [
+            call("e1", "Edit", file_path="/repo/a.py", old_string="x", new_string="y"),
+            result("e1", "<tool_use_error>String to replace not found in file.</tool_use_error>", is_error=True),
+            call("e2", "Edit", file_path="/repo/b.py", old_string="x", new_string="y"),
+            result("e2", "ok"),
+        ],
+    )
     assert ledger.errors[0].resolved is None
-    merge_messages(ledger, [call("e3", "Edit", file_path="/repo/a.py", old_string="x", new_string="z"), result("e3", "ok")])
+    merge_messages(
+        ledger, [call("e3", "Edit", file_path="/repo/a.py", old_string="x", new_string="z"), result("e3", "ok")]
+    )
     assert ledger.errors[0].resolved == "edited successfully afterwards"
 
 
 def test_an_unrelated_success_resolves_nothing() -> None:
-    ledger = merge_messages(SessionLedger(), [
-        call("b1", "Bash", command="cd /repo && make build"), result("b1", "make: *** error 2", is_error=True),
-        call("b2", "Bash", command="cd /repo && git status"), result("b2", "clean"),
-    ])
+    ledger = merge_messages(
+        SessionLedger(),
+        [
+            call("b1", "Bash", command="cd /repo && make build"),
+            result("b1", "make: *** error 2", is_error=True),
+            call("b2", "Bash", command="cd /repo && git status"),
+            result("b2", "clean"),
+        ],
+    )
     assert ledger.errors[0].resolved is None
 
 
 def test_error_lines_in_what_a_reading_command_prints_are_content_not_failures() -> None:
-    ledger = merge_messages(SessionLedger(), [
-        call("b1", "Bash", command="tail -n 50 /var/log/app.log"),
-        result("b1", "12:00 ERROR app: unhandled error on GET /items"),
-        call("b2", "Bash", command="git diff"), result("b2", "+    raise ValueError: bad"),
-        call("b3", "Bash", command="./deploy.sh"), result("b3", "error: permission denied"),
-    ])
+    ledger = merge_messages(
+        SessionLedger(),
+        [
+            call("b1", "Bash", command="tail -n 50 /var/log/app.log"),
+            result("b1", "12:00 ERROR app: unhandled error on GET /items"),
+            call("b2", "Bash", command="git diff"),
+            result("b2", "+    raise ValueError: bad"),
+            call("b3", "Bash", command="./deploy.sh"),
+            result("b3", "error: permission denied"),
+        ],
+    )
     assert [e.key for e in ledger.errors] == ["./deploy.sh"]
 
 
 def test_the_users_messages_and_instructions_are_kept_verbatim_with_goal_and_current_request() -> None:
-    ledger = merge_messages(SessionLedger(), [
-        user("Add pagination to the items endpoint. Don't touch the public schema."),
-        say("On it."),
-        user("Use pytest instead of unittest for the new tests."),
-        user("Use pytest instead of unittest for the new tests."),
-    ])
+    ledger = merge_messages(
+        SessionLedger(),
+        [
+            user("Add pagination to the items endpoint. Don't touch the public schema."),
+            say("On it."),
+            user("Use pytest instead of unittest for the new tests."),
+            user("Use pytest instead of unittest for the new tests."),
+        ],
+    )
     assert ledger.original_goal == "Add pagination to the items endpoint. Don't touch the public schema."
     assert ledger.current_request == "Use pytest instead of unittest for the new tests."
-    assert ledger.instructions == ["Don't touch the public schema.", "Use pytest instead of unittest for the new tests."]
+    assert ledger.instructions == [
+        "Don't touch the public schema.",
+        "Use pytest instead of unittest for the new tests.",
+    ]
     assert [m.count for m in ledger.user_messages] == [1, 2]
 
 
@@ -109,33 +146,55 @@ def test_instructions_are_imperatives_not_statements_that_happen_to_say_never() 
 
 
 def test_the_last_useful_line_skips_the_clients_notes_braces_and_result_tags() -> None:
-    assert useful_last_line("12 passed in 0.4s\n}\n\nShell cwd was reset to /repo\n[result-id: r3]") == "12 passed in 0.4s"
+    assert (
+        useful_last_line("12 passed in 0.4s\n}\n\nShell cwd was reset to /repo\n[result-id: r3]") == "12 passed in 0.4s"
+    )
     assert useful_last_line("  \n ] \n") == ""
 
 
 def test_the_task_list_is_kept_as_of_its_latest_update_and_the_view_sees_the_tail() -> None:
-    ledger = merge_messages(SessionLedger(), [
-        call("t1", "TodoWrite", todos=[
-            {"content": "Add X", "status": "in_progress"}, {"content": "Document X", "status": "pending"},
-        ]),
-        result("t1", "Todos have been modified successfully."),
-    ])
+    ledger = merge_messages(
+        SessionLedger(),
+        [
+            call(
+                "t1",
+                "TodoWrite",
+                todos=[
+                    {"content": "Add X", "status": "in_progress"},
+                    {"content": "Document X", "status": "pending"},
+                ],
+            ),
+            result("t1", "Todos have been modified successfully."),
+        ],
+    )
     assert [t.status for t in ledger.todos] == ["in_progress", "pending"]
-    view = tail_view(ledger, [
-        call("t2", "TodoWrite", todos=[
-            {"content": "Add X", "status": "completed"}, {"content": "Document X", "status": "in_progress"},
-        ]),
-        result("t2", "Todos have been modified successfully."),
-    ])
+    view = tail_view(
+        ledger,
+        [
+            call(
+                "t2",
+                "TodoWrite",
+                todos=[
+                    {"content": "Add X", "status": "completed"},
+                    {"content": "Document X", "status": "in_progress"},
+                ],
+            ),
+            result("t2", "Todos have been modified successfully."),
+        ],
+    )
     assert [t.text for t in view.open_items()] == ["Document X"]
     assert [t.status for t in ledger.todos] == ["in_progress", "pending"], "the view is a copy"
 
 
 def test_a_summary_the_ledger_wrote_is_skipped_and_one_it_did_not_lends_its_user_messages() -> None:
-    foreign = Message(role="user", is_compact_summary=True, content=(
-        "1. Primary request and intent:\nShip the release\n\n6. All user messages:\n- Ship the release\n"
-        "- and tag it\n\n7. Pending tasks:\n- [pending] Tag v2\n"
-    ))
+    foreign = Message(
+        role="user",
+        is_compact_summary=True,
+        content=(
+            "1. Primary request and intent:\nShip the release\n\n6. All user messages:\n- Ship the release\n"
+            "- and tag it\n\n7. Pending tasks:\n- [pending] Tag v2\n"
+        ),
+    )
     fresh = merge_messages(SessionLedger(), [foreign, user("go on")])
     assert fresh.carried == ["Ship the release", "and tag it"]
     assert fresh.carried_pending == ["[pending] Tag v2"]
@@ -146,28 +205,44 @@ def test_a_summary_the_ledger_wrote_is_skipped_and_one_it_did_not_lends_its_user
 
 
 def test_a_program_is_not_answered_by_another_subcommand_of_it_but_is_through_its_runner() -> None:
-    ledger = merge_messages(SessionLedger(), [
-        call("b1", "Bash", command="uv run ruff check ."), result("b1", "Found 6 errors (3 fixed, 3 remaining)."),
-        call("b2", "Bash", command="uv run ruff format ."), result("b2", "6 files reformatted"),
-    ])
+    ledger = merge_messages(
+        SessionLedger(),
+        [
+            call("b1", "Bash", command="uv run ruff check ."),
+            result("b1", "Found 6 errors (3 fixed, 3 remaining)."),
+            call("b2", "Bash", command="uv run ruff format ."),
+            result("b2", "6 files reformatted"),
+        ],
+    )
     assert ledger.errors[0].resolved is None
     merge_messages(ledger, [call("b3", "Bash", command="ruff check src"), result("b3", "All checks passed!")])
     assert ledger.errors[0].resolved == "`uv run ruff check .` ran ok as `ruff check src`"
 
 
 def test_a_call_the_user_turned_down_is_a_decision_not_an_error() -> None:
-    ledger = merge_messages(SessionLedger(), [
-        call("w1", "Write", file_path="/repo/notes.md", content="x"),
-        result("w1", "The user doesn't want to proceed with this tool use. The tool use was rejected.", is_error=True),
-    ])
+    ledger = merge_messages(
+        SessionLedger(),
+        [
+            call("w1", "Write", file_path="/repo/notes.md", content="x"),
+            result(
+                "w1", "The user doesn't want to proceed with this tool use. The tool use was rejected.", is_error=True
+            ),
+        ],
+    )
     assert ledger.errors == []
     assert ledger.instructions == ["The user turned down this call: Write /repo/notes.md"]
 
 
 def test_only_a_failed_call_of_another_tool_is_an_error_and_its_next_success_resolves_it() -> None:
-    ledger = merge_messages(SessionLedger(), [
-        call("p1", "ExitPlanMode", plan="try:\n    run()\nexcept Exception:\n    raise"), result("p1", "except Exception:"),
-        call("k1", "Task", prompt="x"), result("k1", "InputValidationError: prompt is required", is_error=True),
-        call("k2", "Task", prompt="review pricing.py", subagent_type="reviewer"), result("k2", "done"),
-    ])
+    ledger = merge_messages(
+        SessionLedger(),
+        [
+            call("p1", "ExitPlanMode", plan="try:\n    run()\nexcept Exception:\n    raise"),
+            result("p1", "except Exception:"),
+            call("k1", "Task", prompt="x"),
+            result("k1", "InputValidationError: prompt is required", is_error=True),
+            call("k2", "Task", prompt="review pricing.py", subagent_type="reviewer"),
+            result("k2", "done"),
+        ],
+    )
     assert [(e.tool, e.resolved) for e in ledger.errors] == [("Task", "a later Task call went through")]

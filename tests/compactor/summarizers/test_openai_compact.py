@@ -28,9 +28,16 @@ USER = {"type": "message", "role": "user", "content": [{"type": "input_text", "t
 
 class CompactServer(LoopbackServer):
     def compacted(self, output: list[dict[str, Any]] | None = None) -> None:
-        self.reply(200, {"id": "resp_001", "object": "response.compaction", "created_at": 1731459200,
-                         "output": [USER, ITEM] if output is None else output,
-                         "usage": {"input_tokens": 42897, "output_tokens": 12000, "total_tokens": 54912}})
+        self.reply(
+            200,
+            {
+                "id": "resp_001",
+                "object": "response.compaction",
+                "created_at": 1731459200,
+                "output": [USER, ITEM] if output is None else output,
+                "usage": {"input_tokens": 42897, "output_tokens": 12000, "total_tokens": 54912},
+            },
+        )
 
 
 class NoFiles:
@@ -49,19 +56,29 @@ def server() -> Iterator[CompactServer]:
 
 
 def history() -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = [{"role": "developer", "content": "Be brief."},
-                                   {"role": "user", "content": "Rewrite the parser"}]
+    items: list[dict[str, Any]] = [
+        {"role": "developer", "content": "Be brief."},
+        {"role": "user", "content": "Rewrite the parser"},
+    ]
     for n in range(8):
-        items += [{"type": "function_call", "call_id": f"call_{n}", "name": "bash", "arguments": json.dumps({"n": n})},
-                  {"type": "function_call_output", "call_id": f"call_{n}", "output": f"row {n} " * 600}]
+        items += [
+            {"type": "function_call", "call_id": f"call_{n}", "name": "bash", "arguments": json.dumps({"n": n})},
+            {"type": "function_call_output", "call_id": f"call_{n}", "output": f"row {n} " * 600},
+        ]
     return [*items, {"role": "user", "content": "Now the lexer tests"}]
 
 
 def orchestrator(server: CompactServer, **llm: Any) -> Orchestrator:
-    settings = load_settings(overrides={
-        "summarizer": "openai-compact", "counter": "rough", "pipeline.tail_tokens": 200,
-        "llm.base_url": server.base_url, "llm.model": "gpt-5.4", "llm.timeout_seconds": llm.get("timeout", 5),
-    })
+    settings = load_settings(
+        overrides={
+            "summarizer": "openai-compact",
+            "counter": "rough",
+            "pipeline.tail_tokens": 200,
+            "llm.base_url": server.base_url,
+            "llm.model": "gpt-5.4",
+            "llm.timeout_seconds": llm.get("timeout", 5),
+        }
+    )
     return Orchestrator(settings=settings, store=MemoryStore(max_bytes=1 << 26), files=NoFiles())
 
 
@@ -90,16 +107,20 @@ def test_the_head_goes_as_responses_input_and_the_output_items_come_back_first_b
     assert b"row 0 row 0" in stored and b"Rewrite the parser" in stored  # stored before it was dropped
 
 
-@pytest.mark.parametrize("answer", [
-    {"object": "response", "output": []},
-    {"object": "response.compaction", "output": [USER]},
-    {"object": "response.compaction", "output": [ITEM, USER]},
-    {"object": "response.compaction", "output": [{**ITEM, "encrypted_content": ""}]},
-])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"object": "response", "output": []},
+        {"object": "response.compaction", "output": [USER]},
+        {"object": "response.compaction", "output": [ITEM, USER]},
+        {"object": "response.compaction", "output": [{**ITEM, "encrypted_content": ""}]},
+    ],
+)
 def test_an_answer_without_one_final_compaction_item_fails_closed(server: CompactServer, answer: Any) -> None:
     server.reply(200, answer)
-    with OpenAICompactSummarizer(base_url=server.base_url, model="gpt-5.4") as summarizer, pytest.raises(
-        SummarizerError, match="openai-compact: the answer"
+    with (
+        OpenAICompactSummarizer(base_url=server.base_url, model="gpt-5.4") as summarizer,
+        pytest.raises(SummarizerError, match="openai-compact: the answer"),
     ):
         summarizer.summarize(OpenAIResponsesAdapter().to_messages(history()))
 

@@ -79,8 +79,13 @@ def work(prefix: str, rounds: int, size: int = 2_000) -> list[Message]:
 def run(messages: Sequence[Message], tail_tokens: int = 2_000) -> tuple[CompactionResult, Any]:
     store = open_store(":memory:")
     out = compact(
-        messages, SessionState(), store=store, counter=COUNTER, summarizer=ExtractiveSummarizer(),
-        files=DiskFiles(), options=CompactOptions(tail_tokens=tail_tokens),
+        messages,
+        SessionState(),
+        store=store,
+        counter=COUNTER,
+        summarizer=ExtractiveSummarizer(),
+        files=DiskFiles(),
+        options=CompactOptions(tail_tokens=tail_tokens),
     )
     return out, store
 
@@ -90,7 +95,9 @@ def dumped(message: Message) -> list[Any]:
 
 
 @given(block=anthropic_blocks(), thinking=st.booleans())
-def test_an_anthropic_compaction_block_reads_and_writes_back_byte_for_byte(block: dict[str, Any], thinking: bool) -> None:
+def test_an_anthropic_compaction_block_reads_and_writes_back_byte_for_byte(
+    block: dict[str, Any], thinking: bool
+) -> None:
     content = [block] + ([{"type": "thinking", "thinking": "plan", "signature": "EqQB"}] if thinking else [])
     raw = {"role": "assistant", "content": [*content, {"type": "text", "text": "Next."}]}
     message = Message.model_validate(raw)
@@ -115,8 +122,14 @@ def test_an_openai_compaction_item_is_told_from_an_anthropic_block_by_its_encryp
 
 def test_the_cut_moves_past_the_round_that_holds_the_last_provider_block() -> None:
     head = work("a", 2)
-    tail = [user("go on"), with_block({"type": "compaction", "content": "s"}), call("b0", command="ls"),
-            result("b0", "files"), user("and then"), say("done")]
+    tail = [
+        user("go on"),
+        with_block({"type": "compaction", "content": "s"}),
+        call("b0", command="ls"),
+        result("b0", "files"),
+        user("and then"),
+        say("done"),
+    ]
     new_head, new_tail = through_last_block(head, tail)
     assert new_tail == [user("and then"), say("done")]
     assert new_head + new_tail == head + tail
@@ -125,8 +138,13 @@ def test_the_cut_moves_past_the_round_that_holds_the_last_provider_block() -> No
 
 def test_a_block_in_the_tail_leads_the_summary_message_verbatim_and_nothing_before_it_is_summarized() -> None:
     block = {"content": "Provider summary: the parser was rewritten", "type": "compaction", "signature": "EuYB"}
-    messages = [*work("early", 4), with_block(block, {"type": "text", "text": "Resuming."}),
-                *work("late", 4), user("Now write the docs"), say("Writing them.")]
+    messages = [
+        *work("early", 4),
+        with_block(block, {"type": "text", "text": "Resuming."}),
+        *work("late", 4),
+        user("Now write the docs"),
+        say("Writing them."),
+    ]
     out, store = run(messages)
     assert out.ok, out.report.error
     summary = out.messages[0]
@@ -170,7 +188,10 @@ def conversations(draw: st.DrawFn) -> list[Message]:
         if draw(st.integers(0, 3)) == 0:
             messages.append(with_block(draw(anthropic_blocks()), {"type": "text", "text": f"answer {i}"}))
         for j in range(draw(st.integers(0, 2))):
-            messages += [call(f"t{i}_{j}", command=f"run {i} {j}"), result(f"t{i}_{j}", "r" * draw(st.integers(0, 3000)))]
+            messages += [
+                call(f"t{i}_{j}", command=f"run {i} {j}"),
+                result(f"t{i}_{j}", "r" * draw(st.integers(0, 3000))),
+            ]
         messages.append(say(f"done {i}"))
     return messages
 
@@ -180,14 +201,22 @@ def conversations(draw: st.DrawFn) -> list[Message]:
 def test_provider_blocks_survive_compaction_byte_for_byte_and_exactly_one_leads(
     messages: list[Message], tail_tokens: int
 ) -> None:
-    blocks = [json.dumps(b.model_dump(mode="json", exclude_none=True)) for m in messages for b in m.blocks()
-              if provider_kind(b) is not None]
+    blocks = [
+        json.dumps(b.model_dump(mode="json", exclude_none=True))
+        for m in messages
+        for b in m.blocks()
+        if provider_kind(b) is not None
+    ]
     out, store = run(messages, tail_tokens=tail_tokens)
     if not out.ok:
         assert out.messages == messages  # fails closed, unchanged
         return
-    in_output = [json.dumps(b.model_dump(mode="json", exclude_none=True)) for m in out.messages for b in m.blocks()
-                 if provider_kind(b) is not None]
+    in_output = [
+        json.dumps(b.model_dump(mode="json", exclude_none=True))
+        for m in out.messages
+        for b in m.blocks()
+        if provider_kind(b) is not None
+    ]
     tail = [m for m in out.messages[1:] if not m.is_meta]
     head = messages[: len(messages) - len(tail)]
     assert store.get(out.report.dropped[0].handle) == messages_jsonl(head)

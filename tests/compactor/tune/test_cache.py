@@ -11,7 +11,11 @@ from compactor.tune.metrics import Metrics
 
 def result() -> SessionResult:
     return SessionResult(
-        trial_id="t", session="s.jsonl", session_hash="h", metrics={"recorded": Metrics(compactions=2)}, wall_seconds=1.5
+        trial_id="t",
+        session="s.jsonl",
+        session_hash="h",
+        metrics={"recorded": Metrics(compactions=2)},
+        wall_seconds=1.5,
     )
 
 
@@ -34,7 +38,9 @@ def test_the_key_changes_with_the_session_the_settings_and_the_version() -> None
     other = Settings.model_validate({"attachments": {"max_files": 3}}).model_dump_json()
     key = cache_key("h1", base, "0.1.0")
     assert key == cache_key("h1", base, "0.1.0")
-    assert len({key, cache_key("h2", base, "0.1.0"), cache_key("h1", other, "0.1.0"), cache_key("h1", base, "0.2.0")}) == 4
+    assert (
+        len({key, cache_key("h2", base, "0.1.0"), cache_key("h1", other, "0.1.0"), cache_key("h1", base, "0.2.0")}) == 4
+    )
 
 
 def test_the_cache_lives_under_compactor_home(compactor_home: Path) -> None:

@@ -11,7 +11,9 @@ from compactor.tune.metrics import Metrics
 
 def trial(name: str, post: int, restored: int) -> TrialResult:
     metrics = Metrics(compactions=1, post_tokens_sum=post, reread_files=4, reread_restored=restored)
-    return TrialResult(id=name, params={"attachments.max_files": restored}, settings={}, totals={"recorded": metrics}, complete=True)
+    return TrialResult(
+        id=name, params={"attachments.max_files": restored}, settings={}, totals={"recorded": metrics}, complete=True
+    )
 
 
 def test_the_front_keeps_only_trials_no_other_beats_on_both_axes() -> None:
@@ -37,8 +39,12 @@ def test_bars_scale_to_the_largest_value_and_leave_missing_values_empty() -> Non
 
 def test_the_page_is_self_contained_and_escapes_what_it_shows() -> None:
     results = TuneResults(
-        version="0", space=SearchSpace(), corpus=["<script>.jsonl"], executor="local",
-        trials=[trial("a", 1_000, 1), trial("b", 3_000, 4)], best="b",
+        version="0",
+        space=SearchSpace(),
+        corpus=["<script>.jsonl"],
+        executor="local",
+        trials=[trial("a", 1_000, 1), trial("b", 3_000, 4)],
+        best="b",
     )
     page = render_report(results)
     assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
@@ -47,8 +53,12 @@ def test_the_page_is_self_contained_and_escapes_what_it_shows() -> None:
 
 def test_the_wide_tables_scroll_inside_the_page_and_the_page_names_the_best_toml_it_wrote() -> None:
     results = TuneResults(
-        version="0", space=SearchSpace(), corpus=["s.jsonl"], executor="local",
-        trials=[trial("a", 1_000, 1), trial("b", 3_000, 4)], best="b",
+        version="0",
+        space=SearchSpace(),
+        corpus=["s.jsonl"],
+        executor="local",
+        trials=[trial("a", 1_000, 1), trial("b", 3_000, 4)],
+        best="b",
     )
     page = render_report(results)
     assert '<div class="wide"><table id="trials">' in page and '<div class="wide"><table id="sessions">' in page

@@ -20,8 +20,13 @@ TRIALS = SearchSpace.model_validate(
 
 def job(session: Path, overrides: dict[str, object]) -> Job:
     settings = load_settings(None, overrides=overrides)
-    return Job(trial_id="t", session=str(session), session_hash=session_hash(session),
-               settings_json=settings.model_dump_json(), key="k")
+    return Job(
+        trial_id="t",
+        session=str(session),
+        session_hash=session_hash(session),
+        settings_json=settings.model_dump_json(),
+        key="k",
+    )
 
 
 def test_a_worker_parses_each_session_once_and_its_figures_equal_a_fresh_workers() -> None:

@@ -55,14 +55,21 @@ def test_a_real_replay_measures_coverage_tokens_survival_and_recovery() -> None:
 
 def test_retention_and_continuation_pool_by_counts_and_come_from_every_compaction_report() -> None:
     a = Metrics(retention_found={"paths": 2}, retention_total={"paths": 2}, requests_named=1, requests_asked=1)
-    b = Metrics(retention_found={"paths": 1}, retention_total={"paths": 2}, requests_named=0, requests_asked=3,
-                open_items_found=1, open_items_total=2)
+    b = Metrics(
+        retention_found={"paths": 1},
+        retention_total={"paths": 2},
+        requests_named=0,
+        requests_asked=3,
+        open_items_found=1,
+        open_items_total=2,
+    )
     total = Metrics.combine([a, b])
     assert total.retention_paths == 3 / 4 and total.retention_commands is None
     assert total.latest_request_named == 1 / 4 and total.open_items_named == 1 / 2
     settings = load_settings(None, env={})
-    report = replay(LONG, settings=settings, store=ccr.open_store(":memory:"), at="recorded",
-                    summarizer=make_summarizer(settings))
+    report = replay(
+        LONG, settings=settings, store=ccr.open_store(":memory:"), at="recorded", summarizer=make_summarizer(settings)
+    )
     metrics = replay_metrics(report)
     kept = sum(c.retention.paths.kept for c in report.compactions if c.retention)
     assert metrics.retention_found["paths"] == kept > 0

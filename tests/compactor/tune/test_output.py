@@ -21,7 +21,7 @@ from compactor.tune.output import SessionsFile, read_sessions_file
         {"counter": "rough", "policy": {"autocompact_pct": 80, "context_window": 1_000_000}},
         {"dedup": {"default_threshold": "unbounded", "thresholds": {"Bash": 300, "Read": None, "my tool": 9}}},
         {"attachments": {"max_files": 3, "selection": {"strategy": "recent", "tail_weight": 0.5}}},
-        {"llm": {"model": "a \"quoted\" name"}, "pipeline": {"tail_tokens": 0}},
+        {"llm": {"model": 'a "quoted" name'}, "pipeline": {"tail_tokens": 0}},
     ],
 )
 def test_settings_written_as_toml_load_back_equal(tmp_path: Path, data: dict[str, object]) -> None:
@@ -35,11 +35,17 @@ def results(best: str | None) -> TuneResults:
     def trial(name: str, restored: int, complete: bool = True) -> TrialResult:
         settings = Settings.model_validate({"attachments": {"max_files": restored + 1}}).model_dump(mode="json")
         totals = {"recorded": Metrics(compactions=1, reread_files=4, reread_restored=restored)}
-        return TrialResult(id=name, params={"attachments.max_files": restored + 1}, settings=settings, totals=totals, complete=complete)
+        return TrialResult(
+            id=name, params={"attachments.max_files": restored + 1}, settings=settings, totals=totals, complete=complete
+        )
 
     return TuneResults(
-        version="0", space=SearchSpace(), corpus=["a.jsonl"], executor="local",
-        trials=[trial("low", 1), trial("high", 3), trial("unfinished", 4, complete=False)], best=best,
+        version="0",
+        space=SearchSpace(),
+        corpus=["a.jsonl"],
+        executor="local",
+        trials=[trial("low", 1), trial("high", 3), trial("unfinished", 4, complete=False)],
+        best=best,
     )
 
 
@@ -59,10 +65,15 @@ def test_the_table_ranks_finished_trials_best_first() -> None:
 
 
 def a_result(trial: str, session: str, compactions: int) -> SessionResult:
-    metrics = Metrics(compactions=compactions, post_tokens_sum=1000 * compactions, survival_found={"paths": 1},
-                      survival_total={"paths": 2})
-    return SessionResult(trial_id=trial, session=session, session_hash="h", metrics={"recorded": metrics},
-                         wall_seconds=0.5)
+    metrics = Metrics(
+        compactions=compactions,
+        post_tokens_sum=1000 * compactions,
+        survival_found={"paths": 1},
+        survival_total={"paths": 2},
+    )
+    return SessionResult(
+        trial_id=trial, session=session, session_hash="h", metrics={"recorded": metrics}, wall_seconds=0.5
+    )
 
 
 def test_the_sessions_file_reads_back_the_results_it_was_handed(tmp_path: Path) -> None:

@@ -51,10 +51,7 @@ class InterruptAfter:
 
 def figures(results: TuneResults) -> dict[tuple[str, str, str], dict[str, object]]:
     return {
-        (t.id, s.session, at): m.model_dump()
-        for t in results.trials
-        for s in t.sessions
-        for at, m in s.metrics.items()
+        (t.id, s.session, at): m.model_dump() for t in results.trials for s in t.sessions for at, m in s.metrics.items()
     }
 
 
@@ -73,8 +70,10 @@ def test_a_corpus_folder_yields_its_sessions_but_not_subagent_files(tmp_path: Pa
 
 def test_every_trial_replays_every_session_at_both_point_kinds(tmp_path: Path) -> None:
     results = run_tune(
-        [LONG], space(**{"attachments.selection.strategy": ["recent", "activity"]}),
-        executor=LocalExecutor(1), cache=ResultCache(tmp_path),
+        [LONG],
+        space(**{"attachments.selection.strategy": ["recent", "activity"]}),
+        executor=LocalExecutor(1),
+        cache=ResultCache(tmp_path),
     )
     assert len(results.trials) == 2 and all(t.complete for t in results.trials)
     for trial in results.trials:
@@ -171,7 +170,9 @@ def test_ray_gives_the_same_figures_as_the_local_executor_and_as_trials_that_sha
     assert written(through_ray) == written(run_tune([SMALL, LONG], searched, executor=Unshared()))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("optuna") is None, reason="optuna is not installed (pip install '.[optuna]')")
+@pytest.mark.skipif(
+    importlib.util.find_spec("optuna") is None, reason="optuna is not installed (pip install '.[optuna]')"
+)
 def test_optuna_asks_for_trials_within_the_space_and_repeats_come_from_the_run(tmp_path: Path) -> None:
     searched = SearchSpace.model_validate(
         {"search": {"method": "optuna", "trials": 4, "seed": 3}, "params": {"attachments.max_files": [3, 5]}}
@@ -205,8 +206,11 @@ def test_the_executor_gets_one_sessions_trials_in_a_row_so_a_worker_parses_it_on
 def test_free_workers_keep_their_session_and_spread_over_the_others() -> None:
     from compactor.tune.executors import _Affinity
 
-    jobs = [Job(trial_id=f"t{n}", session=s, session_hash="h", settings_json="{}", key=f"{s}{n}")
-            for s in ("a", "b") for n in range(3)]
+    jobs = [
+        Job(trial_id=f"t{n}", session=s, session_hash="h", settings_json="{}", key=f"{s}{n}")
+        for s in ("a", "b")
+        for n in range(3)
+    ]
     plan = _Affinity(jobs)
     first, second = plan.next_for(0), plan.next_for(1)
     assert first is not None and second is not None
@@ -233,19 +237,29 @@ def test_a_run_that_hands_each_session_on_keeps_only_totals_and_they_equal_a_kep
     streamed = run_tune([SMALL, LONG], searched, executor=LocalExecutor(1), on_session=handed.append)
     assert all(t.sessions == [] and t.complete for t in streamed.trials)
     assert {t.id: t.totals for t in streamed.trials} == {t.id: t.totals for t in kept.trials}
-    assert sorted((r.trial_id, r.session, r.metrics == s.metrics) for r in handed for t in kept.trials
-                  for s in t.sessions if (s.trial_id, s.session) == (r.trial_id, r.session)) == sorted(
-        (s.trial_id, s.session, True) for t in kept.trials for s in t.sessions)
+    assert sorted(
+        (r.trial_id, r.session, r.metrics == s.metrics)
+        for r in handed
+        for t in kept.trials
+        for s in t.sessions
+        if (s.trial_id, s.session) == (r.trial_id, r.session)
+    ) == sorted((s.trial_id, s.session, True) for t in kept.trials for s in t.sessions)
     assert streamed.best == kept.best
 
 
 def test_a_pool_task_is_one_sessions_jobs_split_only_when_workers_would_idle() -> None:
     from compactor.tune.executors import _by_session
 
-    jobs = [Job(trial_id=f"t{n}", session=s, session_hash="h", settings_json="{}", key=f"{s}{n}")
-            for s in ("a", "b", "c") for n in range(4)]
+    jobs = [
+        Job(trial_id=f"t{n}", session=s, session_hash="h", settings_json="{}", key=f"{s}{n}")
+        for s in ("a", "b", "c")
+        for n in range(4)
+    ]
     assert [[j.key for j in g] for g in _by_session(jobs, 2)] == [
-        ["a0", "a1", "a2", "a3"], ["b0", "b1", "b2", "b3"], ["c0", "c1", "c2", "c3"]]
+        ["a0", "a1", "a2", "a3"],
+        ["b0", "b1", "b2", "b3"],
+        ["c0", "c1", "c2", "c3"],
+    ]
     lone = [j for j in jobs if j.session == "a"]
     assert [[j.key for j in g] for g in _by_session(lone, 2)] == [["a0", "a1"], ["a2", "a3"]]
     assert sorted(j.key for g in _by_session(lone, 3) for j in g) == ["a0", "a1", "a2", "a3"]

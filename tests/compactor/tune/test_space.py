@@ -19,11 +19,18 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_the_grid_holds_every_combination_once(tmp_path: Path) -> None:
-    space = load_space(write(tmp_path, '[params]\n"attachments.max_files" = [5, 8, 5]\n[params.pipeline]\ntail_tokens = [1000, 2000]\n'))
+    space = load_space(
+        write(
+            tmp_path, '[params]\n"attachments.max_files" = [5, 8, 5]\n[params.pipeline]\ntail_tokens = [1000, 2000]\n'
+        )
+    )
     trials = space.trials()
     assert space.size == 4 and len(trials) == 4
     assert {(t.params["attachments.max_files"], t.params["pipeline.tail_tokens"]) for t in trials} == {
-        (5, 1000), (5, 2000), (8, 1000), (8, 2000)
+        (5, 1000),
+        (5, 2000),
+        (8, 1000),
+        (8, 2000),
     }
 
 

@@ -95,8 +95,16 @@ def test_replay_with_best_toml_reproduces_the_winning_trials_figures_exactly(
     assert len(sessions) == len(results["corpus"]) > 0
     for session in sessions:
         done = cli(
-            "replay", session["session"], "--config", str(out / "best.toml"), "--at", at, "--json",
-            "--store", str(tmp_path / "ccr.db"), home=home,
+            "replay",
+            session["session"],
+            "--config",
+            str(out / "best.toml"),
+            "--at",
+            at,
+            "--json",
+            "--store",
+            str(tmp_path / "ccr.db"),
+            home=home,
         )
         assert done.returncode == 0, done.stderr.decode()
         assert json.loads(done.stdout)["metrics"] == session["metrics"][at]
@@ -121,8 +129,9 @@ def test_a_bad_space_exits_2_before_running(tmp_path: Path) -> None:
 
 
 def test_a_ray_address_without_the_ray_executor_exits_2_before_running(tmp_path: Path) -> None:
-    done = cli("tune", str(SESSIONS), "--space", str(EXAMPLE), "--address", "auto", "--out", str(tmp_path / "o"),
-               home=tmp_path)
+    done = cli(
+        "tune", str(SESSIONS), "--space", str(EXAMPLE), "--address", "auto", "--out", str(tmp_path / "o"), home=tmp_path
+    )
     assert done.returncode == 2, done.stderr.decode()
     assert b"--executor ray" in done.stderr
     assert not (tmp_path / "o").exists()
@@ -147,8 +156,20 @@ def test_an_out_folder_that_cannot_be_written_exits_73_before_any_replay(tmp_pat
 
 def test_compactions_that_failed_closed_are_named_on_stderr(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "compactor", "tune", str(SESSIONS / "long.jsonl"), "--space", str(EXAMPLE),
-         "--jobs", "1", "--no-cache", "--out", str(tmp_path / "out")],
+        [
+            sys.executable,
+            "-m",
+            "compactor",
+            "tune",
+            str(SESSIONS / "long.jsonl"),
+            "--space",
+            str(EXAMPLE),
+            "--jobs",
+            "1",
+            "--no-cache",
+            "--out",
+            str(tmp_path / "out"),
+        ],
         capture_output=True,
         env={**os.environ, "COMPACTOR_HOME": str(tmp_path), "COMPACTOR_CCR_MAX_BYTES": "20000"},
         timeout=600,
@@ -163,9 +184,17 @@ def _chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[bytes]:
     assert CHROMIUM is not None
     return subprocess.run(
         [
-            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            f"--user-data-dir={profile}", *args,
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            *args,
         ],
         capture_output=True,
         timeout=120,
@@ -185,7 +214,7 @@ def test_report_html_draws_its_charts_in_a_headless_browser(
     pareto = html[html.index('<svg id="pareto"') : html.index("</svg>", html.index('<svg id="pareto"'))]
     assert pareto.count('<circle class="trial') == len(results["trials"])
     assert "on-front" in pareto and "<polyline" in pareto
-    assert html.count('<svg class="bars"') >= 10 and html.count("<rect x=\"100\"") >= 4 * 10
+    assert html.count('<svg class="bars"') >= 10 and html.count('<rect x="100"') >= 4 * 10
     assert results["best"] in html
     shot = tmp_path / "report.png"
     done = _chromium("--window-size=1200,1600", f"--screenshot={shot}", page, profile=tmp_path / "profile2")
@@ -195,8 +224,9 @@ def test_report_html_draws_its_charts_in_a_headless_browser(
 def test_without_out_the_results_go_to_a_new_folder_under_the_home_and_json_prints_them(tmp_path: Path) -> None:
     checkout, home = tmp_path / "checkout", tmp_path / "home"
     checkout.mkdir()
-    done = cli("tune", str(SESSIONS / "small.jsonl"), "--space", str(EXAMPLE), "--jobs", "1", "--json",
-               home=home, cwd=checkout)
+    done = cli(
+        "tune", str(SESSIONS / "small.jsonl"), "--space", str(EXAMPLE), "--jobs", "1", "--json", home=home, cwd=checkout
+    )
     assert done.returncode == 0, done.stderr.decode()
     assert list(checkout.iterdir()) == []
     [line] = [x for x in done.stderr.decode().splitlines() if x.startswith("compactor: wrote ")]

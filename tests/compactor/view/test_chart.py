@@ -21,8 +21,11 @@ def test_an_empty_or_flat_range_still_has_ticks() -> None:
 
 @given(st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 2_000_000)), min_size=1, max_size=50))
 def test_every_point_and_mark_lies_inside_the_plot(points: list[tuple[int, int]]) -> None:
-    chart = line_chart([(float(x), float(y)) for x, y in points], horizontal=[(167_000.0, "threshold")],
-                       vertical=[(float(points[0][0]), "#1")])
+    chart = line_chart(
+        [(float(x), float(y)) for x, y in points],
+        horizontal=[(167_000.0, "threshold")],
+        vertical=[(float(points[0][0]), "#1")],
+    )
     for pair in chart.points.split():
         x, y = (float(v) for v in pair.split(","))
         assert chart.left - 0.1 <= x <= chart.width - chart.right + 0.1

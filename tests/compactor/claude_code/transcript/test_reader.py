@@ -56,20 +56,38 @@ class Log:
         return self.add({"type": "user", "message": {"role": "user", "content": content}, **extra}, parent=parent)
 
     def assistant(
-        self, blocks: list[dict[str, Any]], *, mid: str, usage: dict[str, int] | None = None,
-        parent: str | bool | None = True, **extra: Any,
+        self,
+        blocks: list[dict[str, Any]],
+        *,
+        mid: str,
+        usage: dict[str, int] | None = None,
+        parent: str | bool | None = True,
+        **extra: Any,
     ) -> list[str]:
         """One record per block, as Claude Code streams an answer."""
         ids = []
         for i, block in enumerate(blocks):
-            body: dict[str, Any] = {"id": mid, "type": "message", "role": "assistant", "model": "m-1", "content": [block]}
+            body: dict[str, Any] = {
+                "id": mid,
+                "type": "message",
+                "role": "assistant",
+                "model": "m-1",
+                "content": [block],
+            }
             if usage is not None:
                 body["usage"] = usage
             ids.append(self.add({"type": "assistant", "message": body, **extra}, parent=parent if i == 0 else True))
         return ids
 
-    def result(self, tool_use_id: str, content: Any, *, tur: Any = None, is_error: bool = False,
-               parent: str | bool | None = True) -> str:
+    def result(
+        self,
+        tool_use_id: str,
+        content: Any,
+        *,
+        tur: Any = None,
+        is_error: bool = False,
+        parent: str | bool | None = True,
+    ) -> str:
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
         if is_error:
             block["is_error"] = True
@@ -82,8 +100,13 @@ class Log:
             meta["postTokens"] = post
         logical = self.last
         return self.add(
-            {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
-             "logicalParentUuid": logical, "compactMetadata": meta},
+            {
+                "type": "system",
+                "subtype": "compact_boundary",
+                "content": "Conversation compacted",
+                "logicalParentUuid": logical,
+                "compactMetadata": meta,
+            },
             parent=None,
         )
 
@@ -107,8 +130,14 @@ def simple_session() -> Log:
     log = Log()
     log.user("hello")
     log.assistant([text("looking"), tool_use("t1", "Read", file_path="/repo/a.py")], mid="m1", usage=USAGE)
-    log.result("t1", "     1\u2192x = 1\n     2\u2192", tur={"type": "text", "file": {
-        "filePath": "/repo/a.py", "content": "x = 1\n", "numLines": 2, "startLine": 1, "totalLines": 2}})
+    log.result(
+        "t1",
+        "     1\u2192x = 1\n     2\u2192",
+        tur={
+            "type": "text",
+            "file": {"filePath": "/repo/a.py", "content": "x = 1\n", "numLines": 2, "startLine": 1, "totalLines": 2},
+        },
+    )
     log.assistant([text("done")], mid="m2", usage=USAGE)
     return log
 
@@ -160,8 +189,11 @@ def test_the_chain_crosses_a_compaction_boundary_through_its_logical_parent(tmp_
     log.assistant([text("new answer")], mid="m2")
     t = read_transcript(log.write(tmp_path / "s.jsonl"))
     assert [m.text() for m in t.messages] == [
-        "old work", "old answer", "This session is being continued from a previous conversation.",
-        "next request", "new answer",
+        "old work",
+        "old answer",
+        "This session is being continued from a previous conversation.",
+        "next request",
+        "new answer",
     ]
     assert [e.kind for e in t.entries] == ["message", "message", "compact_boundary", "message", "message", "message"]
     (c,) = t.compactions
@@ -184,8 +216,11 @@ def test_parallel_tool_results_stored_on_sibling_branches_stay_in_the_chain(tmp_
     assert t.warnings == []
     roles = [(m.role, [b.type for b in m.blocks()]) for m in t.messages]
     assert roles == [
-        ("user", ["text"]), ("assistant", ["tool_use", "tool_use"]),
-        ("user", ["tool_result"]), ("user", ["tool_result"]), ("assistant", ["text"]),
+        ("user", ["text"]),
+        ("assistant", ["tool_use", "tool_use"]),
+        ("user", ["tool_result"]),
+        ("user", ["tool_result"]),
+        ("assistant", ["text"]),
     ]
     assert [c.id for c in t.tool_uses()] == ["a", "b"]
 
@@ -194,11 +229,21 @@ def test_inline_sidechains_are_kept_apart_and_keyed_by_agent(tmp_path: Path) -> 
     log = Log()
     log.user("main question")
     log.assistant([tool_use("t1", "Task", description="look", prompt="look around")], mid="m1")
-    root = log.add({"type": "user", "isSidechain": True, "message": {"role": "user", "content": "look around"}}, parent=None)
-    log.add({"type": "assistant", "isSidechain": True,
-             "message": {"id": "s1", "role": "assistant", "content": [text("seen")]}}, parent=root)
-    log.add({"type": "user", "isSidechain": True, "agentId": "a42",
-             "message": {"role": "user", "content": "other agent"}}, parent=None)
+    root = log.add(
+        {"type": "user", "isSidechain": True, "message": {"role": "user", "content": "look around"}}, parent=None
+    )
+    log.add(
+        {
+            "type": "assistant",
+            "isSidechain": True,
+            "message": {"id": "s1", "role": "assistant", "content": [text("seen")]},
+        },
+        parent=root,
+    )
+    log.add(
+        {"type": "user", "isSidechain": True, "agentId": "a42", "message": {"role": "user", "content": "other agent"}},
+        parent=None,
+    )
     log.result("t1", "looked", parent="u2")
     log.assistant([text("thanks")], mid="m2")
     t = read_transcript(log.write(tmp_path / "s.jsonl"))
@@ -376,8 +421,11 @@ def test_iter_records_numbers_lines_from_one_and_skips_blank_lines(tmp_path: Pat
 def test_read_write_read_gives_the_same_model_for_a_hand_made_session(tmp_path: Path) -> None:
     log = Log()
     log.user("start")
-    answer = log.assistant([text("a"), {"type": "thinking", "thinking": "hm", "signature": "sig"},
-                            tool_use("t1", "Bash", command="ls")], mid="m1", usage=USAGE)
+    answer = log.assistant(
+        [text("a"), {"type": "thinking", "thinking": "hm", "signature": "sig"}, tool_use("t1", "Bash", command="ls")],
+        mid="m1",
+        usage=USAGE,
+    )
     log.add({"type": "progress", "data": {"x": 1}})
     log.result("t1", [text("out"), {"type": "image", "source": {"type": "base64", "data": "AA"}}])
     log.user("abandoned", parent=answer[0])
@@ -415,8 +463,13 @@ def test_writing_an_edited_transcript_writes_the_edit(tmp_path: Path) -> None:
 def test_writing_messages_and_a_boundary_makes_a_readable_chain(tmp_path: Path) -> None:
     messages = [
         Message(role="user", content="before"),
-        Message(role="assistant", content=[TextBlock(text="ok"), ToolUseBlock(id="t1", name="Bash", input={"command": "ls"})],
-                message_id="m1", model="m-1", usage=Usage(input_tokens=5, output_tokens=1)),
+        Message(
+            role="assistant",
+            content=[TextBlock(text="ok"), ToolUseBlock(id="t1", name="Bash", input={"command": "ls"})],
+            message_id="m1",
+            model="m-1",
+            usage=Usage(input_tokens=5, output_tokens=1),
+        ),
         Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content="a.py")]),
     ]
     after = [Message(role="user", content="summary", is_compact_summary=True), Message(role="user", content="next")]
@@ -427,7 +480,12 @@ def test_writing_messages_and_a_boundary_makes_a_readable_chain(tmp_path: Path) 
     assert [m.model_copy(update={"uuid": None}) for m in t.messages] == [*messages, *after]
     (c,) = t.compactions
     assert (c.trigger, c.pre_tokens, c.post_tokens, c.summary) == ("auto", 167_000, 20_000, "summary")
-    write_transcript([*messages, boundary_entry("auto", 167_000, 20_000), *after], tmp_path / "again.jsonl", session_id="s9", cwd="/w")
+    write_transcript(
+        [*messages, boundary_entry("auto", 167_000, 20_000), *after],
+        tmp_path / "again.jsonl",
+        session_id="s9",
+        cwd="/w",
+    )
     assert (tmp_path / "again.jsonl").read_bytes() == path.read_bytes()
 
 
@@ -438,9 +496,11 @@ _texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 @given(contents=st.lists(_texts, min_size=1, max_size=6))
 def test_written_messages_read_back_unchanged(tmp_path: Path, contents: list[str]) -> None:
     messages = [
-        Message(role="user" if i % 2 == 0 else "assistant",
-                content=c if i % 2 == 0 else [TextBlock(text=c)],
-                message_id=None if i % 2 == 0 else f"m{i}")
+        Message(
+            role="user" if i % 2 == 0 else "assistant",
+            content=c if i % 2 == 0 else [TextBlock(text=c)],
+            message_id=None if i % 2 == 0 else f"m{i}",
+        )
         for i, c in enumerate(contents)
     ]
     path = tmp_path / "prop.jsonl"
@@ -489,9 +549,7 @@ def test_a_real_transcript_reads_back_the_same_after_writing(shared_transcript: 
     write_transcript(first, out)
     second = read_transcript(out)
     assert second.subagents.keys() == first.subagents.keys()
-    assert same_model(
-        second.model_copy(update={"subagents": {}}), first.model_copy(update={"subagents": {}})
-    )
+    assert same_model(second.model_copy(update={"subagents": {}}), first.model_copy(update={"subagents": {}}))
     for agent, sub in first.subagents.items():
         assert same_model(second.subagents[agent], sub)
     with shared_transcript.open("rb") as a, out.open("rb") as b:

@@ -48,8 +48,16 @@ class Log:
         """An assistant tool call and its result."""
         self.calls += 1
         tid = f"t{self.calls}"
-        self.add({"type": "assistant", "message": {"id": f"m{self.calls}", "role": "assistant",
-                                                   "content": [{"type": "tool_use", "id": tid, "name": name, "input": inputs}]}})
+        self.add(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"m{self.calls}",
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": tid, "name": name, "input": inputs}],
+                },
+            }
+        )
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tid, "content": result}
         if is_error:
             block["is_error"] = True
@@ -63,8 +71,16 @@ class Log:
 
 def file_result(path: str, content: str, start: int = 1, total: int | None = None) -> dict[str, Any]:
     lines = content.count("\n") + 1
-    return {"type": "text", "file": {"filePath": path, "content": content, "numLines": lines,
-                                     "startLine": start, "totalLines": total or lines}}
+    return {
+        "type": "text",
+        "file": {
+            "filePath": path,
+            "content": content,
+            "numLines": lines,
+            "startLine": start,
+            "totalLines": total or lines,
+        },
+    }
 
 
 def numbered(content: str, start: int = 1, sep: str = "\u2192") -> str:
@@ -89,8 +105,14 @@ def test_a_read_is_remembered_from_its_structured_result_with_its_timestamp(tmp_
 
 def test_a_partial_read_keeps_its_offset_and_limit(tmp_path: Path) -> None:
     log = Log()
-    log.call("Read", numbered("c\nd", start=3), tur=file_result("/repo/a.py", "c\nd", start=3, total=40),
-             file_path="/repo/a.py", offset=3, limit=2)
+    log.call(
+        "Read",
+        numbered("c\nd", start=3),
+        tur=file_result("/repo/a.py", "c\nd", start=3, total=40),
+        file_path="/repo/a.py",
+        offset=3,
+        limit=2,
+    )
     entry = log.read(tmp_path).state.read_files["/repo/a.py"]
     assert (entry.content, entry.offset, entry.limit) == ("c\nd", 3, 2)
     assert entry.is_partial
@@ -108,8 +130,13 @@ def test_a_read_with_only_text_has_its_line_numbers_and_reminder_removed(tmp_pat
 
 def test_a_failed_read_changes_nothing(tmp_path: Path) -> None:
     log = Log()
-    log.call("Read", "<tool_use_error>File does not exist.</tool_use_error>", is_error=True,
-             tur="Error: File does not exist.", file_path="/repo/gone.py")
+    log.call(
+        "Read",
+        "<tool_use_error>File does not exist.</tool_use_error>",
+        is_error=True,
+        tur="Error: File does not exist.",
+        file_path="/repo/gone.py",
+    )
     assert log.read(tmp_path).state.read_files == {}
 
 
@@ -135,8 +162,15 @@ def test_write_then_edit_gives_the_edited_content(tmp_path: Path) -> None:
 
 def test_an_edit_of_an_unread_file_uses_the_original_from_the_tool_result(tmp_path: Path) -> None:
     log = Log()
-    tur = {"filePath": "/repo/c.py", "oldString": "old", "newString": "new", "originalFile": "keep old here\n",
-           "replaceAll": False, "structuredPatch": [], "userModified": False}
+    tur = {
+        "filePath": "/repo/c.py",
+        "oldString": "old",
+        "newString": "new",
+        "originalFile": "keep old here\n",
+        "replaceAll": False,
+        "structuredPatch": [],
+        "userModified": False,
+    }
     log.call("Edit", "edited", tur=tur, file_path="/repo/c.py", old_string="old", new_string="new")
     assert log.read(tmp_path).state.read_files["/repo/c.py"].content == "keep new here\n"
 
@@ -154,8 +188,15 @@ def test_an_edit_that_cannot_be_applied_marks_the_known_content_stale(tmp_path: 
 def test_a_multi_edit_applies_its_edits_in_order(tmp_path: Path) -> None:
     log = Log()
     log.call("Write", "created", file_path="/repo/e.py", content="one two")
-    log.call("MultiEdit", "edited", file_path="/repo/e.py",
-             edits=[{"old_string": "one", "new_string": "two"}, {"old_string": "two", "new_string": "three", "replace_all": True}])
+    log.call(
+        "MultiEdit",
+        "edited",
+        file_path="/repo/e.py",
+        edits=[
+            {"old_string": "one", "new_string": "two"},
+            {"old_string": "two", "new_string": "three", "replace_all": True},
+        ],
+    )
     assert log.read(tmp_path).state.read_files["/repo/e.py"].content == "three three"
 
 
@@ -172,7 +213,10 @@ def test_a_rejected_edit_changes_nothing(tmp_path: Path) -> None:
 def test_a_skill_invocation_takes_its_content_from_the_following_meta_message(tmp_path: Path) -> None:
     log = Log()
     log.call("Skill", "Launching skill: pdf", skill="pdf")
-    log.user([{"type": "text", "text": "Base directory for this skill: /home/u/.claude/skills/pdf\n\n# PDF\nUse it."}], isMeta=True)
+    log.user(
+        [{"type": "text", "text": "Base directory for this skill: /home/u/.claude/skills/pdf\n\n# PDF\nUse it."}],
+        isMeta=True,
+    )
     skills = log.read(tmp_path).state.skills["main"]
     assert [(s.name, s.path) for s in skills] == [("pdf", "/home/u/.claude/skills/pdf/SKILL.md")]
     assert "# PDF" in skills[0].content and skills[0].invoked_at == at(1)
@@ -193,10 +237,18 @@ def test_plan_mode_is_entered_and_left_with_its_plan(tmp_path: Path) -> None:
     entered = log.read(tmp_path).state
     assert entered.in_plan_mode
     assert entered.plan is not None and entered.plan.content == "# Plan v1"
-    log.call("ExitPlanMode", "approved", tur={"plan": "# Plan v2", "filePath": "/home/u/.claude/plans/p.md"}, plan="# Plan v2")
+    log.call(
+        "ExitPlanMode",
+        "approved",
+        tur={"plan": "# Plan v2", "filePath": "/home/u/.claude/plans/p.md"},
+        plan="# Plan v2",
+    )
     state = log.read(tmp_path).state
     assert not state.in_plan_mode
-    assert state.plan is not None and (state.plan.path, state.plan.content) == ("/home/u/.claude/plans/p.md", "# Plan v2")
+    assert state.plan is not None and (state.plan.path, state.plan.content) == (
+        "/home/u/.claude/plans/p.md",
+        "# Plan v2",
+    )
 
 
 def test_the_permission_mode_follows_user_records(tmp_path: Path) -> None:
@@ -210,23 +262,42 @@ def test_the_permission_mode_follows_user_records(tmp_path: Path) -> None:
 def test_todo_write_replaces_the_todo_list(tmp_path: Path) -> None:
     log = Log()
     log.call("TodoWrite", "ok", todos=[{"content": "a", "status": "pending", "activeForm": "Doing a"}])
-    log.call("TodoWrite", "ok", todos=[{"content": "a", "status": "completed", "activeForm": "Doing a"},
-                                       {"content": "b", "status": "in_progress", "activeForm": "Doing b"}])
+    log.call(
+        "TodoWrite",
+        "ok",
+        todos=[
+            {"content": "a", "status": "completed", "activeForm": "Doing a"},
+            {"content": "b", "status": "in_progress", "activeForm": "Doing b"},
+        ],
+    )
     todos = log.read(tmp_path).state.todos
     assert [(t.content, t.status, t.active_form) for t in todos] == [
-        ("a", "completed", "Doing a"), ("b", "in_progress", "Doing b")]
+        ("a", "completed", "Doing a"),
+        ("b", "in_progress", "Doing b"),
+    ]
 
 
 def test_a_background_agent_runs_until_its_output_is_collected(tmp_path: Path) -> None:
     log = Log()
-    log.call("Task", "launched", tur={"status": "async_launched", "agentId": "ag1"},
-             description="explore", prompt="look", subagent_type="Explore", run_in_background=True)
+    log.call(
+        "Task",
+        "launched",
+        tur={"status": "async_launched", "agentId": "ag1"},
+        description="explore",
+        prompt="look",
+        subagent_type="Explore",
+        run_in_background=True,
+    )
     log.call("Task", "done", tur={"status": "completed", "agentId": "ag2"}, description="inline", prompt="x")
     running = log.read(tmp_path).state.tasks
     assert list(running) == ["ag1"]
     assert (running["ag1"].status, running["ag1"].collected, running["ag1"].agent_type) == ("running", False, "Explore")
-    log.call("TaskOutput", "<status>completed</status>", tur={"retrieval_status": "success", "task": {
-        "task_id": "ag1", "status": "completed", "output": "found it"}}, task_id="ag1")
+    log.call(
+        "TaskOutput",
+        "<status>completed</status>",
+        tur={"retrieval_status": "success", "task": {"task_id": "ag1", "status": "completed", "output": "found it"}},
+        task_id="ag1",
+    )
     task = log.read(tmp_path).state.tasks["ag1"]
     assert (task.status, task.collected, task.result) == ("completed", True, "found it")
 
@@ -260,8 +331,13 @@ def test_a_replay_can_drive_the_builder_entry_by_entry(tmp_path: Path) -> None:
 
 def test_apply_message_works_without_transcript_records() -> None:
     builder = StateBuilder(SessionState(session_id="loop"))
-    builder.apply_message(Message(role="assistant", content=[ToolUseBlock(id="w", name="Write", input={
-        "file_path": "/x.py", "content": "print(1)"})], timestamp="2026-01-01T00:00:05Z"))
+    builder.apply_message(
+        Message(
+            role="assistant",
+            content=[ToolUseBlock(id="w", name="Write", input={"file_path": "/x.py", "content": "print(1)"})],
+            timestamp="2026-01-01T00:00:05Z",
+        )
+    )
     builder.apply_message(Message(role="user", content=[ToolResultBlock(tool_use_id="w", content="ok")]))
     assert builder.state.read_files["/x.py"].content == "print(1)"
     assert builder.state.read_files["/x.py"].timestamp == at(5)
@@ -289,12 +365,8 @@ def test_strip_line_numbers_gives_back_the_numbered_content(lines: list[str], st
 
 def test_every_file_a_real_session_read_successfully_is_in_its_state(shared_transcript: Path) -> None:
     transcript = read_transcript(shared_transcript)
-    failed = {
-        r.tool_use_id for m in transcript.messages for r in m.tool_results() if r.is_error
-    }
-    read_paths = {
-        c.input["file_path"] for c in transcript.tool_uses() if c.name == "Read" and c.id not in failed
-    }
+    failed = {r.tool_use_id for m in transcript.messages for r in m.tool_results() if r.is_error}
+    read_paths = {c.input["file_path"] for c in transcript.tool_uses() if c.name == "Read" and c.id not in failed}
     assert read_paths <= set(transcript.state.read_files)
     for entry in transcript.state.read_files.values():
         assert entry.timestamp > 0
