@@ -17,6 +17,7 @@ from compactor.summarizers.llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
     DEFAULT_TIMEOUT_SECONDS,
     LLMClientSummarizer,
+    ModelClient,
     PromptTooLong,
     SummaryRequest,
     resolve_api_key,
@@ -25,7 +26,7 @@ from compactor.summarizers.llm import (
 if TYPE_CHECKING:
     import anthropic
 
-__all__ = ["DEFAULT_ANTHROPIC_MODEL", "PROVIDER_KEY_ENV", "AnthropicSummarizer"]
+__all__ = ["DEFAULT_ANTHROPIC_MODEL", "PROVIDER_KEY_ENV", "AnthropicClient", "AnthropicSummarizer"]
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
 """The model asked when none is configured."""
@@ -62,8 +63,9 @@ def make_client(
     return sdk, sdk.Anthropic(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
 
 
-class AnthropicSummarizer(LLMClientSummarizer):
-    """Summarizes through the Anthropic Messages API (or a server speaking it).
+class AnthropicClient(ModelClient):
+    """An Anthropic SDK client under ``ModelClient``'s checked settings: what the
+    ``anthropic`` and ``anthropic-compact`` summarizers share.
 
     ``base_url`` defaults to the SDK's (``ANTHROPIC_BASE_URL`` or the public
     API). The key comes from ``api_key``, else the variable named by
@@ -73,8 +75,6 @@ class AnthropicSummarizer(LLMClientSummarizer):
         ConfigError: the ``anthropic`` package is missing, no API key is
             found, or the timeout or output budget is out of range.
     """
-
-    name = "anthropic"
 
     def __init__(
         self,
@@ -93,6 +93,15 @@ class AnthropicSummarizer(LLMClientSummarizer):
 
     def _close(self) -> None:
         self._client.close()
+
+
+class AnthropicSummarizer(AnthropicClient, LLMClientSummarizer):
+    """Summarizes through the Anthropic Messages API (or a server speaking it).
+
+    Settings, key lookup and errors are ``AnthropicClient``'s.
+    """
+
+    name = "anthropic"
 
     def _send(self, request: SummaryRequest) -> str:
         sdk = self._sdk

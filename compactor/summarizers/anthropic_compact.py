@@ -23,8 +23,7 @@ from compactor.core.errors import SummarizerError
 from compactor.core.messages import ContentBlock, Message, UnknownBlock
 from compactor.core.templating import render
 from compactor.summarizers._provider import ProviderCompactSummarizer
-from compactor.summarizers.anthropic import DEFAULT_ANTHROPIC_MODEL, _error_message, make_client
-from compactor.summarizers.llm import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
+from compactor.summarizers.anthropic import AnthropicClient, _error_message
 from compactor.summarizers.provider_compaction import COMPACTION_TYPE, provider_kind
 
 __all__ = ["COMPACT_BETA", "MAX_INSTRUCTIONS_CHARS", "AnthropicCompactSummarizer"]
@@ -45,38 +44,14 @@ _STOP_HINTS = {
 """What each ``stop_reason`` of a compaction without a summary means (the documentation's table)."""
 
 
-class AnthropicCompactSummarizer(ProviderCompactSummarizer):
+class AnthropicCompactSummarizer(AnthropicClient, ProviderCompactSummarizer):
     """Anthropic's on-demand compaction as the summarizer.
 
-    ``base_url`` defaults to the SDK's (``ANTHROPIC_BASE_URL`` or the public
-    API); the key comes from ``api_key``, else the variable ``api_key_env``
-    names, else ``COMPACTOR_LLM_API_KEY``, else ``ANTHROPIC_API_KEY``.
+    Settings, key lookup and errors are ``AnthropicClient``'s;
     ``max_output_tokens`` caps the whole summarization call, thinking included.
-
-    Raises:
-        ConfigError: the ``anthropic`` package is missing, no API key is
-            found, or the timeout or output budget is out of range.
     """
 
     name = "anthropic-compact"
-
-    def __init__(
-        self,
-        *,
-        model: str = DEFAULT_ANTHROPIC_MODEL,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        api_key_env: str | None = None,
-        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
-        max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
-    ) -> None:
-        super().__init__(model=model, timeout_seconds=timeout_seconds, max_output_tokens=max_output_tokens)
-        self._sdk, self._client = make_client(
-            self.name, api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=self.timeout_seconds
-        )
-
-    def _close(self) -> None:
-        self._client.close()
 
     def _compact(self, messages: Sequence[Message], instructions: str | None) -> list[ContentBlock]:
         compaction: dict[str, Any] = {"type": "summarize"}

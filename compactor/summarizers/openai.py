@@ -20,6 +20,7 @@ from compactor.summarizers.llm import (
     DEFAULT_MAX_OUTPUT_TOKENS,
     DEFAULT_TIMEOUT_SECONDS,
     LLMClientSummarizer,
+    ModelClient,
     PromptTooLong,
     SummaryRequest,
     resolve_api_key,
@@ -28,7 +29,7 @@ from compactor.summarizers.llm import (
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["DEFAULT_OPENAI_MODEL", "LOCAL_SERVER_KEY", "PROVIDER_KEY_ENV", "OpenAISummarizer"]
+__all__ = ["DEFAULT_OPENAI_MODEL", "LOCAL_SERVER_KEY", "PROVIDER_KEY_ENV", "OpenAIClient", "OpenAISummarizer"]
 
 DEFAULT_OPENAI_MODEL = "gpt-5.4-mini"
 """The model asked when none is configured (a local server needs its own model name)."""
@@ -82,20 +83,49 @@ def make_client(
     return sdk, sdk.OpenAI(**options)
 
 
-class OpenAISummarizer(LLMClientSummarizer):
-    """Summarizes through an OpenAI-compatible chat completions endpoint.
+class OpenAIClient(ModelClient):
+    """An OpenAI SDK client under ``ModelClient``'s checked settings: what the
+    ``openai`` and ``openai-compact`` summarizers share.
 
     ``base_url`` defaults to the SDK's (``OPENAI_BASE_URL`` or OpenAI's API).
     The key comes from ``api_key``, else the variable named by
     ``api_key_env``, else ``COMPACTOR_LLM_API_KEY``, else ``OPENAI_API_KEY``;
     with a custom ``base_url`` and no key at all, a placeholder is sent.
+
+    Raises:
+        ConfigError: the ``openai`` package is missing, no API key is found
+            for OpenAI's own API, or the timeout or output budget is out of range.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str = DEFAULT_OPENAI_MODEL,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
+    ) -> None:
+        super().__init__(model=model, timeout_seconds=timeout_seconds, max_output_tokens=max_output_tokens)
+        self._sdk, self._client = make_client(
+            self.name, api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=self.timeout_seconds
+        )
+
+    def _close(self) -> None:
+        self._client.close()
+
+
+class OpenAISummarizer(OpenAIClient, LLMClientSummarizer):
+    """Summarizes through an OpenAI-compatible chat completions endpoint.
+
+    Settings, key lookup and errors are ``OpenAIClient``'s; besides them,
     ``token_field`` names the output limit field: OpenAI's current
     ``max_completion_tokens`` by default, the older ``max_tokens`` that local
     servers understand when a ``base_url`` is given.
 
     Raises:
-        ConfigError: the ``openai`` package is missing, no API key is found
-            for OpenAI's own API, or the timeout or output budget is out of range.
+        ConfigError: ``token_field`` is neither of those, or as ``OpenAIClient``.
     """
 
     name = "openai"
@@ -111,16 +141,17 @@ class OpenAISummarizer(LLMClientSummarizer):
         max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
         token_field: TokenField | None = None,
     ) -> None:
-        super().__init__(model=model, timeout_seconds=timeout_seconds, max_output_tokens=max_output_tokens)
         if token_field not in (None, "max_tokens", "max_completion_tokens"):
             raise ConfigError(f"token_field must be max_tokens or max_completion_tokens, not {token_field!r}")
-        self._sdk, self._client = make_client(
-            self.name, api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=self.timeout_seconds
+        super().__init__(
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            api_key_env=api_key_env,
+            timeout_seconds=timeout_seconds,
+            max_output_tokens=max_output_tokens,
         )
         self.token_field: TokenField = token_field or ("max_completion_tokens" if base_url is None else "max_tokens")
-
-    def _close(self) -> None:
-        self._client.close()
 
     def _send(self, request: SummaryRequest) -> str:
         sdk = self._sdk

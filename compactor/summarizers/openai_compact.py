@@ -21,8 +21,7 @@ from typing import Any
 from compactor.core.errors import SummarizerError
 from compactor.core.messages import ContentBlock, Message, UnknownBlock
 from compactor.summarizers._provider import ProviderCompactSummarizer
-from compactor.summarizers.llm import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
-from compactor.summarizers.openai import DEFAULT_OPENAI_MODEL, _error_message, make_client
+from compactor.summarizers.openai import OpenAIClient, _error_message
 from compactor.summarizers.provider_compaction import COMPACTION_TYPE
 
 __all__ = ["COMPACT_PATH", "OpenAICompactSummarizer"]
@@ -31,40 +30,15 @@ COMPACT_PATH = "/responses/compact"
 """The endpoint, under the SDK's base URL (which ends in ``/v1``)."""
 
 
-class OpenAICompactSummarizer(ProviderCompactSummarizer):
+class OpenAICompactSummarizer(OpenAIClient, ProviderCompactSummarizer):
     """OpenAI's compaction endpoint as the summarizer.
 
-    ``base_url`` defaults to the SDK's (``OPENAI_BASE_URL`` or OpenAI's API);
-    the key comes from ``api_key``, else the variable ``api_key_env`` names,
-    else ``COMPACTOR_LLM_API_KEY``, else ``OPENAI_API_KEY``; with a custom
-    ``base_url`` and no key, a placeholder is sent. ``max_output_tokens`` is
-    checked like the other summarizers' but not sent: the endpoint takes no
-    output limit.
-
-    Raises:
-        ConfigError: the ``openai`` package is missing, no API key is found
-            for OpenAI's own API, or the timeout or output budget is out of range.
+    Settings, key lookup and errors are ``OpenAIClient``'s;
+    ``max_output_tokens`` is checked like the other summarizers' but not sent:
+    the endpoint takes no output limit.
     """
 
     name = "openai-compact"
-
-    def __init__(
-        self,
-        *,
-        model: str = DEFAULT_OPENAI_MODEL,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        api_key_env: str | None = None,
-        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
-        max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
-    ) -> None:
-        super().__init__(model=model, timeout_seconds=timeout_seconds, max_output_tokens=max_output_tokens)
-        self._sdk, self._client = make_client(
-            self.name, api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=self.timeout_seconds
-        )
-
-    def _close(self) -> None:
-        self._client.close()
 
     def _compact(self, messages: Sequence[Message], instructions: str | None) -> list[ContentBlock]:
         from compactor.adapters.openai_responses import OpenAIResponsesAdapter
