@@ -3,6 +3,13 @@
 Lines are read in binary with a bounded ``readline`` and decoded one at a
 time, so memory stays bounded by the longest accepted line however large the
 file is; a line longer than the limit is skipped in chunks, never held whole.
+
+A line is parsed by pydantic-core's JSON parser (jiter, already loaded with
+pydantic), about twice as fast as ``json`` on transcript lines; it checks the
+UTF-8 itself. It refuses a few lines ``json`` takes (a lone surrogate escape,
+nesting deeper than 200) and every line ``json`` refuses; any line it refuses
+goes to ``json``, which reads the first kind and names the fault in the
+others, so what is read and what is reported are ``json``'s.
 """
 
 from __future__ import annotations
@@ -11,6 +18,8 @@ import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from pydantic_core import from_json
 
 from compactor.claude_code.transcript._models import SHAPE_KINDS, ReadWarning, WarningKind
 from compactor.core.errors import TranscriptError, TranscriptNotFound
@@ -138,6 +147,17 @@ def _parse_line(chunk: bytes, number: int, complete: bool, report: Reporter) -> 
     raw = chunk.rstrip(b"\r\n")
     if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
+    try:
+        data = from_json(raw, cache_strings="keys")
+    except ValueError:  # blank, bad, or only ``json`` reads it: ``json`` decides and names the fault
+        return _parse_with_json(raw, number, complete, report)
+    if not isinstance(data, dict):
+        report(number, "not_an_object", f"expected a JSON object, got {type(data).__name__}; skipped")
+        return None
+    return data
+
+
+def _parse_with_json(raw: bytes, number: int, complete: bool, report: Reporter) -> dict[str, Any] | None:
     if not raw.strip():
         return None
     try:

@@ -383,6 +383,56 @@ def test_a_line_just_under_the_limit_is_accepted(tmp_path: Path) -> None:
     assert list(iter_records(path, max_line_bytes=len(record) - 2)) == []
 
 
+def test_lines_only_json_reads_are_read_as_json_reads_them(tmp_path: Path) -> None:
+    """The fast parser refuses a lone surrogate escape and deep nesting; ``json`` still reads them."""
+    lines = [
+        b'{"text": "half a pair: \\ud800"}',
+        b'{"deep": ' + b"[" * 300 + b"]" * 300 + b"}",
+        b'{"n": NaN, "big": 123456789012345678901234567890, "tiny": 1e-400, "huge": 1e400}',
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    got = [r.data for r in iter_records(path, strict=True)]
+    expected = [json.loads(line) for line in lines]
+    assert json.dumps(got) == json.dumps(expected)  # NaN compares unequal to itself; its dump does not
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    value=st.dictionaries(st.text(max_size=8), _JSON_VALUES, max_size=5),
+    cut=st.integers(0, 200),
+    junk=st.binary(max_size=3).filter(lambda b: b"\n" not in b and b"\r" not in b),  # one line stays one line
+)
+def test_every_line_is_read_and_reported_as_json_reads_it(
+    tmp_path: Path, value: dict[str, Any], cut: int, junk: bytes
+) -> None:
+    """Whole, cut and spoiled lines: the records are ``json``'s, and so is each line's fault."""
+    whole = json.dumps(value, ensure_ascii=cut % 2 == 0).encode()
+    spoiled = whole[:cut] + junk + whole[cut:]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(whole + b"\n" + spoiled + b"\n")
+    warnings: list[Any] = []
+    got = [(r.line, r.data) for r in iter_records(path, warn=warnings.append)]
+    expected: list[tuple[int, Any]] = [(1, json.loads(whole))]
+    try:
+        data = json.loads(spoiled.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        assert [w.line for w in warnings] == [2] or not spoiled.strip()
+    else:
+        if isinstance(data, dict):
+            expected.append((2, data))
+        else:
+            assert [(w.line, w.kind) for w in warnings] == [(2, "not_an_object")]
+    assert got == expected
+
+
 def test_a_tool_result_without_its_tool_use_is_a_warning(tmp_path: Path) -> None:
     log = simple_session()
     log.result("nobody-asked", "surprise")
