@@ -99,8 +99,10 @@ def describe_os_error(exc: OSError) -> str:
 # -- reading -----------------------------------------------------------------------------
 
 
-def open_regular(path: PathLike, *, max_bytes: int | None = None) -> BinaryIO:
+def open_regular(path: PathLike, *, max_bytes: int | None = None, buffering: int = -1) -> BinaryIO:
     """``path`` opened for binary reading, only if it is a regular file (no more than ``max_bytes``).
+
+    ``buffering`` is ``open``'s (the default picks the usual buffer size).
 
     The open itself cannot block (``O_NONBLOCK``); the check is made on the
     descriptor (``fstat``), so the file checked is the file read.
@@ -129,7 +131,7 @@ def open_regular(path: PathLike, *, max_bytes: int | None = None) -> BinaryIO:
                 os.fspath(path),
             )
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        return os.fdopen(fd, "rb", buffering=buffering)
     except BaseException:
         os.close(fd)
         raise

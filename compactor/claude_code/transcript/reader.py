@@ -31,11 +31,18 @@ Code writes itself (``SHAPE_KINDS``), which are repaired and reported.
 
 The ``SessionState`` is rebuilt with ``StateBuilder``, which a replay can
 drive itself, entry by entry, to get the state as of any point.
+
+Python's cycle collector is paused while a file's records are read and put
+together (``_collector_paused``): reading makes hundreds of thousands of
+dicts and lists, none of them in a cycle, and each collection they set off
+would walk them all again (a sixth of reading a 4 MB file went to it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +181,10 @@ def read_sessions(
     """
     file = Path(path)
     lines: list[ReadWarning] = []
-    records = list(_iter_records(file, make_reporter(str(file), strict=strict, warn=warn, sink=lines), max_line_bytes))
+    with _collector_paused():
+        records = list(
+            _iter_records(file, make_reporter(str(file), strict=strict, warn=warn, sink=lines), max_line_bytes)
+        )
     ids = _session_of_each(records)
     sessions: list[Transcript] = []
     for session in dict.fromkeys(ids):
@@ -199,10 +209,23 @@ def _read_one(
 ) -> Transcript:
     warnings: list[ReadWarning] = []
     report = make_reporter(str(path), strict=strict, warn=warn, sink=warnings)
-    records = list(_iter_records(path, report, max_line_bytes, on_read))
-    transcript = _assemble(str(path), records, report, agent_id, state=state)
+    with _collector_paused():
+        records = list(_iter_records(path, report, max_line_bytes, on_read))
+        transcript = _assemble(str(path), records, report, agent_id, state=state)
     transcript.warnings = warnings
     return transcript
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No automatic cycle collection inside (restored after, also on error; left off if it was off)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def _assemble(path: str, records: list[Record], report: Reporter, agent_id: str, *, state: bool = True) -> Transcript:

@@ -683,3 +683,22 @@ def test_reading_without_the_state_gives_the_same_chain_and_an_empty_state(tmp_p
     full, bare = read_transcript(path), read_transcript(path, state=False)
     assert bare.entries == full.entries and bare.messages == full.messages
     assert full.state.read_files and bare.state == SessionState()
+
+
+def test_reading_leaves_the_cycle_collector_as_it_found_it(tmp_path: Path) -> None:
+    import gc
+
+    path = simple_session().write(tmp_path / "s.jsonl")
+    assert gc.isenabled()
+    read_transcript(path)
+    assert gc.isenabled()
+    (tmp_path / "bad.jsonl").write_text('{"type": "user", "message": ', encoding="utf-8")
+    with pytest.raises(TranscriptError):
+        read_transcript(tmp_path / "bad.jsonl", strict=True)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        read_transcript(path)
+        assert not gc.isenabled()  # a caller's choice to keep it off is kept
+    finally:
+        gc.enable()
