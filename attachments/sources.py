@@ -128,12 +128,20 @@ class RecordedFiles:
         if whole:
             self.record_write(path, content)
             return
-        complete = path in self._whole
+        shown_lines = [
+            line if line.endswith(("\n", "\r")) or (total_lines is not None and number >= total_lines) else line + "\n"
+            for number, line in enumerate(content.splitlines(keepends=True), start)
+        ]
+        whole_text = self._whole.get(path)
+        if whole_text is not None:
+            lines = whole_text.splitlines(keepends=True)
+            if lines[start - 1 : start - 1 + len(shown_lines)] == shown_lines and (
+                total_lines is None or len(lines) <= total_lines
+            ):
+                return  # the read showed what is known already: most rereads of a file are
+        complete = whole_text is not None
         known = self._known_lines(path)
-        for number, line in enumerate(content.splitlines(keepends=True), start):
-            at_end = total_lines is not None and number >= total_lines
-            if not at_end and not line.endswith(("\n", "\r")):
-                line += "\n"
+        for number, line in enumerate(shown_lines, start):
             known[number] = line
         if total_lines is not None:
             for number in [n for n in known if n > total_lines]:

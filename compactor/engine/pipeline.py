@@ -379,7 +379,12 @@ def _name_dropped_spans(
         else (provided.from_block if getattr(summarizer, "reads_provider_blocks", False) is True else provided.messages)
     )
     reader_sizes = _counts(reader, head, head_sizes, counter)
-    spans = summarizer.spans(reader) if isinstance(summarizer, CitingSummarizer) else head_spans(reader)
+    if not isinstance(summarizer, CitingSummarizer):
+        spans = head_spans(reader)
+    elif getattr(summarizer, "lists_facts", False) is True:  # its listing would be replaced below
+        spans = summarizer.spans(reader, listing=False)  # type: ignore[call-arg]
+    else:
+        spans = summarizer.spans(reader)
     if provided is not None:  # the stored head is the whole head, every byte before the block too
         spans = [head_span(head), *(s for s in spans if s.kind != "head")]
     ledger = merge_messages(  # what a provider compacted is its summary's to tell, not ours again

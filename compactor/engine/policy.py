@@ -97,7 +97,7 @@ def thresholds(settings: Settings | PolicySettings) -> Thresholds:
     effective = effective_window(policy)
     auto = auto_compact_threshold(policy)
     base = auto if policy.auto_compact else effective
-    return Thresholds(
+    return Thresholds.model_construct(  # ints computed here: validating them was most of a replay's policy checks
         context_window=policy.context_window,
         summary_reserve=min(policy.max_output_tokens, policy.summary_reserve_cap),
         effective_window=effective,
@@ -227,7 +227,7 @@ def should_compact(
     left = percent_left(tokens, policy)
 
     def decide(compact: bool, reason: DecisionReason, message: str | None = None) -> Decision:
-        return Decision(
+        return Decision.model_construct(  # asked after every message; its fields are right by construction
             compact=compact,
             reason=reason,
             level=level,

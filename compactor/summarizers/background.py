@@ -332,8 +332,15 @@ class BlendedSummarizer:
         self.llm_name = llm_name
         self.name = extractive.name
 
-    def spans(self, messages: Sequence[Message]) -> list[Span]:
+    @property
+    def lists_facts(self) -> bool:
+        """Whether ``spans`` leaves the facts listing out when asked: when the extractive summarizer's does."""
+        return getattr(self.extractive, "lists_facts", False) is True
+
+    def spans(self, messages: Sequence[Message], *, listing: bool = True) -> list[Span]:
         """The extractive summarizer's spans of the whole head (every tool result a model may cite)."""
+        if not listing and self.lists_facts:
+            return self.extractive.spans(messages, listing=False)  # type: ignore[call-arg]
         return self.extractive.spans(messages)
 
     def summarize(

@@ -90,6 +90,9 @@ class ExtractiveSummarizer:
     """
 
     name = "extractive"
+    lists_facts = True
+    """``spans`` takes ``listing=False``: the pipeline, which stores the session's listing in place of
+    this one, is spared merging the head into a ledger only to drop it."""
 
     def __init__(
         self,
@@ -112,13 +115,13 @@ class ExtractiveSummarizer:
         self.max_numbers = max_numbers
         self._span_options = {} if tool_result_min_bytes is None else {"tool_result_min_bytes": tool_result_min_bytes}
 
-    def spans(self, messages: Sequence[Message]) -> list[Span]:
+    def spans(self, messages: Sequence[Message], *, listing: bool = True) -> list[Span]:
         """The spans this summary may cite; the pipeline stores exactly these.
 
         The head, large tool results, meta messages and earlier summaries
         (``compactor.engine.spans.head_spans``), every typed user message longer than
         ``user_message_chars`` (its text whole), and the full listing of the
-        head's facts (the pipeline replaces it with the session's).
+        head's facts unless ``listing`` is false (the pipeline stores the session's instead).
         """
         spans = head_spans(messages, user_message_max_bytes=sys.maxsize, **self._span_options)
         seen = {s.handle for s in spans}
@@ -130,7 +133,8 @@ class ExtractiveSummarizer:
                 whole = message.text()
                 text = whole if said.text in whole else said.text
                 extra.append(_own_span("user_message", text, str(index), index))
-        extra.append(listing_span(merge_messages(SessionLedger(), messages)))
+        if listing:
+            extra.append(listing_span(merge_messages(SessionLedger(), messages)))
         for span in extra:
             if span.handle not in seen:
                 seen.add(span.handle)
@@ -211,7 +215,11 @@ class ExtractiveSummarizer:
         return Summary(text=text, summarizer=self.name, sections=sections, handles=cited)
 
     def _numbers(self, messages: Sequence[Message]) -> list[str]:
-        """Sentences of the assistant that cite a number (2+ digits) also seen in a tool result."""
+        """The newest ``max_numbers`` sentences of the assistant that cite a number (2+ digits) also seen
+        in a tool result, oldest first.
+
+        Read from the end back, so that a long head is searched only until they are found.
+        """
         assistant_texts = [
             b.text
             for m in messages
@@ -219,26 +227,31 @@ class ExtractiveSummarizer:
             for b in m.blocks()
             if isinstance(b, TextBlock) and b.text.strip()
         ]
-        if not assistant_texts:
+        if not assistant_texts or self.max_numbers <= 0:
             return []
-        results = "\n".join(b.text() for m in messages for b in m.blocks() if isinstance(b, ToolResultBlock))
+        results: str | None = None
         in_results: dict[str, bool] = {}
 
         def seen(number: str) -> bool:
             # Searching the results for the few numbers the assistant wrote is far
             # cheaper than listing every number in megabytes of tool output.
+            nonlocal results
+            if results is None:
+                results = "\n".join(b.text() for m in messages for b in m.blocks() if isinstance(b, ToolResultBlock))
             if number not in in_results:
                 in_results[number] = _occurs_as_number(number, results)
             return in_results[number]
 
         found: list[str] = []
-        for text in assistant_texts:
-            for sentence in _SENTENCE.split(text):
+        for text in reversed(assistant_texts):
+            for sentence in reversed(_SENTENCE.split(text)):
                 if any(len(n) > 1 and seen(n) for n in _NUMBER.findall(sentence)):
                     line = _one_line(sentence.strip().lstrip("-*• ").strip(), 180)
                     if line not in found:
                         found.append(line)
-        return found[-self.max_numbers :]
+                        if len(found) == self.max_numbers:
+                            return found[::-1]
+        return found[::-1]
 
     # -- sections ---------------------------------------------------------
 

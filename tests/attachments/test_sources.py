@@ -126,3 +126,14 @@ def test_a_read_cut_short_by_its_limit_is_not_taken_for_the_whole_file() -> None
     assert files.read_slice("/r/long.py", 1, 3) == "1\n2\n3\n"
     files.record_read("/r/short.py", "1\n2\n", limit=10)
     assert files.read("/r/short.py") == "1\n2\n"
+
+
+def test_a_partial_reread_of_a_whole_file_keeps_it_whole_and_a_changed_one_changes_its_lines() -> None:
+    files = RecordedFiles()
+    files.record_read("a.py", "one\ntwo\nthree\nfour\n")
+    files.record_read("a.py", "two\nthree", offset=2, total_lines=5)  # as shown: the same lines
+    assert files.read("a.py") == "one\ntwo\nthree\nfour\n"
+    files.record_read("a.py", "TWO\nthree", offset=2, total_lines=5)  # the file changed since
+    assert files.read("a.py") == "one\nTWO\nthree\nfour\n"
+    files.record_read("a.py", "one\nTWO", offset=1, total_lines=3)  # and it is shorter now
+    assert files.read("a.py") == "one\nTWO\nthree\n"

@@ -100,6 +100,17 @@ def test_commands_errors_and_cited_numbers_are_kept() -> None:
     assert find_handles(errors), "the error line cites the stored tool result"
 
 
+def test_the_newest_sentences_citing_a_result_number_are_kept_oldest_first() -> None:
+    messages = [user("count them")]
+    for i in range(10):
+        messages += [call(f"t{i}", "Bash", command=f"wc -l part{i}"), result(f"t{i}", f"{100 + i} part{i}")]
+        messages.append(say(f"Part {i} has {100 + i} lines. Nothing else to say."))
+    messages.append(say(f"Part 2 has {102} lines."))  # said again: it counts as the newest
+    solving = ExtractiveSummarizer(max_numbers=3).summarize(messages).sections["Problem solving"]
+    cited = [line for line in solving.splitlines() if " lines." in line]
+    assert [line.split("Part ")[1][0] for line in cited] == ["8", "9", "2"]
+
+
 def test_todo_list_and_next_step_come_from_the_latest_state() -> None:
     summary = ExtractiveSummarizer().summarize(conversation())
     pending = summary.sections["Pending tasks"]
@@ -202,6 +213,14 @@ def test_past_the_budget_the_oldest_commands_spill_to_a_cited_listing_that_holds
     (handle,) = find_handles(note)
     assert all(f"`make target_{i} --jobs 4`" in listing[handle] for i in range(60))
     assert handle in summary.handles
+
+
+def test_without_the_listing_the_spans_are_the_same_but_for_it() -> None:
+    summarizer = ExtractiveSummarizer(facts_tokens=150)
+    messages = many_commands(60)
+    whole = summarizer.spans(messages)
+    assert [s.kind for s in whole].count("facts") == 1
+    assert summarizer.spans(messages, listing=False) == [s for s in whole if s.kind != "facts"]
 
 
 def test_a_repeated_command_is_one_line_with_its_count_and_outcomes() -> None:
