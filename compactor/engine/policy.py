@@ -111,7 +111,10 @@ def thresholds(settings: Settings | PolicySettings) -> Thresholds:
 def percent_left(tokens: int, settings: Settings | PolicySettings) -> int:
     """Percent of the context left before the threshold in force (0 once past it)."""
     policy = _policy(settings)
-    base = auto_compact_threshold(policy) if policy.auto_compact else effective_window(policy)
+    return _percent_left(tokens, auto_compact_threshold(policy) if policy.auto_compact else effective_window(policy))
+
+
+def _percent_left(tokens: int, base: int) -> int:
     if base <= 0:  # only settings built without validation get here
         return 0
     return max(0, int((base - tokens) * 100 / base + 0.5))
@@ -119,7 +122,10 @@ def percent_left(tokens: int, settings: Settings | PolicySettings) -> int:
 
 def level_for(tokens: int, settings: Settings | PolicySettings) -> Level:
     """The warning level of a context of ``tokens``."""
-    limits = thresholds(settings)
+    return _level(tokens, thresholds(settings))
+
+
+def _level(tokens: int, limits: Thresholds) -> Level:
     if tokens >= limits.blocking:
         return "blocking"
     if tokens >= limits.error:
@@ -222,9 +228,10 @@ def should_compact(
     tripped. Otherwise ``reason`` says which of these stopped it.
     """
     policy = _policy(settings)
-    threshold = auto_compact_threshold(policy)
-    level = level_for(tokens, policy)
-    left = percent_left(tokens, policy)
+    limits = thresholds(policy)  # asked after every message: each number is worked out once
+    threshold = limits.auto_compact
+    level = _level(tokens, limits)
+    left = _percent_left(tokens, threshold if policy.auto_compact else limits.effective_window)
 
     def decide(compact: bool, reason: DecisionReason, message: str | None = None) -> Decision:
         return Decision.model_construct(  # asked after every message; its fields are right by construction
