@@ -197,6 +197,14 @@ def djb2(text: str) -> int:
     return _djb2_units(*_code_units(text))
 
 
+@functools.lru_cache(maxsize=1024)
+def _remembered_djb2(content: str) -> int:
+    """``djb2(content)``, remembered for the last 1,024 results: a session meets a result again after
+    each compaction forgets what it had seen, and a tuning run's trials dedup the very same results
+    (the same strings, whose hash Python keeps, so a lookup costs no pass over the text)."""
+    return djb2(content)
+
+
 def _code_units(text: str) -> tuple[bytes, bool]:
     """``text`` as one byte per code unit when it is Latin-1, else as UTF-16LE (wide)."""
     if text.isascii():
@@ -337,13 +345,12 @@ class Deduper:
             if not _length_fits(tool_name, length, self.settings):
                 return DedupOutcome(content=content)
         else:
-            data, wide = _code_units(content)
-            length = len(data) >> 1 if wide else len(data)
+            length = utf16_length(content)
             if not _length_fits(tool_name, length, self.settings):
                 return DedupOutcome(content=content)
             if _first_occurrence_id(content, state) or _reference_id(content, state):
                 return DedupOutcome(content=content)
-            key = _djb2_units(data, wide)
+            key = _remembered_djb2(content)
             match = next((e for e in state.seen.get(key, ()) if e.content == content), None)
             if match is None:
                 state.counter += 1

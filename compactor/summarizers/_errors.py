@@ -9,6 +9,7 @@ subject or a docstring that says "error" is not taken for a failure.
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["error_lines"]
@@ -57,6 +58,7 @@ def _may_report_error(low: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=1024)
 def error_lines(text: str, failed: bool) -> tuple[str | None, int]:
     """The first line of a tool result (as ``str.splitlines`` cuts it) that names an error, and how many do.
 
