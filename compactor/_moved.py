@@ -15,10 +15,13 @@ project imports an old path (the layering test checks it). The top-level ``memor
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 from types import ModuleType
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    import importlib.abc
 
 __all__ = ["MOVED", "install"]
 
@@ -74,8 +77,14 @@ def _target(fullname: str) -> str | None:
     return None
 
 
-class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds an old name and loads it as the module at its new name."""
+class _Alias:
+    """Finds an old name and loads it as the module at its new name.
+
+    A finder and a loader by shape (``find_spec``; ``create_module`` and
+    ``exec_module``), as the import system asks: deriving from
+    ``importlib.abc`` would import ``importlib.resources`` and more at every
+    start of the ``compactor`` command, a hook's included.
+    """
 
     def find_spec(
         self, fullname: str, path: object = None, target: object = None
@@ -83,7 +92,7 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         new = _target(fullname)
         if new is None:
             return None
-        return importlib.machinery.ModuleSpec(fullname, self, is_package=False)
+        return importlib.machinery.ModuleSpec(fullname, cast("importlib.abc.Loader", self), is_package=False)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         new = _target(spec.name)
