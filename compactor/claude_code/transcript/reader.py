@@ -107,14 +107,23 @@ def read_transcript(
     ``agent-*.jsonl`` files in ``<session>/subagents/`` (or a ``subagents``
     folder beside the file) that belong to the same session are read too;
     one that cannot be opened is a warning, and the bad lines of a file that
-    belongs to another session are not reported.
+    belongs to another session are not reported. Without it no subagent's
+    conversation is read: ``Transcript.sidechains`` stays empty, and the
+    records of inline sidechains are kept as they are in ``off_chain``
+    (most of an older file can be such records, which a replay never reads).
 
     Raises:
         TranscriptNotFound: the file does not exist.
         TranscriptError: the file cannot be read, or (strict) it holds bad data.
     """
     transcript = _read_one(
-        Path(path), strict=strict, warn=warn, max_line_bytes=max_line_bytes, state=state, on_read=on_read
+        Path(path),
+        strict=strict,
+        warn=warn,
+        max_line_bytes=max_line_bytes,
+        state=state,
+        sidechains=subagents,
+        on_read=on_read,
     )
     if not subagents:
         return transcript
@@ -205,13 +214,14 @@ def _read_one(
     max_line_bytes: int,
     agent_id: str = MAIN_AGENT,
     state: bool = True,
+    sidechains: bool = True,
     on_read: Callable[[int], None] | None = None,
 ) -> Transcript:
     warnings: list[ReadWarning] = []
     report = make_reporter(str(path), strict=strict, warn=warn, sink=warnings)
     with _collector_paused():
         records = list(_iter_records(path, report, max_line_bytes, on_read))
-        transcript = _assemble(str(path), records, report, agent_id, state=state)
+        transcript = _assemble(str(path), records, report, agent_id, state=state, sidechains=sidechains)
     transcript.warnings = warnings
     return transcript
 
@@ -228,7 +238,9 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _assemble(path: str, records: list[Record], report: Reporter, agent_id: str, *, state: bool = True) -> Transcript:
+def _assemble(
+    path: str, records: list[Record], report: Reporter, agent_id: str, *, state: bool = True, sidechains: bool = True
+) -> Transcript:
     unknown: list[dict[str, Any]] = []
     for record in records:
         kind = record.data.get("type")
@@ -261,7 +273,7 @@ def _assemble(path: str, records: list[Record], report: Reporter, agent_id: str,
         messages=messages,
         state=builder.state,
         compactions=_compactions(entries),
-        sidechains=_inline_sidechains(records, chain, report),
+        sidechains=_inline_sidechains(records, chain, report) if sidechains else {},
         unknown=unknown,
         fragment=fragment,
     )

@@ -702,3 +702,29 @@ def test_reading_leaves_the_cycle_collector_as_it_found_it(tmp_path: Path) -> No
         assert not gc.isenabled()  # a caller's choice to keep it off is kept
     finally:
         gc.enable()
+
+
+def test_without_subagents_inline_sidechains_are_not_read_but_kept_off_the_chain(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    main = {
+        "type": "user",
+        "uuid": "u1",
+        "parentUuid": None,
+        "sessionId": "s",
+        "message": {"role": "user", "content": "hi"},
+    }
+    side = {
+        "type": "user",
+        "uuid": "x1",
+        "parentUuid": None,
+        "isSidechain": True,
+        "agentId": "a1",
+        "sessionId": "s",
+        "message": {"role": "user", "content": "sub task"},
+    }
+    path.write_text("\n".join(json.dumps(r) for r in (main, side)) + "\n", encoding="utf-8")
+    assert [m.text() for m in read_transcript(path).sidechains["a1"]] == ["sub task"]
+    lean = read_transcript(path, subagents=False)
+    assert lean.sidechains == {}
+    assert [e.records[0]["uuid"] for e in lean.off_chain] == ["x1"]
+    assert [m.text() for m in lean.messages] == ["hi"]
