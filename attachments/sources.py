@@ -138,7 +138,7 @@ class RecordedFiles:
             if lines[start - 1 : start - 1 + len(shown_lines)] == shown_lines and (
                 total_lines is None or len(lines) <= total_lines
             ):
-                return  # the read showed what is known already: most rereads of a file are
+                return  # it showed only what is known already, as most rereads do
         complete = whole_text is not None
         known = self._known_lines(path)
         for number, line in enumerate(shown_lines, start):
