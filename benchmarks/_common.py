@@ -43,6 +43,7 @@ __all__ = [
     "SHARED_TRANSCRIPTS",
     "best",
     "cold_start_ratios",
+    "forget_remembered_results",
     "interleaved",
     "largest_transcript",
     "main",
@@ -149,6 +150,16 @@ def cold_start_ratios(command: Sequence[str], *, runs: int, stdin: bytes = b"") 
         subprocess.run([sys.executable, "-c", "pass"], check=True)
 
     return interleaved(run_command, run_nothing, runs=runs)
+
+
+def forget_remembered_results() -> None:
+    """Empty what compactor remembers of recent tool results in this process (their djb2 keys and
+    error lines), so that a timed run meets every result for the first time, as a new process would."""
+    from compactor.engine import dedup
+    from compactor.summarizers import _errors
+
+    dedup._remembered_djb2.cache_clear()
+    _errors.error_lines.cache_clear()
 
 
 def largest_transcript() -> Path | None:

@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import REPO, Figure, main, missing, session_name, shared_sessions, timed
+from _common import REPO, Figure, forget_remembered_results, main, missing, session_name, shared_sessions, timed
 
 from ccr import open_store
 from compactor.claude_code.replay import _Replay, replay, replay_transcript
@@ -132,10 +132,12 @@ def compaction_figures(name: str, path: Path, folder: Path, runs: int) -> list[F
     failed = None
     for number in range(1, runs + 2):
         orch = make(number)
+        forget_remembered_results()  # a session's first compaction meets its head's results for the first time
         compact_seconds, result = timed(lambda: orch.compact("auto"))
         failed = failed or (None if result.ok else result.report.error)
         tokenize_seconds, _ = timed(tokenize)
         fresh = make(1000 + number, counted=False)
+        forget_remembered_results()
         counted_seconds, counted = timed(lambda fresh=fresh: count_and_compact(fresh))  # type: ignore[misc]
         failed = failed or (None if counted.ok else counted.report.error)
         again_seconds, _ = timed(tokenize)
@@ -159,6 +161,7 @@ def replay_figure(name: str, path: Path, folder: Path, runs: int) -> Figure:
     counter = iter(range(1_000))
 
     def one_replay() -> None:
+        forget_remembered_results()  # as ``compactor replay`` starts: nothing remembered of earlier replays
         store = open_store(folder / f"replay{next(counter)}.db")
         replay(path, settings=settings, store=store)
         store.close()

@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 import tiktoken.registry
-from _common import REPO, Figure, main, missing, shared_sessions, timed
+from _common import REPO, Figure, forget_remembered_results, main, missing, shared_sessions, timed
 
 from ccr import tokens as ccr_tokens
 from compactor.tune import LocalExecutor, ResultCache, SearchSpace, WorkerCache, jobs, load_space, run_tune
@@ -47,10 +47,12 @@ EIGHT = SearchSpace.model_validate(
 
 
 def fresh_worker() -> None:
-    """Forget what this process kept between jobs, as a new worker starts: sessions, counts, the tokenizer."""
+    """Forget what this process kept between jobs, as a new worker starts: sessions, counts, the tokenizer,
+    and the djb2 keys and error lines remembered for recent tool results."""
     jobs._WORKER = WorkerCache()
     ccr_tokens.offline_encoding.cache_clear()
     tiktoken.registry.ENCODINGS.clear()
+    forget_remembered_results()
 
 
 def marginal_figure(name: str, corpus: list[Path], pairs: int) -> Figure:

@@ -74,7 +74,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import Figure, missing, print_figures, shared_sessions, timed
+from _common import Figure, forget_remembered_results, missing, print_figures, shared_sessions, timed
 from make_corpus import make_corpus
 
 from compactor.tune import (
@@ -201,7 +201,9 @@ class LocalRay:
 
 
 def _replay_unshared(job: Job) -> SessionResult:
-    """One job from a fresh ``WorkerCache``: the session parsed and every text counted again."""
+    """One job from a fresh ``WorkerCache``: the session parsed and every text counted again (and nothing
+    remembered of the tool results an earlier job met)."""
+    forget_remembered_results()
     return run_job(job, WorkerCache())
 
 
