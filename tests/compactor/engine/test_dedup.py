@@ -408,3 +408,17 @@ def test_a_new_deduper_on_a_saved_state_recognises_repeats() -> None:
     d.apply("Bash", LONG)
     again = Deduper(DedupState.model_validate_json(d.state.model_dump_json()))
     assert again.apply("Bash", LONG).hit
+
+
+@settings(max_examples=50)
+@given(texts=st.lists(st.text(min_size=300, max_size=400), min_size=1, max_size=6))
+def test_a_result_met_again_is_keyed_as_when_first_met(texts: list[str]) -> None:
+    """Keys remembered from an earlier session (equal text, another string) are the keys djb2 gives."""
+    first = Deduper(DedupState())
+    for text in texts:
+        first.apply("Bash", text)
+    again = Deduper(DedupState())
+    for text in texts:
+        again.apply("Bash", "".join([text[:1], text[1:]]))  # equal, but not the same object
+    assert again.state.seen.keys() == first.state.seen.keys() == {djb2(t) for t in texts}
+    assert again.state.originals == first.state.originals
