@@ -93,6 +93,11 @@ class CitingSummarizer(Protocol):
     known (a summary may show paths relative to it). ``ledger`` is the
     session's ledger with ``messages`` merged (``compactor.core.ledger``), and
     ``tail`` what the compacted context keeps after them.
+
+    A summarizer whose spans include a facts listing (a span of kind
+    ``facts``) may set ``lists_facts = True`` and take ``spans(messages,
+    listing=False)``: the pipeline, which stores the session's listing in
+    place of any other, then asks for the spans without it.
     """
 
     name: str
