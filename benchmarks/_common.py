@@ -158,7 +158,7 @@ def forget_remembered_results() -> None:
     from compactor.engine import dedup
     from compactor.summarizers import _errors
 
-    dedup._remembered_djb2.cache_clear()
+    dedup._length_and_key.cache_clear()
     _errors.error_lines.cache_clear()
 
 

@@ -198,11 +198,13 @@ def djb2(text: str) -> int:
 
 
 @functools.lru_cache(maxsize=1024)
-def _remembered_djb2(content: str) -> int:
-    """``djb2(content)``, remembered for the last 1,024 results: a session meets a result again after
-    each compaction forgets what it had seen, and a tuning run's trials dedup the very same results
-    (the same strings, whose hash Python keeps, so a lookup costs no pass over the text)."""
-    return djb2(content)
+def _length_and_key(content: str) -> tuple[int, int]:
+    """``content``'s length in UTF-16 code units and its ``djb2``, from one encoding of it, remembered
+    for the last 1,024 results: a session meets a result again after each compaction forgets what it
+    had seen, and a tuning run's trials dedup the very same results (the same strings, whose hash
+    Python keeps, so a lookup costs no pass over the text)."""
+    data, wide = _code_units(content)
+    return (len(data) >> 1 if wide else len(data)), _djb2_units(data, wide)
 
 
 def _code_units(text: str) -> tuple[bytes, bool]:
@@ -345,12 +347,13 @@ class Deduper:
             if not _length_fits(tool_name, length, self.settings):
                 return DedupOutcome(content=content)
         else:
-            length = utf16_length(content)
-            if not _length_fits(tool_name, length, self.settings):
-                return DedupOutcome(content=content)
+            if content.isascii() and not _length_fits(tool_name, len(content), self.settings):
+                return DedupOutcome(content=content)  # told without encoding it
             if _first_occurrence_id(content, state) or _reference_id(content, state):
                 return DedupOutcome(content=content)
-            key = _remembered_djb2(content)
+            length, key = _length_and_key(content)
+            if not _length_fits(tool_name, length, self.settings):
+                return DedupOutcome(content=content)
             match = next((e for e in state.seen.get(key, ()) if e.content == content), None)
             if match is None:
                 state.counter += 1
