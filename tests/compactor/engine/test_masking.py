@@ -508,26 +508,22 @@ def test_masking_keeps_paths_commands_and_user_messages_of_the_long_fixture_verb
 # -- the command line ---------------------------------------------------------------
 
 
-def test_replay_masking_on_lists_each_step_and_totals(tmp_path: Path) -> None:
+def _replay_json(tmp_path: Path, masking: str) -> dict[str, Any]:
+    """``compactor replay --json`` of the long fixture with ``--masking`` set, into a store in ``tmp_path``."""
+    store = str(tmp_path / "ccr.db")
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "compactor",
-            "replay",
-            str(LONG),
-            "--json",
-            "--masking",
-            "on",
-            "--store",
-            str(tmp_path / "ccr.db"),
-        ],
+        [sys.executable, "-m", "compactor", "replay", str(LONG), "--json", "--masking", masking, "--store", store],
         capture_output=True,
         text=True,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def test_replay_masking_on_lists_each_step_and_totals(tmp_path: Path) -> None:
+    report = _replay_json(tmp_path, "on")
     assert report["masking"]
     for step in report["masking"]:
         assert {"at_line", "results", "tokens_saved", "handles", "policy", "cache"} <= set(step)
@@ -545,25 +541,7 @@ def test_replay_masking_on_lists_each_step_and_totals(tmp_path: Path) -> None:
 
 
 def test_replay_masking_off_masks_nothing(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "compactor",
-            "replay",
-            str(LONG),
-            "--json",
-            "--masking",
-            "off",
-            "--store",
-            str(tmp_path / "ccr.db"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
+    report = _replay_json(tmp_path, "off")
     assert report["masking"] == [] and report["totals"]["compactions"] > 0
     assert all(c["cache"]["kept_tokens"] == 0 for c in report["compactions"])
 
