@@ -105,9 +105,8 @@ def _iter_records(
     from ccr.files import open_regular
 
     try:
-        handle = open_regular(
-            path, buffering=_READ_BUFFER
-        )  # a FIFO or a device is refused, never read (it could block)
+        # A FIFO or a device is refused, never read (it could block).
+        handle = open_regular(path, buffering=_READ_BUFFER)
     except FileNotFoundError as exc:
         raise TranscriptNotFound(f"{path}: no such transcript") from exc
     except IsADirectoryError as exc:
@@ -157,10 +156,7 @@ def _parse_line(chunk: bytes, number: int, complete: bool, report: Reporter) -> 
         data = from_json(raw, cache_strings="keys")
     except ValueError:  # blank, bad, or only ``json`` reads it: ``json`` decides and names the fault
         return _parse_with_json(raw, number, complete, report)
-    if not isinstance(data, dict):
-        report(number, "not_an_object", f"expected a JSON object, got {type(data).__name__}; skipped")
-        return None
-    return data
+    return _object(data, number, report)
 
 
 def _parse_with_json(raw: bytes, number: int, complete: bool, report: Reporter) -> dict[str, Any] | None:
@@ -182,6 +178,11 @@ def _parse_with_json(raw: bytes, number: int, complete: bool, report: Reporter) 
     except RecursionError:
         report(number, "malformed_json", "JSON nested too deeply; skipped")
         return None
+    return _object(data, number, report)
+
+
+def _object(data: Any, number: int, report: Reporter) -> dict[str, Any] | None:
+    """``data`` when the line held a JSON object, else reported and skipped."""
     if not isinstance(data, dict):
         report(number, "not_an_object", f"expected a JSON object, got {type(data).__name__}; skipped")
         return None
