@@ -2,33 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
+
+import bench_plugin_ledger as bench  # from benchmarks/ (conftest.py)
 
 from compactor.claude_code.hooks import SESSION_START_MAX_CHARS
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCHMARKS = ROOT / "benchmarks"
 SESSION = ROOT / "fixtures" / "sessions" / "long.jsonl"
 MARKER = re.compile(r"<<ccr:(ccr_[0-9a-f]{32})>>")
-
-
-def load(name: str) -> ModuleType:
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(name, module)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = load("bench_plugin_ledger")
 
 
 def test_the_replay_runs_every_compaction_hook_the_plugin_registers() -> None:

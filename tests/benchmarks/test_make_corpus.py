@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
+import make_corpus  # from benchmarks/ (conftest.py)
 import pytest
 
 from ccr import open_store
@@ -16,22 +14,7 @@ from compactor.core.config import Settings
 from compactor.core.tokens import block_texts
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCHMARKS = ROOT / "benchmarks"
 LONG = ROOT / "fixtures" / "sessions" / "long.jsonl"
-
-
-def load(name: str) -> ModuleType:
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(name, module)
-    spec.loader.exec_module(module)
-    return module
-
-
-make_corpus = load("make_corpus")
 
 
 def texts(transcript: Transcript) -> set[str]:

@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import importlib
 from pathlib import Path
-from types import ModuleType
 
+import _common as common  # from benchmarks/ (conftest.py)
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def load(name: str) -> ModuleType:
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(name, module)
-    spec.loader.exec_module(module)
-    return module
-
-
-common = load("_common")
 
 
 def test_a_figure_passes_on_its_median_in_the_targets_direction() -> None:
@@ -57,17 +42,17 @@ def test_every_benchmark_script_defines_figures_and_does_no_work_when_imported()
     scripts = sorted(p.stem for p in BENCHMARKS.glob("bench_*.py"))
     assert {"bench_ccr", "bench_attachments", "bench_memory", "bench_dedup", "bench_pipeline"} <= set(scripts)
     for name in scripts:
-        assert callable(getattr(load(name), "figures", None)), name
+        assert callable(getattr(importlib.import_module(name), "figures", None)), name
 
 
 def test_run_collects_only_the_scripts_it_is_asked_for() -> None:
-    assert load("run").collect(["no_such_benchmark"], quick=True) == []
+    assert importlib.import_module("run").collect(["no_such_benchmark"], quick=True) == []
 
 
 def test_a_script_without_figures_is_a_failed_row_not_a_silent_skip(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run = load("run")
+    run = importlib.import_module("run")
     (tmp_path / "bench_nothing.py").write_text(
         "def main() -> None:\n    print('figures elsewhere')\n", encoding="utf-8"
     )
@@ -81,7 +66,7 @@ def test_a_script_without_figures_is_a_failed_row_not_a_silent_skip(
 def test_a_long_session_is_one_session_whose_chain_runs_through_every_copy(tmp_path: Path) -> None:
     from compactor.claude_code.transcript import read_transcript
 
-    corpus = load("make_corpus")
+    corpus = importlib.import_module("make_corpus")
     source = BENCHMARKS.parent / "fixtures" / "sessions" / "small.jsonl"
     target = corpus.long_session(source, tmp_path / "long.jsonl", 3 * source.stat().st_size)
     assert target.stat().st_size >= 3 * source.stat().st_size
