@@ -12,13 +12,28 @@ each warning is its own line, as it is found.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from compactor.claude_code.transcript import SHAPE_KINDS, ReadWarning
 
-__all__ = ["WarningPrinter", "printed_warnings"]
+__all__ = ["WarningPrinter", "add_reading_options", "printed_warnings"]
+
+
+def add_reading_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a command that reads a transcript: ``--strict`` and ``--verbose``."""
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="treat the first bad line as an error (exit 65); the shapes Claude Code writes itself stay warnings",
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print every warning about the transcript (default: one line per kind, with a count)",
+    )
 
 
 class WarningPrinter:

@@ -19,7 +19,7 @@ from typing import Any
 from ccr.cli_kit import write_stdout
 from ccr.progress import progress
 from compactor.claude_code.transcript import Transcript, read_transcript
-from compactor.cli.commands._warnings import printed_warnings
+from compactor.cli.commands._warnings import add_reading_options, printed_warnings
 from compactor.core.tokens import make_counter, usage_anchored_estimate
 
 __all__ = ["register", "run", "summarize"]
@@ -35,16 +35,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("session", metavar="SESSION.jsonl", help="the session's JSONL transcript")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    parser.add_argument(
-        "--strict",
-        action="store_true",
-        help="treat the first bad line as an error (exit 65); the shapes Claude Code writes itself stay warnings",
-    )
-    parser.add_argument(
-        "--verbose",
-        action="store_true",
-        help="print every warning about the transcript (default: one line per kind, with a count)",
-    )
+    add_reading_options(parser)
     parser.add_argument(
         "--counter",
         choices=("tiktoken", "rough"),

@@ -21,7 +21,7 @@ from ccr import Store, default_store_path, open_store
 from ccr.cli_kit import write_stdout
 from ccr.progress import progress
 from compactor.claude_code.replay import ReplayReport, replay
-from compactor.cli.commands._warnings import printed_warnings
+from compactor.cli.commands._warnings import add_reading_options, printed_warnings
 from compactor.core.config import load_settings
 from compactor.core.errors import InputInvalid, InputNotFound, UsageError
 from compactor.engine.pipeline import CompactionResult
@@ -76,16 +76,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "never the input file (exit 2)",
     )
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write the report as a self-contained HTML page")
-    parser.add_argument(
-        "--strict",
-        action="store_true",
-        help="treat the first bad line as an error (exit 65); the shapes Claude Code writes itself stay warnings",
-    )
-    parser.add_argument(
-        "--verbose",
-        action="store_true",
-        help="print every warning about the transcript (default: one line per kind, with a count)",
-    )
+    add_reading_options(parser)
     parser.add_argument(
         "--memory-db",
         type=Path,
