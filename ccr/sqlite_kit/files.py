@@ -59,26 +59,8 @@ def prepare_file(path: Path, *, kind: str = "ccr store") -> FileIdentity:
             raise UnsafeStorePath(f"{kind} directory is not a directory: {parent}")
     except OSError as exc:
         raise StoreError(f"cannot create {kind} directory {parent}: {exc.strerror or exc}") from exc
-    for candidate in (path, *(_sidecar(path, s) for s in SIDECARS)):
-        _refuse_unsafe(candidate, kind)
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags, 0o600)
-    except OSError as exc:
-        if _is_symlink(path):
-            raise UnsafeStorePath(f"{kind} path is a symlink: {path}") from exc
-        raise StoreError(f"cannot open {kind} file {path}: {exc.strerror or exc}") from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafeStorePath(f"{kind} path is not a regular file: {path}")
-        if st.st_size and os.pread(fd, len(SQLITE_HEADER), 0) != SQLITE_HEADER:
-            raise NotAStore(f"{path} is not a {kind} (not an SQLite database); left unchanged")
-        return (st.st_dev, st.st_ino)
-    except OSError as exc:
-        raise StoreError(f"cannot secure {kind} file {path}: {exc.strerror or exc}") from exc
-    finally:
-        os.close(fd)
+    return _open_and_check(path, kind, flags, empty_allowed=True, opening="open", checking="secure")
 
 
 def check_readable_file(path: Path, *, kind: str = "ccr store") -> FileIdentity:
@@ -91,24 +73,40 @@ def check_readable_file(path: Path, *, kind: str = "ccr store") -> FileIdentity:
         NotAStore: the file is not an SQLite database.
         StoreError: the file does not exist or cannot be read.
     """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    return _open_and_check(path, kind, flags, empty_allowed=False, opening="read", checking="read")
+
+
+def _open_and_check(
+    path: Path, kind: str, flags: int, *, empty_allowed: bool, opening: str, checking: str
+) -> FileIdentity:
+    """Refuse unsafe sidecars, open ``path`` with ``flags`` (a created file gets mode 0600), and check it
+    is a regular file holding an SQLite database (or empty, when ``empty_allowed``); its identity.
+
+    ``opening`` and ``checking`` are the verbs a failure to open it, or to check it once open, is told with.
+
+    Raises:
+        UnsafeStorePath: the path or a sidecar is a symlink or not a regular file.
+        NotAStore: the file is not an SQLite database.
+        StoreError: the file cannot be opened or checked.
+    """
     for candidate in (path, *(_sidecar(path, s) for s in SIDECARS)):
         _refuse_unsafe(candidate, kind)
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, flags, 0o600)
     except OSError as exc:
         if _is_symlink(path):
             raise UnsafeStorePath(f"{kind} path is a symlink: {path}") from exc
-        raise StoreError(f"cannot read {kind} file {path}: {exc.strerror or exc}") from exc
+        raise StoreError(f"cannot {opening} {kind} file {path}: {exc.strerror or exc}") from exc
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise UnsafeStorePath(f"{kind} path is not a regular file: {path}")
-        if os.pread(fd, len(SQLITE_HEADER), 0) != SQLITE_HEADER:
+        if (st.st_size or not empty_allowed) and os.pread(fd, len(SQLITE_HEADER), 0) != SQLITE_HEADER:
             raise NotAStore(f"{path} is not a {kind} (not an SQLite database); left unchanged")
         return (st.st_dev, st.st_ino)
     except OSError as exc:
-        raise StoreError(f"cannot read {kind} file {path}: {exc.strerror or exc}") from exc
+        raise StoreError(f"cannot {checking} {kind} file {path}: {exc.strerror or exc}") from exc
     finally:
         os.close(fd)
 
