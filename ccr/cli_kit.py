@@ -34,8 +34,10 @@ __all__ = [
     "UsageParser",
     "VersionAction",
     "add_commands",
+    "end_program",
     "run_command",
     "run_lazy",
+    "skip_teardown",
     "write_stdout",
     "write_stdout_bytes",
 ]
@@ -279,6 +281,40 @@ def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> 
             # The reader went away (``| head``): nothing more to say, and no traceback at exit.
             guard.silence()
             return 0
+
+
+_teardown_skipped = False
+
+
+def skip_teardown() -> None:
+    """Say that the running command leaves nothing for the interpreter's teardown to do.
+
+    A hook calls it once its answer is written and its store closed. Freeing
+    what a 4 MB transcript left in memory, module by module, then takes
+    longer than a Claude Code hook should wait for nothing: ``end_program``
+    ends the process at once instead. Only what the command closed and
+    flushed itself is certain to be done; no ``atexit`` handler runs.
+    """
+    global _teardown_skipped
+    _teardown_skipped = True
+
+
+def end_program(code: int) -> int:
+    """When the command called ``skip_teardown``: flush stdout and stderr and end the process with ``code``.
+
+    Otherwise return ``code``. Only a program's entry point calls it, after
+    ``run_lazy``, and only for its own command line (no ``argv`` passed), so
+    a caller running a command in its own process keeps that process.
+    """
+    if not _teardown_skipped:
+        return code
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass  # nowhere left to say it: the exit code stands
+    os._exit(code)
 
 
 def write_stdout(text: str) -> None:

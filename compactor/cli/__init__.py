@@ -15,7 +15,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ccr.cli_kit import Commands, UsageParser, VersionAction, add_commands, run_lazy
+from ccr.cli_kit import Commands, UsageParser, VersionAction, add_commands, end_program, run_lazy
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -55,8 +55,13 @@ def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``compactor`` script; returns the exit code."""
-    return run_lazy(build_parser, argv)
+    """Entry point of the ``compactor`` script; returns the exit code.
+
+    Without ``argv`` (the script's own command line) a hook's process ends as
+    soon as its exit code is known (``ccr.cli_kit.end_program``).
+    """
+    code = run_lazy(build_parser, argv)
+    return end_program(code) if argv is None else code
 
 
 if __name__ == "__main__":
