@@ -18,7 +18,12 @@ each the wall time of a fresh process against ``python -c pass``, interleaved:
   the transcript, store the conversation and the file's lines, print the
   instructions. Each run is a session's first compaction (a session id of
   its own) in one ``COMPACTOR_HOME`` that earlier runs used, as a user's
-  is. At most 18x (about 0.5 s where ``python -c pass`` takes 28 ms).
+  is. At most 18x (about 0.5 s where ``python -c pass`` takes 28 ms),
+  and, from the same runs, each run's seconds over the 0.5 s goal: at
+  most 1. Both are printed because the ratio depends on how fast this
+  machine starts Python: importing pydantic and building a first model
+  alone takes about 11x ``python -c pass`` here, where Python starts in
+  about 11 ms.
 
 The installed console scripts are run (those beside the running Python),
 with ``COMPACTOR_HOME`` in a temporary folder. Measure on a regular install
@@ -179,24 +184,32 @@ def pre_compact_figures(folder: Path, nothing: Callable[[], None], runs: int, no
     """``compactor hook pre-compact`` on a generated 4 MB session and on the largest real transcript."""
     generated = long_session(LONG_FIXTURE, folder / "generated-4mb.jsonl", GENERATED_BYTES)
     real = largest_transcript()
-    name = "cold start / python -c pass: compactor hook pre-compact"
-    out = [pre_compact_figure(f"{name} (generated 4 MB session)", generated, folder, nothing, runs, note)]
+    out = pre_compact_figure("generated 4 MB session", generated, folder, nothing, runs, note)
     if real is None:
-        out.append(
-            missing(f"{name} (largest real transcript)", 18.0, "<=", "no transcript under ../shared/transcripts")
-        )
+        why = "no transcript under ../shared/transcripts"
+        out.append(missing(f"{PRE_COMPACT_AGAINST_PASS} (largest real transcript)", 18.0, "<=", why))
+        out.append(missing(f"{PRE_COMPACT_AGAINST_GOAL} (largest real transcript)", 1.0, "<=", why))
     else:
-        out.append(pre_compact_figure(f"{name} (largest real transcript)", real, folder, nothing, runs, note))
+        out.extend(pre_compact_figure("largest real transcript", real, folder, nothing, runs, note))
     return out
 
 
+PRE_COMPACT_AGAINST_PASS = "cold start / python -c pass: compactor hook pre-compact"
+PRE_COMPACT_AGAINST_GOAL = "compactor hook pre-compact seconds / 0.5 s goal"
+PRE_COMPACT_GOAL_SECONDS = 0.5
+
+
 def pre_compact_figure(
-    name: str, transcript: Path, folder: Path, nothing: Callable[[], None], runs: int, note: str
-) -> Figure:
-    """The hook on ``transcript``, each run a new session in one ``COMPACTOR_HOME``, against ``python -c pass``."""
+    what: str, transcript: Path, folder: Path, nothing: Callable[[], None], runs: int, note: str
+) -> list[Figure]:
+    """The hook on ``transcript``, each run a new session in one ``COMPACTOR_HOME``: against ``python -c pass``,
+    and the same runs' seconds against the 0.5 s goal."""
     script = BIN / "compactor"
     if not script.exists():
-        return missing(name, 18.0, "<=", "no compactor script")
+        return [
+            missing(f"{PRE_COMPACT_AGAINST_PASS} ({what})", 18.0, "<=", "no compactor script"),
+            missing(f"{PRE_COMPACT_AGAINST_GOAL} ({what})", 1.0, "<=", "no compactor script"),
+        ]
     sessions = iter(range(10_000))
     env = {**os.environ, "COMPACTOR_HOME": str(folder / "pre-compact-home")}
 
@@ -223,14 +236,19 @@ def pre_compact_figure(
 
     ratios = interleaved(timed_run, nothing, runs=runs)
     size = transcript.stat().st_size / 1e6
-    median = sorted(seconds[-runs:])[runs // 2]
-    return Figure(
-        name,
-        ratios,
-        18.0,
-        "<=",
-        detail="; ".join(x for x in (f"{transcript.name}, {size:.1f} MB, {median:.2f} s a run (median)", note) if x),
-    )
+    counted = seconds[-runs:]  # the warm-up run is not
+    median = sorted(counted)[runs // 2]
+    detail = "; ".join(x for x in (f"{transcript.name}, {size:.1f} MB, {median:.2f} s a run (median)", note) if x)
+    return [
+        Figure(f"{PRE_COMPACT_AGAINST_PASS} ({what})", ratios, 18.0, "<=", detail=detail),
+        Figure(
+            f"{PRE_COMPACT_AGAINST_GOAL} ({what})",
+            [s / PRE_COMPACT_GOAL_SECONDS for s in counted],
+            1.0,
+            "<=",
+            detail=f"{transcript.name}, the same runs",
+        ),
+    ]
 
 
 if __name__ == "__main__":
