@@ -1,13 +1,17 @@
 """Shared test fixtures: an isolated COMPACTOR_HOME, the shared real transcripts, a browser,
-read-only paths, stores that count their transactions, and a tokenizer that records what it tokenizes."""
+read-only paths, stores that count their transactions, a tokenizer that records what it tokenizes,
+a reader of a database file's schema, and an MCP client that talks to a server over stdio."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
-from collections.abc import Callable, Iterator
+import sys
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -171,3 +175,52 @@ class RecordingTiktoken(TiktokenCounter):
     def count_text(self, text: str) -> int:
         self.texts.append(text)
         return super().count_text(text)
+
+
+def _schema_of(path: Path) -> tuple[list[tuple[str, str]], list[int]]:
+    raw = sqlite3.connect(path)
+    try:
+        objects = [
+            (name, "".join((sql or "").split()))
+            for name, sql in raw.execute("SELECT name, sql FROM sqlite_master ORDER BY name")
+        ]
+        versions = [v for (v,) in raw.execute("SELECT version FROM schema_migrations ORDER BY version")]
+    finally:
+        raw.close()
+    return objects, versions
+
+
+@pytest.fixture
+def schema_of() -> Callable[[Path], tuple[list[tuple[str, str]], list[int]]]:
+    """A reader of a database file's schema: its tables, indexes and triggers (name and SQL without
+    whitespace), and the migration versions it records."""
+    return _schema_of
+
+
+MCP_TIMEOUT_S = 60
+
+
+@pytest.fixture
+def mcp_talk(tmp_path: Path) -> Callable[[list[str], Callable[[Any], Awaitable[Any]]], Any]:
+    """``talk(args, conversation)``: start ``python args...`` as an MCP server over stdio (the
+    official SDK's client), run ``conversation(session)`` after ``initialize``, stop it, and return
+    what the conversation returned. The server's stderr goes to ``server-stderr.txt`` in the
+    test's folder; its ``COMPACTOR_HOME`` is a folder nothing else uses."""
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    def talk(args: list[str], conversation: Callable[[Any], Awaitable[Any]]) -> Any:
+        params = StdioServerParameters(
+            command=sys.executable, args=args, env={"COMPACTOR_HOME": str(tmp_path / "unused-home")}
+        )
+
+        async def main() -> Any:
+            with anyio.fail_after(MCP_TIMEOUT_S), (tmp_path / "server-stderr.txt").open("w") as errlog:
+                async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await conversation(session)
+
+        return anyio.run(main)
+
+    return talk

@@ -10,10 +10,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from ccr import marker, open_store
 from ccr.mcp_server import retrieve_text, stats_text
@@ -45,43 +43,31 @@ def handle(store_file: Path) -> str:
 
 
 Session = Callable[[ClientSession], Awaitable[Any]]
+Talk = Callable[[Session], Any]
 
 
-def talk(store_file: Path, tmp_path: Path, conversation: Session) -> Any:
-    """Start ``ccr mcp --store store_file``, run ``conversation`` against it, stop it."""
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ccr", "mcp", "--store", str(store_file)],
-        env={"COMPACTOR_HOME": str(tmp_path / "unused-home")},
-    )
-
-    async def main() -> Any:
-        with anyio.fail_after(TIMEOUT_S), (tmp_path / "server-stderr.txt").open("w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
-                return await conversation(session)
-
-    return anyio.run(main)
+@pytest.fixture
+def talk(mcp_talk: Callable[[list[str], Session], Any], store_file: Path) -> Talk:
+    """Start ``ccr mcp --store store_file``, run a conversation against it, stop it: what it returned."""
+    return lambda conversation: mcp_talk(["-m", "ccr", "mcp", "--store", str(store_file)], conversation)
 
 
 def text_of(result: Any) -> str:
     return "".join(part.text for part in result.content)
 
 
-def test_server_offers_ccr_retrieve_and_ccr_stats(store_file: Path, tmp_path: Path) -> None:
+def test_server_offers_ccr_retrieve_and_ccr_stats(talk: Talk) -> None:
     async def conversation(session: ClientSession) -> Any:
         return (await session.list_tools()).tools
 
-    tools = {tool.name: tool for tool in talk(store_file, tmp_path, conversation)}
+    tools = {tool.name: tool for tool in talk(conversation)}
     assert set(tools) == {"ccr_retrieve", "ccr_stats"}
     schema = tools["ccr_retrieve"].input_schema
     assert schema["required"] == ["handle"]
     assert set(schema["properties"]) == {"handle", "query", "lines", "bytes", "max_tokens", "exact"}
 
 
-def test_retrieve_gives_back_the_original_whole_by_query_and_by_range(
-    store_file: Path, tmp_path: Path, handle: str
-) -> None:
+def test_retrieve_gives_back_the_original_whole_by_query_and_by_range(handle: str, talk: Talk) -> None:
     async def conversation(session: ClientSession) -> Any:
         return [
             await session.call_tool("ccr_retrieve", {"handle": handle, "exact": True}),
@@ -92,7 +78,7 @@ def test_retrieve_gives_back_the_original_whole_by_query_and_by_range(
             await session.call_tool("ccr_retrieve", {"handle": handle, "lines": [2, 3]}),
         ]
 
-    whole, by_marker, by_query, by_lines, by_bytes, shown = talk(store_file, tmp_path, conversation)
+    whole, by_marker, by_query, by_lines, by_bytes, shown = talk(conversation)
     assert not any(r.is_error for r in (whole, by_marker, by_query, by_lines, by_bytes, shown))
     assert text_of(whole) == MESSAGES.decode()
     assert text_of(by_marker) == MESSAGES.decode()
@@ -107,7 +93,7 @@ def test_retrieve_gives_back_the_original_whole_by_query_and_by_range(
     )
 
 
-def test_a_large_answer_is_bounded_by_max_tokens_through_the_server(store_file: Path, tmp_path: Path) -> None:
+def test_a_large_answer_is_bounded_by_max_tokens_through_the_server(store_file: Path, talk: Talk) -> None:
     with open_store(store_file) as store:
         big = store.put("".join(f"row {i}: value {i * 3}\n" for i in range(20_000)).encode())
 
@@ -118,15 +104,13 @@ def test_a_large_answer_is_bounded_by_max_tokens_through_the_server(store_file: 
             await session.call_tool("ccr_retrieve", {"handle": big, "max_tokens": 0}),
         ]
 
-    default, small, unbounded = talk(store_file, tmp_path, conversation)
+    default, small, unbounded = talk(conversation)
     assert "answer cut to 5,000 tokens" in text_of(default) and len(text_of(default)) < 30_000
     assert "answer cut to 200 tokens" in text_of(small) and '"lines": [' in text_of(small)
     assert text_of(unbounded).count("\n") == 20_000
 
 
-def test_bad_calls_are_error_results_and_the_server_keeps_answering(
-    store_file: Path, tmp_path: Path, handle: str
-) -> None:
+def test_bad_calls_are_error_results_and_the_server_keeps_answering(handle: str, talk: Talk) -> None:
     unknown = "ccr_" + "0" * 32
 
     async def conversation(session: ClientSession) -> Any:
@@ -138,7 +122,7 @@ def test_bad_calls_are_error_results_and_the_server_keeps_answering(
             await session.call_tool("ccr_retrieve", {"handle": handle, "exact": True}),
         ]
 
-    malformed, missing, two_selections, bad_range, afterwards = talk(store_file, tmp_path, conversation)
+    malformed, missing, two_selections, bad_range, afterwards = talk(conversation)
     assert malformed.is_error and "ccr_invalid_handle" in text_of(malformed)
     assert missing.is_error and "ccr_not_found" in text_of(missing)
     assert two_selections.is_error and "at most one" in text_of(two_selections)
@@ -147,12 +131,12 @@ def test_bad_calls_are_error_results_and_the_server_keeps_answering(
 
 
 def test_a_query_that_matches_nothing_says_so_before_the_whole_original(
-    store_file: Path, tmp_path: Path, handle: str
+    store_file: Path, handle: str, talk: Talk
 ) -> None:
     async def conversation(session: ClientSession) -> Any:
         return await session.call_tool("ccr_retrieve", {"handle": handle, "query": "zebra", "exact": True})
 
-    result = talk(store_file, tmp_path, conversation)
+    result = talk(conversation)
     first, rest = text_of(result).split("\n", 1)
     assert not result.is_error
     assert "zebra" in first and "whole original" in first
@@ -227,11 +211,11 @@ def test_a_client_that_initializes_and_hangs_up_ends_the_server_with_exit_0(stor
     assert json.loads(done.stdout.splitlines()[0])["id"] == 1
 
 
-def test_stats_reports_the_store_as_json(store_file: Path, tmp_path: Path, handle: str) -> None:
+def test_stats_reports_the_store_as_json(handle: str, talk: Talk) -> None:
     async def conversation(session: ClientSession) -> Any:
         return await session.call_tool("ccr_stats", {})
 
-    result = talk(store_file, tmp_path, conversation)
+    result = talk(conversation)
     stats = json.loads(text_of(result))
     assert not result.is_error
     assert stats["entries"] == 1

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from ccr import RecordFilter, handle_for, open_store
 from ccr.store import Store
+
+SchemaOf = Callable[[Path], tuple[list[tuple[str, str]], list[int]]]
 
 OLD_V1 = (
     """CREATE TABLE blobs (
@@ -93,27 +96,15 @@ def write_old_store(path: Path, *, versions: int) -> None:
     path.chmod(0o600)
 
 
-def schema_of(path: Path) -> tuple[list[tuple[str, str]], list[int]]:
-    """The file's tables, indexes and triggers (name and SQL without whitespace), and its recorded migrations."""
-    raw = sqlite3.connect(path)
-    try:
-        objects = [
-            (name, "".join((sql or "").split()))
-            for name, sql in raw.execute("SELECT name, sql FROM sqlite_master ORDER BY name")
-        ]
-        versions = [v for (v,) in raw.execute("SELECT version FROM schema_migrations ORDER BY version")]
-    finally:
-        raw.close()
-    return objects, versions
-
-
 def check_records(store: Store) -> None:
     assert store.get(handle_for(b"kept")) == b"kept"
     assert [r.handle for r in store.records(RecordFilter(session_id="s1"))] == [handle_for(b"kept")]
     assert [r.handle for r in store.records(RecordFilter(kind="message"))] == [handle_for(b"other")]
 
 
-def test_a_current_old_store_opens_unchanged_in_schema_and_keeps_its_records(db_path: Path) -> None:
+def test_a_current_old_store_opens_unchanged_in_schema_and_keeps_its_records(
+    db_path: Path, schema_of: SchemaOf
+) -> None:
     write_old_store(db_path, versions=2)
     before = schema_of(db_path)
     with open_store(db_path) as store:
@@ -123,7 +114,7 @@ def test_a_current_old_store_opens_unchanged_in_schema_and_keeps_its_records(db_
     assert before[1] == [1, 2]
 
 
-def test_a_version_1_old_store_is_upgraded_to_version_2_as_before(db_path: Path) -> None:
+def test_a_version_1_old_store_is_upgraded_to_version_2_as_before(db_path: Path, schema_of: SchemaOf) -> None:
     write_old_store(db_path, versions=1)
     with open_store(db_path) as store:
         check_records(store)
@@ -135,7 +126,7 @@ def test_a_version_1_old_store_is_upgraded_to_version_2_as_before(db_path: Path)
 
 
 @pytest.mark.parametrize("versions", [1, 2])
-def test_an_old_store_reads_read_only_without_being_changed(db_path: Path, versions: int) -> None:
+def test_an_old_store_reads_read_only_without_being_changed(db_path: Path, versions: int, schema_of: SchemaOf) -> None:
     write_old_store(db_path, versions=versions)
     before = schema_of(db_path)
     with open_store(db_path, readonly=True) as store:

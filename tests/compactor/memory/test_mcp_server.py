@@ -10,9 +10,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
+import pytest
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from compactor.memory import memory_id, open_memory
 
@@ -21,23 +20,16 @@ TOOLS = {"cavemem_remember", "cavemem_recall", "cavemem_supersede", "cavemem_his
 OLD_NAMES = {"memory_remember", "memory_recall", "memory_supersede", "memory_history", "memory_forget"}
 
 Session = Callable[[ClientSession], Awaitable[Any]]
+Talk = Callable[[Session], Any]
 
 
-def talk(db_path: Path, tmp_path: Path, conversation: Session) -> Any:
-    """Start ``compactor memory mcp --db db_path``, run ``conversation`` against it, stop it."""
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "compactor.memory", "--db", str(db_path), "--ccr-store", str(tmp_path / "ccr.db"), "mcp"],
-        env={"COMPACTOR_HOME": str(tmp_path / "unused-home")},
+@pytest.fixture
+def talk(mcp_talk: Callable[[list[str], Session], Any], tmp_path: Path) -> Talk:
+    """Start ``compactor memory mcp`` on ``memory.db`` in the test's folder, run a conversation against it, stop it."""
+    return lambda conversation: mcp_talk(
+        ["-m", "compactor.memory", "--db", str(tmp_path / "memory.db"), "--ccr-store", str(tmp_path / "ccr.db"), "mcp"],
+        conversation,
     )
-
-    async def main() -> Any:
-        with anyio.fail_after(TIMEOUT_S), (tmp_path / "server-stderr.txt").open("w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
-                return await conversation(session)
-
-    return anyio.run(main)
 
 
 def text_of(result: Any) -> str:
@@ -49,11 +41,11 @@ def answer(result: Any) -> Any:
     return json.loads(text_of(result))
 
 
-def test_server_offers_the_five_cavemem_tools_and_their_old_names_for_one_release(tmp_path: Path) -> None:
+def test_server_offers_the_five_cavemem_tools_and_their_old_names_for_one_release(talk: Talk) -> None:
     async def conversation(session: ClientSession) -> Any:
         return (await session.list_tools()).tools
 
-    tools = {tool.name: tool for tool in talk(tmp_path / "memory.db", tmp_path, conversation)}
+    tools = {tool.name: tool for tool in talk(conversation)}
     assert set(tools) == TOOLS | OLD_NAMES
     for name in ("cavemem_recall", "memory_recall"):
         assert tools[name].input_schema["required"] == ["query"]
@@ -63,7 +55,7 @@ def test_server_offers_the_five_cavemem_tools_and_their_old_names_for_one_releas
         assert (tools[old].description or "").startswith(f"Old name of cavemem_{old.removeprefix('memory_')}")
 
 
-def test_remember_recall_supersede_history_and_forget_through_the_client(tmp_path: Path) -> None:
+def test_remember_recall_supersede_history_and_forget_through_the_client(talk: Talk) -> None:
     fact = "The nightly job exports invoices to the finance bucket at 03:00"
 
     async def conversation(session: ClientSession) -> Any:
@@ -79,9 +71,7 @@ def test_remember_recall_supersede_history_and_forget_through_the_client(tmp_pat
         after = answer(await session.call_tool("cavemem_history", {"id": new["id"]}))
         return remembered, recalled, off_topic, new, chain, forgotten, unknown, after
 
-    remembered, recalled, off_topic, new, chain, forgotten, unknown, after = talk(
-        tmp_path / "memory.db", tmp_path, conversation
-    )
+    remembered, recalled, off_topic, new, chain, forgotten, unknown, after = talk(conversation)
     assert remembered["id"] == memory_id(fact) and remembered["created"] is True
     assert [h["id"] for h in recalled["hits"]] == [memory_id(fact)]
     assert recalled["hits"][0]["basis"] == "inferred"
@@ -96,7 +86,7 @@ def test_remember_recall_supersede_history_and_forget_through_the_client(tmp_pat
         assert each["basis"] == "inferred"
 
 
-def test_the_old_tool_names_answer_as_before_with_basis_added(tmp_path: Path) -> None:
+def test_the_old_tool_names_answer_as_before_with_basis_added(talk: Talk) -> None:
     fact = "The staging database is restored from the nightly snapshot"
 
     async def conversation(session: ClientSession) -> Any:
@@ -107,7 +97,7 @@ def test_the_old_tool_names_answer_as_before_with_basis_added(tmp_path: Path) ->
         forgotten = answer(await session.call_tool("memory_forget", {"id": new["id"]}))
         return remembered, recalled, new, chain, forgotten
 
-    remembered, recalled, new, chain, forgotten = talk(tmp_path / "memory.db", tmp_path, conversation)
+    remembered, recalled, new, chain, forgotten = talk(conversation)
     assert remembered["created"] is True and remembered["basis"] == "inferred"
     assert [h["id"] for h in recalled["hits"]] == [memory_id(fact)] and recalled["basis"] == "inferred"
     assert new["text"] == fact + " at 04:00" and new["supersedes"] == remembered["id"]
@@ -119,7 +109,7 @@ def test_the_old_tool_names_answer_as_before_with_basis_added(tmp_path: Path) ->
     assert forgotten == {"forgotten": True, "basis": "inferred"}
 
 
-def test_budget_zero_is_unlimited_and_negative_is_an_error_result(tmp_path: Path) -> None:
+def test_budget_zero_is_unlimited_and_negative_is_an_error_result(tmp_path: Path, talk: Talk) -> None:
     big = "ledger " + " ".join(f"row{i}" for i in range(6_000))
     with open_memory(tmp_path / "memory.db", recovery=tmp_path / "ccr.db") as db:
         db.remember(big)
@@ -132,7 +122,7 @@ def test_budget_zero_is_unlimited_and_negative_is_an_error_result(tmp_path: Path
             await session.call_tool("memory_recall", {"query": "ledger", "token_budget": 100}),
         ]
 
-    unlimited, default, negative, small = talk(tmp_path / "memory.db", tmp_path, conversation)
+    unlimited, default, negative, small = talk(conversation)
     (whole,) = answer(unlimited)["hits"]
     assert whole["text"] == big and "recovery_handle" not in whole
     (head,) = answer(default)["hits"]
@@ -144,7 +134,7 @@ def test_budget_zero_is_unlimited_and_negative_is_an_error_result(tmp_path: Path
         assert db.recover(cut["recovery_handle"]) == big.encode()
 
 
-def test_refused_calls_are_error_results_and_the_server_keeps_answering(tmp_path: Path) -> None:
+def test_refused_calls_are_error_results_and_the_server_keeps_answering(tmp_path: Path, talk: Talk) -> None:
     async def conversation(session: ClientSession) -> Any:
         return [
             await session.call_tool("memory_remember", {"text": "   "}),
@@ -154,7 +144,7 @@ def test_refused_calls_are_error_results_and_the_server_keeps_answering(tmp_path
             await session.call_tool("memory_remember", {"text": "still here"}),
         ]
 
-    empty, too_large, bad_id, unknown, afterwards = talk(tmp_path / "memory.db", tmp_path, conversation)
+    empty, too_large, bad_id, unknown, afterwards = talk(conversation)
     assert empty.is_error and "memory_invalid_text" in text_of(empty)
     assert too_large.is_error and "memory_too_large" in text_of(too_large)
     assert bad_id.is_error and "invalid_request" in text_of(bad_id)

@@ -8,12 +8,15 @@ would follow any change to them and could not catch it.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from compactor.memory import memory_id, open_memory
 from compactor.memory.errors import StoreError
+
+SchemaOf = Callable[[Path], tuple[list[tuple[str, str]], list[int]]]
 
 OLD_V1 = (
     """CREATE TABLE memories (
@@ -54,22 +57,10 @@ def write_old_database(path: Path, *, versions: int) -> None:
     path.chmod(0o600)
 
 
-def schema_of(path: Path) -> tuple[list[tuple[str, str]], list[int]]:
-    """The file's tables and indexes (name and SQL without whitespace), and its recorded migration versions."""
-    raw = sqlite3.connect(path)
-    try:
-        objects = [
-            (name, "".join((sql or "").split()))
-            for name, sql in raw.execute("SELECT name, sql FROM sqlite_master ORDER BY name")
-        ]
-        versions = [v for (v,) in raw.execute("SELECT version FROM schema_migrations ORDER BY version")]
-    finally:
-        raw.close()
-    return objects, versions
-
-
 @pytest.mark.parametrize("versions", [1, 2])
-def test_an_old_database_is_brought_up_to_version_2_and_reindexed_on_opening(tmp_path: Path, versions: int) -> None:
+def test_an_old_database_is_brought_up_to_version_2_and_reindexed_on_opening(
+    tmp_path: Path, versions: int, schema_of: SchemaOf
+) -> None:
     path = tmp_path / "home" / "memory.db"
     write_old_database(path, versions=versions)
     with open_memory(path, recovery=tmp_path / "ccr.db") as db:
