@@ -1,8 +1,11 @@
-"""Shared pieces of the adapter tests: generated Anthropic-shaped histories and a compacting session."""
+"""Shared pieces of the adapter tests: generated Anthropic-shaped histories, a compacting session, a file
+source with no files, and a scripted LangChain chat model with the build tool it calls."""
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -142,6 +145,89 @@ def compact_once(messages: Sequence[Message]) -> tuple[list[Message], bool]:
         orch.add_message(message)
     result = orch.compact("manual")
     return orch.messages, result.ok
+
+
+BUILDS = 12
+"""How many times the scripted chat model asks for a build before it says ``done``."""
+
+
+@functools.cache
+def _scripted_chat_model_type() -> type[Any]:
+    """The scripted LangChain chat model's class (made once, when a test first asks; LangChain is optional)."""
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from pydantic import Field
+
+    class ScriptedChatModel(BaseChatModel):
+        """Builds ``BUILDS`` times; after the first compaction asks for build 2's log back by a word only it holds.
+
+        ``seen`` holds every list of messages it was called with, ``offered`` the tool names of each
+        ``bind_tools``, ``recovered`` what ``ccr_retrieve`` gave back.
+        """
+
+        builds: int = 0
+        recovered: str | None = None
+        seen: list[Any] = Field(default_factory=list)
+        offered: list[set[str]] = Field(default_factory=list)
+
+        @property
+        def _llm_type(self) -> str:
+            return "scripted"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
+            self.offered.append({t.name if hasattr(t, "name") else t["name"] for t in tools})
+            return self
+
+        def _generate(
+            self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+        ) -> ChatResult:
+            self.seen.append(list(messages))
+            last = messages[-1]
+            if isinstance(last, ToolMessage) and last.name == "ccr_retrieve":
+                self.recovered = str(last.content)
+            handle = re.search(r"<<ccr:(ccr_[0-9a-f]{32})>>", " ".join(str(m.content) for m in messages))
+            if handle is not None and self.recovered is None:
+                call = {"name": "ccr_retrieve", "args": {"handle": handle.group(1), "query": "b0002x"}, "id": "rec"}
+                answer = AIMessage(content="", tool_calls=[call])
+            elif self.builds < BUILDS:
+                self.builds += 1
+                call = {"name": "run_build", "args": {"turn": self.builds}, "id": f"b{self.builds}"}
+                answer = AIMessage(content="", tool_calls=[call])
+            else:
+                answer = AIMessage(content="done")
+            return ChatResult(generations=[ChatGeneration(message=answer)])
+
+        def check_conversation(self) -> None:
+            """Every call began with the user's message, and every tool result answered a call it had seen."""
+            from langchain_core.messages import HumanMessage
+
+            for seen in self.seen:
+                assert isinstance(seen[0], HumanMessage)
+                calls = {c["id"] for m in seen if isinstance(m, AIMessage) for c in m.tool_calls}
+                assert {m.tool_call_id for m in seen if isinstance(m, ToolMessage)} <= calls
+
+    return ScriptedChatModel
+
+
+@functools.cache
+def _run_build_tool() -> Any:
+    from langchain_core.tools import tool
+
+    @tool
+    def run_build(turn: int) -> str:
+        """Run the build."""
+        return f"make test TURN={turn} build-id b{turn:04d}x\n" + "ok line\n" * 1500
+
+    return run_build
+
+
+@pytest.fixture
+def scripted_agent() -> SimpleNamespace:
+    """A fresh scripted chat model (``model``) and the ``run_build`` tool it calls, for a real LangChain or
+    LangGraph agent offline; the test skips without ``langchain_core``."""
+    pytest.importorskip("langchain_core")
+    return SimpleNamespace(model=_scripted_chat_model_type()(), run_build=_run_build_tool())
 
 
 @pytest.fixture(scope="session")

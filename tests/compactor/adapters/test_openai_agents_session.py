@@ -26,11 +26,7 @@ from ccr import MemoryStore
 from compactor.adapters.openai_agents import CompactingSession
 from compactor.core.config import load_settings
 from compactor.engine.orchestrator import Orchestrator
-
-
-class NoFiles:
-    def read(self, path: str) -> str | None:
-        return None
+from tests.compactor.adapters.conftest import NoFiles
 
 
 class ScriptedModel(Model):

@@ -25,11 +25,7 @@ from ccr import MemoryStore
 from compactor.adapters.pydantic_ai import PydanticAICompaction
 from compactor.core.config import load_settings
 from compactor.engine.orchestrator import Orchestrator
-
-
-class NoFiles:
-    def read(self, path: str) -> str | None:
-        return None
+from tests.compactor.adapters.conftest import NoFiles
 
 
 def log(turn: int) -> str:

@@ -21,6 +21,7 @@ from compactor.core.config import load_settings
 from compactor.core.messages import Message, ToolResultBlock
 from compactor.engine.orchestrator import Orchestrator
 from compactor.engine.report import CompactionReport
+from tests.compactor.adapters.conftest import NoFiles
 
 ADAPTERS = {
     "openai_chat": ("compactor.adapters.openai_chat", "OpenAIChatAdapter", None),
@@ -28,11 +29,6 @@ ADAPTERS = {
     "langchain": ("compactor.adapters.langchain", "LangChainAdapter", "langchain_core"),
     "pydantic_ai": ("compactor.adapters.pydantic_ai", "PydanticAIAdapter", "pydantic_ai"),
 }
-
-
-class NoFiles:
-    def read(self, path: str) -> str | None:
-        return None
 
 
 def only_results(message: Message) -> bool:
