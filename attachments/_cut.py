@@ -112,13 +112,16 @@ def plan_cut(
     limit: int,
     counter: TextCounter,
     first_line: int = 1,
+    newlines: int | None = None,
 ) -> Cut | None:
     """Choose where to cut ``content`` so that its rendering fits ``limit`` tokens; store nothing.
 
     The whole content is kept when it fits. Otherwise the head is the longest
     (whole lines first) whose rendering, naming the content handle of the
     tail it leaves, fits. Returns ``None`` when not even an empty head fits
-    (the budget is smaller than the wrapper and notes).
+    (the budget is smaller than the wrapper and notes). ``newlines`` is
+    ``content.count("\n")`` when the caller has counted it already (a large
+    file's count costs about half of hashing it).
     """
     lines = LineCounts(content, counter)
     room = limit - counter.count_text(render("", None))
@@ -131,7 +134,8 @@ def plan_cut(
         if tokens <= limit:
             return Cut(head=content, tail="", handle=None, text=whole, tokens=tokens, first_line=first_line)
 
-    newlines = content.count("\n")
+    if newlines is None:
+        newlines = content.count("\n")
     ends_with_newline = content.endswith("\n")
 
     def info(head: str, handle: str) -> CutInfo:
@@ -148,9 +152,10 @@ def plan_cut(
     # Sizes measured during the search, by head length, so that the chosen
     # head's rendering is not counted a second time.
     measured: dict[int, int] = {}
+    tail_handle = _TailHandles(content)
 
     def size(head: str) -> int:
-        cut = info(head, _tail_handle(content, len(head)))
+        cut = info(head, tail_handle(len(head)))
         text = render(head, cut)
         tokens = _composed_size(text, head, render, cut, lines, counter) if additive else None
         measured[len(head)] = tokens if tokens is not None else counter.count_text(text)
@@ -159,7 +164,7 @@ def plan_cut(
     head, tail = fit_head(content, limit, counter, measure=size, whole=False, lines=lines)
     if not head and measured.get(0, limit + 1) > limit:
         return None
-    handle = _tail_handle(content, len(head))
+    handle = tail_handle(len(head))
     text = render(head, info(head, handle))
     tokens = measured[len(head)] if len(head) in measured else counter.count_text(text)
     return Cut(
@@ -273,9 +278,31 @@ def _composed_size(
     return counter.count_text(before) + head_tokens + counter.count_text(after)
 
 
-def _tail_handle(content: str, at: int) -> str:
-    """The content handle of ``content[at:]``, the tail a cut at ``at`` leaves."""
-    return handle_for(content[at:].encode("utf-8"))
+class _TailHandles:
+    """The content handles of the tails that cuts of one text leave: ``handles(at)`` is that of ``content[at:]``.
+
+    The text is encoded once and each tail hashed from a view of its bytes,
+    and a cut point already hashed (the chosen head was measured during the
+    search) is not hashed again: a large file's tail is most of the file,
+    and encoding and hashing it for each measurement took over half of
+    restoring the attachments.
+    """
+
+    def __init__(self, content: str) -> None:
+        self._content = content
+        self._data: bytes | None = None
+        self._known: dict[int, str] = {}
+
+    def __call__(self, at: int) -> str:
+        known = self._known.get(at)
+        if known is not None:
+            return known
+        if self._data is None:
+            self._data = self._content.encode("utf-8")
+        head = self._content[:at]
+        start = at if head.isascii() else len(head.encode("utf-8"))
+        handle = self._known[at] = handle_for(memoryview(self._data)[start:])
+        return handle
 
 
 def _inferred_tokens(lines: LineCounts, characters: int) -> int:

@@ -145,11 +145,11 @@ def _attach_in_order(
             where = "in the recorded session" if origin == "recorded" else "on disk"
             skipped.append(_skip(entry.path, reason("unavailable", f"deleted or not readable {where}")))
             continue
-        render = _renderer(
-            entry, origin, changed=entry.stale or content_changed(entry, content), lines=_line_count(content)
-        )
+        newlines = content.count("\n")
+        lines = newlines + (0 if not content or content.endswith("\n") else 1)
+        render = _renderer(entry, origin, changed=entry.stale or content_changed(entry, content), lines=lines)
         first_line = max(entry.offset or 1, 1)
-        plan = plan_cut(content, render, limit=file_tokens, counter=counter, first_line=first_line)
+        plan = plan_cut(content, render, limit=file_tokens, counter=counter, first_line=first_line, newlines=newlines)
         if plan is None:
             skipped.append(
                 _skip(entry.path, reason("over_item_budget", f"the notes alone exceed {file_tokens:,} tokens"))
@@ -219,10 +219,6 @@ def current_content(files: FileSource, entry: ReadFileEntry) -> str | None:
 def content_changed(entry: ReadFileEntry, current: str) -> bool:
     """Whether ``current`` differs from what the agent saw (trailing newlines aside)."""
     return current != entry.content and current.rstrip("\r\n") != entry.content.rstrip("\r\n")
-
-
-def _line_count(text: str) -> int:
-    return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
 
 
 def _skip(path: str, why: str) -> SkippedEntry:

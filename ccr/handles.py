@@ -83,7 +83,7 @@ class Ref(BaseModel):
         return "ccr://" + self.handle + "".join("/" + quote(p, safe="") for p in self.path)
 
 
-def handle_for(data: bytes) -> str:
+def handle_for(data: bytes | bytearray | memoryview) -> str:
     """The handle of ``data``: ``ccr_`` + the first 16 bytes of its sha256, in hex."""
     return HANDLE_PREFIX + hashlib.sha256(data).hexdigest()[:32]
 

@@ -7,8 +7,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attachments._cut import CutInfo, _composed_size, count_joined, plan_cut
+from attachments._cut import CutInfo, _composed_size, _TailHandles, count_joined, plan_cut
 from attachments.render import render_body, wrap
+from ccr import handle_for
 from ccr.truncate import LineCounts
 from compactor.core.tokens import CachedCounter, TiktokenCounter
 from tests.conftest import RecordingTiktoken
@@ -110,3 +111,13 @@ def test_a_whole_content_counted_before_is_not_tokenized_again_when_it_fits() ->
     assert cut is not None and cut.tail == ""
     assert cut.tokens == COUNTER.count_text(cut.text)
     assert inner.texts and all(len(t) < 300 for t in inner.texts)  # the wrapper's parts only
+
+
+@given(st.text(st.characters(codec="utf-8")), st.data())
+@settings(max_examples=300, deadline=None)
+def test_a_tail_handle_is_the_content_handle_of_the_tails_utf8_bytes(content: str, data: st.DataObject) -> None:
+    handles = _TailHandles(content)
+    for at in data.draw(st.lists(st.integers(0, len(content)), max_size=6)):
+        expected = handle_for(content[at:].encode("utf-8"))
+        assert handles(at) == expected
+        assert handles(at) == expected  # asked again: remembered, the same
