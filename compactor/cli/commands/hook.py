@@ -347,13 +347,17 @@ def _session_start() -> int:
 
 def run_post_compact(args: argparse.Namespace) -> int:
     """Note Claude Code's summary in the session record; prints nothing, always exits 0."""
+    what = "the summary is not recorded; nothing else changes"
     try:
         from compactor.claude_code.post_compact_hook import record_compact_summary
 
         record_compact_summary(_read_input())
     except CompactorError as exc:
-        _report(exc, "the summary is not recorded; nothing else changes")
-    skip_teardown()
+        _report(exc, what)
+    except Exception as exc:  # a bug must not fail the compaction's end either
+        _report_unexpected(exc, what)
+    finally:
+        skip_teardown()
     return 0
 
 

@@ -620,6 +620,43 @@ def test_a_hook_that_waits_past_its_time_limit_says_so_and_exits_0() -> None:
     assert "compactor: hook_timed_out: pre-compact ran past its 1-second limit" in done.stderr
 
 
+INJECTED_BUG = """
+import sys
+import {module} as hook
+def bug(*args, **kwargs):
+    raise RuntimeError("injected bug")
+hook.{function} = bug
+from compactor.cli import main
+sys.argv = ["compactor", "hook", "{event}"]
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize(
+    ("event", "module", "function"),
+    [
+        ("pre-compact", "compactor.claude_code.pre_compact_hook", "pre_compact"),
+        ("post-compact", "compactor.claude_code.post_compact_hook", "record_compact_summary"),
+        ("session-start", "compactor.claude_code.quick_hooks", "nothing_to_say"),
+    ],
+)
+def test_a_bug_inside_a_hook_is_named_in_one_line_and_the_hook_still_exits_0(
+    session: Path, event: str, module: str, function: str
+) -> None:
+    payload = {**pre_compact_input(session), "hook_event_name": event.title().replace("-", "")}
+    done = subprocess.run(
+        [sys.executable, "-c", INJECTED_BUG.format(module=module, function=function, event=event)],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env=dict(os.environ),
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr.startswith("compactor: hook_failed: unexpected RuntimeError: injected bug (")
+    assert "Traceback" not in done.stderr
+
+
 def test_a_bad_time_limit_is_named_and_the_default_used(tmp_path: Path) -> None:
     done = hook("session-start", {"session_id": "s1", "source": "startup"}, env={"COMPACTOR_HOOK_TIME_LIMIT": "1e999"})
     assert done.returncode == 0
