@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -18,11 +17,11 @@ from typing import Any
 import pytest
 
 from compactor.core.config import Settings, load_settings
+from tests.conftest import Browser
 
 ROOT = Path(__file__).resolve().parents[3]
 SESSIONS = ROOT / "fixtures" / "sessions"
 EXAMPLE = ROOT / "examples" / "tune.toml"
-CHROMIUM = shutil.which("chromium")
 
 
 def cli(*args: str, home: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -180,45 +179,18 @@ def test_compactions_that_failed_closed_are_named_on_stderr(tmp_path: Path) -> N
     assert b"ccr_budget_exceeded" not in done.stdout
 
 
-def _chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[bytes]:
-    assert CHROMIUM is not None
-    return subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={profile}",
-            *args,
-        ],
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-
-
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_report_html_draws_its_charts_in_a_headless_browser(
-    tuned: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+    tuned: tuple[Path, Path, dict[str, Any]], tmp_path: Path, browser: Browser
 ) -> None:
     out, _, results = tuned
-    page = (out / "report.html").as_uri()
-    dom = _chromium("--dump-dom", page, profile=tmp_path / "profile")
-    assert dom.returncode == 0, dom.stderr.decode(errors="replace")
-    html = dom.stdout.decode()
+    html = browser.dom(out / "report.html")
     pareto = html[html.index('<svg id="pareto"') : html.index("</svg>", html.index('<svg id="pareto"'))]
     assert pareto.count('<circle class="trial') == len(results["trials"])
     assert "on-front" in pareto and "<polyline" in pareto
     assert html.count('<svg class="bars"') >= 10 and html.count('<rect x="100"') >= 4 * 10
     assert results["best"] in html
-    shot = tmp_path / "report.png"
-    done = _chromium("--window-size=1200,1600", f"--screenshot={shot}", page, profile=tmp_path / "profile2")
-    assert done.returncode == 0 and shot.stat().st_size > 10_000
+    shot = browser.screenshot(out / "report.html", tmp_path / "report.png", (1200, 1600))
+    assert shot.stat().st_size > 10_000
 
 
 def test_without_out_the_results_go_to_a_new_folder_under_the_home_and_json_prints_them(tmp_path: Path) -> None:
