@@ -186,9 +186,7 @@ def pre_compact_figures(folder: Path, nothing: Callable[[], None], runs: int, no
     real = largest_transcript()
     out = pre_compact_figure("generated 4 MB session", generated, folder, nothing, runs, note)
     if real is None:
-        why = "no transcript under ../shared/transcripts"
-        out.append(missing(f"{PRE_COMPACT_AGAINST_PASS} (largest real transcript)", 18.0, "<=", why))
-        out.append(missing(f"{PRE_COMPACT_AGAINST_GOAL} (largest real transcript)", 1.0, "<=", why))
+        out.extend(_pre_compact_missing("largest real transcript", "no transcript under ../shared/transcripts"))
     else:
         out.extend(pre_compact_figure("largest real transcript", real, folder, nothing, runs, note))
     return out
@@ -197,6 +195,15 @@ def pre_compact_figures(folder: Path, nothing: Callable[[], None], runs: int, no
 PRE_COMPACT_AGAINST_PASS = "cold start / python -c pass: compactor hook pre-compact"
 PRE_COMPACT_AGAINST_GOAL = "compactor hook pre-compact seconds / 0.5 s goal"
 PRE_COMPACT_GOAL_SECONDS = 0.5
+PRE_COMPACT_MAX_RATIO = 18.0
+
+
+def _pre_compact_missing(what: str, why: str) -> list[Figure]:
+    """Both pre-compact figures for ``what``, reported missing for ``why``."""
+    return [
+        missing(f"{PRE_COMPACT_AGAINST_PASS} ({what})", PRE_COMPACT_MAX_RATIO, "<=", why),
+        missing(f"{PRE_COMPACT_AGAINST_GOAL} ({what})", 1.0, "<=", why),
+    ]
 
 
 def pre_compact_figure(
@@ -206,10 +213,7 @@ def pre_compact_figure(
     and the same runs' seconds against the 0.5 s goal."""
     script = BIN / "compactor"
     if not script.exists():
-        return [
-            missing(f"{PRE_COMPACT_AGAINST_PASS} ({what})", 18.0, "<=", "no compactor script"),
-            missing(f"{PRE_COMPACT_AGAINST_GOAL} ({what})", 1.0, "<=", "no compactor script"),
-        ]
+        return _pre_compact_missing(what, "no compactor script")
     sessions = iter(range(10_000))
     env = {**os.environ, "COMPACTOR_HOME": str(folder / "pre-compact-home")}
 
@@ -240,7 +244,7 @@ def pre_compact_figure(
     median = sorted(counted)[runs // 2]
     detail = "; ".join(x for x in (f"{transcript.name}, {size:.1f} MB, {median:.2f} s a run (median)", note) if x)
     return [
-        Figure(f"{PRE_COMPACT_AGAINST_PASS} ({what})", ratios, 18.0, "<=", detail=detail),
+        Figure(f"{PRE_COMPACT_AGAINST_PASS} ({what})", ratios, PRE_COMPACT_MAX_RATIO, "<=", detail=detail),
         Figure(
             f"{PRE_COMPACT_AGAINST_GOAL} ({what})",
             [s / PRE_COMPACT_GOAL_SECONDS for s in counted],

@@ -24,24 +24,21 @@ __all__ = ["environment", "html_environment", "render_text"]
 @functools.cache
 def environment(package: str) -> jinja2.Environment:
     """The environment that loads ``<package>/templates``, made once per package."""
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader(package, "templates"),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        auto_reload=False,
-    )
+    return _environment(package, autoescape=False)
 
 
 @functools.cache
 def html_environment(package: str) -> jinja2.Environment:
     """Like ``environment``, but every value is HTML-escaped: for pages a person opens."""
+    return _environment(package, autoescape=True)
+
+
+def _environment(package: str, *, autoescape: bool) -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.PackageLoader(package, "templates"),
         undefined=jinja2.StrictUndefined,
-        autoescape=True,
+        autoescape=autoescape,
+        keep_trailing_newline=False,
         trim_blocks=True,
         lstrip_blocks=True,
         auto_reload=False,
