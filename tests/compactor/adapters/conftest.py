@@ -155,7 +155,7 @@ BUILDS = 12
 def _scripted_chat_model_type() -> type[Any]:
     """The scripted LangChain chat model's class (made once, when a test first asks; LangChain is optional)."""
     from langchain_core.language_models.chat_models import BaseChatModel
-    from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
     from pydantic import Field
 
@@ -200,8 +200,6 @@ def _scripted_chat_model_type() -> type[Any]:
 
         def check_conversation(self) -> None:
             """Every call began with the user's message, and every tool result answered a call it had seen."""
-            from langchain_core.messages import HumanMessage
-
             for seen in self.seen:
                 assert isinstance(seen[0], HumanMessage)
                 calls = {c["id"] for m in seen if isinstance(m, AIMessage) for c in m.tool_calls}
