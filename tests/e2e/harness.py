@@ -159,15 +159,7 @@ class Session:
     ) -> subprocess.CompletedProcess[str]:
         """One ``claude -p PROMPT`` (``--continue`` after the first); ``script`` is queued for the API first."""
         self.api.script.extend(script)
-        done = subprocess.run(
-            self.command(prompt, resume=resume, cont=cont, args=args),
-            cwd=self.project,
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
+        done = self._run(self.command(prompt, resume=resume, cont=cont, args=args))
         self.runs.append(done)
         assert not self.api.script_errors, f"a scripted step failed: {self.api.script_errors}"
         if check:
@@ -178,8 +170,12 @@ class Session:
         """Any other client command (``plugin validate``, ``mcp list``), in this world."""
         binary = client_binary()
         assert binary is not None, missing_client_reason()
+        return self._run([str(binary), *args])
+
+    def _run(self, argv: list[str]) -> subprocess.CompletedProcess[str]:
+        """``argv`` in this world: its project, its environment, no stdin, the run time limit."""
         return subprocess.run(
-            [str(binary), *args],
+            argv,
             cwd=self.project,
             env=self.env(),
             capture_output=True,
