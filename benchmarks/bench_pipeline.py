@@ -223,7 +223,8 @@ def replay_figure(
         del parts["its first compaction"]
     shares = {part: statistics.median(values) for part, values in parts.items()}
     least_of = ", ".join(f"{part} {share:.2f}x" for part, share in shares.items())
-    made = f"; the replay compacts it {compactions[-1]} times" if compactions and compactions[-1] else ""
+    times = compactions[-1] if compactions else 0
+    made = f"; the replay compacts it {'once' if times == 1 else f'{times} times'}" if times else ""
     return Figure(
         f"replay throughput / tiktoken: {name}",
         ratios,
