@@ -1,6 +1,8 @@
 """Run every benchmark and print one table: figure, ratio (median, min–max), target, result.
 
-Usage: ``python benchmarks/run.py [--quick] [--only NAME ...]``
+Usage: ``python benchmarks/run.py [--quick] [--only NAME ...]``, where NAME is a
+script's name with or without its ``bench_`` and ``.py`` (an unknown one is an
+error that lists them).
 
 Runs every ``benchmarks/bench_*.py``, in file-name order; each must define
 ``figures(quick)`` (the protocol in ``_common.py``). A script that fails, or
@@ -63,12 +65,28 @@ def _failed(path: Path, why: str) -> Figure:
     return Figure(name=f"{path.name}: error", ratios=(float("inf"),), target=0, direction="<=", detail=why)
 
 
+def available() -> list[str]:
+    """The NAME of every ``bench_NAME.py`` here, sorted."""
+    return sorted(p.stem.removeprefix("bench_") for p in HERE.glob("bench_*.py"))
+
+
+def benchmark_name(given: str) -> str:
+    """``given`` as ``collect`` names a script: ``dedup``, ``bench_dedup`` and ``bench_dedup.py`` are one."""
+    return Path(given).name.removesuffix(".py").removeprefix("bench_")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run the benchmarks and print their figures against targets.")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (wider min–max)")
-    parser.add_argument("--only", nargs="+", metavar="NAME", help="only bench_NAME.py (e.g. --only dedup tokens)")
+    parser.add_argument(
+        "--only", nargs="+", metavar="NAME", help="only bench_NAME.py (e.g. --only dedup tokens, or --only bench_dedup)"
+    )
     args = parser.parse_args(argv)
-    figures = collect(args.only, args.quick)
+    names = [benchmark_name(n) for n in args.only] if args.only else None
+    unknown = sorted(set(names or ()) - set(available()))
+    if unknown:
+        parser.error(f"no benchmark {', '.join(unknown)}; there are: {', '.join(available())}")
+    figures = collect(names, args.quick)
     print_figures(figures)
     failed = sum(f.passed is False for f in figures)
     missing = sum(f.passed is None for f in figures)

@@ -83,3 +83,22 @@ def test_a_long_session_is_one_session_whose_chain_runs_through_every_copy(tmp_p
 def test_a_real_session_is_named_by_its_file_or_its_folder() -> None:
     assert common.session_name(Path("/t/entire-2.1.29.jsonl")) == "entire-2.1.29"
     assert common.session_name(Path("/t/spotter-258c7280/session.jsonl")) == "spotter-258c7280"
+
+
+def test_only_takes_a_script_by_its_name_with_or_without_bench_and_py() -> None:
+    run = importlib.import_module("run")
+    assert {run.benchmark_name(n) for n in ("dedup", "bench_dedup", "bench_dedup.py", "benchmarks/bench_dedup.py")} == {
+        "dedup"
+    }
+    assert "dedup" in run.available() and "pipeline" in run.available()
+
+
+def test_only_with_an_unknown_name_is_a_usage_error_that_lists_the_benchmarks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run = importlib.import_module("run")
+    with pytest.raises(SystemExit) as exited:
+        run.main(["--only", "dedup", "no_such_benchmark"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "no benchmark no_such_benchmark" in err and "dedup" in err and "pipeline" in err
