@@ -116,6 +116,19 @@ def context_before_compaction(path: Path, folder: Path) -> tuple[Callable[..., O
     return make, line is not None
 
 
+def timed_compaction(make: Callable[..., Orchestrator], number: int) -> tuple[float, CompactionResult]:
+    """Seconds of the first compaction of a fresh Orchestrator from ``make`` (store file ``number``), and its result.
+
+    Nothing remembered of earlier runs is kept: a session's first compaction
+    meets its head's results for the first time. The store is closed after.
+    """
+    orch = make(number)
+    forget_remembered_results()
+    seconds, result = timed(lambda: orch.compact("auto"))
+    orch.store.close()
+    return seconds, result
+
+
 def compaction_figures(name: str, make: Callable[..., Orchestrator], compacts: bool, runs: int) -> list[Figure]:
     """``compact() / tokenize context`` and ``count + compact() / tokenize context`` for one session
     (``make`` and ``compacts`` as ``context_before_compaction`` returns them)."""
@@ -140,9 +153,7 @@ def compaction_figures(name: str, make: Callable[..., Orchestrator], compacts: b
     counting: list[float] = []
     failed = None
     for number in range(1, runs + 2):
-        orch = make(number)
-        forget_remembered_results()  # a session's first compaction meets its head's results for the first time
-        compact_seconds, result = timed(lambda: orch.compact("auto"))
+        compact_seconds, result = timed_compaction(make, number)
         failed = failed or (None if result.ok else result.report.error)
         tokenize_seconds, _ = timed(tokenize)
         fresh = make(1000 + number, counted=False)
@@ -153,7 +164,6 @@ def compaction_figures(name: str, make: Callable[..., Orchestrator], compacts: b
         if number > 1:  # the first round warms caches and templates
             ratios.append(compact_seconds / tokenize_seconds)
             counting.append(counted_seconds / again_seconds)
-        orch.store.close()
         fresh.store.close()
     detail = f"{len(probe.messages)} messages, {tokens:,} tokens"
     if failed:
@@ -181,13 +191,14 @@ def replay_figure(
     transcript = read_transcript(path)
     texts = [t for m in transcript.messages if not m.is_compact_summary for t in block_texts(m)[0]]
     counter = itertools.count(2_000)  # store files of their own: ``before_compaction`` numbers from 0
-    compactions: list[int] = []
 
-    def one_replay() -> None:
+    def one_replay() -> int:
+        """One replay; the compactions it made."""
         forget_remembered_results()  # as ``compactor replay`` starts: nothing remembered of earlier replays
         store = open_store(folder / f"replay{next(counter)}.db")
-        compactions.append(len(replay(path, settings=settings, store=store).compactions))
+        made = len(replay(path, settings=settings, store=store).compactions)
         store.close()
+        return made
 
     def tokenize() -> None:
         for text in texts:
@@ -200,30 +211,25 @@ def replay_figure(
     def new_store() -> None:
         open_store(folder / f"bound{next(counter)}.db").close()
 
-    def first_compaction() -> float:
-        if before_compaction is None:
-            return 0.0
-        orch = before_compaction(next(counter))
-        forget_remembered_results()
-        seconds, _ = timed(lambda: orch.compact("auto"))
-        orch.store.close()
+    def least() -> dict[str, float]:
+        """Seconds of each part no replay skips."""
+        seconds = {"reading its lines": timed(read_lines)[0], "a new store": timed(new_store)[0]}
+        if before_compaction is not None:
+            seconds["its first compaction"] = timed_compaction(before_compaction, next(counter))[0]
         return seconds
 
     ratios = []
-    parts: dict[str, list[float]] = {"reading its lines": [], "a new store": [], "its first compaction": []}
+    parts: dict[str, list[float]] = {}
     for number in range(runs + 1):
-        replay_seconds, _ = timed(one_replay)
+        replay_seconds, times = timed(one_replay)
         tokenize_seconds, _ = timed(tokenize)
-        least = (timed(read_lines)[0], timed(new_store)[0], first_compaction())
+        round_parts = least()
         if number:
             ratios.append(tokenize_seconds / replay_seconds)
-            for seconds, part in zip(least, parts.values(), strict=True):
-                part.append(seconds / tokenize_seconds)
-    if before_compaction is None:
-        del parts["its first compaction"]
+            for part, seconds in round_parts.items():
+                parts.setdefault(part, []).append(seconds / tokenize_seconds)
     shares = {part: statistics.median(values) for part, values in parts.items()}
     least_of = ", ".join(f"{part} {share:.2f}x" for part, share in shares.items())
-    times = compactions[-1] if compactions else 0
     made = f"; the replay compacts it {'once' if times == 1 else f'{times} times'}" if times else ""
     return Figure(
         f"replay throughput / tiktoken: {name}",
@@ -244,14 +250,15 @@ def figures(quick: bool = False) -> list[Figure]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         sessions = [("long fixture", LONG_FIXTURE), *((session_name(s), s) for s in shared_sessions())]
-        before: dict[str, Callable[..., Orchestrator] | None] = {}
+        prepared: list[tuple[str, Path, Path, Callable[..., Orchestrator] | None]] = []
         for index, (name, path) in enumerate(sessions):
             # Each session's store files are its own: a store another session made holds its blobs, and
             # opening it would skip the migrations a new store runs.
-            (folder / str(index)).mkdir()
-            make, compacts = context_before_compaction(path, folder / str(index))
+            own = folder / str(index)
+            own.mkdir()
+            make, compacts = context_before_compaction(path, own)
             out.extend(compaction_figures(name, make, compacts, runs))
-            before[name] = make if compacts else None
+            prepared.append((name, path, own, make if compacts else None))
         if not shared_sessions():
             out.append(
                 missing(
@@ -262,8 +269,8 @@ def figures(quick: bool = False) -> list[Figure]:
                     "the compaction and replay figures are the long fixture's only",
                 )
             )
-        for index, (name, path) in enumerate(sessions):
-            out.append(replay_figure(name, path, folder / str(index), 2 if quick else 4, before[name]))
+        for name, path, own, before_compaction in prepared:
+            out.append(replay_figure(name, path, own, 2 if quick else 4, before_compaction))
     return out
 
 
