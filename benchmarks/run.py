@@ -37,10 +37,14 @@ def load(path: Path) -> ModuleType:
     return module
 
 
+def scripts() -> dict[str, Path]:
+    """Every ``bench_NAME.py`` here by its NAME, in file-name order."""
+    return {path.stem.removeprefix("bench_"): path for path in sorted(HERE.glob("bench_*.py"))}
+
+
 def collect(names: list[str] | None, quick: bool) -> list[Figure]:
     figures: list[Figure] = []
-    for path in sorted(HERE.glob("bench_*.py")):
-        name = path.stem.removeprefix("bench_")
+    for name, path in scripts().items():
         if names and name not in names:
             continue
         print(f"running {path.name} ...", file=sys.stderr, flush=True)
@@ -65,11 +69,6 @@ def _failed(path: Path, why: str) -> Figure:
     return Figure(name=f"{path.name}: error", ratios=(float("inf"),), target=0, direction="<=", detail=why)
 
 
-def available() -> list[str]:
-    """The NAME of every ``bench_NAME.py`` here, sorted."""
-    return sorted(p.stem.removeprefix("bench_") for p in HERE.glob("bench_*.py"))
-
-
 def benchmark_name(given: str) -> str:
     """``given`` as ``collect`` names a script: ``dedup``, ``bench_dedup`` and ``bench_dedup.py`` are one."""
     return Path(given).name.removesuffix(".py").removeprefix("bench_")
@@ -83,9 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     names = [benchmark_name(n) for n in args.only] if args.only else None
-    unknown = sorted(set(names or ()) - set(available()))
+    known = scripts()
+    unknown = sorted(set(names or ()) - set(known))
     if unknown:
-        parser.error(f"no benchmark {', '.join(unknown)}; there are: {', '.join(available())}")
+        parser.error(f"no benchmark {', '.join(unknown)}; there are: {', '.join(known)}")
     figures = collect(names, args.quick)
     print_figures(figures)
     failed = sum(f.passed is False for f in figures)

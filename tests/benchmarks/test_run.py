@@ -90,7 +90,7 @@ def test_only_takes_a_script_by_its_name_with_or_without_bench_and_py() -> None:
     assert {run.benchmark_name(n) for n in ("dedup", "bench_dedup", "bench_dedup.py", "benchmarks/bench_dedup.py")} == {
         "dedup"
     }
-    assert "dedup" in run.available() and "pipeline" in run.available()
+    assert "dedup" in run.scripts() and "pipeline" in run.scripts()
 
 
 def test_only_with_an_unknown_name_is_a_usage_error_that_lists_the_benchmarks(
