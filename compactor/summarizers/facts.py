@@ -85,6 +85,8 @@ _STATE_CHANGING = re.compile(
 )
 """A command that changes something beyond printing: a commit, a push, a removal, a tracker update,
 a publish, a migration, an install, a redirect into a file. Never proposed as a check."""
+_HARMLESS_REDIRECT = re.compile(r"\d?>&\d|&?\d?>>?\s*/dev/null")
+"""Redirections that write no file: ``2>&1``, ``> /dev/null``."""
 _COMMIT = re.compile(r"\bgit\s+(?:commit|push)\b|\bgh\s+pr\s+(?:create|merge)\b")
 
 
@@ -118,7 +120,7 @@ def check_program(command: str) -> str | None:
 
 def changes_state(command: str) -> bool:
     """Whether a shell command changes state beyond printing (see ``_STATE_CHANGING``)."""
-    return _STATE_CHANGING.search(command.replace("2>&1", "").replace(">/dev/null", "")) is not None
+    return _STATE_CHANGING.search(_HARMLESS_REDIRECT.sub(" ", command)) is not None
 
 
 def commits_work(command: str) -> bool:
