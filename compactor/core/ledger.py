@@ -101,6 +101,8 @@ class LedgerError(_Model):
     seq: int = 0
     edited_since: list[str] = Field(default_factory=list)
     """Paths edited or written after the error, while it was open."""
+    detail: list[str] = Field(default_factory=list)
+    """A few more lines of the failed output that say what failed (``CONFLICT ... in FILE``, test names)."""
     resolved: str | None = None
     resolved_seq: int = -1
     explanation: str = ""
@@ -135,6 +137,8 @@ class LedgerStatement(_Model):
     """``cause`` (why something fails or works), ``decision`` (what was chosen, and over what),
     ``result`` (what now holds: tests pass, pushed), or ``finding`` (a fact found)."""
     score: float = 0.0
+    thought: bool = False
+    """From a thinking block (what the assistant considered), not from what it wrote out."""
     handle: str | None = None
     """The stored head it came from, when a compaction stored it."""
 

@@ -55,7 +55,7 @@ _EDITS_SHOWN = 2
 _ERRORS_SHOWN = 6
 _STATEMENTS_SHOWN = 12
 _CONCEPTS_SHOWN = 3
-_IDENTIFIERS_SHOWN = 40
+_IDENTIFIERS_SHOWN = 30
 
 
 def _flat(text: str, limit: int) -> str:
@@ -127,6 +127,14 @@ class WorkState:
     """Background work still running, its output not collected."""
     arrived: list[LedgerBackground] = field(default_factory=list)
     """Background work that finished after the assistant's last word or call, its output not read yet."""
+    unverified: list[LedgerPath] = field(default_factory=list)
+    """Files changed since the request and after the last check that ran clean."""
+    intent: str | None = None
+    """What the assistant's last words say it was about to do, when they say it."""
+    read_since: list[LedgerPath] = field(default_factory=list)
+    """Files read since the request (newest first)."""
+    stale_items: list[LedgerItem] = field(default_factory=list)
+    """Items the list still shows in progress although the work is done."""
 
 
 def _requests(view: SessionLedger) -> list[LedgerMessage]:
@@ -160,33 +168,45 @@ def work_state(view: SessionLedger) -> WorkState:
     open_errors = [e for e in view.errors if e.resolved is None and e.seq > since]
     paths = sorted(view.paths.values(), key=lambda p: -p.edit_seq)
     edited = [p for p in paths if p.edit_seq >= 0 and not p.deleted]
-    current = [p for p in edited if p.edit_seq > since] or edited[:3]
+    current = [p for p in edited if p.edit_seq > since]
     read = [
         p
         for p in sorted(view.paths.values(), key=lambda p: -p.seq)
         if p.edit_seq < 0 and not p.deleted and any(a.startswith("read") for a in p.actions)
     ]
+    read_since = [p for p in read if p.seq > since]
     checks = sorted(
         (c for c in view.commands.values() if check_program(c.first) and not changes_state(c.first)),
         key=lambda c: -c.seq,
     )
-    check = checks[0].first if checks else None
+    recent_checks = [c for c in checks if c.seq > since]
+    last_clean = max((c.ok_seq for c in checks), default=-1)
+    unverified = [p for p in current if p.edit_seq > last_clean]
+    # The check to propose: one this work ran, else (changes wait for one) the session's latest.
+    check = recent_checks[0].first if recent_checks else (checks[0].first if checks and unverified else None)
     last_edit = _last_edit_seq(view)
     unanswered = latest is not None and latest.seq > max(view.last_statement_seq, view.last_action_seq)
     results = [s for s in view.statements if s.kind == "result" and s.seq > since]
     running = [b for b in view.background.values() if b.status == "running" and not b.collected]
     fresh = view.last_notification_seq > max(view.last_statement_seq, view.last_action_seq)
     arrived = [b for b in view.background.values() if b.status != "running" and not b.collected] if fresh else []
+    words = view.recent_words[-1] if view.recent_words else ""
+    spoke_last = view.last_statement_seq > view.last_action_seq
+    reported_done = spoke_last and _DONE_WORDS.search(words) is not None
+    checked_clean = bool(checks) and checks[0].ok_seq > max(since, last_edit) and checks[0].ok_seq >= checks[0].seq
     finished: str | None = None
+    stale: list[LedgerItem] = []
+    if in_progress and reported_done and checked_clean and not (unanswered or open_errors or running or arrived):
+        stale, open_items = in_progress, [i for i in open_items if i not in in_progress]
+        in_progress = []
     if not (unanswered or in_progress or open_items or open_errors or running or arrived) and since >= 0:
-        words = view.recent_words[-1] if view.recent_words else ""
-        spoke_last = view.last_statement_seq > view.last_action_seq
         if view.last_commit_seq > max(since, last_edit):
             finished = f"the work was committed after its last change (`{_flat(view.last_commit, 120)}`)"
-        elif checks and checks[0].ok_seq > max(since, last_edit) and checks[0].ok_seq >= checks[0].seq:
+        elif checked_clean:
             finished = f"`{_flat(checks[0].first, 120)}` ran clean after the last change"
-        elif spoke_last and _DONE_WORDS.search(words):
+        elif reported_done:
             finished = f'the assistant reported: "{_flat(_first_sentence(words), 240)}"'
+    intent = None if finished or reported_done else _intent(words)
     return WorkState(
         request=request,
         earlier=earlier,
@@ -203,10 +223,30 @@ def work_state(view: SessionLedger) -> WorkState:
         results=results,
         running=running,
         arrived=arrived,
+        unverified=unverified,
+        intent=intent,
+        read_since=read_since[:_FILES_SHOWN],
+        stale_items=stale,
     )
 
 
+_INTENT = re.compile(
+    r"\b(?:I need to|I'll|I will|I'm going to|let me|now I|next,? I|then I|we need to|still need|left to|remaining)\b",
+    re.I,
+)
+
+
+def _intent(words: str) -> str | None:
+    """The last sentence of the assistant's last words that says what it was about to do."""
+    found = [s for s in sentences(words) if _INTENT.search(s) and len(s.split()) >= 4]
+    return _flat(found[-1], 300) if found else None
+
+
+_PLAIN_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]{1,4}")
+"""A name that is also an ordinary word (``text``, ``Read``, ``URL``): shown only when the work uses it often."""
 _PLUMBING_TAIL = re.compile(r"\s*(?:2>&1|\|\s*(?:tail|head|grep|less|tee)\b.*|>\s*/dev/null)+\s*$")
+_HEDGE = re.compile(r"\b(?:probably|likely|might|maybe|perhaps|I think|I suspect|could be|possibly|seems to)\b", re.I)
+"""A guess, which the work may have dropped since: not carried as a conclusion."""
 _LOOKING = re.compile(r"\b(?:I need to (?:check|see|look|find|read|understand)|let me|let's)\b", re.I)
 """A statement that only says what the assistant is about to look at, not what it found."""
 
@@ -312,39 +352,50 @@ class Briefing:
         return ranked
 
     def concepts(self) -> str:
-        chosen = self._chosen()
-        said = " ".join(s.text for s in chosen[: _STATEMENTS_SHOWN * 2])
+        findings = [s for s in self._chosen() if s.kind == "finding" and not s.thought and not _LOOKING.search(s.text)][
+            :_CONCEPTS_SHOWN
+        ]
+        lines = [f"- {s.text}" for s in sorted(findings, key=lambda s: s.seq)]
+        checks = self.checks()
+        if checks:
+            lines.append("Checks the session runs: " + ", ".join(f"`{c}`" for c in checks) + ".")
+        return "\n".join(lines) or "(none recorded)"
+
+    def names(self) -> list[str]:
+        """The names the work turns on (for the index): often written, or in what the briefing quotes."""
+        said = " ".join(s.text for s in self._chosen()[: _STATEMENTS_SHOWN * 2])
 
         def weight(item: tuple[str, int]) -> tuple[float, str]:
             name, count = item
             return (-(count + (2 if name in said else 0)), name)
 
-        names = [n for n, c in sorted(self.view.identifiers.items(), key=weight) if ": " not in n]
-        often = [n for n in names if self.view.identifiers[n] > 1 or n in said]
-        shown = [f"`{n}`" for n in (often if len(often) >= 6 else names)[:_IDENTIFIERS_SHOWN]]
-        lines = []
-        if shown:
-            lines.append("The names the work turns on: " + ", ".join(shown) + ".")
-        findings = [s for s in chosen if s.kind == "finding" and not _LOOKING.search(s.text)][:_CONCEPTS_SHOWN]
-        lines.extend(f"- {s.text}" for s in sorted(findings, key=lambda s: s.seq))
-        return "\n".join(lines) or "(none recorded)"
+        names = [
+            n
+            for n, c in sorted(self.view.identifiers.items(), key=weight)
+            if ": " not in n
+            and not n.startswith(("#", "//"))
+            and n.count(" ") < 4
+            and (c >= 4 or _PLAIN_WORD.fullmatch(n) is None)
+        ]
+        return names[:_IDENTIFIERS_SHOWN]
 
     def solving(self, shown_elsewhere: set[str]) -> str:
         picked: list[LedgerStatement] = []
-        for s in self._chosen():
-            if s.kind not in ("cause", "decision") or s.text in shown_elsewhere or len(s.text.split()) < 6:
+        chosen = self._chosen()
+        # What the assistant wrote out first; what it only thought, when that is all there is.
+        ordered = [s for s in chosen if not s.thought] + [s for s in chosen if s.thought]
+        for s in ordered:
+            if s.kind not in ("cause", "decision") or s.text in shown_elsewhere:
                 continue
-            if _LOOKING.search(s.text) or any(_overlap(s.text, p.text) for p in picked):
+            if len(s.text.split()) < 7 and "`" not in s.text:  # "I can see the issue." says nothing
+                continue
+            if _LOOKING.search(s.text) or _HEDGE.search(s.text) or any(_overlap(s.text, p.text) for p in picked):
                 continue
             picked.append(s)
             if len(picked) == _STATEMENTS_SHOWN:
                 break
         picked.sort(key=lambda s: s.seq)
-        lines = [f"- {s.text}" for s in picked]
-        checks = self.checks()
-        if checks:
-            lines.append("Checks the session ran: " + ", ".join(f"`{c}`" for c in checks) + ".")
-        return "\n".join(lines) or "(nothing the assistant concluded is recorded)"
+        return "\n".join(f"- {s.text}" for s in picked) or "(nothing the assistant concluded is recorded)"
 
     def checks(self, limit: int = 6) -> list[str]:
         """The distinct test, lint and build commands of the session, newest first, without their
@@ -368,13 +419,15 @@ class Briefing:
         current = {p.path for p in state.current_files}
         changed = [p for p in sorted(view.paths.values(), key=lambda p: -p.edit_seq) if p.edit_seq >= 0]
         shown = 0
+        said: set[str] = set()
         for entry in changed[:_CHANGED_SHOWN]:
             what = "written" if "written" in entry.actions and len(entry.actions) == 1 else "changed"
             if entry.deleted:
                 what = "removed since"
             names = ", ".join(f"`{n}`" for n in entry.symbols[-5:])
             line = f"- `{self.rel(entry.path)}` ({what}{': ' + names if names else ''})"
-            if entry.why:
+            if entry.why and entry.why not in said:  # one reason for several files is said once
+                said.add(entry.why)
                 line += f": {entry.why}"
             lines.append(line)
             if entry.path in current and entry.last_edit and shown < _EDITS_SHOWN:
@@ -401,7 +454,11 @@ class Briefing:
     def errors(self) -> tuple[str, set[str]]:
         """The errors that mattered, with how each was explained and fixed; the explanations shown."""
         view = self.view
-        worth = [e for e in view.errors if e.explanation or e.resolved is None or not e.resolved.startswith("the user")]
+        worth = [
+            e
+            for e in view.errors
+            if e in self.state.open_errors or (e.explanation and not (e.resolved or "").startswith("the user moved on"))
+        ]
         open_now = [e for e in worth if e in self.state.open_errors]
         rest = [e for e in worth if e not in open_now]
         shown = sorted([*rest[-(_ERRORS_SHOWN - len(open_now[-3:])) :], *open_now[-3:]], key=lambda e: e.seq)
@@ -417,6 +474,8 @@ class Briefing:
             elif error in open_now:
                 line += " Still open."
             lines.append(line)
+            if error in open_now:
+                lines.extend(f"  {detail}" for detail in error.detail)
         return "\n".join(lines) or "(no errors that are still relevant)", used
 
     # -- 7 -------------------------------------------------------------------
@@ -430,9 +489,34 @@ class Briefing:
             lines.append(
                 f"- background task {task.id} has just {task.status}; its output is not read yet: {_flat(task.description, 160)}"
             )
+        for item in state.stale_items:
+            lines.append(
+                f"- {item_line(item, view)}: the list still says so, but the work is checked and reported done"
+            )
         if not (view.todos or view.tasks or view.tracker) and view.carried_pending:
             lines += [f"- {item} (from the earlier summary)" for item in view.carried_pending]
+        left = self._left()
+        if left:
+            lines.append("Left to do, from the last rounds:")
+            lines += [f"- {line}" for line in left]
         return "\n".join(lines) or "(no open tasks)"
+
+    def _left(self) -> list[str]:
+        """What the last rounds leave open, besides the lists: the latest request unanswered, errors
+        after it, changes not checked yet, what the assistant said it would do next."""
+        state, left = self.state, []
+        if state.unanswered and self.view.user_messages:
+            left.append(f'answer the user\'s latest message: "{_flat(self.view.user_messages[-1].text, 200)}"')
+        for error in state.open_errors[-2:]:
+            where = f"`{_flat(error.key, 100)}`" if error.tool == "Bash" else self.rel(error.key)
+            left.append(f"{where} still fails: {error.line}")
+        if state.unverified and not state.finished:
+            names = ", ".join(f"`{self.rel(p.path)}`" for p in state.unverified[:4])
+            check = f" (`{_flat(state.check, 120)}`)" if state.check else ""
+            left.append(f"the changes to {names} are not checked yet{check}")
+        if state.intent:
+            left.append(f'it was about to: "{state.intent}"')
+        return left
 
     # -- 8 -------------------------------------------------------------------
 
@@ -443,16 +527,20 @@ class Briefing:
             lines.append(f"Done: {state.finished}.")
         elif state.in_progress:
             lines.append("In progress: " + "; ".join(item_line(i, view) for i in state.in_progress[:3]) + ".")
+        elif state.request is not None:
+            lines.append(f'Working on the current request: "{_flat(state.request.text, 200)}"')
+        if state.current_files:
+            names = ", ".join(f"`{self.rel(p.path)}`" for p in state.current_files)
+            lines.append(f"Changed for it so far: {names}.")
+        last_edit = _last_edit_seq(view)
+        for statement in [r for r in state.results if r.seq > last_edit and not r.thought][-2:]:
+            lines.append(f"- {statement.text}")
         words = [w for w in view.recent_words if w.strip()]
         if words:
             last = words[-1]
             if len(words) > 1 and (is_narration(last) or last.rstrip().endswith(":")):
                 lines.append(f'Before that it wrote: "{_flat(words[-2], _WORDS_CHARS)}"')
-            lines.append(f'The assistant\'s last words: "{_flat(last, _WORDS_CHARS)}"')
-        last_edit = _last_edit_seq(view)
-        for statement in [r for r in state.results if r.seq > last_edit][-2:]:
-            if not words or statement.text not in words[-1]:
-                lines.append(f"- {statement.text}")
+            lines.append(f'Its last words: "{_flat(last, _WORDS_CHARS)}"')
         return "\n".join(lines) or "(nothing recorded)"
 
     # -- 9 -------------------------------------------------------------------
@@ -473,6 +561,8 @@ class Briefing:
         for error in state.open_errors[-2:]:
             where = f"`{_flat(error.key, 100)}`" if error.tool == "Bash" else self.rel(error.key)
             lines.append(f"Fix what {where} reported: {error.line}")
+        if state.intent and not (state.unanswered or state.in_progress or state.open_errors):
+            lines.append(f'Go on with what it was about to do: "{state.intent}"')
         for task in state.arrived[:2]:
             where = f" ({task.output_file})" if task.output_file else ""
             lines.append(f"Read the output of background task {task.id}{where}, which has just {task.status}.")
@@ -486,15 +576,19 @@ class Briefing:
                 lines.append(f'All of it serves the current request: "{_flat(state.request.text, 300)}"')
             else:
                 lines.append(f'Carry on with the current request: "{_flat(state.request.text, 300)}"')
-        files = [f"`{self.rel(p.path)}`" for p in state.current_files[:4]]
+        files = [f"`{self.rel(p.path)}`" for p in self._next_paths()]
         if files:
             lines.append("Files it concerns: " + ", ".join(files) + ".")
         if state.check:
             lines.append(f"Check the work with: `{_flat(state.check, 200)}`")
         return "\n".join(lines) or "(no next step recorded)"
 
+    def _next_paths(self) -> list[LedgerPath]:
+        """The files the current work changed, else the ones it read, since the latest request."""
+        return (self.state.current_files or self.state.read_since)[:4]
+
     def next_files(self) -> list[str]:
         """The files the next step names (none when the work is done)."""
         if self.state.finished and not self.state.unanswered:
             return []
-        return [self.rel(p.path) for p in self.state.current_files[:4]]
+        return [self.rel(p.path) for p in self._next_paths()]

@@ -71,7 +71,7 @@ _CHECK = re.compile(
     r"^(?:python3?\s+-m\s+)?(?:(?P<one>pytest|py\.test|tox|nox|mypy|pyright|ruff|flake8|pylint|black|isort|eslint|"
     r"prettier|tsc|jest|vitest|mocha|ava|rspec|rubocop|phpunit|ctest|shellcheck|golangci-lint|clippy|unittest|credo)\b"
     r"|(?P<two>(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:test|lint|build|check|typecheck|type-check)|"
-    r"(?:make|just|task)\s+(?:test|tests|check|lint|build|ci|typecheck)|cargo\s+(?:test|check|build|clippy|nextest)|"
+    r"(?:make|just|task|mise\s+run)\s+(?:test|tests|check|lint|build|ci|typecheck|fmt)[\w:-]*|cargo\s+(?:test|check|build|clippy|nextest)|"
     r"go\s+(?:test|build|vet)|mix\s+(?:test|compile|credo|format\s+--check-formatted|dialyzer)|"
     r"(?:gradle|gradlew|\./gradlew)\s+(?:test|check|build)|mvn\s+(?:test|verify|package)|dotnet\s+(?:test|build)|"
     r"swift\s+(?:test|build)|deno\s+(?:test|lint|check)|bazel\s+(?:test|build)|zig\s+build))\b"

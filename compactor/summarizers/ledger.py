@@ -133,7 +133,7 @@ def instruction_sentences(text: str) -> list[str]:
     found: list[str] = []
     for sentence in _SENTENCE_END.split(text):
         sentence = sentence.strip().lstrip("-*• ").strip()
-        if sentence and _INSTRUCTION.search(sentence):
+        if sentence and _INSTRUCTION.search(sentence) and not sentence.endswith("?"):
             found.append(_flat(sentence, _INSTRUCTION_CHARS))
     return found
 
@@ -250,9 +250,11 @@ class _Words:
                 continue
             said_before = _restated(item.text, ledger.statements[-6:])
             if said_before is None:
-                ledger.statements.append(LedgerStatement(text=item.text, seq=seq, kind=item.kind, score=item.score))
+                ledger.statements.append(
+                    LedgerStatement(text=item.text, seq=seq, kind=item.kind, score=item.score, thought=thinking)
+                )
             elif not thinking:  # what the assistant wrote out, in place of what it thought first
-                said_before.text, said_before.seq = item.text, seq
+                said_before.text, said_before.seq, said_before.thought = item.text, seq, False
                 said_before.score = max(said_before.score, item.score)
         if len(ledger.statements) > STATEMENTS_KEPT:
             del ledger.statements[: len(ledger.statements) - STATEMENTS_KEPT]
@@ -506,10 +508,8 @@ def _result(
     if block.is_error and text.lstrip().startswith(_REJECTED):
         # Turned down: an instruction only when the user typed why, and then in their words.
         reason = _REJECTION_REASON.search(text)
-        if reason is not None:
-            for sentence in [_flat(reason.group(1), _INSTRUCTION_CHARS)]:
-                if sentence and sentence not in ledger.instructions:
-                    ledger.instructions.append(sentence)
+        if reason is not None and reason.group(1).strip():
+            _user(ledger, reason.group(1).strip(), True, seq, None)  # the user's own words, typed with the refusal
         return None
     if failed and first_error is not None:
         if _is_plumbing(first, first_error, text, count):
@@ -521,6 +521,7 @@ def _result(
             more=max(0, count - 1),
             handle=handle,
             seq=seq,
+            detail=_detail(text, first_error),
         )
         ledger.errors.append(error)
         return error
@@ -552,6 +553,22 @@ def _result(
         if error.resolved is not None:
             error.resolved_seq = seq
     return None
+
+
+_DETAIL = re.compile(r"\b(?:CONFLICT|FAIL|FAILED|ERROR|Error|error|panic|undefined|cannot|not found)\b")
+_DETAIL_LINES = 6
+
+
+def _detail(text: str, first: str) -> list[str]:
+    """Up to ``_DETAIL_LINES`` more lines of a failed output that name what failed, in order."""
+    found: list[str] = []
+    for line in text.splitlines()[:400]:
+        line = line.strip()
+        if line and line != first.strip() and _DETAIL.search(line) and _flat(line, _ERROR_CHARS) not in found:
+            found.append(_flat(line, _ERROR_CHARS))
+            if len(found) == _DETAIL_LINES:
+                break
+    return found
 
 
 def _is_plumbing(first: str | None, line: str, text: str, count: int) -> bool:

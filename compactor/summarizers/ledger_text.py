@@ -436,10 +436,11 @@ def index_text(
     budget_tokens: int,
     listing: str,
     cite: Callable[[str, str | None], str] | None = None,
+    names: list[str] | None = None,
 ) -> str:
     """The session's index: every path and command that fits ``budget_tokens`` (newest in full lines,
-    older compactly, the rest counted and left to the stored ``listing``, a marker), as the message
-    that follows a summary shows it (``summary_index.j2``)."""
+    older compactly, the rest counted and left to the stored ``listing``, a marker), and the ``names``
+    the work turns on, as the message that follows a summary shows it (``summary_index.j2``)."""
     from compactor.core.templating import render
 
     text_of = LedgerText(ledger, view, cwd=cwd, cite=cite or (lambda _s, h: marker(h) if h else ""), count=count)
@@ -453,4 +454,5 @@ def index_text(
         listing=listing,
         compactions=ledger.compactions,
         cwd=cwd if relative else None,
+        names=names or [],
     ).strip()

@@ -27,6 +27,7 @@ from compactor.summarizers.facts import relative_path
 __all__ = ["SessionStartText", "session_start_text"]
 
 _MESSAGE_CHARS = 1_500
+_LEAD_MESSAGE_CHARS = 300
 _REQUEST_CHARS = 600
 _FILES_NEXT = 5
 _READS_SHOWN = 6
@@ -107,10 +108,12 @@ def session_start_text(
             lead.append(f"- {rel(entry.path)}{stored}{why}")
     if state.check and not state.finished:
         lead.append(f"\nCheck the work with: `{_flat(state.check, 200)}`")
-    typed = [m for m in ledger.user_messages if not raw or m.text.strip() not in raw]
-    if typed:
-        lead.append("\nMessages the user typed that the summary does not quote whole, verbatim (oldest first):")
-        lead += [f"- {_quoted(m.text, m.handle)}" for m in typed]
+    # Messages the summary never mentions lead, short; the ones it paraphrases follow the note, whole.
+    unquoted = [m for m in ledger.user_messages if not raw or m.text.strip() not in raw]
+    dropped = [m for m in unquoted if new(m.text)]
+    if dropped:
+        lead.append("\nMessages the user typed that the summary leaves out (oldest first):")
+        lead += [f"- {_quoted(m.text, m.handle, _LEAD_MESSAGE_CHARS)}" for m in dropped]
     instructions = [i for i in ledger.instructions if not i.startswith("The user turned down") and new(i)]
     if instructions:
         lead.append("\nThe user's standing instructions, verbatim:")
@@ -135,6 +138,14 @@ def session_start_text(
         for p in sorted(ledger.paths.values(), key=lambda p: -p.seq)
         if p.path not in shown and new(p.path) and new(rel(p.path))
     ]
+    paraphrased = [m for m in unquoted if m not in dropped]
+    if paraphrased or any(len(m.text.strip()) > _LEAD_MESSAGE_CHARS for m in dropped):
+        rest.append("\nThe user's messages as typed, where the summary paraphrases or cuts them (oldest first):")
+        rest += [
+            f"- {_quoted(m.text, m.handle, _MESSAGE_CHARS)}"
+            for m in unquoted
+            if m in paraphrased or len(m.text.strip()) > _LEAD_MESSAGE_CHARS
+        ]
     if paths:
         rest.append("\nOther paths the session touched, newest first: " + ", ".join(paths))
     commands = [c for c in sorted(ledger.commands.values(), key=lambda c: -c.seq) if new(c.first, whole=True)]
@@ -144,13 +155,13 @@ def session_start_text(
     return _fit("\n".join(lead).strip(), pointer, "\n".join(rest).strip(), budget)
 
 
-def _quoted(text: str, handle: str | None) -> str:
-    """A typed message whole, or cut with where it is stored when it is very long."""
+def _quoted(text: str, handle: str | None, limit: int) -> str:
+    """A typed message whole, or cut at ``limit`` with where it is stored."""
     flat = text.strip()
-    if len(flat) <= _MESSAGE_CHARS:
+    if len(flat) <= limit:
         return f'"{flat}"'
     where = f" (whole: {marker(handle)})" if handle else " (whole in the stored conversation)"
-    return f'"{flat[:_MESSAGE_CHARS].rstrip()} [...]"{where}'
+    return f'"{flat[:limit].rstrip()} [...]"{where}'
 
 
 def _fit(lead: str, pointer: str, rest: str, budget: int) -> SessionStartText | None:

@@ -12,7 +12,8 @@ from compactor.claude_code.hooks import SESSION_START_MAX_CHARS
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = ROOT / "fixtures" / "sessions" / "long.jsonl"
-MARKER = re.compile(r"<<ccr:(ccr_[0-9a-f]{32})>>")
+MARKER = re.compile(r"word for word, under <<ccr:(ccr_[0-9a-f]{32})>>")
+"""The reminder's marker of the stored head (the text's lead, before it, names stored reads)."""
 
 
 def test_the_replay_runs_every_compaction_hook_the_plugin_registers() -> None:

@@ -224,7 +224,7 @@ def test_an_unanswered_last_request_comes_first_and_is_not_the_first_request() -
 def test_a_session_with_nothing_open_says_so() -> None:
     sections = summarize([user("hi"), say("Hello.")]).sections
     assert sections["Pending tasks"] == "(no open tasks)"
-    assert 'The assistant\'s last words: "Hello."' in sections["Current work"]
+    assert 'Its last words: "Hello."' in sections["Current work"]
     assert sections["Next step"] == 'Carry on with the current request: "hi"'
 
 

@@ -235,7 +235,8 @@ def test_a_call_the_user_turned_down_is_neither_an_error_nor_alone_an_instructio
         ],
     )
     assert ledger.errors == []
-    assert ledger.instructions == ["push to a branch, never main"]
+    assert ledger.instructions == [], "neither a refusal nor a one-off reason is a standing instruction"
+    assert [m.text for m in ledger.user_messages] == ["push to a branch, never main"], "the reason is the user's"
 
 
 def test_tool_plumbing_is_no_error() -> None:
