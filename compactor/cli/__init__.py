@@ -38,6 +38,10 @@ COMMANDS: Commands = {
         "compactor.cli.commands.statusline",
         "Claude Code status line: context against the auto-compact threshold, what compaction keeps",
     ),
+    "watch": (
+        "compactor.cli.commands.watch",
+        "a live view of a running or replayed session: context, next compaction, its summary and files",
+    ),
     "memory": (
         "compactor.memory.cli",
         "memories across sessions: remember, recall, supersede, history, forget, recover, mcp",
