@@ -12,7 +12,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ccr.paths import default_store_path
 from compactor.claude_code.live_state import PACE_ANSWERS, SESSION_ID, LiveState
@@ -43,8 +43,7 @@ FILES_RESTORED = 5
 """Claude Code restores the 5 files read most recently."""
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     """``compactor.engine.policy.Thresholds`` for one window, worked out without pydantic."""
 
     context_window: int
@@ -116,8 +115,7 @@ def _truthy(value: str | None) -> bool:
     return value is not None and value.strip().lower() in ("1", "true", "yes", "on")
 
 
-@dataclass(frozen=True)
-class Figures:
+class Figures(NamedTuple):
     """What the status line says: the context against the threshold, the pace, what a compaction keeps."""
 
     tokens: int

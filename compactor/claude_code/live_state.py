@@ -24,14 +24,12 @@ answer, and importing pydantic alone would cost three times starting Python.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 import os
 import re
-import tempfile
+import zlib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -81,68 +79,111 @@ SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _FINGERPRINT_BYTES = 4096
 
 
-@dataclass
 class _Answer:
     """The streamed answer still open: later records with its message id merge into it."""
 
-    message_id: str
-    plain: int = 0
-    dense: int = 0
-    images: int = 0
-    usage: int | None = None
-    before: int = 0
-    """Counts of the messages between the previous usage anchor and this answer."""
-    after: int = 0
-    """Counts of the messages after this answer (tool results between its records)."""
+    __slots__ = ("after", "before", "dense", "images", "message_id", "plain", "usage")
+
+    def __init__(
+        self,
+        message_id: str,
+        plain: int = 0,
+        dense: int = 0,
+        images: int = 0,
+        usage: int | None = None,
+        before: int = 0,
+        after: int = 0,
+    ) -> None:
+        self.message_id = message_id
+        self.plain, self.dense, self.images = plain, dense, images
+        self.usage = usage
+        self.before = before
+        """Counts of the messages between the previous usage anchor and this answer."""
+        self.after = after
+        """Counts of the messages after this answer (tool results between its records)."""
 
     @property
     def tokens(self) -> int:
         return _tokens(self.plain, self.dense, self.images)
 
+    def to_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
 
-@dataclass
+
 class LiveState:
-    """Everything folded from a transcript so far; plain values, saved as JSON."""
+    """Everything folded from a transcript so far; plain values, saved as JSON.
 
-    transcript: str = ""
-    offset: int = 0
-    """Bytes read so far (always at a line end)."""
-    fingerprint: str = ""
-    """sha256 of the file's first bytes, to tell a replaced file from a grown one."""
-    device: int = 0
-    inode: int = 0
-    lines: int = 0
-    version: int = LIVE_STATE_VERSION
-    client: str | None = None
-    """The Claude Code version that wrote the latest record."""
-    model: str | None = None
-    session_id: str | None = None
-    usage: int | None = None
-    """The usage total of the anchor: the last closed answer with usage."""
-    after: int = 0
-    """Counts of the messages after the anchor (with no open answer)."""
-    total: int = 0
-    """Counts of every message since the last compaction (for a context with no usage yet)."""
-    answer: _Answer | None = None
-    answers: int = 0
-    """Answers (requests) since the start."""
-    pace: list[int] = field(default_factory=list)
-    """The estimate after each of the last answers since the last compaction."""
-    compactions: int = 0
-    last_pre_tokens: int | None = None
-    paths: dict[str, int] = field(default_factory=dict)
-    """Touched and searched paths, with the line that touched them last."""
-    commands: dict[str, int] = field(default_factory=dict)
-    """First lines of shell commands, with how often they ran."""
-    messages: dict[str, int] = field(default_factory=dict)
-    """What the user typed, with how often."""
-    reads: dict[str, int] = field(default_factory=dict)
-    """Files read, with the line of the latest read."""
-    seen: list[str] = field(default_factory=list)
-    """The uuids of the message records read (a record appended twice is skipped)."""
-    timeline: list[tuple[int, int]] = field(default_factory=list)
-    """(line, context estimate) after each answer and at each compaction."""
-    bad_lines: int = 0
+    A plain class rather than a dataclass: importing ``dataclasses`` (and the
+    ``inspect`` it loads) cost about a fifth of starting Python, on every run.
+    """
+
+    def __init__(
+        self,
+        *,
+        transcript: str = "",
+        offset: int = 0,
+        fingerprint: str = "",
+        device: int = 0,
+        inode: int = 0,
+        lines: int = 0,
+        version: int = LIVE_STATE_VERSION,
+        client: str | None = None,
+        model: str | None = None,
+        session_id: str | None = None,
+        usage: int | None = None,
+        after: int = 0,
+        total: int = 0,
+        answer: _Answer | None = None,
+        answers: int = 0,
+        pace: list[int] | None = None,
+        compactions: int = 0,
+        last_pre_tokens: int | None = None,
+        paths: dict[str, int] | None = None,
+        commands: dict[str, int] | None = None,
+        messages: dict[str, int] | None = None,
+        reads: dict[str, int] | None = None,
+        seen: list[str] | None = None,
+        timeline: list[tuple[int, int]] | None = None,
+        bad_lines: int = 0,
+    ) -> None:
+        self.transcript = transcript
+        self.offset = offset
+        """Bytes read so far (always at a line end)."""
+        self.fingerprint = fingerprint
+        """A checksum of the file's first bytes, to tell a replaced file from a grown one."""
+        self.device, self.inode = device, inode
+        self.lines = lines
+        self.version = version
+        self.client = client
+        """The Claude Code version that wrote the latest record."""
+        self.model = model
+        self.session_id = session_id
+        self.usage = usage
+        """The usage total of the anchor: the last closed answer with usage."""
+        self.after = after
+        """Counts of the messages after the anchor (with no open answer)."""
+        self.total = total
+        """Counts of every message since the last compaction (for a context with no usage yet)."""
+        self.answer = answer
+        self.answers = answers
+        """Answers (requests) since the start."""
+        self.pace: list[int] = pace if pace is not None else []
+        """The estimate after each of the last answers since the last compaction."""
+        self.compactions = compactions
+        self.last_pre_tokens = last_pre_tokens
+        self.paths: dict[str, int] = paths if paths is not None else {}
+        """Touched and searched paths, with the line that touched them last."""
+        self.commands: dict[str, int] = commands if commands is not None else {}
+        """First lines of shell commands, with how often they ran."""
+        self.messages: dict[str, int] = messages if messages is not None else {}
+        """What the user typed, with how often."""
+        self.reads: dict[str, int] = reads if reads is not None else {}
+        """Files read, with the line of the latest read."""
+        self.seen: list[str] = seen if seen is not None else []
+        """The uuids of the message records read (a record appended twice is skipped)."""
+        self.timeline: list[tuple[int, int]] = timeline if timeline is not None else []
+        """(line, context estimate) after each answer and at each compaction."""
+        self.bad_lines = bad_lines
 
     @property
     def tokens(self) -> int:
@@ -157,9 +198,9 @@ class LiveState:
         return self.usage + self.after if self.usage is not None else self.total
 
     def to_json(self) -> dict[str, Any]:
-        """The state as JSON values (shallow: ``asdict``'s deep copy was most of a later run's save)."""
-        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        data["answer"] = asdict(self.answer) if self.answer is not None else None
+        """The state as JSON values (shallow: a deep copy was most of a later run's save)."""
+        data = dict(vars(self))
+        data["answer"] = self.answer.to_json() if self.answer is not None else None
         return data
 
     @classmethod
@@ -177,7 +218,7 @@ class LiveState:
             values["answer"] = _Answer(**answer) if isinstance(answer, dict) else None
             values["timeline"] = [(int(a), int(b)) for a, b in values.get("timeline", [])]
             state = cls(**values)
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:
             raise ValueError(str(exc)) from exc
         if not isinstance(state.offset, int) or not isinstance(state.seen, list):
             raise ValueError("mistyped fields")
@@ -433,7 +474,8 @@ def fold(state: LiveState, record: Mapping[str, Any], line: int) -> None:
 
 
 def _fingerprint(head: bytes) -> str:
-    return hashlib.sha256(head).hexdigest()
+    # zlib's checksums, not hashlib: loading OpenSSL cost more than the whole fold of a later run.
+    return f"{len(head)}:{zlib.crc32(head):08x}{zlib.adler32(head):08x}"
 
 
 def advance(state: LiveState | None, transcript: str | os.PathLike[str]) -> LiveState:
@@ -494,7 +536,12 @@ def advance(state: LiveState | None, transcript: str | os.PathLike[str]) -> Live
 
 def live_state_path(key: str, environ: Mapping[str, str] | None = None) -> Path:
     """``$COMPACTOR_HOME/statusline/<key>.json``; a key that is not a session id is hashed."""
-    name = key if SESSION_ID.fullmatch(key) else hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    if SESSION_ID.fullmatch(key):
+        name = key
+    else:
+        import hashlib  # only for a key that is no session id (Claude Code always sends one)
+
+        name = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
     return default_store_path(environ).parent / "statusline" / f"{name}.json"
 
 
@@ -517,7 +564,9 @@ def save_live_state(state: LiveState, path: Path) -> None:
     folder = path.parent
     if not folder.is_dir():
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    # A name of this process's own (O_EXCL), not ``tempfile``, whose imports cost more than the write.
+    temporary = folder / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(state.to_json(), handle, ensure_ascii=False, separators=(",", ":"))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import os
 import select
 import signal
@@ -157,7 +156,7 @@ class _View:
         shown = figures(self.state, limits, stored=stored_spans(self.state.session_id or self.key))
         if self.preview is not None and self.preview.report.ok:  # the files the preview did restore
             restored = [a.path for a in self.preview.report.attachments if a.type == "file" and a.path]
-            shown = dataclasses.replace(shown, files=restored)
+            shown = shown._replace(files=restored)
         return WatchFrame(
             title=self.path.name,
             state=self.state,

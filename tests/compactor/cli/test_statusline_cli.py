@@ -130,11 +130,13 @@ def test_a_folder_as_transcript_is_a_short_line(tmp_path: Path) -> None:
     assert done.returncode == 0 and done.stdout.startswith("compactor: ") and "Traceback" not in done.stderr
 
 
-def test_the_line_loads_neither_pydantic_nor_the_tokenizer(tmp_path: Path) -> None:
+def test_the_line_loads_neither_pydantic_nor_the_tokenizer_nor_dataclasses(tmp_path: Path) -> None:
     code, modules = imports_of("compactor", "statusline", stdin=_input(_session(tmp_path)))
     assert code == 0
     heavy = ("pydantic", "tiktoken", "jinja2", "sqlite3", "rich", "watchfiles", "attachments")
     assert [m for m in modules if m.split(".")[0] in heavy] == []
+    # Nor the standard library's costlier modules a run does without (each a few percent of a run).
+    assert [m for m in ("dataclasses", "inspect", "tempfile", "hashlib") if m in modules] == []
 
 
 SETTINGS = '{\n    "model": "opus",\n    "permissions": {"allow": ["Bash(ls:*)"]}\n}\n'
