@@ -183,7 +183,8 @@ def _advanced(state: LiveState | None, transcript: str) -> LiveState:
         return advance(state, transcript)
     except FileNotFoundError as exc:
         name = Path(transcript).name
-        raise _Missing("transcript_not_found", f"transcript not found ({name})", f"{transcript}: not found") from exc
+        # Claude Code names the file before it writes the first record: at a session's start that is no error.
+        raise _Missing("transcript_not_found", f"no transcript yet ({name})", f"{transcript}: not found") from exc
     except IsADirectoryError as exc:
         raise _Missing("transcript_invalid", "transcript is a folder", f"{transcript}: a folder") from exc
     except OSError as exc:

@@ -115,7 +115,7 @@ def test_the_saved_state_comes_back_and_a_broken_one_is_ignored(tmp_path: Path) 
     assert live_state_path("../x", {"COMPACTOR_HOME": "h"}).name != "../x.json"
 
 
-def _reference(path: Path) -> list[tuple[int, int, int, int, int]]:
+def replay_reference(path: Path) -> list[tuple[int, int, int, int, int]]:
     """At each recorded compaction: its line, the ledger a compaction there keeps (head and tail), and
     the replay's context then."""
     seen: list[tuple[int, int, int, int, int]] = []
@@ -140,7 +140,7 @@ def test_at_every_recorded_compaction_the_state_agrees_with_the_replay(shared_tr
     copy = tmp_path / "session.jsonl"
     lines = shared_transcript.read_bytes().splitlines(keepends=True)
     copy.write_bytes(b"")
-    reference = _reference(shared_transcript)
+    reference = replay_reference(shared_transcript)
     recorded = {}
     for number, raw in enumerate(lines, 1):
         record = json.loads(raw)
@@ -152,11 +152,11 @@ def test_at_every_recorded_compaction_the_state_agrees_with_the_replay(shared_tr
     before: dict[int, LiveState] = {}
     with copy.open("ab") as handle:
         for number, raw in enumerate(lines, 1):
-            if number in recorded:
-                state = advance(state, copy)  # the status line's run just before the compaction
-                before[number] = LiveState.from_json(json.loads(json.dumps(state.to_json())))
+            if number in recorded:  # the status line's run just before the compaction, from its saved state
+                before[number] = LiveState.from_json(json.loads(json.dumps(advance(state, copy).to_json())))
             handle.write(raw)
             handle.flush()
+            state = advance(state, copy)  # a run after every record, as Claude Code writes them
     assert [line for line, *_ in reference] == sorted(recorded)
     first = True
     for line, paths, commands, messages, pre_tokens in reference:

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from compactor.cli.commands.statusline import status_for
+from tests.compactor.claude_code.test_live_state import replay_reference
 from tests.compactor.cli.test_cli import imports_of
 
 
@@ -114,7 +116,7 @@ def test_a_newer_transcript_line_moves_the_figures_on_the_next_run(tmp_path: Pat
         ('{"session_id": "s"}', "compactor: no transcript yet", "no_transcript"),
         (
             '{"transcript_path": "/nowhere/x.jsonl"}',
-            "compactor: transcript not found (x.jsonl)",
+            "compactor: no transcript yet (x.jsonl)",
             "transcript_not_found",
         ),
     ],
@@ -210,3 +212,30 @@ def test_concurrent_runs_all_answer_and_leave_one_whole_state(tmp_path: Path, co
     folder = compactor_home / "statusline"
     assert [p.name for p in folder.iterdir()] == ["5f0c1a52-session.json"]
     assert json.loads((folder / "5f0c1a52-session.json").read_text(encoding="utf-8"))["lines"] == 3
+
+
+def test_the_line_just_before_each_recorded_compaction_agrees_with_the_replay(
+    shared_transcript: Path, tmp_path: Path, compactor_home: Path
+) -> None:
+    lines = shared_transcript.read_bytes().splitlines(keepends=True)
+    recorded = {n: json.loads(raw) for n, raw in enumerate(lines, 1) if b'"compact_boundary"' in raw}
+    if not recorded:
+        pytest.skip("no recorded compaction")
+    copy = tmp_path / "session.jsonl"
+    stdin = json.dumps({"session_id": "shared", "transcript_path": str(copy), "model": {"id": "claude"}}).encode()
+    environ = {"COMPACTOR_HOME": str(compactor_home)}
+    shown: dict[int, str] = {}
+    with copy.open("wb") as handle:
+        for number, raw in enumerate(lines, 1):
+            if number in recorded:
+                shown[number] = status_for(stdin, environ, width=400)
+            handle.write(raw)
+            handle.flush()
+            if number % 25 == 0:
+                status_for(stdin, environ)  # runs between, each reading what was added since the last
+    for line, paths, commands, messages, _ in replay_reference(shared_transcript):
+        text = shown[line]
+        assert f"keeps {paths} path" in text and f" {commands} command" in text and f" {messages} message" in text
+        used = int(text.split("% of auto-compact")[0].rsplit(" ", 1)[1])
+        if recorded[line]["compactMetadata"]["trigger"] == "auto":
+            assert used >= 95, text
