@@ -7,6 +7,7 @@ status line runs after every answer); a test keeps the two equal.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -26,6 +27,7 @@ __all__ = [
     "Limits",
     "figures",
     "limits_for",
+    "restored_otherwise",
     "stored_spans",
 ]
 
@@ -41,6 +43,7 @@ WARNING_BUFFER = 20_000
 BLOCKING_BUFFER = 3_000
 FILES_RESTORED = 5
 """Claude Code restores the 5 files read most recently."""
+_MEMORY_FILES = frozenset({"CLAUDE.md", "CLAUDE.local.md"})
 
 
 class Limits(NamedTuple):
@@ -138,6 +141,19 @@ class Figures(NamedTuple):
         return self.tokens / self.threshold if self.threshold > 0 else 1.0
 
 
+def restored_otherwise(path: str) -> bool:
+    """Whether a read file comes back some other way than as a file attachment: a memory file
+    (``CLAUDE.md`` and kin, ``.claude/rules/``) or a plan (``.claude/plans/``), as
+    ``attachments.exclusions`` decides."""
+    parts = path.replace("\\", "/").split("/")
+    if parts[-1] in _MEMORY_FILES:
+        return True
+    pairs = list(itertools.pairwise(parts))
+    return any(a == ".claude" and b == "rules" for a, b in pairs) or any(
+        a == ".claude" and b == "plans" for a, b in pairs[:-1]
+    )
+
+
 def figures(state: LiveState, limits: Limits, *, stored: int = 0) -> Figures:
     """The status line's figures for ``state`` under ``limits``; ``stored``: spans already in the store."""
     tokens = state.tokens
@@ -146,7 +162,8 @@ def figures(state: LiveState, limits: Limits, *, stored: int = 0) -> Figures:
     pace = state.pace[-(PACE_ANSWERS + 1) :]
     per = (pace[-1] - pace[0]) // (len(pace) - 1) if len(pace) > 1 else None
     answers_left = math.ceil(left / per) if per is not None and per > 0 else None
-    files = sorted(state.reads, key=lambda p: state.reads[p], reverse=True)[:FILES_RESTORED]
+    restorable = [p for p in state.reads if not restored_otherwise(p)]
+    files = sorted(restorable, key=lambda p: state.reads[p], reverse=True)[:FILES_RESTORED]
     return Figures(
         tokens=tokens,
         threshold=threshold,

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from compactor.claude_code.compaction_gauge import figures, limits_for, stored_spans
+from attachments.exclusions import is_memory_file, is_plan_file
+from compactor.claude_code.compaction_gauge import figures, limits_for, restored_otherwise, stored_spans
 from compactor.claude_code.live_state import LiveState
 from compactor.core.config import PolicySettings
 from compactor.engine.policy import thresholds
@@ -54,3 +55,26 @@ def test_stored_spans_count_the_handles_a_session_record_names(compactor_home: P
     (sessions / "s-1.json").write_text(json.dumps(record), encoding="utf-8")
     (sessions / "s-2.json").write_text("not json", encoding="utf-8")
     assert [stored_spans(s) for s in ("s-1", "s-2", "s-3", "../s-1")] == [4, 0, 0, 0]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/p/CLAUDE.md",
+        "/p/sub/CLAUDE.local.md",
+        "/home/u/.claude/rules/style.md",
+        "/home/u/.claude/plans/plan-1.md",
+        "/home/u/.claude/plans",
+        "/p/src/app.py",
+        "/p/.claude/settings.json",
+        "notes/CLAUDE.txt",
+    ],
+)
+def test_files_restored_otherwise_are_the_attachments_exclusions(path: str) -> None:
+    assert restored_otherwise(path) == (is_memory_file(path) or is_plan_file(path))
+
+
+def test_the_files_to_restore_are_the_latest_reads_but_memory_and_plans() -> None:
+    reads = {f"/p/f{n}.py": n for n in range(8)} | {"/p/CLAUDE.md": 99, "/u/.claude/plans/a.md": 98}
+    shown = figures(LiveState(reads=reads), limits_for(200_000, environ={}))
+    assert shown.files == ["/p/f7.py", "/p/f6.py", "/p/f5.py", "/p/f4.py", "/p/f3.py"]
