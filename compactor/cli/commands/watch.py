@@ -11,7 +11,8 @@ in a background thread and again whenever the transcript has grown.
 
 On a terminal it redraws on every change and on resize, and quits on ``q``
 or Ctrl-C; into a pipe it prints one line per change; ``--once`` prints one
-frame and exits. ``SESSION`` is a session id, looked up under
+frame and exits. With an LLM summarizer the summary is asked for at most every
+``LLM_PREVIEW_SECONDS`` (``--preview-every``), since each is a model call. ``SESSION`` is a session id, looked up under
 ``~/.claude/projects``; without an argument, the newest transcript there.
 """
 
@@ -19,11 +20,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import select
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -42,6 +45,8 @@ if TYPE_CHECKING:
 __all__ = ["find_transcript", "register", "run"]
 
 _POLL_MS = 250
+LLM_PREVIEW_SECONDS = 300.0
+"""How often ``watch`` asks an LLM summarizer for the summary it would write (each time is a model call)."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -67,6 +72,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the summarizer whose summary is shown (default: the configured one)",
     )
     parser.add_argument("--window", type=int, metavar="TOKENS", help="the context window (default: 200000)")
+    parser.add_argument(
+        "--preview-every",
+        type=float,
+        metavar="SECONDS",
+        help="work out the summary again at most this often (default: on every change with the extractive "
+        f"summarizer, every {LLM_PREVIEW_SECONDS:g} s with an LLM one, each preview being a model call)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -107,6 +119,11 @@ class _View:
         self.preview: CompactionPreview | None = None
         self.note: str | None = None
         self.previewed_at = -1
+        self.previewed_when = -math.inf
+        every = args.preview_every
+        self.preview_every = (
+            every if every is not None else (0.0 if self.settings.summarizer == "extractive" else LLM_PREVIEW_SECONDS)
+        )
         self.store: list[StoreSample] = []
         self._save()
 
@@ -192,6 +209,7 @@ def _preview_now(view: _View) -> None:
     except CompactorError as exc:
         view.preview, view.note = None, f"no preview: {exc.error_id}: {exc}"
     view.previewed_at = view.state.lines
+    view.previewed_when = time.monotonic()
 
 
 def _once(view: _View) -> int:
@@ -282,7 +300,8 @@ def _terminal(view: _View) -> int:
                 resized.clear()
                 if changed and view.refresh():
                     redraw = True
-                if pending is None and view.previewed_at != view.state.lines:
+                due = time.monotonic() - view.previewed_when >= view.preview_every
+                if pending is None and view.previewed_at != view.state.lines and due:
                     pending = worker.submit(_preview_now, view)
                 elif pending is not None and pending.done():
                     pending, redraw = None, True
