@@ -1,7 +1,8 @@
 """What a compaction of a recorded or running session would do now, without storing anything.
 
-The context since the transcript's last recorded compaction is fed through
-an ``Orchestrator`` as ``compactor.claude_code.replay`` feeds it (tool
+The context since the transcript's last recorded compaction (Claude Code's
+summary first, whose user messages the ledger borrows) is fed through an
+``Orchestrator`` as ``compactor.claude_code.replay`` feeds it (tool
 results deduplicated, the session state following the tool calls, the files
 served from what the session read and wrote), then compacted once against an
 in-memory store: the configured summarizer writes the summary of what would
@@ -63,8 +64,8 @@ def preview_compaction(path: str | Path, settings: Settings) -> CompactionPrevie
         fed = 0
         for entry in entries[start:]:
             message = entry.message
-            if message is None or message.is_compact_summary:
-                continue
+            if message is None:
+                continue  # Claude Code's own summary stays: it is the context, and the ledger borrows from it
             structured = entry.structured_results()
             for call in message.tool_uses():
                 calls[call.id] = call

@@ -439,8 +439,7 @@ def _boundary(state: LiveState, record: Mapping[str, Any], line: int) -> None:
     state.last_pre_tokens = pre if isinstance(pre, int) else state.tokens
     state.answer = None
     state.usage, state.after, state.total = None, 0, 0
-    state.pace = []
-    _point(state, line)
+    state.pace = []  # the timeline's next point, after the summary's answer, shows the drop
 
 
 def _point(state: LiveState, line: int) -> None:

@@ -20,11 +20,13 @@ def test_the_preview_summarizes_the_head_and_stores_nothing(compactor_home: Path
     assert list(compactor_home.iterdir()) == []  # an in-memory store: no ccr.db, nothing written
 
 
-def test_the_preview_starts_after_the_last_recorded_compaction() -> None:
+def test_the_preview_starts_from_claude_codes_last_summary_and_borrows_its_request() -> None:
     path = FIXTURES / "sessions" / "long.jsonl"
     transcript = read_transcript(path, subagents=False, state=False)
     last = transcript.compactions[-1].entry_index
-    after = [e for e in transcript.entries[last + 1 :] if e.message is not None and not e.message.is_compact_summary]
+    after = [e.message for e in transcript.entries[last + 1 :] if e.message is not None]
+    assert after[0].is_compact_summary  # Claude Code's summary opens the context
     preview = preview_compaction(path, Settings())
     assert preview.report.ok, preview.report.error
-    assert preview.messages == len(after) > 0
+    assert preview.messages == len(after) > 1
+    assert preview.report.summary and "(no user request recorded)" not in preview.report.summary
