@@ -24,14 +24,16 @@ answer, and importing pydantic alone would cost three times starting Python.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
 import re
+import stat
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ccr.paths import default_store_path
 
@@ -477,6 +479,27 @@ def _fingerprint(head: bytes) -> str:
     return f"{len(head)}:{zlib.crc32(head):08x}{zlib.adler32(head):08x}"
 
 
+def _open_regular(path: str) -> BinaryIO:
+    """``path`` opened for reading without blocking on a FIFO or a device, which are refused.
+
+    Raises:
+        IsADirectoryError: a folder.
+        OSError: not a regular file, or it cannot be opened.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "a folder", path)
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def advance(state: LiveState | None, transcript: str | os.PathLike[str]) -> LiveState:
     """``state`` with the lines ``transcript`` gained since it was folded (a new state if it is None,
     of another file, or the file shrank or was replaced).
@@ -487,7 +510,7 @@ def advance(state: LiveState | None, transcript: str | os.PathLike[str]) -> Live
         OSError: the transcript cannot be opened or read.
     """
     path = os.fspath(transcript)
-    with open(path, "rb") as handle:
+    with _open_regular(path) as handle:
         info = os.fstat(handle.fileno())
         head = handle.read(_FINGERPRINT_BYTES)
         same = (

@@ -92,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
     colour = not args.no_color and not os.environ.get("NO_COLOR")
     width = args.width if args.width and args.width > 0 else _columns(os.environ)
     try:
+        if sys.stdin is None or sys.stdin.isatty():  # run by hand: no JSON is coming, so wait for none
+            raise _Missing("no_input", "no status input (Claude Code pipes it in; see --install)")
         data = sys.stdin.buffer.read(INPUT_MAX_BYTES + 1)
         line = status_for(data, os.environ, width=width, colour=colour)
     except _Missing as missing:

@@ -132,6 +132,14 @@ def test_a_folder_as_transcript_is_a_short_line(tmp_path: Path) -> None:
     assert done.returncode == 0 and done.stdout.startswith("compactor: ") and "Traceback" not in done.stderr
 
 
+def test_a_fifo_as_transcript_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    done = _status(json.dumps({"transcript_path": str(fifo)}), env={"NO_COLOR": "1"})
+    assert (done.returncode, done.stdout) == (0, "compactor: cannot read the transcript (not a regular file)\n")
+    assert done.stderr.startswith("compactor statusline: transcript_unreadable: ")
+
+
 def test_the_line_loads_neither_pydantic_nor_the_tokenizer_nor_dataclasses(tmp_path: Path) -> None:
     code, modules = imports_of("compactor", "statusline", stdin=_input(_session(tmp_path)))
     assert code == 0
@@ -239,3 +247,26 @@ def test_the_line_just_before_each_recorded_compaction_agrees_with_the_replay(
         used = int(text.split("% of auto-compact")[0].rsplit(" ", 1)[1])
         if recorded[line]["compactMetadata"]["trigger"] == "auto":
             assert used >= 95, text
+
+
+def test_run_by_hand_in_a_terminal_it_says_what_it_reads_instead_of_waiting() -> None:
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "compactor", "statusline", "--no-color"],
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert (done.returncode, done.stdout) == (
+        0,
+        "compactor: no status input (Claude Code pipes it in; see --install)\n",
+    )
+    assert done.stderr.startswith("compactor statusline: no_input: ")
