@@ -47,6 +47,8 @@ class WatchFrame:
     """Why there is no preview (yet): computing, or what failed."""
     store: list[StoreSample] = field(default_factory=list)
     """The store at each refresh since the view started, oldest first."""
+    hint: str = "q quits"
+    """What the footer tells the reader to press (nothing for a single frame)."""
 
 
 def chart_columns(timeline: list[tuple[int, int]], columns: int) -> list[int]:
@@ -188,7 +190,7 @@ def frame(view: WatchFrame, width: int) -> RenderableType:
         Panel(_files(view), title="files it would restore", title_align="left"),
     )
     store = Panel(_store(view), title="store", title_align="left")
-    footer = Text(f"{view.title} · line {view.state.lines} · q quits", style="dim")
+    footer = Text(" · ".join(part for part in (view.title, f"line {view.state.lines}", view.hint) if part), style="dim")
     return Group(context, grid, store, footer)
 
 

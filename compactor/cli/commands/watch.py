@@ -221,7 +221,9 @@ def _once(view: _View) -> int:
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     width = _columns()
     console = Console(width=width, color_system="auto" if colour else None, force_terminal=colour, soft_wrap=False)
-    console.print(frame(view.frame(), width))
+    once = view.frame()
+    once.hint = ""
+    console.print(frame(once, width))
     return 0
 
 
@@ -304,6 +306,10 @@ def _terminal(view: _View) -> int:
                 if pending is None and view.previewed_at != view.state.lines and due:
                     pending = worker.submit(_preview_now, view)
                 elif pending is not None and pending.done():
+                    failed = pending.exception()
+                    if failed is not None:  # a bug in the preview must not leave the panel waiting forever
+                        view.preview, view.note = None, f"no preview: {type(failed).__name__}: {failed}"
+                        view.previewed_at = view.state.lines
                     pending, redraw = None, True
                 if redraw:
                     live.refresh()
