@@ -34,6 +34,14 @@ COMMANDS: Commands = {
     ),
     "tune": ("compactor.cli.commands.tune", "search budgets and strategies on recorded sessions"),
     "plugin": ("compactor.cli.commands.plugin", "where the Claude Code plugin of this installation is"),
+    "statusline": (
+        "compactor.cli.commands.statusline",
+        "Claude Code status line: context against the auto-compact threshold, what compaction keeps",
+    ),
+    "watch": (
+        "compactor.cli.commands.watch",
+        "a live view of a running or replayed session: context, next compaction, its summary and files",
+    ),
     "memory": (
         "compactor.memory.cli",
         "memories across sessions: remember, recall, supersede, history, forget, recover, mcp",
