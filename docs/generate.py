@@ -29,6 +29,7 @@ import ast
 import difflib
 import importlib
 import inspect
+import itertools
 import json
 import os
 import pkgutil
@@ -82,9 +83,7 @@ def _arguments(parser: argparse.ArgumentParser) -> list[str]:
             continue
         invocation = formatter._format_action_invocation(action)
         helped = formatter._expand_help(action) if action.help else ""
-        shown_default = action.default not in (None, argparse.SUPPRESS, False, [], "") and "%(default)" not in str(
-            action.help or ""
-        )
+        shown_default = action.default not in (None, argparse.SUPPRESS, False, [], "") and "default" not in helped
         if shown_default and not isinstance(action, argparse._StoreConstAction | argparse._CountAction):
             helped += f" (default: `{action.default}`)"
         rows.append(f"| `{_cell(invocation)}` | {_cell(helped)} |")
@@ -154,7 +153,7 @@ def _attribute_docs(cls: type) -> dict[str, str]:
         return {}
     body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
     docs = {}
-    for node, following in zip(body, body[1:], strict=False):
+    for node, following in itertools.pairwise(body):
         if (
             isinstance(node, ast.AnnAssign)
             and isinstance(node.target, ast.Name)
@@ -171,7 +170,9 @@ def _constant_docs(module: types.ModuleType) -> dict[str, str]:
     tree = ast.parse(inspect.getsource(module))
     docs = {}
     for node, following in zip(tree.body, tree.body[1:], strict=False):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
         if (
             len(targets) == 1
             and isinstance(targets[0], ast.Name)
@@ -501,7 +502,9 @@ def _content_blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
 def tune_output() -> str:
     """The trials table ``compactor tune fixtures/sessions --space examples/tune.toml`` prints (its timing left out)."""
     with tempfile.TemporaryDirectory() as home:
-        out = _run(["compactor", "tune", TUNE_CORPUS, "--space", TUNE_SPACE, "--jobs", "2", "--out", f"{home}/out"], Path(home))
+        out = _run(
+            ["compactor", "tune", TUNE_CORPUS, "--space", TUNE_SPACE, "--jobs", "2", "--out", f"{home}/out"], Path(home)
+        )
     return re.sub(r" in [\d.]+ s;", ";", out)
 
 
@@ -519,7 +522,9 @@ def benchmarks_page() -> str:
             f"### `benchmarks/bench_{script}.py`",
             "",
             f"Measured {entry['date']} ({'quick' if entry['quick'] else 'full'} run, "
-            f"Python {entry['python']}, {entry['cpus']} CPUs).",
+            f"Python {entry['python']}, {entry['cpus']} CPUs"
+            + (f", load average {entry['load']:g} when it started" if "load" in entry else "")
+            + ").",
             "",
             "| figure | ratio (median, min–max) | target | result |",
             "|---|---|---|---|",
@@ -532,7 +537,9 @@ def benchmarks_page() -> str:
                 ratios = fig["ratios"]
                 shown = f"{_median(ratios):.2f}x ({min(ratios):.2f}–{max(ratios):.2f})"
                 verdict = "pass" if fig["passed"] else "FAIL"
-            lines.append(f"| {_cell(fig['name'])} | {_cell(shown)} | {fig['direction']} {fig['target']:g}x | {verdict} |")
+            lines.append(
+                f"| {_cell(fig['name'])} | {_cell(shown)} | {fig['direction']} {fig['target']:g}x | {verdict} |"
+            )
             if fig["detail"]:
                 details.append(f"- **{_cell(fig['name'])}**: {_cell(fig['detail'])}")
         lines.append("")
@@ -561,12 +568,14 @@ def measure(names: list[str] | None, quick: bool) -> None:
         raise SystemExit(f"no benchmark {', '.join(unknown)}; there are: {', '.join(known)}")
     data = json.loads(MEASUREMENTS.read_text(encoding="utf-8")) if MEASUREMENTS.is_file() else {"scripts": {}}
     for name in chosen:
+        load = round(os.getloadavg()[0], 2)  # how busy the machine was as the script started
         figures = bench_run.collect([name], quick)
         data["scripts"][name] = {
             "date": datetime.now(UTC).strftime("%Y-%m-%d"),
             "quick": quick,
             "python": platform.python_version(),
             "cpus": os.cpu_count(),
+            "load": load,
             "figures": [
                 {
                     "name": f.name,
@@ -597,7 +606,9 @@ def screenshots() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         _run(["compactor", "replay", SESSION, "--html", str(home / "replay.html")], home)
-        _run(["compactor", "tune", TUNE_CORPUS, "--space", TUNE_SPACE, "--jobs", "2", "--out", str(home / "tune")], home)
+        _run(
+            ["compactor", "tune", TUNE_CORPUS, "--space", TUNE_SPACE, "--jobs", "2", "--out", str(home / "tune")], home
+        )
         for page, png in ((home / "replay.html", "replay.png"), (home / "tune" / "report.html", "tune-report.png")):
             subprocess.run(
                 [
