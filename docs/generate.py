@@ -75,13 +75,86 @@ def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[A
     return None
 
 
+# The usage lines and the argument names are composed here rather than by argparse, whose
+# formatting changes between Python versions: the reference is the same whichever Python makes it.
+
+
+def _metavar(action: argparse.Action) -> str:
+    """What stands for an option's value, with its repetition (``N``, ``{a,b}``, ``[FILE]``, ``H [H ...]``)."""
+    if isinstance(action.metavar, tuple):
+        return " ".join(action.metavar)
+    if action.metavar is not None:
+        name = action.metavar
+    elif action.choices is not None and not isinstance(action, argparse._SubParsersAction):
+        name = "{" + ",".join(str(c) for c in action.choices) + "}"
+    else:
+        name = action.dest.upper() if action.option_strings else action.dest
+    if isinstance(action, argparse._SubParsersAction):
+        return f"{name} ..."
+    nargs = action.nargs
+    if nargs == "?":
+        return f"[{name}]"
+    if nargs == "*":
+        return f"[{name} ...]"
+    if nargs == "+":
+        return f"{name} [{name} ...]"
+    if isinstance(nargs, int):
+        return " ".join([name] * nargs)
+    return name
+
+
+def _invocation(action: argparse.Action) -> str:
+    """How an argument is written: ``-n N, --limit N`` shortened to ``-n, --limit N``, or a positional's name."""
+    if not action.option_strings:  # its repetition is in the usage line
+        return action.metavar if isinstance(action.metavar, str) else action.dest
+    names = ", ".join(action.option_strings)
+    return names if action.nargs == 0 else f"{names} {_metavar(action)}"
+
+
+def _usage_part(action: argparse.Action) -> str:
+    if not action.option_strings:
+        return _metavar(action)
+    first = action.option_strings[0]
+    return first if action.nargs == 0 else f"{first} {_metavar(action)}"
+
+
+def _usage(parser: argparse.ArgumentParser) -> str:
+    """``usage: prog [-h] [--opt X] (--a | --b) POSITIONAL``, wrapped at ``WIDTH`` columns."""
+    groups = {id(a): g for g in parser._mutually_exclusive_groups for a in g._group_actions}
+    optionals: list[str] = []
+    positionals: list[str] = []
+    done: set[int] = set()
+    for action in parser._actions:
+        if action.help == argparse.SUPPRESS or id(action) in done:
+            continue
+        group = groups.get(id(action))
+        if group is not None:
+            members = [a for a in group._group_actions if a.help != argparse.SUPPRESS]
+            done.update(id(a) for a in members)
+            inner = " | ".join(_usage_part(a) for a in members)
+            optionals.append(f"({inner})" if group.required else f"[{inner}]")
+        elif action.option_strings:
+            optionals.append(_usage_part(action) if action.required else f"[{_usage_part(action)}]")
+        else:
+            positionals.append(_usage_part(action))
+    head = f"usage: {parser.prog}"
+    lines, line = [], head
+    for part in optionals + positionals:
+        if len(line) + 1 + len(part) > int(WIDTH) and line.strip() != head.strip() and line.strip():
+            lines.append(line)
+            line = " " * len(head)
+        line += " " + part
+    lines.append(line)
+    return "\n".join(lines)
+
+
 def _arguments(parser: argparse.ArgumentParser) -> list[str]:
     formatter = parser._get_formatter()
     rows = []
     for action in parser._actions:
         if action.help == argparse.SUPPRESS or isinstance(action, argparse._SubParsersAction | argparse._HelpAction):
             continue
-        invocation = formatter._format_action_invocation(action)
+        invocation = _invocation(action)
         helped = formatter._expand_help(action) if action.help else ""
         shown_default = action.default not in (None, argparse.SUPPRESS, False, [], "") and "default" not in helped
         if shown_default and not isinstance(action, argparse._StoreConstAction | argparse._CountAction):
@@ -98,7 +171,7 @@ def _command_section(parser: argparse.ArgumentParser, summary: str, depth: int) 
         lines += [summary[0].upper() + summary[1:] + ".", ""]
     if parser.description and parser.description.strip() != summary.strip():
         lines += [" ".join(parser.description.split()), ""]
-    lines += ["```", parser.format_usage().rstrip(), "```", ""]
+    lines += ["```", _usage(parser), "```", ""]
     lines += _arguments(parser)
     if parser.epilog:
         lines += [" ".join(parser.epilog.split()), ""]
@@ -113,7 +186,7 @@ def _command_section(parser: argparse.ArgumentParser, summary: str, depth: int) 
 def _program(name: str, build: Callable[[str | None], argparse.ArgumentParser], commands: dict[str, Any]) -> list[str]:
     top = build(None)
     lines = [f"## `{name}`", "", " ".join((top.description or "").split()), ""]
-    lines += ["```", top.format_usage().rstrip(), "```", ""]
+    lines += ["```", _usage(top), "```", ""]
     lines += _arguments(top)
     if top.epilog:
         lines += [" ".join(top.epilog.split()), ""]

@@ -57,6 +57,7 @@ def test_a_stale_generated_file_is_caught_with_a_diff(
     stale = tmp_path / "generated"
     stale.mkdir()
     (stale / "errors.md").write_text(generate.errors_reference().replace("| 73 |", "| 74 |", 1))
+    monkeypatch.setenv("COLUMNS", "80")  # main() sets its own width; the test's environment is restored after
     monkeypatch.setattr(generate, "GENERATED", stale)
     monkeypatch.setattr(generate, "ROOT", tmp_path)
     monkeypatch.setattr(generate, "GENERATORS", {"errors.md": generate.errors_reference})
