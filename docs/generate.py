@@ -600,7 +600,7 @@ def plugin_wiring() -> str:
     for event, entries in hooks.items():
         for entry in entries:
             for hook in entry["hooks"]:
-                command = hook["command"].split("scripts/launch\" ", 1)[-1]
+                command = hook["command"].split('scripts/launch" ', 1)[-1]
                 matcher = entry.get("matcher")  # a regular expression over the event's source
                 when = " or ".join(f"`{m}`" for m in matcher.split("|")) if matcher else "always"
                 limit = f"{hook['timeout']} s" if "timeout" in hook else "Claude Code's default"
