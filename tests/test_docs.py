@@ -151,6 +151,17 @@ def test_every_error_id_in_the_source_is_in_the_error_table_with_its_exit_code(g
         assert table[cls.error_id] == str(cls.exit_code), cls
 
 
+def test_every_error_id_a_page_names_is_one_the_code_has() -> None:
+    ids = set(re.findall(r"`([a-z_]+)` \| \d+ \|", (GENERATED / "errors.md").read_text()))
+    named = [
+        (page.name, found)
+        for page in _pages()
+        for found in re.findall(r"\[`([a-z_]+)`\]\((?:\.\./)?(?:errors\.md)?#every-error\)", page.read_text())
+    ]
+    assert len(named) >= 5
+    assert not [n for n in named if n[1] not in ids], "pages name error ids the code no longer has"
+
+
 def test_every_benchmark_figure_recorded_is_on_the_benchmarks_page_with_its_date() -> None:
     data = json.loads((DOCS / "measurements" / "benchmarks.json").read_text())
     page = (GENERATED / "benchmarks.md").read_text()
