@@ -658,6 +658,13 @@ def _median(values: list[float]) -> float:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
+def _without_local_paths(text: str) -> str:
+    """``text`` with this checkout's folder as ``.`` and temporary paths as ``<temporary file>``:
+    the page describes the figure, not the machine it was measured on."""
+    text = text.replace(str(ROOT), ".")
+    return re.sub(rf"{re.escape(tempfile.gettempdir())}/[^\s:;,)]+", "<temporary file>", text)
+
+
 def measure(names: list[str] | None, quick: bool) -> None:
     """Run the benchmark scripts (``names``, else all) and record their figures with today's date."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -685,7 +692,7 @@ def measure(names: list[str] | None, quick: bool) -> None:
                     "target": f.target,
                     "direction": f.direction,
                     "passed": f.passed,
-                    "detail": f.detail,
+                    "detail": _without_local_paths(f.detail),
                     "missing": f.missing,
                 }
                 for f in figures
