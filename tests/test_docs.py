@@ -193,6 +193,11 @@ def test_every_handle_in_the_report_example_brings_back_its_bytes(examples: Modu
 # The site.
 
 
+def test_getting_started_gives_the_readme_s_two_commands_as_they_are() -> None:
+    readme = (ROOT / "README.md").read_text().split("```", 2)[1].strip()
+    assert f"```\n{readme}\n```" in (DOCS / "getting-started.md").read_text()
+
+
 def _pages() -> list[Path]:
     """The hand-written pages of the site (the generated parts are included into them)."""
     return sorted(p for p in DOCS.rglob("*.md") if GENERATED not in p.parents)
