@@ -114,7 +114,7 @@ def test_every_setting_and_its_env_var_is_in_the_settings_reference(generate: Mo
     from compactor.core import config
 
     text = (GENERATED / "settings.md").read_text()
-    leaves = [dotted for dotted, *_ in generate._leaf_fields(config.Settings)]
+    leaves = [dotted for dotted, *_ in generate.leaf_fields(config.Settings)]
     assert len(leaves) > 50 and "attachments.selection.strategy" in leaves and "background.max_wait_seconds" in leaves
     for dotted in leaves:
         assert f"| `{dotted}` |" in text, dotted
@@ -125,7 +125,7 @@ def test_every_setting_and_its_env_var_is_in_the_settings_reference(generate: Mo
 def test_the_meanings_the_generator_supplies_name_settings_that_exist(generate: ModuleType) -> None:
     from compactor.core import config
 
-    leaves = {dotted for dotted, *_ in generate._leaf_fields(config.Settings)}
+    leaves = {dotted for dotted, *_ in generate.leaf_fields(config.Settings)}
     assert set(generate.MEANINGS) <= leaves, set(generate.MEANINGS) - leaves
 
 
