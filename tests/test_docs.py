@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -67,7 +68,7 @@ def test_a_stale_generated_file_is_caught_with_a_diff(
     assert "| 74 |" in (stale / "errors.md").read_text()  # --check writes nothing
 
 
-def _parsers(build: Any, commands: dict[str, Any]) -> list[argparse.ArgumentParser]:
+def _parsers(build: Any, commands: Mapping[str, Any]) -> list[argparse.ArgumentParser]:
     """Every command's parser and, depth first, its subcommands' parsers."""
     found = []
 
@@ -106,7 +107,7 @@ def test_every_command_subcommand_and_option_is_in_the_cli_reference() -> None:
                 action, argparse._SubParsersAction | argparse._HelpAction
             ):
                 continue  # -h is in every usage line
-            for option in action.option_strings or [action.metavar or action.dest]:
+            for option in action.option_strings or [str(action.metavar or action.dest)]:
                 assert str(option) in sections[parser.prog], f"{parser.prog} {option}"
 
 

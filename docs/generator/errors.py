@@ -32,7 +32,8 @@ def _import_everything() -> None:
 
 def _error_tree(cls: type, depth: int = 0) -> Iterator[tuple[int, type]]:
     yield depth, cls
-    for child in sorted(set(cls.__subclasses__()), key=lambda c: (c.__module__, c.__name__)):
+    children: set[type] = set(cls.__subclasses__())
+    for child in sorted(children, key=lambda c: (c.__module__, c.__name__)):
         yield from _error_tree(child, depth + 1)
 
 

@@ -69,7 +69,7 @@ def _without_local_paths(text: str) -> str:
 def measure(names: list[str] | None, quick: bool) -> None:
     """Run the benchmark scripts (``names``, else all) and record their figures with today's date."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    import run as bench_run
+    import run as bench_run  # type: ignore[import-not-found]  # benchmarks/run.py, found on the path just set
 
     known = bench_run.scripts()
     chosen = [bench_run.benchmark_name(n) for n in names] if names else list(known)
