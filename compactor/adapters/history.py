@@ -144,6 +144,10 @@ class CompactingHistory(Generic[T]):
         """Close the session (``Orchestrator.close``: joins its background summary's worker)."""
         self.orchestrator.close()
 
+    def pin(self, text: str) -> str:
+        """Keep ``text`` word for word in every later summary of this conversation (``Orchestrator.pin``)."""
+        return self.orchestrator.pin(text)
+
     def _restart(self) -> None:
         old = self.orchestrator
         if old.background is not None:
@@ -157,6 +161,8 @@ class CompactingHistory(Generic[T]):
             calibration=old.calibration,
             transcript_path=old.transcript_path,
         )
+        for pinned in old.pins:  # what the user pinned holds for the conversation, not one session
+            self.orchestrator.pin(pinned)
         self.adapter = self._make_adapter()
         self._read, self._written = [], []
 

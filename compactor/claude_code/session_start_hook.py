@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from compactor.claude_code.hook_input import HookInput
     from compactor.claude_code.session_record import SessionRecord
     from compactor.core.tokens import CounterName, TokenCounter
+    from compactor.summarizers.session_start import SessionStartText
 
 # Claude Code runs the session-start hook at every start, and almost always
 # it has nothing to say: what only rendering or recalling needs (the
@@ -41,13 +42,13 @@ SESSION_START_MAX_CHARS = 10_000
 """The most ``additionalContext`` a SessionStart hook may return after a compaction (Claude Code's limit)."""
 
 
-def session_ledger(hook: HookInput, record: SessionRecord | None, *, budget: int) -> str | None:
+def session_ledger(hook: HookInput, record: SessionRecord | None, *, budget: int) -> SessionStartText | None:
     """The session's ledger for the text after a compaction, in at most ``budget`` characters; None for none.
 
     ``record`` is the session's record as the session-start hook reads it
     (None when the session stored nothing): its ``ledger`` holds every fact of
     the transcript the pre-compact hook read. The text goes in order of what
-    Claude Code's summary keeps least (``compactor.summarizers.ledger_text.session_start_text``);
+    Claude Code's summary keeps least (``compactor.summarizers.session_start.session_start_text``);
     when the PostCompact hook has already run (clients that run it before
     SessionStart), ``compact_summary`` is Claude Code's own summary of this
     compaction, and the facts it holds verbatim are left out. What does not
@@ -58,7 +59,7 @@ def session_ledger(hook: HookInput, record: SessionRecord | None, *, budget: int
     """
     if record is None or record.ledger is None or record.head_handle is None or budget <= 0:
         return None  # no record, an older one's, or the latest pre-compact failed: its facts may be stale
-    from compactor.summarizers.ledger_text import session_start_text
+    from compactor.summarizers.session_start import session_start_text
 
     reads = {r.path: r.handle for r in record.results if r.tool == "Read" and r.path}
     return session_start_text(
@@ -88,17 +89,18 @@ def session_start_output(
     memories: str | None = None,
     *,
     tool: str = CLIENT_RETRIEVE_TOOL,
-    ledger: Callable[..., str | None] = session_ledger,
+    ledger: Callable[..., SessionStartText | str | None] = session_ledger,
     limit: int = SESSION_START_MAX_CHARS,
 ) -> str | None:
     """The SessionStart hook's JSON output, or None when there is nothing to add.
 
-    Only a start after a compaction (``source`` ``compact``) gets anything: a
-    reminder when the session's conversation was stored (naming the handle
-    the summarizer saw), then what ``ledger(hook, record, budget=...)``
-    returns within the characters the reminder and ``memories`` (the
-    recalled ``memory`` reminder) leave, then the memories; never more than
-    ``limit`` characters in all.
+    Only a start after a compaction (``source`` ``compact``) gets anything:
+    what ``ledger(hook, record, budget=...)`` returns within the characters the
+    reminder and ``memories`` (the recalled ``memory`` reminder) leave, its
+    lead first (where the work stands, the files and check it needs), then the
+    reminder that the session's conversation was stored (naming the handle the
+    summarizer saw), then the rest of the ledger's text and the memories;
+    never more than ``limit`` characters in all.
     """
     if hook.source != "compact":
         return None
@@ -120,8 +122,11 @@ def session_start_output(
     separators = 2 * (len(parts) + (1 if memories else 0))
     room = limit - sum(map(len, parts)) - len(memories or "") - separators
     told = ledger(hook, record, budget=room) if room > 0 else None
-    if told:
-        parts.append(told.strip())
+    lead, rest = (told.lead, told.rest) if told is not None and not isinstance(told, str) else ("", told or "")
+    if lead.strip():
+        parts.insert(0, lead.strip())
+    if rest.strip():
+        parts.append(rest.strip())
     if memories:
         parts.append(memories)
     if not parts:
@@ -142,7 +147,7 @@ def session_start(
     counter: TokenCounter | None = None,
     counter_name: CounterName = "tiktoken",
     tool: str = CLIENT_RETRIEVE_TOOL,
-    ledger: Callable[..., str | None] = session_ledger,
+    ledger: Callable[..., SessionStartText | str | None] = session_ledger,
 ) -> str | None:
     """Handle a SessionStart event: the reminder for a session that was just compacted, or None.
 

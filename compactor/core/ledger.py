@@ -11,7 +11,10 @@ text. It holds:
 - each error, paired with what resolved it, or marked unresolved;
 - the user's instructions and decisions, verbatim, and every typed message;
 - the task list as of its latest update, background work not yet collected;
-- the current request, with the original goal beside it.
+- the current request, with the original goal beside it;
+- what the assistant said that matters: its findings, causes and decisions
+  (``statements``), why it changed each file, how it explained each error;
+- what the user pinned, to be kept verbatim in every later summary.
 
 ``seq`` numbers the merged messages across the whole session, so that
 "newer" has one meaning in every compaction.
@@ -23,15 +26,20 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "LEDGER_KEY",
+    "STATEMENTS_KEPT",
     "LedgerBackground",
     "LedgerCommand",
     "LedgerError",
     "LedgerItem",
     "LedgerMessage",
     "LedgerPath",
+    "LedgerStatement",
     "SessionLedger",
 ]
 
+
+STATEMENTS_KEPT = 60
+"""The ledger keeps the assistant's newest this many statements; older ones are in the stored heads."""
 
 LEDGER_KEY = "compactorLedger"
 """The ``compactMetadata`` key under which a written compaction boundary carries the ledger, so that
@@ -53,6 +61,16 @@ class LedgerPath(_Model):
     """When it was last named (``SessionLedger.seq`` numbering)."""
     handle: str | None = None
     """The stored result of the latest call that named it, when that result was stored on its own."""
+    edit_seq: int = -1
+    """When it was last edited or written (-1: never)."""
+    why: str = ""
+    """The assistant's words before its latest edit or write: what the change is for."""
+    last_edit: str = ""
+    """The latest edit itself when it is small (``-`` old lines, ``+`` new lines), else ""."""
+    symbols: list[str] = Field(default_factory=list)
+    """Names its edits and writes defined or changed (functions, classes, modules), newest last."""
+    deleted: bool = False
+    """A later shell command removed it (``rm``, ``git rm``, ``mv`` away)."""
 
 
 class LedgerCommand(_Model):
@@ -66,6 +84,8 @@ class LedgerCommand(_Model):
     last_output: str = ""
     """The last non-blank line of its latest output (cut), "" when it printed nothing worth showing."""
     seq: int = 0
+    ok_seq: int = -1
+    """When it last ran without failing (-1: never)."""
 
 
 class LedgerError(_Model):
@@ -82,6 +102,9 @@ class LedgerError(_Model):
     edited_since: list[str] = Field(default_factory=list)
     """Paths edited or written after the error, while it was open."""
     resolved: str | None = None
+    resolved_seq: int = -1
+    explanation: str = ""
+    """What the assistant said next about it: the cause it found or the fix it chose."""
 
 
 class LedgerItem(_Model):
@@ -100,6 +123,20 @@ class LedgerBackground(_Model):
     status: str = "running"
     collected: bool = False
     output_file: str | None = None
+
+
+class LedgerStatement(_Model):
+    """A sentence or two of the assistant's own (its text or thinking) that state a finding, a cause,
+    a decision or a result, with the files and identifiers it names."""
+
+    text: str
+    seq: int
+    kind: str
+    """``cause`` (why something fails or works), ``decision`` (what was chosen, and over what),
+    ``result`` (what now holds: tests pass, pushed), or ``finding`` (a fact found)."""
+    score: float = 0.0
+    handle: str | None = None
+    """The stored head it came from, when a compaction stored it."""
 
 
 class LedgerMessage(_Model):
@@ -145,6 +182,21 @@ class SessionLedger(_Model):
     after someone else's compaction): kept as that summary listed them."""
     carried_pending: list[str] = Field(default_factory=list)
     """That summary's pending tasks, shown while the session has no list of its own."""
+    statements: list[LedgerStatement] = Field(default_factory=list)
+    """The assistant's statements that matter, oldest first (at most ``STATEMENTS_KEPT``)."""
+    recent_words: list[str] = Field(default_factory=list)
+    """The assistant's last few text blocks since the latest request, oldest first."""
+    pins: list[str] = Field(default_factory=list)
+    """What the user pinned (``Orchestrator.pin``): kept verbatim in every summary."""
+    last_commit_seq: int = -1
+    """When a commit or push last went through."""
+    last_commit: str = ""
+    last_notification_seq: int = -1
+    """When a background task's notification last arrived."""
+    identifiers: dict[str, int] = Field(default_factory=dict)
+    """The code spans the assistant wrote (```name```), with how often: the names the work turns on."""
+    titles: dict[str, str] = Field(default_factory=dict)
+    """Issue-tracker item titles, by id, as the tracker printed them (``bd show``, ``gh issue view``)."""
 
     @property
     def is_empty(self) -> bool:

@@ -43,7 +43,7 @@ from ccr.recovery import recover
 from compactor.claude_code.transcript import StateBuilder
 from compactor.core.calibration import Calibration
 from compactor.core.config import Settings, context_budget, load_settings
-from compactor.core.errors import CompactionDisabled
+from compactor.core.errors import CompactionDisabled, UsageError
 from compactor.core.messages import Message, ToolResultBlock
 from compactor.core.session import SessionState
 from compactor.core.tokens import CachedCounter, MessageTally, TokenCounter, make_counter
@@ -183,6 +183,38 @@ class Orchestrator:
     def state(self) -> SessionState:
         """The session state as of the last message added (live)."""
         return self._builder.state
+
+    def pin(self, item: str | Message) -> str:
+        """Keep ``item`` (a line of text, or a message's text) word for word in every later summary.
+
+        For rules a user states once ("never push to main"): the session ledger
+        carries pins across every compaction, and each summary (extractive or a
+        model's, which is told to) shows them under the request. Pinning the
+        same text twice keeps one. Returns the text pinned.
+
+        Raises:
+            UsageError: the text is empty.
+        """
+        text = (item.text() if isinstance(item, Message) else item).strip()
+        if not text:
+            raise UsageError("pin: nothing to pin (the text is empty)")
+        pins = self._builder.state.ledger.pins
+        if text not in pins:
+            pins.append(text)
+        return text
+
+    def unpin(self, text: str) -> bool:
+        """Stop keeping ``text`` in later summaries; False when it was not pinned."""
+        pins = self._builder.state.ledger.pins
+        if text.strip() in pins:
+            pins.remove(text.strip())
+            return True
+        return False
+
+    @property
+    def pins(self) -> list[str]:
+        """What is pinned, in the order pinned (a copy)."""
+        return list(self._builder.state.ledger.pins)
 
     # -- adding ------------------------------------------------------------
 

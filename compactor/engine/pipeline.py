@@ -42,6 +42,7 @@ from attachments import AttachmentSet, FileSource, mark_announced
 from attachments.readable import readable_text
 from ccr import PutRequest, Store, marker
 from ccr.batch import StoreBatch
+from compactor.core.config import DEFAULT_SUMMARY_FACTS_TOKENS
 from compactor.core.errors import CompactionDidNotShrink, CompactionFailed, CompactorError, NothingToCompact
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message, TextBlock
@@ -53,13 +54,21 @@ from compactor.engine.cache import prefix_effect
 from compactor.engine.dedup import expand_references, reset_after_compaction
 from compactor.engine.head_storage import store_spans, without_recovered_content
 from compactor.engine.options import CompactBoundary, CompactionResult, CompactOptions
-from compactor.engine.report import CompactionReport, ContextEntry, DedupReport, DroppedSpan, Trigger
+from compactor.engine.report import (
+    BriefingReport,
+    CompactionReport,
+    ContextEntry,
+    DedupReport,
+    DroppedSpan,
+    Trigger,
+)
 from compactor.engine.rounds import split_rounds, split_tail
 from compactor.engine.spans import Span, head_span, head_spans
 from compactor.engine.survival import context_retention, continuation, fact_survival, model_text
 from compactor.summarizers.base import CitingSummarizer, Summarizer, Summary
+from compactor.summarizers.briefing import listing_share
 from compactor.summarizers.ledger import merge_messages, tail_view
-from compactor.summarizers.ledger_text import listing_span
+from compactor.summarizers.ledger_text import index_text, listing_span
 from compactor.summarizers.provider_compaction import (
     ProviderView,
     lead_blocks,
@@ -74,6 +83,7 @@ __all__ = [
     "CompactOptions",
     "CompactionResult",
     "compact",
+    "briefing_report",
     "context_entries",
     "failed_result",
     "head_and_tail",
@@ -188,9 +198,12 @@ def failed_result(
     return CompactionResult(ok=False, boundary=None, messages=list(messages), state=state, report=report)
 
 
-def context_entries(out: Sequence[Message], sizes: Sequence[int], *, tail_length: int) -> list[ContextEntry]:
-    """The compacted context ``[summary, *tail, *attachments]`` as the report shows it to a person."""
-    parts = ["summary"] + ["tail"] * tail_length + ["attachment"] * (len(out) - 1 - tail_length)
+def context_entries(
+    out: Sequence[Message], sizes: Sequence[int], *, tail_length: int, index: bool = False
+) -> list[ContextEntry]:
+    """The compacted context ``[summary, *tail, *attachments, index?]`` as the report shows it to a person."""
+    attachments = len(out) - 1 - tail_length - (1 if index else 0)
+    parts = ["summary"] + ["tail"] * tail_length + ["attachment"] * attachments + ["index"] * index
     return [
         ContextEntry(part=part, role=m.role, tokens=n, text=readable_text(m))  # type: ignore[arg-type]
         for part, m, n in zip(parts, out, sizes, strict=True)
@@ -265,7 +278,9 @@ def _compact(
     tail = expand_references(tail, new_state.dedup)  # a result first shown in the head is shown again
 
     # 4. summarize.
-    summary = _summarize(named, tail, summarizer, instructions, cwd=new_state.cwd, batch=batch, store=store)
+    summary = _summarize(
+        named, tail, summarizer, instructions, cwd=new_state.cwd, batch=batch, store=store, counter=counter
+    )
     summary_message = _summary_message(summary, named, opts, trigger)
     summary_tokens = counter.count_message(summary_message)
     tail_sizes = _counts(tail, messages, sizes, counter)
@@ -284,14 +299,20 @@ def _compact(
         batch=batch,
     )
 
-    # 6. render.
-    out = [summary_message, *tail, *attached.messages]
+    # 6. render: the session's index (bookkeeping the briefing leaves out) closes the context.
+    index = [Message(role="user", content=summary.index, is_meta=True)] if summary.index else []
+    out = [summary_message, *tail, *attached.messages, *index]
 
     # 7. report and new state.
     dedup = _close_state(new_state, named.ledger)
     # Attachments were counted as rendered (their budgets apply to exactly that text), and a tail
     # message that expanding references left as it was has its count in ``sizes``: not again.
-    out_sizes = [summary_tokens, *tail_sizes, *(a.tokens for a in attached.attachments)]
+    out_sizes = [
+        summary_tokens,
+        *tail_sizes,
+        *(a.tokens for a in attached.attachments),
+        *(counter.count_message(m) for m in index),
+    ]
     _check_shrinks(out_sizes, sizes)
     post = opts.calibration.tokens(sum(out_sizes))
     report = _report(
@@ -316,6 +337,19 @@ def _compact(
     )
     batch.store_in(store)  # the one transaction; a refusal raises and nothing is dropped
     return CompactionResult(ok=True, boundary=boundary, messages=out, state=new_state, report=report)
+
+
+def briefing_report(summary: Summary) -> BriefingReport:
+    """The briefing figures of a summary: its bookkeeping share, and what it proposes next."""
+    facts = summary.briefing
+    return BriefingReport(
+        listing_share=round(listing_share(summary.text), 3),
+        next_step=facts.next_step if facts is not None else None,
+        next_files=facts.next_files if facts is not None else [],
+        check=facts.check if facts is not None else None,
+        finished=facts.finished if facts is not None else None,
+        index_chars=len(summary.index),
+    )
 
 
 def _check_shrinks(out_sizes: Sequence[int], sizes: Sequence[int]) -> None:
@@ -426,8 +460,9 @@ def _summarize(
     cwd: str | None,
     batch: StoreBatch,
     store: Store,
+    counter: TokenCounter,
 ) -> Summary:
-    """Step 4: the summary of what the summarizer reads.
+    """Step 4: the summary of what the summarizer reads, and the session's index after it.
 
     Raises:
         CompactionFailed: the summary cites a handle that neither this compaction nor an earlier one stored.
@@ -440,6 +475,22 @@ def _summarize(
         )
     else:
         summary = summarizer.summarize(named.reader, instructions)
+    if not summary.index and not named.ledger.is_empty:
+        # A model's summary (or a provider's) is followed by the same index as the extractive one.
+        listing = next((s.handle for s in named.spans if s.kind == "facts"), named.head_handle)
+        summary = summary.model_copy(
+            update={
+                "index": index_text(
+                    named.ledger,
+                    tail_view(named.ledger, tail) if tail else named.ledger,
+                    cwd=cwd,
+                    count=counter.count_text,
+                    budget_tokens=DEFAULT_SUMMARY_FACTS_TOKENS,
+                    listing=marker(listing),
+                ),
+                "handles": [*summary.handles, *([listing] if listing not in summary.handles else [])],
+            }
+        )
     # A summary may cite what earlier compactions stored too; it may not cite what was never stored.
     missing = [h for h in summary.handles if not batch.holds(h) and not store.contains(h)]
     if missing:
@@ -536,7 +587,7 @@ def _report(
         dedup=dedup,
         survival=fact_survival(
             named.reader,
-            "\n".join([*(provider_text(b) for b in leading), summary.text]),
+            "\n".join([*(provider_text(b) for b in leading), summary.text, summary.index]),
             cwd=cwd,
             stored={s.handle: s.data for s in named.spans if s.kind != "head"},
         ),
@@ -545,7 +596,8 @@ def _report(
         ledger_facts=len(ledger.paths) + len(ledger.commands) + len(ledger.errors) + len(ledger.user_messages),
         summary=summary.text.strip(),
         summary_sources=summary.sources,
-        context=context_entries(out, out_sizes, tail_length=len(tail)),
+        context=context_entries(out, out_sizes, tail_length=len(tail), index=bool(summary.index)),
+        briefing=briefing_report(summary),
         # The summary comes first: the cached prefix is kept up to message 0, that is not at all.
         cache=prefix_effect(sizes, 0, len(sizes) if opts.cached_messages is None else opts.cached_messages),
     )

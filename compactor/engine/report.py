@@ -19,6 +19,7 @@ from compactor.summarizers.base import SummarySource
 __all__ = [
     "AttachmentEntry",
     "AttachmentType",
+    "BriefingReport",
     "CacheReport",
     "CompactionReport",
     "ContextEntry",
@@ -56,10 +57,24 @@ class DroppedSpan(_Model):
 class ContextEntry(_Model):
     """One message of the compacted context, as a person reads it (``compactor show``)."""
 
-    part: Literal["summary", "tail", "attachment"]
+    part: Literal["summary", "tail", "attachment", "index"]
     role: Literal["user", "assistant"]
     tokens: int
     text: str
+
+
+class BriefingReport(_Model):
+    """Whether the summary is a briefing (``compactor.summarizers.briefing``): the share of its
+    characters on bookkeeping lines, whether it proposes a next step, the files and the check it
+    names, why the work counts as done, and the size of the index that follows it."""
+
+    listing_share: float = 0.0
+    next_step: bool | None = None
+    """None: the summarizer does not say (a model's own text)."""
+    next_files: list[str] = Field(default_factory=list)
+    check: str | None = None
+    finished: str | None = None
+    index_chars: int = 0
 
 
 class DedupReport(_Model):
@@ -135,6 +150,8 @@ class CompactionReport(_Model):
     the compacted context holds verbatim (``compactor.engine.survival.context_retention``)."""
     continuation: Continuation | None = None
     """Whether the summary names the latest typed request and the open items."""
+    briefing: BriefingReport | None = None
+    """The summary's briefing figures (None when the compaction failed)."""
     ledger_facts: int = 0
     """Facts the session ledger holds (paths, commands, errors, user messages); all are in the stored listing."""
     at_line: int | None = None

@@ -20,10 +20,9 @@ from collections.abc import Sequence
 from compactor.core.errors import SummarizerError
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import ContentBlock, Message
-from compactor.core.templating import render
 from compactor.engine.spans import Span
 from compactor.summarizers.base import Summary
-from compactor.summarizers.llm import ModelClient, ledger_facts
+from compactor.summarizers.llm import ModelClient
 
 __all__ = ["ProviderCompactSummarizer"]
 
@@ -52,7 +51,7 @@ class ProviderCompactSummarizer(ModelClient):
         ledger: SessionLedger | None = None,
         tail: Sequence[Message] = (),
     ) -> Summary:
-        """The provider's compaction of ``messages`` (``provider_blocks``), the ledger's facts as the text.
+        """The provider's compaction of ``messages`` (``provider_blocks``); the pipeline adds the index.
 
         Raises:
             SummarizerError: nothing to compact, or the provider failed or
@@ -61,10 +60,7 @@ class ProviderCompactSummarizer(ModelClient):
         if not messages:
             raise SummarizerError(f"{self.name}: there is nothing to compact")
         blocks = self._compact(messages, instructions.strip() if instructions and instructions.strip() else None)
-        text = ""
-        if ledger is not None:
-            text = render("summary_ledger_block.j2", facts=ledger_facts(ledger, tail, cwd)).strip()
-        return Summary(text=text, summarizer=self.name, provider_blocks=blocks)
+        return Summary(text="", summarizer=self.name, provider_blocks=blocks)
 
     @abstractmethod
     def _compact(self, messages: Sequence[Message], instructions: str | None) -> list[ContentBlock]:

@@ -37,13 +37,9 @@ from compactor.core.config import BackgroundSettings
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message
 from compactor.core.templating import render
-from compactor.core.tokens import RoughCounter
 from compactor.engine.pipeline import without_recovered_content
 from compactor.engine.spans import Span
 from compactor.summarizers.base import CitingSummarizer, Summary, SummarySource
-from compactor.summarizers.ledger import tail_view
-from compactor.summarizers.ledger_text import ledger_digest
-from compactor.summarizers.llm import _LEDGER_TOKENS
 
 __all__ = ["BackgroundSummaries", "BlendedSummarizer", "Choice", "fingerprints", "retry_after_seconds"]
 
@@ -392,12 +388,12 @@ class BlendedSummarizer:
             )
         ]
         newer = list(messages[covered:])
-        extractive_text = ledger_text = ""
+        extractive_text = index = ""
         sections = dict(model.sections)
         handles = list(model.handles)
         if newer:
             rest = self.extractive.summarize(newer, instructions, spans=spans, cwd=cwd, ledger=ledger, tail=tail)
-            extractive_text = rest.text.strip()
+            extractive_text, index = rest.text.strip(), rest.index
             sections.update(rest.sections)
             handles.extend(h for h in rest.handles if h not in handles)
             sources.append(
@@ -409,22 +405,7 @@ class BlendedSummarizer:
                     reason="newer than the background summary",
                 )
             )
-        elif ledger is not None:
-            facts = ledger_digest(
-                ledger,
-                tail_view(ledger, tail) if tail else ledger,
-                cwd=cwd,
-                count=RoughCounter().count_text,
-                budget_tokens=_LEDGER_TOKENS,
-            )
-            ledger_text = render("summary_ledger_block.j2", facts=facts).strip()
-        text = render(
-            "background_summary.j2",
-            llm=model.text.strip(),
-            extractive=extractive_text,
-            newer=len(newer),
-            ledger=ledger_text,
-        )
+        text = render("background_summary.j2", llm=model.text.strip(), extractive=extractive_text, newer=len(newer))
         self.name = self.llm_name
         return Summary(
             text=text.strip(),
@@ -433,4 +414,5 @@ class BlendedSummarizer:
             handles=handles,
             dropped_rounds=model.dropped_rounds,
             sources=sources,
+            index=index,
         )

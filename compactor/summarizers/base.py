@@ -11,7 +11,7 @@ from compactor.core.ledger import SessionLedger
 from compactor.core.messages import ContentBlock, Message, ToolResultBlock
 from compactor.engine.spans import Span
 
-__all__ = ["SECTION_TITLES", "CitingSummarizer", "Summarizer", "Summary", "SummarySource"]
+__all__ = ["SECTION_TITLES", "BriefingFacts", "CitingSummarizer", "Summarizer", "Summary", "SummarySource"]
 
 SECTION_TITLES: tuple[str, ...] = (
     "Primary request and intent",
@@ -44,6 +44,18 @@ class SummarySource(BaseModel):
     reason: str
 
 
+class BriefingFacts(BaseModel):
+    """What a briefing proposes, for the report: whether it names a next step, the files it names,
+    the check it proposes, and why the work counts as done (None while it is open)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    next_step: bool = False
+    next_files: list[str] = Field(default_factory=list)
+    check: str | None = None
+    finished: str | None = None
+
+
 class Summary(BaseModel):
     """A summary of the head of a conversation.
 
@@ -65,6 +77,11 @@ class Summary(BaseModel):
     sources: list[SummarySource] = Field(default_factory=list)
     """Which parts of the head which source summarized (a background summary; empty: all by ``summarizer``)."""
     provider_blocks: list[ContentBlock] = Field(default_factory=list)
+    index: str = ""
+    """The session's index (every path, the commands that matter, the stored listing's handle), which
+    the compacted context carries as its own message after the summary: bookkeeping, kept out of ``text``."""
+    briefing: BriefingFacts | None = None
+    """What the summary proposes (a summary written from the ledger; None for a model's own text)."""
 
 
 Summary.model_rebuild(_types_namespace={"ToolResultBlock": ToolResultBlock})

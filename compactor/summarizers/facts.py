@@ -7,9 +7,22 @@ and ``compactor.engine.survival`` measures with the same definitions.
 
 from __future__ import annotations
 
+import re
+import shlex
+
 from compactor.core.messages import ToolUseBlock
 
-__all__ = ["DEFAULT_COMMAND_LINE_CHARS", "EDIT_ACTIONS", "command_first_line", "relative_path", "touched_path"]
+__all__ = [
+    "DEFAULT_COMMAND_LINE_CHARS",
+    "EDIT_ACTIONS",
+    "changes_state",
+    "check_program",
+    "command_first_line",
+    "commits_work",
+    "relative_path",
+    "removed_paths",
+    "touched_path",
+]
 
 _PATH_KEYS = ("file_path", "notebook_path")
 EDIT_ACTIONS = {"Edit": "edited", "MultiEdit": "edited", "NotebookEdit": "edited", "Write": "written"}
@@ -47,3 +60,86 @@ def relative_path(path: str, cwd: str | None) -> str:
     if path.startswith(prefix) and len(path) > len(prefix):
         return path[len(prefix) :]
     return path
+
+
+_RUNNER = re.compile(
+    r"^(?:(?:cd|pushd)\s+\S+\s*(?:&&|;)\s*)*(?:(?:\w+=\S*\s+)*)(?:(?:uv|poetry|pdm|hatch|pipenv|rye)\s+run\s+|npx\s+|"
+    r"bunx\s+|bundle\s+exec\s+|time\s+|env\s+(?:\w+=\S*\s+)*)*"
+)
+"""What runs a program without being it: ``cd DIR &&``, variable assignments, ``uv run``, ``npx``, ``time``."""
+_CHECK = re.compile(
+    r"^(?:python3?\s+-m\s+)?(?:(?P<one>pytest|py\.test|tox|nox|mypy|pyright|ruff|flake8|pylint|black|isort|eslint|"
+    r"prettier|tsc|jest|vitest|mocha|ava|rspec|rubocop|phpunit|ctest|shellcheck|golangci-lint|clippy|unittest|credo)\b"
+    r"|(?P<two>(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:test|lint|build|check|typecheck|type-check)|"
+    r"(?:make|just|task)\s+(?:test|tests|check|lint|build|ci|typecheck)|cargo\s+(?:test|check|build|clippy|nextest)|"
+    r"go\s+(?:test|build|vet)|mix\s+(?:test|compile|credo|format\s+--check-formatted|dialyzer)|"
+    r"(?:gradle|gradlew|\./gradlew)\s+(?:test|check|build)|mvn\s+(?:test|verify|package)|dotnet\s+(?:test|build)|"
+    r"swift\s+(?:test|build)|deno\s+(?:test|lint|check)|bazel\s+(?:test|build)|zig\s+build))\b"
+)
+_STATE_CHANGING = re.compile(
+    r"\bgit\s+(?:commit|push|merge|rebase|reset|checkout\s+--\s|clean|tag|cherry-pick|stash|am|revert|rm|mv)\b"
+    r"|\brm\s|\bmv\s+\S+\s+\S+|\bgh\s+(?:pr|issue|release|repo)\s+(?:create|merge|close|edit|comment|delete|reopen)\b"
+    r"|\b(?:bd|beads)\s+(?:close|update|create|delete|sync)\b|\b(?:npm|pnpm|yarn|cargo|twine|poetry)\s+publish\b"
+    r"|\bdeploy\b|\bkubectl\s+(?:apply|delete)\b|\bterraform\s+(?:apply|destroy)\b|\b(?:migrate|ecto\.migrate|db:migrate)\b"
+    r"|\b(?:pip|npm|pnpm|yarn|cargo|go)\s+(?:install|add|remove|uninstall|get)\b|>\s*[^&|\s]|\btee\s|\bsed\s+-i\b"
+)
+"""A command that changes something beyond printing: a commit, a push, a removal, a tracker update,
+a publish, a migration, an install, a redirect into a file. Never proposed as a check."""
+_HARMLESS_REDIRECT = re.compile(r"\d?>&\d|&?\d?>>?\s*/dev/null")
+"""Redirections that write no file: ``2>&1``, ``> /dev/null``."""
+_COMMIT = re.compile(r"\bgit\s+(?:commit|push)\b|\bgh\s+pr\s+(?:create|merge)\b")
+
+
+_FORMATTERS = frozenset({"black", "isort", "prettier"})
+
+
+def _program(command: str) -> str:
+    return _RUNNER.sub("", command.strip(), count=1)
+
+
+def check_program(command: str) -> str | None:
+    """The check a shell command runs (``pytest``, ``mix test``, ``npm run lint``), or None when it runs
+    no test, lint, type check or build, or when it also changes state (``changes_state``)."""
+    if changes_state(command):
+        return None
+    program = _program(command)
+    match = _CHECK.match(program)
+    if match is None:
+        return None
+    if match.group("two"):
+        return " ".join(match.group("two").split())
+    name = match.group("one")
+    rest = program[match.end() :].split()
+    if name in _FORMATTERS and "--check" not in rest and "--check-only" not in rest and "--diff" not in rest:
+        return None  # a formatter rewrites files unless told to check
+    sub = rest[0] if rest and re.fullmatch(r"[a-z][a-z-]*", rest[0]) else None
+    if name == "ruff" and sub == "format" and "--check" not in rest:
+        return None
+    return f"{name} {sub}" if sub else name
+
+
+def changes_state(command: str) -> bool:
+    """Whether a shell command changes state beyond printing (see ``_STATE_CHANGING``)."""
+    return _STATE_CHANGING.search(_HARMLESS_REDIRECT.sub(" ", command)) is not None
+
+
+def commits_work(command: str) -> bool:
+    """Whether a shell command commits or pushes work (``git commit``, ``git push``, ``gh pr create``)."""
+    return _COMMIT.search(command) is not None
+
+
+def removed_paths(command: str) -> list[str]:
+    """The paths a shell command removes (``rm``, ``git rm``) or moves away (``mv A B``, ``git mv``: A)."""
+    found: list[str] = []
+    for part in re.split(r"&&|\|\||;|\|", command):
+        try:
+            tokens = shlex.split(part)
+        except ValueError:
+            continue
+        if tokens[:1] == ["git"]:
+            tokens = tokens[1:]
+        if not tokens or tokens[0] not in ("rm", "mv", "unlink"):
+            continue
+        args = [t for t in tokens[1:] if not t.startswith("-")]
+        found.extend(args[:-1] if tokens[0] == "mv" else args)
+    return found

@@ -22,21 +22,31 @@ import re
 from collections.abc import Mapping, Sequence
 
 from compactor.core.ledger import (
+    STATEMENTS_KEPT,
     LedgerBackground,
     LedgerCommand,
     LedgerError,
     LedgerItem,
     LedgerMessage,
     LedgerPath,
+    LedgerStatement,
     SessionLedger,
 )
-from compactor.core.messages import Message, ToolResultBlock, ToolUseBlock
+from compactor.core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from compactor.engine.dedup import without_result_id
 from compactor.summarizers._errors import error_lines
 from compactor.summarizers._sections import section_items, section_lines
 from compactor.summarizers._thread import Background, Thread, TrackedItem
-from compactor.summarizers.facts import EDIT_ACTIONS, command_first_line, touched_path
-from compactor.summarizers.prompts import typed
+from compactor.summarizers.facts import (
+    EDIT_ACTIONS,
+    check_program,
+    command_first_line,
+    commits_work,
+    removed_paths,
+    touched_path,
+)
+from compactor.summarizers.prompts import queued, typed
+from compactor.summarizers.statements import first_words, identifiers, is_narration, sentences, statements
 
 __all__ = ["instruction_sentences", "merge_messages", "searched_path", "tail_view", "useful_last_line"]
 
@@ -55,15 +65,35 @@ _INSTRUCTION = re.compile(
 """A sentence that tells the agent how to work: it starts with an imperative of that kind
 ("don't ...", "always ...", "use X ..."), or it says to do one thing instead of another."""
 _CONTENT_COMMANDS = re.compile(
-    r"^(?:cd\s+\S+\s*&&\s*)?(?:cat|head|tail|less|more|zcat|grep|egrep|rg|ag|awk|sed -n|jq|"
-    r"git (?:diff|show|log|blame|grep))\b"
+    r"^(?:cd\s+\S+\s*&&\s*)?(?:cat|head|tail|less|more|zcat|grep|egrep|rg|ag|awk|sed -n|jq|diff|find|ls|tree|wc|"
+    r"git (?:diff|show|log|blame|grep|status)|gh (?:pr|issue|run|api|release) (?:diff|view|list|checks|comments)|gh api|"
+    r"curl|wget|bd (?:show|list|ready)|bat|nl|strings|xxd|od)\b"
 )
 """Shell commands that show content: an error line in what they print is the content's, not
 theirs (a log read with ``tail``, a diff); only their own failure counts."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _INSTRUCTION_CHARS = 300
 _REJECTED = ("The user doesn't want to proceed", "The user doesn't want to take this action")
-"""How the client words a tool call the user turned down: a decision, not an error to fix."""
+"""How the client words a tool call the user turned down: neither an error nor, alone, an instruction."""
+_REJECTION_REASON = re.compile(r"the user said:\s*(.+)", re.S | re.I)
+"""A rejection the user typed a reason with: the reason is the user's own words."""
+_PLUMBING = re.compile(
+    r"<tool_use_error>|Sibling tool call errored|File does not exist|File has not been read yet|"
+    r"has been modified since (?:it was )?read|String to replace not found|Found \d+ matches of the string|"
+    r"No such file or directory|Is a directory|EISDIR|ENOENT|does not exist\.?\s*$|"
+    r"File content \(\d+ tokens\) exceeds|InputValidationError|Request interrupted|Interrupted by user",
+    re.I,
+)
+"""How a tool reports a call that went wrong on its way (a sibling call failed, a file probed for
+is not there, an edit that must be retried): plumbing, neither an error of the work nor a next step."""
+_BARE_EXIT = re.compile(r"^\W*Exit code \d+\W*$")
+_COMMENT_LINE = re.compile(r"^\s*(?://|#|/\*|\*|--|;|<!--|[+-](?![+-])|>|\d+[→\t])")
+"""A line of code, a diff or a numbered file line: an error word there is the content's, not a failure."""
+_EDIT_LINES = 6
+_EDIT_CHARS = 500
+_WORDS_KEPT = 4
+_WORDS_CHARS = 600
+_WHY_CHARS = 300
 _NOISE_LINE = re.compile(r"^(?:Shell cwd was reset to .*|\[result-id: r\d+\]|<[^>]{0,40}>)$")
 _THREE_ALNUM = re.compile(r"[^\W_][\W_]*[^\W_][\W_]*[^\W_]")
 """Three letters or digits (``str.isalnum``: ``\\w`` less the underscore) somewhere in a line."""
@@ -150,6 +180,7 @@ def merge_messages(
     thread = _thread_of(ledger)
     calls: dict[str, ToolUseBlock] = {}
     wrote_before = ledger.seq > 0
+    words = _Words()
     for index, message in enumerate(messages):
         seq = ledger.seq + index
         if message.is_compact_summary:
@@ -159,23 +190,109 @@ def merge_messages(
         said = typed(message)
         if said is not None:
             _user(ledger, said.text, said.is_request, seq, stored_messages.get(index))
+            words.awaiting.clear()
             continue
+        for text in queued(message):
+            if not text.startswith("<task-notification>"):
+                _user(ledger, text, not text.startswith("/"), seq, None)
+        if message.role == "user" and "<task-notification>" in message.text():
+            ledger.last_notification_seq = seq
         thread.add(message)
         if message.role == "assistant":
             text = message.text().strip()
             if text:
                 ledger.last_statement, ledger.last_statement_seq = text, seq
+                ledger.recent_words = [*ledger.recent_words, _flat(text, _WORDS_CHARS)][-_WORDS_KEPT:]
         for block in message.blocks():
-            if isinstance(block, ToolUseBlock):
+            if isinstance(block, TextBlock | ThinkingBlock) and message.role == "assistant":
+                words.said(ledger, block, seq)
+            elif isinstance(block, ToolUseBlock):
                 calls[block.id] = block
-                _call(ledger, block, seq)
+                _call(ledger, block, seq, words.before_call)
             elif isinstance(block, ToolResultBlock):
+                words.before_call = ""
                 call = calls.get(block.tool_use_id)
                 if call is not None:
-                    _result(ledger, call, block, seq, results.get(block.tool_use_id))
+                    error = _result(ledger, call, block, seq, results.get(block.tool_use_id))
+                    if error is not None:
+                        words.awaiting.append(error)
     ledger.seq += len(messages)
     _lists_back(ledger, thread)
     return ledger
+
+
+class _Words:
+    """What the assistant just said, while one head is merged: the words before its next tool call
+    (what an edit is for) and the errors waiting for its explanation."""
+
+    def __init__(self) -> None:
+        self.before_call = ""
+        self.awaiting: list[LedgerError] = []
+
+    def said(self, ledger: SessionLedger, block: TextBlock | ThinkingBlock, seq: int) -> None:
+        text = block.text if isinstance(block, TextBlock) else block.thinking
+        if not text.strip():
+            return
+        thinking = isinstance(block, ThinkingBlock)
+        if not thinking:
+            self.before_call = first_words(text, _WHY_CHARS)
+        found = statements(text, thinking=thinking)
+        _count_identifiers(ledger, text)
+        if self.awaiting:
+            explained = max(found, key=lambda s: s.score).text if found else _explanation(text)
+            if explained:
+                for error in self.awaiting:
+                    error.explanation = error.explanation or explained
+                self.awaiting = []
+        known = {s.text for s in ledger.statements}
+        for item in found:
+            if item.text in known:
+                continue
+            said_before = _restated(item.text, ledger.statements[-6:])
+            if said_before is None:
+                ledger.statements.append(LedgerStatement(text=item.text, seq=seq, kind=item.kind, score=item.score))
+            elif not thinking:  # what the assistant wrote out, in place of what it thought first
+                said_before.text, said_before.seq = item.text, seq
+                said_before.score = max(said_before.score, item.score)
+        if len(ledger.statements) > STATEMENTS_KEPT:
+            del ledger.statements[: len(ledger.statements) - STATEMENTS_KEPT]
+
+
+_IDENTIFIERS_KEPT = 400
+
+
+def _count_identifiers(ledger: SessionLedger, text: str) -> None:
+    """Count the code spans of ``text``; past ``_IDENTIFIERS_KEPT`` names the rarest are forgotten."""
+    counts = ledger.identifiers
+    for name in identifiers(text):
+        if 2 <= len(name) <= 60 and not name.isdigit():
+            counts[name] = counts.get(name, 0) + 1
+    if len(counts) > _IDENTIFIERS_KEPT:
+        keep = sorted(counts.items(), key=lambda item: -item[1])[: _IDENTIFIERS_KEPT // 2]
+        ledger.identifiers = dict(keep)
+
+
+def _explanation(text: str) -> str:
+    """The first sentence of ``text`` that says something about an error (six words or more)."""
+    for sentence in sentences(text):
+        if len(sentence.split()) >= 6 and not sentence.endswith(":") and not is_narration(sentence):
+            return _flat(sentence, 300)
+    return ""
+
+
+def _terms(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9_]{3,}", text.lower())}
+
+
+def _restated(text: str, recent: Sequence[LedgerStatement]) -> LedgerStatement | None:
+    """The one of the ``recent`` statements that ``text`` says again (the text block after a
+    thinking block often does: most of its words are that statement's), if any."""
+    words = _terms(text)
+    for other in recent:
+        theirs = _terms(other.text)
+        if words and theirs and len(words & theirs) >= 0.6 * min(len(words), len(theirs)):
+            return other
+    return None
 
 
 def tail_view(ledger: SessionLedger, tail: Sequence[Message]) -> SessionLedger:
@@ -197,6 +314,10 @@ def _user(ledger: SessionLedger, text: str, is_request: bool, seq: int, handle: 
     if ledger.original_goal is None:
         ledger.original_goal = text
     ledger.current_request, ledger.current_request_seq = text, seq
+    ledger.recent_words = []
+    for error in ledger.errors:
+        if error.resolved is None:
+            error.resolved, error.resolved_seq = "the user moved on to a new request", seq
     for sentence in instruction_sentences(text):
         if sentence not in ledger.instructions:
             ledger.instructions.append(sentence)
@@ -206,21 +327,91 @@ def _borrow(ledger: SessionLedger, summary: Message) -> None:
     """What a summary this ledger did not write says of the user: its messages and its request."""
     text = summary.text()
     for item in section_items(text, "All user messages"):
-        if not item.startswith("(") and item not in ledger.carried:
+        if not _placeholder(item) and item not in ledger.carried:
             ledger.carried.append(item)
-    ledger.carried_pending = [item for item in section_items(text, "Pending tasks") if not item.startswith("(")]
+    ledger.carried_pending = [item for item in section_items(text, "Pending tasks") if not _placeholder(item)]
     if ledger.original_goal is None:
         lines = section_lines(text, "Primary request and intent")
+        ours = [_CURRENT.match(line) for line in lines]
         goal = [line.removeprefix("- Original goal: ") for line in lines if line.startswith("- Original goal: ")]
-        request = goal[0] if goal else "\n".join(line for line in lines if not line.startswith("- Current request: "))
+        if any(ours):
+            request = next(m.group(1) for m in ours if m)
+        elif goal:
+            request = goal[0]
+        else:
+            request = "\n".join(line for line in lines if not line.startswith("- Current request: "))
         ledger.original_goal = request or None
 
 
-def _call(ledger: SessionLedger, use: ToolUseBlock, seq: int) -> None:
+_CURRENT = re.compile(
+    r'^The user\'s current request, verbatim: "(.*)"(?: <<ccr:[^>]+>>| \(whole in the stored conversation\))?$', re.S
+)
+"""How a briefing states the request (``compactor.summarizers.briefing``): the text between the quotes."""
+
+
+def _placeholder(item: str) -> bool:
+    """Whether a section's item only says there is nothing: "(none)", "(no open tasks)"."""
+    return item.startswith("(") and item.endswith(")") and item.count("(") == 1
+
+
+def _edit_lines(use: ToolUseBlock) -> str:
+    """A small edit as ``-``/``+`` lines ("" when it is too large to show: it is in the stored head)."""
+    edit: dict[str, object] = dict(use.input)
+    edits = use.input.get("edits")
+    if use.name == "MultiEdit" and isinstance(edits, list) and edits and isinstance(edits[-1], dict):
+        edit = edits[-1]
+    old, new = edit.get("old_string"), edit.get("new_string")
+    if use.name == "Write":
+        old, new = "", use.input.get("content")
+    if not isinstance(old, str) or not isinstance(new, str):
+        return ""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    if len(old_lines) + len(new_lines) > 2 * _EDIT_LINES or len(old) + len(new) > _EDIT_CHARS or not new_lines:
+        return ""
+    return "\n".join([*(f"-{line}" for line in old_lines), *(f"+{line}" for line in new_lines)])
+
+
+_DEFINES = re.compile(
+    r"^[ \t]*(?:export\s+)?(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?(?:static\s+)?"
+    r"(?:def|defp|defmacro|function|func(?:\s+\([^)]*\))?|fn|class|interface|struct|enum|trait|module|defmodule|"
+    r"(?:abstract\s+)?class|type)\s+([A-Za-z_][\w.!?]*)"
+    r"|^[ \t]*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_]\w*)\s*=\s*(?:async\s*)?(?:\(|function)"
+    r"|handle_event\(\s*\"([\w:-]+)\"",
+    re.M,
+)
+"""Where a line of code defines a name: a function, class, module or type, an arrow function, an event handler."""
+_SYMBOLS_KEPT = 8
+
+
+def _defined(use: ToolUseBlock) -> list[str]:
+    """The names an edit or write defines, in order (``Edit``'s new text, ``Write``'s content)."""
+    texts: list[object] = [use.input.get("new_string"), use.input.get("content")]
+    edits = use.input.get("edits")
+    if isinstance(edits, list):
+        texts += [e.get("new_string") for e in edits if isinstance(e, dict)]
+    found: list[str] = []
+    for text in texts:
+        if isinstance(text, str):
+            for match in _DEFINES.finditer(text[:50_000]):
+                name = next(g for g in match.groups() if g)
+                if name not in found:
+                    found.append(name)
+    return found
+
+
+def _call(ledger: SessionLedger, use: ToolUseBlock, seq: int, why: str = "") -> None:
     path = touched_path(use)
     if path:
         entry = ledger.paths.setdefault(path, LedgerPath(path=path))
         entry.seq = seq
+        if use.name in EDIT_ACTIONS:
+            entry.edit_seq, entry.deleted = seq, False
+            entry.why = why or entry.why
+            entry.last_edit = _edit_lines(use)
+            for name in _defined(use):
+                if name in entry.symbols:
+                    entry.symbols.remove(name)
+                entry.symbols = [*entry.symbols, name][-_SYMBOLS_KEPT:]
         action = EDIT_ACTIONS.get(use.name, use.name)
         if use.name == "Read":
             offset, limit = use.input.get("offset"), use.input.get("limit")
@@ -258,13 +449,36 @@ def _describe(use: ToolUseBlock) -> str:
     return use.name
 
 
-def _result(ledger: SessionLedger, call: ToolUseBlock, block: ToolResultBlock, seq: int, handle: str | None) -> None:
+def _first_error(text: str, failed: bool, first_error: str | None, count: int) -> tuple[str | None, int]:
+    """The error line to show: past a bare ``Exit code N`` to the line that says what failed, and
+    never a line of code, a diff or a numbered file line in a result that did not fail."""
+    if first_error is None:
+        return None, 0
+    if not failed and _COMMENT_LINE.match(first_error):
+        rest = [
+            line
+            for line in text.splitlines()
+            if line.strip() and not _COMMENT_LINE.match(line) and error_lines(line, False)[0] is not None
+        ]
+        return (rest[0], len(rest)) if rest else (None, 0)
+    if _BARE_EXIT.match(first_error) and count > 1:
+        for line in text.splitlines():
+            if line.strip() and not _BARE_EXIT.match(line) and error_lines(line, failed)[0] is not None:
+                return line.strip(), count - 1
+    return first_error, count
+
+
+def _result(
+    ledger: SessionLedger, call: ToolUseBlock, block: ToolResultBlock, seq: int, handle: str | None
+) -> LedgerError | None:
+    """Fold one tool result in; returns the error it recorded, if any."""
     text = block.text()
     first = command_first_line(call)
     # Only a shell command's own output reports errors in its lines; any other tool's output is
     # content (a file, a page, a plan) unless the call failed.
     shows_content = first is None or _CONTENT_COMMANDS.match(first) is not None
     first_error, count = (None, 0) if shows_content and not block.is_error else error_lines(text, block.is_error)
+    first_error, count = _first_error(text, block.is_error, first_error, count)
     if block.is_error and first_error is None and text.strip():
         first_error, count = text.strip().splitlines()[0], 1
     failed = block.is_error or first_error is not None
@@ -282,31 +496,42 @@ def _result(ledger: SessionLedger, call: ToolUseBlock, block: ToolResultBlock, s
             command.failed += 1
         else:
             command.ok += 1
+            if not failed:
+                command.ok_seq = seq
         command.last_output = useful_last_line(text)
     ledger.last_actions = [*ledger.last_actions[-(_ACTIONS_KEPT - 1) :], f"{_describe(call)} -> {outcome}"]
     ledger.last_action_seq = seq
 
     key = first or touched_path(call) or call.name
     if block.is_error and text.lstrip().startswith(_REJECTED):
-        decision = f"The user turned down this call: {_describe(call)}"
-        if decision not in ledger.instructions:
-            ledger.instructions.append(decision)
-        return
+        # Turned down: an instruction only when the user typed why, and then in their words.
+        reason = _REJECTION_REASON.search(text)
+        if reason is not None:
+            for sentence in [_flat(reason.group(1), _INSTRUCTION_CHARS)]:
+                if sentence and sentence not in ledger.instructions:
+                    ledger.instructions.append(sentence)
+        return None
     if failed and first_error is not None:
-        ledger.errors.append(
-            LedgerError(
-                tool=call.name,
-                key=key,
-                line=_flat(first_error, _ERROR_CHARS),
-                more=max(0, count - 1),
-                handle=handle,
-                seq=seq,
-            )
+        if _is_plumbing(first, first_error, text, count):
+            return None
+        error = LedgerError(
+            tool=call.name,
+            key=key,
+            line=_flat(first_error, _ERROR_CHARS),
+            more=max(0, count - 1),
+            handle=handle,
+            seq=seq,
         )
-        return
+        ledger.errors.append(error)
+        return error
     if failed:
-        return
+        return None
+    if first is not None:
+        _shell_effects(ledger, str(call.input.get("command", "")), seq)
+        if _TRACKER_CLI.match(first):
+            _titles(ledger, text)
     edited = touched_path(call) if call.name in EDIT_ACTIONS else None
+    check = check_program(first) if first else None
     for error in ledger.errors:
         if error.resolved is not None:
             continue
@@ -314,12 +539,55 @@ def _result(ledger: SessionLedger, call: ToolUseBlock, block: ToolResultBlock, s
             fixes = f"after editing {', '.join(_short(error.edited_since))}, " if error.edited_since else ""
             again = "ran ok again" if error.key == first else f"ran ok as `{_flat(first, 120)}`"
             error.resolved = f"{fixes}`{_flat(error.key, 120)}` {again}" if error.tool == "Bash" else f"{fixes}{again}"
+        elif check and error.tool == "Bash" and check_program(error.key) == check:
+            error.resolved = f"a later `{_flat(first or check, 120)}` ran ok"
         elif edited and error.key == edited:
             error.resolved = f"{EDIT_ACTIONS[call.name]} successfully afterwards"
         elif error.key == call.name == error.tool:
             error.resolved = f"a later {call.name} call went through"
+        elif first and commits_work(first):
+            error.resolved = f"the work was committed afterwards (`{_flat(first, 120)}`)"
         elif edited and edited not in error.edited_since and len(error.edited_since) < _EDITED_KEPT:
             error.edited_since.append(edited)
+        if error.resolved is not None:
+            error.resolved_seq = seq
+    return None
+
+
+def _is_plumbing(first: str | None, line: str, text: str, count: int) -> bool:
+    """Whether a failed call is plumbing (``_PLUMBING``), or a probe that found nothing: a bare
+    ``Exit code N`` from a command that runs no check."""
+    if _PLUMBING.search(line) or _PLUMBING.search(text[:400]):
+        return True
+    return bool(_BARE_EXIT.match(line) and count <= 1 and (first is None or check_program(first) is None))
+
+
+def _shell_effects(ledger: SessionLedger, command: str, seq: int) -> None:
+    """What a shell command that went through did to the session: a commit or push, removed files."""
+    if commits_work(command):
+        ledger.last_commit_seq, ledger.last_commit = seq, _flat(_first_line(command), 160)
+    for gone in removed_paths(command):
+        gone = gone.rstrip("/")
+        for path, entry in ledger.paths.items():
+            if gone and (path == gone or path.endswith("/" + gone) or path.startswith(gone + "/")):
+                entry.deleted = True
+
+
+_TRACKER_CLI = re.compile(r"^(?:cd\s+\S+\s*&&\s*)?(?:bd|beads|gh|glab|jira|linear|tea)\s")
+_TITLE = re.compile(r"(?:^|[\s(\[])((?:[A-Za-z][\w]*-[\w.]*\d[\w.]*)|#\d+)\]?:\s+([^\n●|]{4,140})", re.M)
+_TITLES_KEPT = 200
+
+
+def _titles(ledger: SessionLedger, output: str) -> None:
+    """Remember the item titles a tracker printed (``spotter-gqc.6: Close the review session``)."""
+    for key, title in _TITLE.findall(output[:20_000]):
+        title = " ".join(title.split()).strip(" -")
+        if key not in ledger.titles and len(ledger.titles) < _TITLES_KEPT and len(title.split()) >= 2:
+            ledger.titles[key] = title
+
+
+def _first_line(command: str) -> str:
+    return next((line.strip() for line in command.splitlines() if line.strip()), command)
 
 
 def _short(paths: list[str]) -> list[str]:

@@ -26,7 +26,7 @@ from compactor.core.ledger import LedgerCommand, LedgerError, LedgerPath, Sessio
 from compactor.engine.spans import Span
 from compactor.summarizers.facts import DEFAULT_COMMAND_LINE_CHARS, relative_path
 
-__all__ = ["FactsShown", "LedgerText", "ledger_digest", "listing_span", "listing_text", "session_start_text"]
+__all__ = ["FactsShown", "LedgerText", "index_text", "ledger_digest", "listing_span", "listing_text"]
 
 _COMMAND_CHARS = DEFAULT_COMMAND_LINE_CHARS
 _COMPACT_COMMAND_CHARS = _COMMAND_CHARS
@@ -427,141 +427,30 @@ def ledger_digest(
     return "\n\n".join(parts)
 
 
-_HOOK_MESSAGE_CHARS = 120
-_HOOK_COMMAND_CHARS = 100
-_CLAUDE_CODE_FILES = 5
-"""Claude Code re-attaches this many of the most recently read files after a compaction."""
-_UNATTACHED_FILES = 8
-
-
-def _short_actions(entry: LedgerPath) -> str:
-    """What was done to a path, in a few words: ``read 3, edited 2``."""
-    counts: dict[str, int] = {}
-    for action, n in entry.actions.items():
-        word = action.split(" ", 1)[0]
-        counts[word] = counts.get(word, 0) + n
-    return ", ".join(w if n == 1 else f"{w} {n}" for w, n in counts.items())
-
-
-def session_start_text(
+def index_text(
     ledger: SessionLedger,
+    view: SessionLedger,
     *,
-    budget: int,
     cwd: str | None,
-    listing: str | None,
-    summary: str | None = None,
-    kept_paths: frozenset[str] = frozenset(),
-    read_handles: dict[str, str] | None = None,
-) -> str | None:
-    """The ledger as a Claude Code session's model should get it after Claude Code compacts, in at
-    most ``budget`` characters; None when the ledger holds nothing.
+    count: Callable[[str], int],
+    budget_tokens: int,
+    listing: str,
+    cite: Callable[[str, str | None], str] | None = None,
+) -> str:
+    """The session's index: every path and command that fits ``budget_tokens`` (newest in full lines,
+    older compactly, the rest counted and left to the stored ``listing``, a marker), as the message
+    that follows a summary shows it (``summary_index.j2``)."""
+    from compactor.core.templating import render
 
-    It goes in order of what the model needs to carry on and Claude Code's
-    summary keeps least: the current request and open items, the user's
-    standing instructions and messages, paths, commands, errors and their
-    fixes, then the recently
-    read files Claude Code's five-file rule did not attach again (with their
-    stored reads, ``read_handles``). With ``summary`` (Claude Code's own, when
-    the PostCompact hook has already run) facts it already holds verbatim are
-    left out. What does not fit is counted and left to the full ``listing``
-    (a marker). ``kept_paths`` are files read in the messages Claude Code
-    kept verbatim (it does not attach those, and neither are they named).
-    """
-    if ledger.is_empty:
-        return None
-    sections = _session_start_sections(
-        ledger, cwd=cwd, known=summary or "", kept_paths=kept_paths, read_handles=read_handles or {}
-    )
-    intro = (
-        "The session's ledger, kept by compactor across compactions: facts of the whole session "
-        "that a summary may leave out."
-    )
-    return _fit_sections(intro, sections, budget=budget, listing=listing)
-
-
-def _session_start_sections(
-    ledger: SessionLedger, *, cwd: str | None, known: str, kept_paths: frozenset[str], read_handles: dict[str, str]
-) -> list[tuple[str, list[str]]]:
-    """``session_start_text``'s sections in order, each fact left out that ``known`` already holds."""
-    text_of = LedgerText(ledger, ledger, cwd=cwd, cite=lambda _s, h: "", count=len)
-
-    def new(fact: str) -> bool:
-        return not known or fact not in known
-
-    sections: list[tuple[str, list[str]]] = []
-    head = []
-    if ledger.current_request and new(ledger.current_request[:80]):
-        head.append(f"- Current request: {_cut(ledger.current_request, 500)}")
-    if ledger.original_goal and ledger.original_goal != ledger.current_request and new(ledger.original_goal[:80]):
-        head.append(f"- Original goal: {_cut(ledger.original_goal, 400)}")
-    sections.append(("Where the work stands", head + text_of.pending()))
-    sections.append(("The user's instructions, verbatim", [line for line in text_of.instructions() if new(line[3:-1])]))
-    sections.append(
-        (
-            "Every message the user typed (oldest first, cut)",
-            [f"- {_cut(m.text, _HOOK_MESSAGE_CHARS)}" for m in ledger.user_messages if new(m.text.strip()[:80])]
-            + [f"- {_cut(c, _HOOK_MESSAGE_CHARS)}" for c in ledger.carried if new(c[:80])],
-        )
-    )
-    paths = sorted(ledger.paths.values(), key=lambda p: -p.seq)
-    sections.append(
-        (
-            "Files touched (newest first)",
-            [
-                f"- {text_of.rel(p.path)} ({_short_actions(p)})"
-                for p in paths
-                if new(p.path) and new(text_of.rel(p.path))
-            ],
-        )
-    )
-    commands = sorted(ledger.commands.values(), key=lambda c: -c.seq)
-    sections.append(
-        (
-            "Commands run (newest first: first line, runs, outcome)",
-            [
-                f"- `{_first(c, _HOOK_COMMAND_CHARS)}`" + (f" x{c.runs}" if c.runs > 1 else "") + f" -> {_outcome(c)}"
-                for c in commands
-                if new(c.first[:60])
-            ],
-        )
-    )
-    sections.append(("Errors and what resolved them", text_of.errors(6)))
-    reads = [p for p in paths if any(a.startswith("read") for a in p.actions) and p.path not in kept_paths]
-    beyond = reads[_CLAUDE_CODE_FILES : _CLAUDE_CODE_FILES + _UNATTACHED_FILES]
-    sections.append(
-        (
-            "Recently read files Claude Code did not attach again",
-            [
-                f"- {text_of.rel(p.path)}"
-                + (f" (stored read: {marker(read_handles[p.path])})" if p.path in read_handles else "")
-                for p in beyond
-            ],
-        )
-    )
-    return sections
-
-
-def _fit_sections(intro: str, sections: list[tuple[str, list[str]]], *, budget: int, listing: str | None) -> str:
-    """``intro`` and the sections' lines that fit in ``budget`` characters, with a count of the rest."""
-    out = [intro]
-    left = budget - len(intro) - 1
-    skipped = 0
-    reserve = 160 if listing else 80
-    for title, lines in sections:
-        if not lines:
-            continue
-        block = [f"\n{title}:"]
-        cost = len(block[0]) + 1
-        for line in lines:
-            if cost + len(line) + 1 > left - reserve:
-                skipped += 1
-                continue
-            block.append(line)
-            cost += len(line) + 1
-        if len(block) > 1:
-            out.extend(block)
-            left -= cost
-    if skipped:
-        where = f" in the full listing {listing}" if listing else ""
-        out.append(f"\n({skipped} more facts are left out here{where}.)")
-    return "\n".join(out)
+    text_of = LedgerText(ledger, view, cwd=cwd, cite=cite or (lambda _s, h: marker(h) if h else ""), count=count)
+    shown = text_of.facts(budget_tokens)
+    relative = cwd is not None and any(text_of.rel(p) != p for p in view.paths)
+    return render(
+        "summary_index.j2",
+        files=shown.files,
+        commands=shown.commands,
+        spilled=shown.spilled_files + shown.spilled_commands,
+        listing=listing,
+        compactions=ledger.compactions,
+        cwd=cwd if relative else None,
+    ).strip()

@@ -548,13 +548,12 @@ class LLMClientSummarizer(ModelClient):
         stored = {s.ref: s.handle for s in spans or () if s.kind == "tool_result" and s.ref}
         if ledger is None:
             return summarize_rounds(messages, instructions, summarizer=self.name, send=self._send, stored=stored)
-        # The model gets the session's ledger as input and writes the narrative; the ledger is then
-        # appended to what it wrote, so that no path, command or error rests on the model's memory.
+        # The model gets the session's ledger as input and writes the briefing; the session's index
+        # follows it as its own message (the pipeline adds it), so that no path or command rests on
+        # the model's memory.
         facts = ledger_facts(ledger, tail, cwd)
         asked = "\n\n".join(p for p in (instructions, render("summary_ledger_input.j2", facts=facts).strip()) if p)
-        summary = summarize_rounds(messages, asked, summarizer=self.name, send=self._send, stored=stored)
-        text = summary.text.rstrip() + "\n\n" + render("summary_ledger_block.j2", facts=facts).strip()
-        return summary.model_copy(update={"text": text})
+        return summarize_rounds(messages, asked, summarizer=self.name, send=self._send, stored=stored)
 
     @abstractmethod
     def _send(self, request: SummaryRequest) -> str:

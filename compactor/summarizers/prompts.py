@@ -19,7 +19,30 @@ from typing import Literal
 from compactor.core.messages import Message
 from compactor.engine.rounds import is_prompt
 
-__all__ = ["CLIENT_COMMANDS", "Typed", "TypedKind", "collapse", "strip_reminders", "typed"]
+__all__ = [
+    "CLIENT_COMMANDS",
+    "QUEUED_MESSAGE",
+    "Typed",
+    "TypedKind",
+    "collapse",
+    "is_queued_text",
+    "queued",
+    "strip_reminders",
+    "typed",
+]
+
+QUEUED_MESSAGE = (
+    "<system-reminder>\nThe user sent the following message while you were working:\n{text}\n\n"
+    "Address it and continue with your task.\n</system-reminder>"
+)
+"""How a message the user queued while the agent worked reaches the model (Claude Code records it
+only as a ``queue-operation`` line and attaches it to the next request): the reader adds it, in
+these words, to the tool results it came with."""
+_QUEUED = re.compile(
+    r"\A<system-reminder>\nThe user sent the following message while you were working:\n(.*)\n\n"
+    r"Address it and continue with your task\.\n</system-reminder>\Z",
+    re.S,
+)
 
 TypedKind = Literal["request", "command", "client_command", "shell"]
 """``request``: words; ``command``: a slash command (a skill or a custom command);
@@ -72,6 +95,10 @@ _NOT_TYPED = (
     "<bash-stderr>",
     "<user-prompt-submit-hook>",
     "[Request interrupted by user",
+    "Stop hook feedback:",
+    "Base directory for this skill:",
+    "PreToolUse:",
+    "PostToolUse:",
 )
 _COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
@@ -99,6 +126,23 @@ def strip_reminders(text: str) -> str:
 def collapse(text: str) -> str:
     """``text`` with every run of whitespace made one space (how facts are compared)."""
     return " ".join(text.split())
+
+
+def is_queued_text(text: str) -> bool:
+    """Whether a text block is a queued message the reader added (``QUEUED_MESSAGE``)."""
+    return _QUEUED.match(text) is not None
+
+
+def queued(message: Message) -> list[str]:
+    """The messages the user queued that reached the model with ``message`` (``QUEUED_MESSAGE``)."""
+    if message.role != "user" or isinstance(message.content, str):
+        return []
+    found = []
+    for block in message.content:
+        text = getattr(block, "text", None)
+        if isinstance(text, str) and (match := _QUEUED.match(text)) is not None:
+            found.append(match.group(1).strip())
+    return found
 
 
 def typed(message: Message) -> Typed | None:

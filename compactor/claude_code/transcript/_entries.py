@@ -16,9 +16,10 @@ from pydantic import ValidationError
 from compactor.claude_code.transcript._chain import _MESSAGE_TYPES, _block_ids, _is_message_record, _message_id
 from compactor.claude_code.transcript._lines import Record, Reporter
 from compactor.claude_code.transcript._models import RecordedCompaction, TranscriptEntry
-from compactor.core.messages import Message, Usage
+from compactor.core.messages import Message, TextBlock, Usage
+from compactor.summarizers.prompts import QUEUED_MESSAGE
 
-__all__ = ["_build_entries", "_compactions", "_event", "_inline_sidechains"]
+__all__ = ["_build_entries", "_compactions", "_deliver_queued", "_event", "_inline_sidechains"]
 
 
 def _event(record: Record) -> TranscriptEntry:
@@ -205,3 +206,63 @@ def _inline_sidechains(records: list[Record], chain: set[int], report: Reporter)
         messages = [e.message for e in _build_entries(group, report) if e.message is not None]
         sidechains.setdefault(str(key), []).extend(messages)
     return sidechains
+
+
+def _deliver_queued(entries: list[TranscriptEntry], records: list[Record]) -> None:
+    """Give the model's view the messages the user queued while the agent worked.
+
+    Claude Code records such a message only as a ``queue-operation`` line
+    (``enqueue`` with its text); when the next request takes it (``remove`` or
+    ``dequeue``; ``popAll`` puts them back into the input box instead), it rides
+    along with that request. The text is added, in ``QUEUED_MESSAGE``'s words,
+    to the tool results it went with: the chain's last message before the line
+    that took it when that is a user message with blocks, else (a call was in
+    flight) the next such message. The writer leaves these
+    blocks out, so a transcript written back keeps Claude Code's own lines.
+    """
+    waiting: list[str] = []
+    taken: list[tuple[int, str]] = []
+    for record in records:
+        data = record.data
+        if data.get("type") != "queue-operation":
+            continue
+        operation = data.get("operation")
+        if operation == "enqueue":
+            content = data.get("content")
+            # A background task's notification is queued too, but it is delivered on its own.
+            if isinstance(content, str) and content.strip() and not content.lstrip().startswith("<task-notification>"):
+                waiting.append(content.strip())
+        elif operation == "remove":  # the request took every typed message waiting
+            taken.extend((record.line, text) for text in waiting)
+            waiting = []
+        elif operation == "dequeue" and waiting:
+            taken.append((record.line, waiting.pop(0)))
+        elif operation == "popAll":
+            waiting = []
+    if not taken:
+        return
+    messages = [e for e in entries if e.message is not None and not e.message.is_meta]
+    for line, text in taken:
+        before = [e for e in messages if e.line < line]
+        target = before[-1] if before else None
+        if (
+            target is None
+            or target.message is None
+            or target.message.role != "user"
+            or isinstance(target.message.content, str)
+        ):
+            # A call was in flight: the message went with its results, the next user message with blocks.
+            target = next(
+                (
+                    e
+                    for e in messages
+                    if e.line > line
+                    and e.message is not None
+                    and e.message.role == "user"
+                    and not isinstance(e.message.content, str)
+                ),
+                None,
+            )
+        if target is None or target.message is None or isinstance(target.message.content, str):
+            continue
+        target.message.content = [*target.message.content, TextBlock(text=QUEUED_MESSAGE.format(text=text))]

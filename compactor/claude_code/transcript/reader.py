@@ -47,7 +47,13 @@ from pathlib import Path
 from typing import Any
 
 from compactor.claude_code.transcript._chain import _first_of_each_uuid, _main_chain, _one_session, _session_of_each
-from compactor.claude_code.transcript._entries import _build_entries, _compactions, _event, _inline_sidechains
+from compactor.claude_code.transcript._entries import (
+    _build_entries,
+    _compactions,
+    _deliver_queued,
+    _event,
+    _inline_sidechains,
+)
 from compactor.claude_code.transcript._lines import MAX_LINE_BYTES, Record, Reporter, _iter_records, make_reporter
 from compactor.claude_code.transcript._models import SHAPE_KINDS, Fragment, ReadWarning, Transcript, TranscriptEntry
 from compactor.claude_code.transcript.state import StateBuilder
@@ -257,6 +263,7 @@ def _assemble(
             by_uuid[key] = index
     chain, root = _main_chain(records, by_uuid, report)
     entries = _build_entries([records[i] for i in sorted(chain)], report)
+    _deliver_queued(entries, records)
     off_chain = [
         _event(r)
         for r in sorted((*(r for i, r in enumerate(records) if i not in chain), *set_aside), key=lambda r: r.line)

@@ -221,9 +221,9 @@ def test_a_ledger_with_nothing_to_say_leaves_the_text_as_it_was(
     start = HookInput(session_id="s1", source="compact")
     assert record is not None and record.ledger is not None
     plain = session_start_output(start, record.model_copy(update={"ledger": None}))  # nothing for the default
-    assert plain is not None and "The session's ledger" not in plain
+    assert plain is not None and "Where the work stands" not in plain
     assert session_start_output(start, record, ledger=Ledger(None)) == plain
-    assert "The session's ledger" in context_of(session_start_output(start, record))
+    assert "Where the work stands (compactor's ledger" in context_of(session_start_output(start, record))
     assert "LEDGER" in context_of(session_start_output(start, record, ledger=Ledger()))
     assert session_start_output(HookInput(session_id="s1", source="startup"), record, ledger=Ledger()) is None
 
@@ -275,7 +275,9 @@ def test_after_a_compaction_the_session_start_text_carries_the_whole_sessions_le
     assert done.returncode == 0 and done.stderr == ""
     text = context_of(done.stdout)
     assert len(text) <= SESSION_START_MAX_CHARS
-    assert text.startswith("This conversation was just compacted") and "The session's ledger" in text
+    # What helps carry on leads; the note on recovering the stored conversation follows it.
+    assert text.startswith("Where the work stands (compactor's ledger of the whole session):")
+    assert text.index("Where the work stands") < text.index("This conversation was just compacted")
     paths, commands, messages = _session_facts(before_second_compaction)
     # The transcript holds an earlier compaction: facts from before it are named too.
     assert all(p in text for p in paths), [p for p in paths if p not in text]
@@ -311,7 +313,9 @@ def test_a_ledger_too_large_for_the_limit_is_cut_by_facts_and_names_the_stored_l
     record = load_session_record("s1")
     assert record is not None
     start = HookInput(session_id="s1", source="compact")
+    whole = session_ledger(start, record, budget=9_000)
     text = session_ledger(start, record, budget=1_500)
-    assert text is not None and len(text) <= 1_500
-    assert "more facts are left out here in the full listing <<ccr:" in text
+    assert whole is not None and text is not None and len(text) <= 1_500 < len(whole)
+    assert record.ledger_handle is not None and f"<<ccr:{record.ledger_handle}>>" in str(text)
+    assert str(whole).startswith(text.lead.rsplit("\n\nEvery fact", 1)[0]), "the lead is cut last"
     assert session_ledger(start, record.model_copy(update={"head_handle": None}), budget=9_000) is None

@@ -342,3 +342,22 @@ def test_without_timestamps_the_default_restores_the_newest_files_too(tmp_path: 
     orch, paths = _read_ten_files_without_timestamps(tmp_path)
     restored = _restored_paths(orch)
     assert restored[:5] == paths[9:4:-1], "reads alike in activity: the newest first"
+
+
+def test_a_pinned_rule_stands_word_for_word_in_every_later_summary(tmp_path: Path) -> None:
+    from compactor.core.errors import UsageError
+
+    orch = Orchestrator(store=open_store(tmp_path / "ccr.db"))
+    assert orch.pin("Never push to main; open a PR instead.") == "Never push to main; open a PR instead."
+    orch.pin(Message(role="user", content="  Never push to main; open a PR instead.  "))
+    assert orch.pins == ["Never push to main; open a PR instead."]
+    with pytest.raises(UsageError):
+        orch.pin("   ")
+    for round_ in range(2):
+        for i in range(30):
+            orch.add_message(Message(role="user", content=f"round {round_} step {i} " + "x" * 1_500))
+            orch.add_message(Message(role="assistant", content=f"Did step {i}. " + "y" * 1_500))
+        result = orch.compact()
+        assert result.ok, result.report.error
+        assert '"Never push to main; open a PR instead."' in result.messages[0].text()
+    assert orch.unpin("Never push to main; open a PR instead.") and orch.pins == []

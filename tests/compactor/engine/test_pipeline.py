@@ -14,12 +14,13 @@ from hypothesis import strategies as st
 from attachments import Budgets, DiskFiles
 from ccr import BudgetExceeded, PutRequest, find_handles, handle_for, open_store
 from compactor.core.errors import SummarizerError
+from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.core.session import InvokedSkill, ReadFileEntry, SessionState
 from compactor.core.tokens import CachedCounter, RoughCounter, TiktokenCounter
 from compactor.engine.dedup import Deduper, tool_name_map
 from compactor.engine.pipeline import CompactOptions, compact, merge_instructions, split_tail, store_spans
-from compactor.engine.spans import head_spans, messages_jsonl
+from compactor.engine.spans import Span, head_spans, messages_jsonl
 from compactor.memory import open_memory
 from compactor.summarizers import ExtractiveSummarizer, Summary
 from tests.conftest import RecordingTiktoken
@@ -179,15 +180,51 @@ def test_the_report_shows_the_summary_and_the_compacted_context_in_order() -> No
     out, _ = run(messages)
     report = out.report
     assert report.summary and report.summary in report.context[0].text
+    attached = sum(e.part == "attachment" for e in report.context)
     assert [e.part for e in report.context] == (
-        ["summary"]
-        + ["tail"] * (len(report.context) - 1 - sum(e.part == "attachment" for e in report.context))
-        + ["attachment"] * sum(e.part == "attachment" for e in report.context)
+        ["summary"] + ["tail"] * (len(report.context) - 2 - attached) + ["attachment"] * attached + ["index"]
     )
     assert len(report.context) == len(out.messages)
+    index = out.messages[-1]
+    assert index.is_meta and "Index of the session so far" in index.text()
+    assert report.briefing is not None and report.briefing.index_chars == len(index.text())
     tail_calls = [e for e in report.context if e.part == "tail" and "[tool call Bash]" in e.text]
     assert tail_calls, "the preserved tail's tool calls are shown by name"
     assert sum(e.tokens for e in report.context) == sum(COUNTER.count_message(m) for m in out.messages)
+
+
+class ModelLikeSummarizer:
+    """Writes a briefing as a model would (text only, citing nothing), through the citing protocol."""
+
+    name = "model-like"
+
+    def spans(self, messages: Sequence[Message]) -> list[Span]:
+        return head_spans(messages)
+
+    def summarize(
+        self,
+        messages: Sequence[Message],
+        instructions: str | None = None,
+        *,
+        spans: Sequence[Span] | None = None,
+        cwd: str | None = None,
+        ledger: SessionLedger | None = None,
+        tail: Sequence[Message] = (),
+    ) -> Summary:
+        return Summary(text="1. Primary request and intent:\nThe model's own words.", summarizer=self.name)
+
+
+def test_a_models_summary_is_followed_by_the_same_index_of_the_session() -> None:
+    messages = conversation()
+    out, store = run(messages, summarizer=ModelLikeSummarizer())
+    assert out.ok, out.report.error
+    assert out.report.summary == "1. Primary request and intent:\nThe model's own words."
+    index = out.messages[-1]
+    assert index.is_meta and "Index of the session so far" in index.text()
+    listing = find_handles(index.text())
+    assert listing and all(store.contains(h) for h in listing), "the index cites only what was stored"
+    assert out.report.context[-1].part == "index"
+    assert out.report.briefing is not None and out.report.briefing.next_step is None
 
 
 class RecordingSummarizer:

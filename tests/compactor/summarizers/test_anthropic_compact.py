@@ -155,7 +155,8 @@ def test_the_returned_block_opens_the_summary_byte_for_byte_after_every_dropped_
     summary = out.messages[0]
     assert json.dumps(summary.to_api()["content"][0]) == json.dumps(BLOCK)
     assert "Anthropic compacted the earlier conversation itself" in summary.text()
-    assert "Session ledger" in summary.text() and "make step0" in summary.text()
+    index = out.messages[-1]
+    assert index.is_meta and "Index of the session" in index.text() and "make step0" in index.text()
     tail = [m for m in out.messages[1:] if not m.is_meta]
     assert store.get(out.report.dropped[0].handle) == messages_jsonl(messages[: len(messages) - len(tail)])
     assert out.report.summarizer == "anthropic-compact"

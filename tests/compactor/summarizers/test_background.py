@@ -95,7 +95,7 @@ def test_compaction_uses_the_background_summary_of_the_aged_out_head_and_extract
     assert result.report.summarizer == "openai"
     summary = result.report.summary or ""
     assert LLM_MARK in summary
-    assert "make 11" in summary  # the newest commands, from the extractive rendering with the ledger
+    assert "make 11" in result.messages[-1].text()  # the newest commands, in the index that follows the summary
     assert "step 0" in openai_server.requests[0].body["messages"][1]["content"]
 
 

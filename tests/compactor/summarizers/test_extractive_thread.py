@@ -57,11 +57,11 @@ def test_todo_list_session_pends_open_items_and_continues_the_one_in_progress() 
     ]
     sections = summarize(messages).sections
     pending = sections["Pending tasks"]
-    assert "[in_progress] Implement limit and offset" in pending
-    assert "[pending] Document the parameters" in pending
+    assert "(in progress) Implement limit and offset" in pending
+    assert "(pending) Document the parameters" in pending
     assert "Write the failing test" not in pending
     step = sections["Next step"]
-    assert step.startswith("- Finish the item in progress: Implement limit and offset")
+    assert step.startswith("Finish (in progress) Implement limit and offset.")
     assert "Now I'll implement limit and offset" in sections["Current work"]
     assert "Now I'll implement" not in step, "the next step does not repeat the current work"
     assert "Add pagination to the items endpoint" in step
@@ -83,7 +83,7 @@ def test_task_tools_session_pends_created_tasks_until_they_are_completed() -> No
         say("Config done; updating the README next."),
     ]
     sections = summarize(messages).sections
-    assert "task #2 [in_progress] Update the README" in sections["Pending tasks"]
+    assert "task #2 (in progress): Update the README" in sections["Pending tasks"]
     assert "Add the config option" not in sections["Pending tasks"]
     assert "Update the README" in sections["Next step"]
 
@@ -100,7 +100,7 @@ def test_issue_tracker_session_pends_items_updated_but_not_closed() -> None:
         say("The page works; next the close button."),
     ]
     sections = summarize(messages).sections
-    assert "spotter-gqc.5 [in_progress]" in sections["Pending tasks"]
+    assert "spotter-gqc.5 (in progress)" in sections["Pending tasks"]
     assert "spotter-gqc.4" not in sections["Pending tasks"]
     assert "spotter-gqc.5" in sections["Next step"]
 
@@ -120,8 +120,8 @@ def test_notification_last_is_never_the_request_and_pends_the_unread_output() ->
     for title in ("Next step", "Current work", "Primary request and intent", "All user messages"):
         assert "task-notification" not in sections[title], title
     assert "Run the slow suite in the background and fix what fails" in sections["Next step"]
-    assert "b0be39e (completed, output not read yet)" in sections["Pending tasks"]
-    assert "Read the output of background task b0be39e" in sections["Next step"]
+    assert "b0be39e has just completed; its output is not read yet" in sections["Pending tasks"]
+    assert "Read the output of background task b0be39e (/tmp/tasks/b0be39e.output)" in sections["Next step"]
 
 
 def test_background_output_that_was_read_is_not_pending() -> None:
@@ -142,7 +142,7 @@ def test_background_output_that_was_read_is_not_pending() -> None:
         say("Both are green."),
     ]
     sections = summarize(messages).sections
-    assert sections["Pending tasks"] == "(none recorded)"
+    assert sections["Pending tasks"] == "(no open tasks)"
     assert "background task" not in sections["Next step"]
 
 
@@ -161,7 +161,7 @@ def test_a_running_background_agent_is_pending_as_still_running() -> None:
         say("The reviewer is on it."),
     ]
     sections = summarize(messages).sections
-    assert "background task a881341 (still running): Review pricing.py" in sections["Pending tasks"]
+    assert "background task a881341 is still running: Review pricing.py" in sections["Pending tasks"]
     assert "a881341 when it finishes" in sections["Next step"]
 
 
@@ -199,7 +199,9 @@ def test_a_slash_command_with_arguments_is_the_request() -> None:
         say("Planning the subtasks."),
     ]
     sections = summarize(messages).sections
-    assert sections["Primary request and intent"] == "/orchestrator create TODO app by Next.js"
+    assert sections["Primary request and intent"] == (
+        'The user\'s current request, verbatim: "/orchestrator create TODO app by Next.js"'
+    )
     assert "/orchestrator create TODO app by Next.js" in sections["Next step"]
 
 
@@ -211,18 +213,19 @@ def test_an_unanswered_last_request_comes_first_and_is_not_the_first_request() -
     ]
     sections = summarize(messages).sections
     step = sections["Next step"]
-    assert step.startswith("- Answer the user's latest request: Now make the expiry configurable")
+    assert step.startswith('Answer the user\'s latest message: "Now make the expiry configurable"')
     assert "Explain how reservations expire" not in step
     assert sections["Primary request and intent"] == (
-        "- Original goal: Explain how reservations expire\n- Current request: Now make the expiry configurable"
+        'The user\'s current request, verbatim: "Now make the expiry configurable"\n'
+        'It came after this earlier request: "Explain how reservations expire"'
     )
 
 
 def test_a_session_with_nothing_open_says_so() -> None:
     sections = summarize([user("hi"), say("Hello.")]).sections
-    assert sections["Pending tasks"] == "(none recorded)"
-    assert "The assistant's last words: Hello." in sections["Current work"]
-    assert sections["Next step"] == "- Within the user's latest request: hi"
+    assert sections["Pending tasks"] == "(no open tasks)"
+    assert 'The assistant\'s last words: "Hello."' in sections["Current work"]
+    assert sections["Next step"] == 'Carry on with the current request: "hi"'
 
 
 def test_a_task_list_result_corrects_statuses_changed_where_the_session_could_not_see() -> None:
@@ -240,7 +243,7 @@ def test_a_task_list_result_corrects_statuses_changed_where_the_session_could_no
         say("Task 1 is done; on to the README."),
     ]
     pending = summarize(messages).sections["Pending tasks"]
-    assert pending == "- task #2 [pending] Update the README"
+    assert pending == "- task #2 (pending): Update the README"
 
 
 def test_a_later_part_that_never_touches_the_list_carries_the_earlier_summarys_pending_items() -> None:
@@ -261,7 +264,7 @@ def test_a_later_part_that_never_touches_the_list_carries_the_earlier_summarys_p
     earlier = Message(role="user", content=first.text, is_compact_summary=True)
     second = summarize([earlier, call("b1", "Bash", command="pytest -q"), result("b1", "3 passed"), say("Green.")])
     pending = second.sections["Pending tasks"]
-    assert "[pending] Document the parameters (carried from the earlier summary)" in pending
+    assert "(pending) Document the parameters (from the earlier summary)" in pending
     third = summarize(
         [
             earlier,
@@ -275,4 +278,4 @@ def test_a_later_part_that_never_touches_the_list_carries_the_earlier_summarys_p
             result("t2", "ok"),
         ]
     )
-    assert third.sections["Pending tasks"] == "(none recorded)"
+    assert third.sections["Pending tasks"] == "(no open tasks)"

@@ -2,9 +2,11 @@
 
 Each session is replayed and compacted exactly where Claude Code compacted
 (``--at recorded``); a session that never compacted is compacted once at its
-end (measured as the pipeline measures). Every compaction point must show: paths at least 98% kept, command
+end (measured as the pipeline measures). Every compaction point must show, in
+the summary with the index that follows it: paths at least 98% kept, command
 first lines at least 90%, typed user messages 100% (verbatim or by handle,
-``compactor.engine.survival``), and a summary message of at most 16,000 characters.
+``compactor.engine.survival``); the typed messages in the summary itself; and a
+summary message of at most 16,000 characters.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ class Point:
     summary: str
     head: list[Message]
     tail: list[Message]
+    user_messages_in_summary: float | None
+    """The share of typed user messages the summary text itself keeps (without the index)."""
 
 
 def compaction_points(path: Path, tmp_path: Path) -> list[Point]:
@@ -62,6 +66,8 @@ def compaction_points(path: Path, tmp_path: Path) -> list[Point]:
     recorded = {m.api_json(): m for m in read_transcript(path, subagents=False).messages}
     points = []
     for result in results:
+        if result.summary_message is not None:  # a later head opens with this summary: flagged as one
+            recorded[result.summary_message.api_json()] = result.summary_message
         summary = result.summary_message
         assert result.report.survival is not None and summary is not None and isinstance(summary.content, str)
         jsonl = store.get(result.report.dropped[0].handle).decode()
@@ -75,6 +81,12 @@ def compaction_points(path: Path, tmp_path: Path) -> list[Point]:
                 summary.content,
                 head,
                 result.messages[1 : 1 + kept],
+                fact_survival(
+                    head,
+                    result.report.summary or "",
+                    cwd=read_transcript(path, subagents=False).entries[0].record.get("cwd"),
+                    stored={h.handle: store.get(h.handle) for h in result.report.dropped[1:] if h.handle},
+                ).user_messages,
             )
         )
     if points:
@@ -94,9 +106,11 @@ def compaction_points(path: Path, tmp_path: Path) -> list[Point]:
     head, _ = split_tail(orch.messages, Settings().pipeline.tail_tokens, orch.counter)
     summarizer = ExtractiveSummarizer()
     spans = summarizer.spans(head)
-    text = summarizer.summarize(head, spans=spans, cwd=cwd).text
+    summary = summarizer.summarize(head, spans=spans, cwd=cwd)
     stored = {s.handle: s.data for s in spans if s.kind != "head"}
-    return [Point(None, fact_survival(head, text, cwd=cwd, stored=stored), len(text), text, head, [])]
+    survival = fact_survival(head, f"{summary.text}\n{summary.index}", cwd=cwd, stored=stored)
+    alone = fact_survival(head, summary.text, cwd=cwd, stored=stored).user_messages
+    return [Point(None, survival, len(summary.text), summary.text, head, [], alone)]
 
 
 def check(points: list[Point]) -> None:
@@ -107,6 +121,7 @@ def check(points: list[Point]) -> None:
         assert survival.paths is None or survival.paths >= 0.98, (where, survival)
         assert survival.commands is None or survival.commands >= 0.90, (where, survival)
         assert survival.user_messages is None or survival.user_messages == 1.0, (where, survival)
+        assert point.user_messages_in_summary in (None, 1.0), (where, "typed messages stand in the summary itself")
         assert point.summary_chars <= MAX_SUMMARY_CHARS, (where, point.summary_chars)
 
 

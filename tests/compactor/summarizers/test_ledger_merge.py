@@ -77,7 +77,7 @@ def test_a_failed_edit_is_resolved_by_a_later_successful_edit_of_the_same_file()
         SessionLedger(),
         [
             call("e1", "Edit", file_path="/repo/a.py", old_string="x", new_string="y"),
-            result("e1", "<tool_use_error>String to replace not found in file.</tool_use_error>", is_error=True),
+            result("e1", "EACCES: permission denied, open '/repo/a.py'", is_error=True),
             call("e2", "Edit", file_path="/repo/b.py", old_string="x", new_string="y"),
             result("e2", "ok"),
         ],
@@ -219,18 +219,61 @@ def test_a_program_is_not_answered_by_another_subcommand_of_it_but_is_through_it
     assert ledger.errors[0].resolved == "`uv run ruff check .` ran ok as `ruff check src`"
 
 
-def test_a_call_the_user_turned_down_is_a_decision_not_an_error() -> None:
+def test_a_call_the_user_turned_down_is_neither_an_error_nor_alone_an_instruction() -> None:
+    rejected = "The user doesn't want to proceed with this tool use. The tool use was rejected."
     ledger = merge_messages(
         SessionLedger(),
         [
             call("w1", "Write", file_path="/repo/notes.md", content="x"),
+            result("w1", rejected, is_error=True),
+            call("w2", "Bash", command="git push -u origin main"),
             result(
-                "w1", "The user doesn't want to proceed with this tool use. The tool use was rejected.", is_error=True
+                "w2",
+                rejected + " To tell you how to proceed, the user said:\npush to a branch, never main",
+                is_error=True,
             ),
         ],
     )
     assert ledger.errors == []
-    assert ledger.instructions == ["The user turned down this call: Write /repo/notes.md"]
+    assert ledger.instructions == ["push to a branch, never main"]
+
+
+def test_tool_plumbing_is_no_error() -> None:
+    ledger = merge_messages(
+        SessionLedger(),
+        [
+            call("r1", "Read", file_path="/repo/.golangci.yml"),
+            result("r1", "<tool_use_error>File does not exist.</tool_use_error>", is_error=True),
+            call("r2", "Read", file_path="/repo/b.py"),
+            result("r2", "<tool_use_error>Sibling tool call errored</tool_use_error>", is_error=True),
+            call("e1", "Edit", file_path="/repo/a.py", old_string="x", new_string="y"),
+            result("e1", "<tool_use_error>String to replace not found in file.</tool_use_error>", is_error=True),
+            call("b1", "Bash", command="ls missing"),
+            result("b1", "Exit code 2", is_error=True),
+            call("b2", "Bash", command="gh pr diff 2"),
+            result("b2", "+  // Error message should indicate 2 failures\n+  assert.Equal(t, 2, n)"),
+        ],
+    )
+    assert ledger.errors == []
+
+
+def test_an_error_is_resolved_when_the_user_moves_on_or_the_work_is_committed() -> None:
+    ledger = merge_messages(
+        SessionLedger(),
+        [
+            call("b1", "Bash", command="make lint"),
+            result("b1", "error: unused import os", is_error=True),
+            user("never mind the linter, add the endpoint"),
+            call("b2", "Bash", command="go build ./..."),
+            result("b2", "cmd/main.go:3: undefined: Handler", is_error=True),
+            call("b3", "Bash", command="git commit -am wip"),
+            result("b3", "[main abc123] wip"),
+        ],
+    )
+    assert [e.resolved for e in ledger.errors] == [
+        "the user moved on to a new request",
+        "the work was committed afterwards (`git commit -am wip`)",
+    ]
 
 
 def test_only_a_failed_call_of_another_tool_is_an_error_and_its_next_success_resolves_it() -> None:
@@ -240,7 +283,7 @@ def test_only_a_failed_call_of_another_tool_is_an_error_and_its_next_success_res
             call("p1", "ExitPlanMode", plan="try:\n    run()\nexcept Exception:\n    raise"),
             result("p1", "except Exception:"),
             call("k1", "Task", prompt="x"),
-            result("k1", "InputValidationError: prompt is required", is_error=True),
+            result("k1", "Agent failed: the model refused the request", is_error=True),
             call("k2", "Task", prompt="review pricing.py", subagent_type="reviewer"),
             result("k2", "done"),
         ],

@@ -21,9 +21,12 @@ from compactor.claude_code.transcript import (
     write_transcript,
 )
 from compactor.core.errors import TranscriptError, TranscriptNotFound
+from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from compactor.core.session import SessionState
 from compactor.core.tokens import RoughCounter, usage_anchored_estimate
+from compactor.summarizers.ledger import merge_messages
+from compactor.summarizers.prompts import queued
 
 # -- a small session log builder ------------------------------------------------
 
@@ -728,3 +731,57 @@ def test_without_subagents_inline_sidechains_are_not_read_but_kept_off_the_chain
     assert lean.sidechains == {}
     assert [e.records[0]["uuid"] for e in lean.off_chain] == ["x1"]
     assert [m.text() for m in lean.messages] == ["hi"]
+
+
+# -- messages the user queued while the agent worked -------------------------------
+
+
+def queue(log: Log, operation: str, content: str | None = None) -> None:
+    record: dict[str, Any] = {"type": "queue-operation", "operation": operation, "sessionId": log.session_id}
+    if content is not None:
+        record["content"] = content
+    log.records.append(record)
+
+
+def test_a_message_queued_while_a_call_ran_reaches_the_model_with_that_calls_results(tmp_path: Path) -> None:
+    log = Log()
+    log.user("Implement the epic")
+    log.assistant([tool_use("t1", "Bash", command="mix test")], mid="m1")
+    queue(log, "enqueue", "<task-notification>\n<task-id>b1</task-id>\n</task-notification>")
+    queue(log, "enqueue", "new tasks were added, tackle them too")
+    queue(log, "remove")
+    log.result("t1", "5 tests, 0 failures")
+    log.assistant([text("On to the new tasks.")], mid="m2")
+    path = log.write(tmp_path / "s.jsonl")
+    transcript = read_transcript(path)
+    carrier = transcript.messages[2]
+    assert queued(carrier) == ["new tasks were added, tackle them too"]
+    assert carrier.tool_results(), "it rides with the tool results, so the call and its result stay paired"
+    ledger = merge_messages(SessionLedger(), transcript.messages)
+    assert [m.text for m in ledger.user_messages] == ["Implement the epic", "new tasks were added, tackle them too"]
+    assert ledger.current_request == "new tasks were added, tackle them too"
+
+
+def test_a_queued_message_put_back_into_the_input_box_is_not_delivered(tmp_path: Path) -> None:
+    log = simple_session()
+    queue(log, "enqueue", "actually, stop")
+    queue(log, "popAll")
+    log.user("hello again")
+    transcript = read_transcript(log.write(tmp_path / "s.jsonl"))
+    assert not any(queued(m) for m in transcript.messages)
+
+
+def test_a_transcript_written_back_keeps_claude_codes_lines_without_the_delivered_text(tmp_path: Path) -> None:
+    log = Log()
+    log.user("go")
+    log.assistant([tool_use("t1", "Bash", command="ls")], mid="m1")
+    queue(log, "enqueue", "and check the README")
+    log.result("t1", "a b")
+    queue(log, "remove")
+    log.assistant([text("ok")], mid="m2")
+    path = log.write(tmp_path / "s.jsonl")
+    transcript = read_transcript(path)
+    assert any(queued(m) for m in transcript.messages)
+    out = tmp_path / "out.jsonl"
+    write_transcript(transcript, out)
+    assert [json.loads(line) for line in out.read_text().splitlines()] == log.records

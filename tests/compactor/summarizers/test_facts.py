@@ -1,0 +1,60 @@
+"""Which shell commands are checks, and which change state (never proposed as a check)."""
+
+from __future__ import annotations
+
+import pytest
+
+from compactor.summarizers.facts import changes_state, check_program, commits_work, removed_paths
+
+
+@pytest.mark.parametrize(
+    ("command", "check"),
+    [
+        ("pytest -q tests/test_api.py", "pytest"),
+        ("cd app && uv run pytest -x", "pytest"),
+        ("python -m pytest -q", "pytest"),
+        ("mix test test/a_test.exs 2>&1 | tail -5", "mix test"),
+        ("npm run lint", "npm run lint"),
+        ("cargo clippy --all", "cargo clippy"),
+        ("ruff check src", "ruff check"),
+        ("ruff format --check .", "ruff format"),
+        ("go test ./...", "go test"),
+        ("ruff format .", None),
+        ("black src", None),
+        ("git add -A && git commit -m fix", None),
+        ("pytest > out.txt", None),
+        ("ls -la", None),
+    ],
+)
+def test_a_check_is_a_test_lint_type_or_build_command_that_changes_nothing(command: str, check: str | None) -> None:
+    assert check_program(command) == check
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git push -u origin main",
+        "git commit -am x",
+        "git rebase main",
+        "rm -rf build",
+        "bd close proj-1",
+        "gh pr create --fill",
+        "npm publish",
+        "mix ecto.migrate",
+        "pip install requests",
+        "sed -i s/a/b/ f.py",
+        "echo x > f.txt",
+    ],
+)
+def test_commands_that_change_state_are_named(command: str) -> None:
+    assert changes_state(command)
+
+
+def test_reading_commands_change_nothing() -> None:
+    for command in ("git status", "git log --oneline -3", "cat a.py 2>&1", "grep -rn x . > /dev/null", "mix test 2>&1"):
+        assert not changes_state(command), command
+
+
+def test_commits_and_removals_are_recognized() -> None:
+    assert commits_work("git add . && git commit -m x") and commits_work("git push") and not commits_work("git log")
+    assert removed_paths("rm -f a.py b.py && git rm -r old/ && mv x.py y.py") == ["a.py", "b.py", "old/", "x.py"]
