@@ -1,31 +1,26 @@
-"""The README's report example, made from a real run of the README's first command.
+"""The examples of the README and the docs: the report example, and running their Python blocks.
 
-``python tests/readme_examples.py --write`` replays ``fixtures/sessions/long.jsonl``
-(``compactor replay ... --json``, with a store and home of its own) and rewrites
-the JSON block that follows the marker in README.md with the abridged first
-compaction. Without ``--write`` it only checks: it prints a diff and exits 1
-when the README's block is not what the run gives. ``tests/test_readme.py``
-makes the same check, so the example cannot drift from the real output.
-Every figure in the block is deterministic: handles are content hashes, and the
-replay is offline and extractive.
+The report example is the first compaction of the README's first command
+(``compactor replay fixtures/sessions/long.jsonl --json``, with a store and home
+of its own), abridged; ``docs/generate.py`` writes it to
+``docs/generated/report.json`` and ``tests/test_docs.py`` checks it. Every
+figure in it is deterministic: handles are content hashes, and the replay is
+offline and extractive. The Python blocks of a page run as pasted, in order, in
+one interpreter (``python_blocks``, ``run_blocks``).
 """
 
 from __future__ import annotations
 
-import argparse
-import difflib
 import json
 import os
+import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
 SESSION = "fixtures/sessions/long.jsonl"
-MARKER = "<!-- the block below is written by: python tests/readme_examples.py --write -->"
 WIDTH = 110
 """Longest line of the block; a longer object is wrapped between its keys."""
 
@@ -51,7 +46,7 @@ def replay_json(home: Path) -> dict[str, Any]:
 
 
 def abridged(report: dict[str, Any]) -> dict[str, Any]:
-    """The README's abridged view of the first compaction: its sizes, the head and one piece of it,
+    """The abridged view of the first compaction: its sizes, the head and one piece of it,
     the first attachment, the plan file's skipped entry (else the first), dedup and coverage."""
     c = report["compactions"][0]
     keys = (
@@ -112,7 +107,7 @@ LINES: tuple[tuple[str, ...], ...] = (
 
 
 def render(example: dict[str, Any]) -> str:
-    """The example as the README prints it, laid out as ``LINES`` says."""
+    """The example as the docs print it, laid out as ``LINES`` says."""
     lines = ["{"]
     for n, keys in enumerate(LINES):
         end = "" if n == len(LINES) - 1 else ","
@@ -128,43 +123,50 @@ def render(example: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def readme_block(text: str) -> tuple[int, int]:
-    """Where the generated block's JSON starts and ends in the README's ``text`` (between the fences).
+# The Python blocks of the README and of the docs pages: each runs as pasted, in order, unless its
+# first line is "# pip install '.[extra]'" (it needs that extra and a model to talk to).
 
-    Raises:
-        ValueError: the marker or its fenced block is missing.
-    """
-    at = text.index(MARKER)
-    start = text.index("```json\n", at) + len("```json\n")
-    end = text.index("\n```", start)
-    return start, end
+NEEDS_AN_EXTRA = re.compile(r"# pip install '\.\[[\w-]+\]'")
 
+MARK = "::block-started:: "
+"""What the runner prints before each block, so that the blocks' own output is told apart."""
 
-def expected_readme(text: str, report: dict[str, Any]) -> str:
-    """The README's ``text`` with its generated block made from ``report``."""
-    start, end = readme_block(text)
-    return text[:start] + render(abridged(report)) + text[end:]
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="rewrite the block in README.md (default: only check)")
-    args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as home:
-        report = replay_json(Path(home))
-    text = README.read_text(encoding="utf-8")
-    wanted = expected_readme(text, report)
-    if wanted == text:
-        print("README.md: the report example is what the replay prints")
-        return 0
-    if args.write:
-        README.write_text(wanted, encoding="utf-8")
-        print("README.md: rewrote the report example from the replay")
-        return 0
-    sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), wanted.splitlines(True), "README.md", "replay"))
-    print("README.md: the report example differs from the replay; run: python tests/readme_examples.py --write")
-    return 1
+RUN_BLOCKS = """
+import sys
+namespace = {"__name__": "__main__"}
+for where, code in BLOCKS:
+    print(MARK + where, flush=True)
+    exec(compile(code, where, "exec"), namespace)
+"""
+"""The script that runs a page's blocks in one namespace, printing each block's place before it runs."""
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def python_blocks(path: Path) -> list[tuple[str, str]]:
+    """Every ```python block of ``path``: (``file:line`` of its first line, its code)."""
+    text = path.read_text(encoding="utf-8")
+    name = path.relative_to(ROOT).as_posix()
+    blocks = []
+    for match in re.finditer(r"^```python\n(.*?)^```$", text, flags=re.DOTALL | re.MULTILINE):
+        blocks.append((f"{name}:{text.count(chr(10), 0, match.start(1)) + 1}", match.group(1)))
+    return blocks
+
+
+def runnable(blocks: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The blocks that need no extra."""
+    return [(where, code) for where, code in blocks if not NEEDS_AN_EXTRA.match(code)]
+
+
+def run_blocks(blocks: list[tuple[str, str]], home: Path) -> tuple[int, list[str], str]:
+    """Run ``blocks`` in order in one fresh interpreter from the checkout, with ``home`` as HOME and
+    COMPACTOR_HOME's parent; returns the exit code, the places of the blocks that started, and stderr."""
+    (home / "home").mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [sys.executable, "-c", f"BLOCKS = {blocks!r}\nMARK = {MARK!r}\n{RUN_BLOCKS}"],
+        cwd=ROOT,
+        capture_output=True,
+        env={**os.environ, "COMPACTOR_HOME": str(home / "compactor"), "HOME": str(home / "home")},
+        timeout=300,
+        check=False,
+    )
+    started = [line.removeprefix(MARK) for line in done.stdout.decode().splitlines() if line.startswith(MARK)]
+    return done.returncode, started, done.stderr.decode()

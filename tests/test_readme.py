@@ -1,17 +1,12 @@
-"""The README's promises: two commands first, CI runs the test one, its examples are real, its code runs, and the sizes it states."""
+"""The README's promises: two commands first, CI runs the test one, short, each way in near the top and linked
+to its page, its code runs; and the sizes the docs state."""
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 
@@ -41,7 +36,63 @@ def test_the_main_job_session_exists() -> None:
     assert (ROOT / session).is_file()
 
 
-# The report example: made from a real run of the first command (tests/readme_examples.py).
+# The README is short, and each way in opens with what to run and ends with its docs page.
+
+README_MAX_LINES = 250
+WAYS_IN = {
+    "## The Claude Code plugin": "docs/plugin.md",
+    "## The Python API in an agent loop": "docs/python-api.md",
+    "## Replay and tune": "docs/replay-and-tune.md",
+}
+
+
+def _readme() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_is_at_most_250_lines_and_says_which_python() -> None:
+    text = _readme()
+    assert len(text.splitlines()) <= README_MAX_LINES
+    assert "Python >= 3.11" in text
+    assert 'requires-python = ">=3.11"' in (ROOT / "pyproject.toml").read_text()
+
+
+def _section(text: str, heading: str) -> list[str]:
+    lines = text.splitlines()
+    start = lines.index(heading)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start:end]
+
+
+def test_each_way_in_opens_with_what_to_run_and_ends_with_a_link_to_its_page() -> None:
+    text = _readme()
+    for heading, page in WAYS_IN.items():
+        section = _section(text, heading)
+        assert section[2].startswith("```"), f"{heading}: the first thing after the heading is what to run"
+        assert f"]({page})" in "\n".join(section[-3:]), f"{heading} does not end with a link to {page}"
+        assert (ROOT / page).is_file(), page
+
+
+FIRST_SCREEN = 30
+"""Lines a terminal or a browser shows before the reader scrolls."""
+
+
+def test_the_three_ways_in_are_on_the_first_screen() -> None:
+    lines = _readme().splitlines()
+    wanted = ("claude plugin install compactor@compactor", "Orchestrator()", "compactor replay SESSION.jsonl")
+    for needle in wanted:
+        first = next(n for n, line in enumerate(lines) if needle in line and n > 5)  # after the two commands
+        assert first < FIRST_SCREEN, f"{needle!r} first appears on line {first + 1}"
+
+
+def test_every_relative_link_of_the_readme_names_a_file_that_exists() -> None:
+    links = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", _readme())
+    assert len(links) >= 10
+    for link in links:
+        assert (ROOT / link).exists(), link
+
+
+# The Python blocks: each runs as pasted, in order, unless it starts with "# pip install '.[extra]'".
 
 
 def _examples() -> ModuleType:
@@ -52,119 +103,28 @@ def _examples() -> ModuleType:
     return module
 
 
-@pytest.fixture(scope="module")
-def first_command(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, dict[str, Any], Path]:
-    """The example generator, the report the README's first command prints (with --json), and its home."""
-    examples = _examples()
-    home = tmp_path_factory.mktemp("first-command")
-    return examples, examples.replay_json(home), home
-
-
-def _example_block(examples: ModuleType) -> dict[str, Any]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start, end = examples.readme_block(text)
-    block: dict[str, Any] = json.loads(text[start:end])
-    return block
-
-
-def test_the_report_example_is_what_the_first_command_prints(
-    first_command: tuple[ModuleType, dict[str, Any], Path],
-) -> None:
-    examples, report, _ = first_command
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert examples.expected_readme(text, report) == text, "regenerate it: python tests/readme_examples.py --write"
-    assert _example_block(examples) == examples.abridged(report)
-
-
-def test_a_changed_figure_in_the_report_example_is_caught(
-    first_command: tuple[ModuleType, dict[str, Any], Path],
-) -> None:
-    examples, report, _ = first_command
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    post = report["compactions"][0]["post_tokens"]
-    changed = text.replace(f'"post_tokens": {post},', f'"post_tokens": {post + 1},', 1)
-    assert changed != text
-    assert examples.expected_readme(changed, report) == text
-
-
-def test_every_handle_in_the_report_example_brings_back_its_bytes(
-    first_command: tuple[ModuleType, dict[str, Any], Path],
-) -> None:
-    examples, _, home = first_command
-    block = _example_block(examples)
-    spans = [*block["dropped"], *(a for a in block["attachments"] if a.get("handle"))]
-    assert spans
-    for span in spans:
-        got = subprocess.run(
-            [sys.executable, "-m", "ccr", "get", span["handle"], "--store", str(home / "ccr.db")],
-            capture_output=True,
-            timeout=120,
-            check=False,
-        )
-        assert got.returncode == 0, got.stderr.decode()
-        assert "ccr_" + hashlib.sha256(got.stdout).hexdigest()[:32] == span["handle"]
-        if "bytes" in span:
-            assert len(got.stdout) == span["bytes"]
-
-
-# The Python blocks: each runs as pasted, in order, unless it starts with "# pip install '.[extra]'".
-
-_NEEDS_AN_EXTRA = re.compile(r"# pip install '\.\[[\w-]+\]'")
-
-
-def _python_blocks() -> list[tuple[int, str]]:
-    """Every ```python block of the README: (its first line's number, its code)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = []
-    for match in re.finditer(r"^```python\n(.*?)^```$", text, flags=re.DOTALL | re.MULTILINE):
-        blocks.append((text.count("\n", 0, match.start(1)) + 1, match.group(1)))
-    return blocks
-
-
-def _runnable_blocks() -> list[tuple[int, str]]:
-    return [(line, code) for line, code in _python_blocks() if not _NEEDS_AN_EXTRA.match(code)]
-
-
-def test_the_blocks_that_need_an_extra_say_so_on_their_first_line() -> None:
-    blocks = _python_blocks()
-    skipped = [code for _, code in blocks if _NEEDS_AN_EXTRA.match(code)]
-    assert skipped and len(_runnable_blocks()) >= 3
-    for code in (c for _, c in blocks if "pip install" in c):
-        assert _NEEDS_AN_EXTRA.match(code), code.splitlines()[0]
-
-
-_RUN_BLOCKS = """
-import sys
-namespace = {"__name__": "__main__"}
-for line, code in BLOCKS:
-    print(f"README.md:{line}", flush=True)
-    exec(compile(code, f"README.md:{line}", "exec"), namespace)
-"""
-
-
 def test_every_python_block_without_an_extra_runs_as_pasted_in_order(tmp_path: Path) -> None:
-    blocks = _runnable_blocks()
-    script = f"BLOCKS = {blocks!r}\n{_RUN_BLOCKS}"
-    home = tmp_path / "home"
-    home.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        capture_output=True,
-        env={**os.environ, "COMPACTOR_HOME": str(tmp_path / "compactor"), "HOME": str(home)},
-        timeout=300,
-        check=False,
-    )
-    ran = done.stdout.decode().split()
-    assert done.returncode == 0, f"{ran[-1] if ran else 'README.md'}: {done.stderr.decode()}"
-    assert ran == [f"README.md:{line}" for line, _ in blocks]
+    examples = _examples()
+    blocks = examples.runnable(examples.python_blocks(ROOT / "README.md"))
+    assert len(blocks) >= 2
+    code, ran, stderr = examples.run_blocks(blocks, tmp_path)
+    assert code == 0, f"{ran[-1] if ran else 'README.md'}: {stderr}"
+    assert ran == [where for where, _ in blocks]
     assert (tmp_path / "compactor" / "ccr.db").is_file()  # the Orchestrator's store: the first block ran for real
 
 
+# Sizes the docs state.
+
+SIZED_PAGES = ("docs/python-api.md", "docs/getting-started.md")
+
+
+def _stated_text() -> str:
+    return "\n".join((ROOT / page).read_text() for page in SIZED_PAGES)
+
+
 def test_the_claude_agent_sdk_binary_size_the_readme_states_is_what_its_wheel_installs() -> None:
-    text = (ROOT / "README.md").read_text()
-    stated = {int(n) for n in re.findall(r"installs a (\d+) MB(?: Claude Code)? binary", text)}
-    assert stated, "the README no longer says how large the SDK's binary is"
+    stated = {int(n) for n in re.findall(r"installs a (\d+) MB(?: Claude Code)? binary", _stated_text())}
+    assert stated, "the docs no longer say how large the SDK's binary is"
     spec = importlib.util.find_spec("claude_agent_sdk")
     bundled = Path(spec.origin).parent / "_bundled" / "claude" if spec and spec.origin else None
     if bundled is None or not bundled.is_file():
@@ -190,11 +150,11 @@ def _off_by_more_than_a_fifth(stated: list[tuple[str, int]]) -> dict[str, tuple[
     return off
 
 
-def test_the_line_counts_the_readme_states_are_within_a_fifth_of_the_files() -> None:
-    stated = _stated_line_counts((ROOT / "README.md").read_text())
-    assert len(stated) >= 2, "the README no longer says how small the MCP layer and the BM25 ranker are"
+def test_the_line_counts_the_docs_state_are_within_a_fifth_of_the_files() -> None:
+    stated = _stated_line_counts(_stated_text())
+    assert len(stated) >= 2, "the docs no longer say how small the MCP layer and the BM25 ranker are"
     off = _off_by_more_than_a_fifth(stated)
-    assert not off, f"README line counts (stated, actual): {off}"
+    assert not off, f"line counts in the docs (stated, actual): {off}"
 
 
 def test_a_stale_line_count_is_caught() -> None:

@@ -1,0 +1,1 @@
+"""The parts of ``docs/generate.py``: one module per kind of generated file."""
