@@ -207,6 +207,23 @@ def table(points: Sequence[Point]) -> str:
     return "\n".join(rows)
 
 
+HARMFUL = {
+    "rejected calls filed as instructions": re.compile(r"turned down this call|doesn't want to proceed", re.I),
+    "tool errors shown as open": re.compile(
+        r"not resolved yet|<tool_use_error>|File does not exist|Sibling tool call errored", re.I
+    ),
+    "finished tasks shown as unread": re.compile(r"output not read|completed, output", re.I),
+}
+"""Lines a reader named harmful in the plugin's text (issue: the text must help, not mislead), each
+found by how it reads; the targets are none."""
+
+
+def harmful_lines(text: str) -> dict[str, int]:
+    """How many lines of a SessionStart text are of each harmful kind (``HARMFUL``)."""
+    lines = text.splitlines()
+    return {name: sum(1 for line in lines if pattern.search(line)) for name, pattern in HARMFUL.items()}
+
+
 def figures(quick: bool = False) -> list[Figure]:
     sessions = [s for s in shared_sessions() if '"compact_boundary"' in s.read_text(encoding="utf-8")]
     if quick:
@@ -237,6 +254,9 @@ def figures(quick: bool = False) -> list[Figure]:
                 missing=None if total else "no such facts",
             )
         )
+    for name in HARMFUL:
+        found = sum(harmful_lines(p.session_start)[name] for p in points)
+        out.append(Figure(f"{name} (lines)", [float(found)], 0.0, "<=", detail=f"{len(points)} compactions"))
     longest = max(len(p.session_start) for p in points)
     out.append(
         Figure(

@@ -42,7 +42,6 @@ from attachments import AttachmentSet, FileSource, mark_announced
 from attachments.readable import readable_text
 from ccr import PutRequest, Store, marker
 from ccr.batch import StoreBatch
-from compactor.core.config import DEFAULT_SUMMARY_FACTS_TOKENS
 from compactor.core.errors import CompactionDidNotShrink, CompactionFailed, CompactorError, NothingToCompact
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message, TextBlock
@@ -68,7 +67,7 @@ from compactor.engine.survival import context_retention, continuation, fact_surv
 from compactor.summarizers.base import CitingSummarizer, Summarizer, Summary
 from compactor.summarizers.briefing import listing_share
 from compactor.summarizers.ledger import merge_messages, tail_view
-from compactor.summarizers.ledger_text import index_text, listing_span
+from compactor.summarizers.ledger_text import listing_span, with_index
 from compactor.summarizers.provider_compaction import (
     ProviderView,
     lead_blocks,
@@ -84,6 +83,7 @@ __all__ = [
     "CompactionResult",
     "compact",
     "briefing_report",
+    "index_messages",
     "context_entries",
     "failed_result",
     "head_and_tail",
@@ -300,19 +300,14 @@ def _compact(
     )
 
     # 6. render: the session's index (bookkeeping the briefing leaves out) closes the context.
-    index = [Message(role="user", content=summary.index, is_meta=True)] if summary.index else []
-    out = [summary_message, *tail, *attached.messages, *index]
+    out = [summary_message, *tail, *attached.messages, *(index := index_messages(summary))]
 
     # 7. report and new state.
     dedup = _close_state(new_state, named.ledger)
     # Attachments were counted as rendered (their budgets apply to exactly that text), and a tail
     # message that expanding references left as it was has its count in ``sizes``: not again.
-    out_sizes = [
-        summary_tokens,
-        *tail_sizes,
-        *(a.tokens for a in attached.attachments),
-        *(counter.count_message(m) for m in index),
-    ]
+    out_sizes = [summary_tokens, *tail_sizes, *(a.tokens for a in attached.attachments)]
+    out_sizes += [counter.count_message(m) for m in index]
     _check_shrinks(out_sizes, sizes)
     post = opts.calibration.tokens(sum(out_sizes))
     report = _report(
@@ -337,6 +332,11 @@ def _compact(
     )
     batch.store_in(store)  # the one transaction; a refusal raises and nothing is dropped
     return CompactionResult(ok=True, boundary=boundary, messages=out, state=new_state, report=report)
+
+
+def index_messages(summary: Summary) -> list[Message]:
+    """The session's index as the message that closes the compacted context (none without one)."""
+    return [Message(role="user", content=summary.index, is_meta=True)] if summary.index else []
 
 
 def briefing_report(summary: Summary) -> BriefingReport:
@@ -478,19 +478,7 @@ def _summarize(
     if not summary.index and not named.ledger.is_empty:
         # A model's summary (or a provider's) is followed by the same index as the extractive one.
         listing = next((s.handle for s in named.spans if s.kind == "facts"), named.head_handle)
-        summary = summary.model_copy(
-            update={
-                "index": index_text(
-                    named.ledger,
-                    tail_view(named.ledger, tail) if tail else named.ledger,
-                    cwd=cwd,
-                    count=counter.count_text,
-                    budget_tokens=DEFAULT_SUMMARY_FACTS_TOKENS,
-                    listing=marker(listing),
-                ),
-                "handles": [*summary.handles, *([listing] if listing not in summary.handles else [])],
-            }
-        )
+        summary = with_index(summary, named.ledger, tail, listing=listing, cwd=cwd, count=counter.count_text)
     # A summary may cite what earlier compactions stored too; it may not cite what was never stored.
     missing = [h for h in summary.handles if not batch.holds(h) and not store.contains(h)]
     if missing:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["error_lines"]
+__all__ = ["error_detail", "error_lines"]
 
 _ERROR_LINE = re.compile(
     r"\b(error|errors|exception|traceback|failed|failure|fatal|panic|cannot|denied)\b", re.IGNORECASE
@@ -98,3 +98,19 @@ def error_lines(text: str, failed: bool) -> tuple[str | None, int]:
             count += 1
             first = line if first is None else first
     return first, count
+
+
+_DETAIL = re.compile(r"\b(?:CONFLICT|FAIL|FAILED|ERROR|Error|error|panic|undefined|cannot|not found)\b")
+_DETAIL_LINES = 6
+
+
+def error_detail(text: str, first: str) -> list[str]:
+    """Up to ``_DETAIL_LINES`` more lines of a failed output that name what failed, in order."""
+    found: list[str] = []
+    for line in text.splitlines()[:400]:
+        line = line.strip()
+        if line and line != first.strip() and _DETAIL.search(line) and " ".join(line.split())[:180] not in found:
+            found.append(" ".join(line.split())[:180])
+            if len(found) == _DETAIL_LINES:
+                break
+    return found

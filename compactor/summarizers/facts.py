@@ -19,6 +19,8 @@ __all__ = [
     "check_program",
     "command_first_line",
     "commits_work",
+    "defined_names",
+    "edit_lines",
     "relative_path",
     "removed_paths",
     "touched_path",
@@ -142,4 +144,52 @@ def removed_paths(command: str) -> list[str]:
             continue
         args = [t for t in tokens[1:] if not t.startswith("-")]
         found.extend(args[:-1] if tokens[0] == "mv" else args)
+    return found
+
+
+_EDIT_LINES = 6
+_EDIT_CHARS = 500
+
+
+def edit_lines(use: ToolUseBlock) -> str:
+    """A small edit as ``-``/``+`` lines ("" when it is too large to show: it is in the stored head)."""
+    edit: dict[str, object] = dict(use.input)
+    edits = use.input.get("edits")
+    if use.name == "MultiEdit" and isinstance(edits, list) and edits and isinstance(edits[-1], dict):
+        edit = edits[-1]
+    old, new = edit.get("old_string"), edit.get("new_string")
+    if use.name == "Write":
+        old, new = "", use.input.get("content")
+    if not isinstance(old, str) or not isinstance(new, str):
+        return ""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    if len(old_lines) + len(new_lines) > 2 * _EDIT_LINES or len(old) + len(new) > _EDIT_CHARS or not new_lines:
+        return ""
+    return "\n".join([*(f"-{line}" for line in old_lines), *(f"+{line}" for line in new_lines)])
+
+
+_DEFINES = re.compile(
+    r"^[ \t]*(?:export\s+)?(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?(?:static\s+)?"
+    r"(?:def|defp|defmacro|function|func(?:\s+\([^)]*\))?|fn|class|interface|struct|enum|trait|module|defmodule|"
+    r"(?:abstract\s+)?class|type)\s+([A-Za-z_][\w.!?]*)"
+    r"|^[ \t]*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_]\w*)\s*=\s*(?:async\s*)?(?:\(|function)"
+    r"|handle_event\(\s*\"([\w:-]+)\"",
+    re.M,
+)
+"""Where a line of code defines a name: a function, class, module or type, an arrow function, an event handler."""
+
+
+def defined_names(use: ToolUseBlock) -> list[str]:
+    """The names an edit or write defines, in order (``Edit``'s new text, ``Write``'s content)."""
+    texts: list[object] = [use.input.get("new_string"), use.input.get("content")]
+    edits = use.input.get("edits")
+    if isinstance(edits, list):
+        texts += [e.get("new_string") for e in edits if isinstance(e, dict)]
+    found: list[str] = []
+    for text in texts:
+        if isinstance(text, str):
+            for match in _DEFINES.finditer(text[:50_000]):
+                name = next(g for g in match.groups() if g)
+                if name not in found:
+                    found.append(name)
     return found

@@ -34,7 +34,7 @@ from compactor.core.ledger import (
 )
 from compactor.core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from compactor.engine.dedup import without_result_id
-from compactor.summarizers._errors import error_lines
+from compactor.summarizers._errors import error_detail, error_lines
 from compactor.summarizers._sections import section_items, section_lines
 from compactor.summarizers._thread import Background, Thread, TrackedItem
 from compactor.summarizers.facts import (
@@ -42,6 +42,8 @@ from compactor.summarizers.facts import (
     check_program,
     command_first_line,
     commits_work,
+    defined_names,
+    edit_lines,
     removed_paths,
     touched_path,
 )
@@ -89,8 +91,6 @@ is not there, an edit that must be retried): plumbing, neither an error of the w
 _BARE_EXIT = re.compile(r"^\W*Exit code \d+\W*$")
 _COMMENT_LINE = re.compile(r"^\s*(?://|#|/\*|\*|--|;|<!--|[+-](?![+-])|>|\d+[→\t])")
 """A line of code, a diff or a numbered file line: an error word there is the content's, not a failure."""
-_EDIT_LINES = 6
-_EDIT_CHARS = 500
 _WORDS_KEPT = 4
 _WORDS_CHARS = 600
 _WHY_CHARS = 300
@@ -356,49 +356,7 @@ def _placeholder(item: str) -> bool:
     return item.startswith("(") and item.endswith(")") and item.count("(") == 1
 
 
-def _edit_lines(use: ToolUseBlock) -> str:
-    """A small edit as ``-``/``+`` lines ("" when it is too large to show: it is in the stored head)."""
-    edit: dict[str, object] = dict(use.input)
-    edits = use.input.get("edits")
-    if use.name == "MultiEdit" and isinstance(edits, list) and edits and isinstance(edits[-1], dict):
-        edit = edits[-1]
-    old, new = edit.get("old_string"), edit.get("new_string")
-    if use.name == "Write":
-        old, new = "", use.input.get("content")
-    if not isinstance(old, str) or not isinstance(new, str):
-        return ""
-    old_lines, new_lines = old.splitlines(), new.splitlines()
-    if len(old_lines) + len(new_lines) > 2 * _EDIT_LINES or len(old) + len(new) > _EDIT_CHARS or not new_lines:
-        return ""
-    return "\n".join([*(f"-{line}" for line in old_lines), *(f"+{line}" for line in new_lines)])
-
-
-_DEFINES = re.compile(
-    r"^[ \t]*(?:export\s+)?(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?(?:static\s+)?"
-    r"(?:def|defp|defmacro|function|func(?:\s+\([^)]*\))?|fn|class|interface|struct|enum|trait|module|defmodule|"
-    r"(?:abstract\s+)?class|type)\s+([A-Za-z_][\w.!?]*)"
-    r"|^[ \t]*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_]\w*)\s*=\s*(?:async\s*)?(?:\(|function)"
-    r"|handle_event\(\s*\"([\w:-]+)\"",
-    re.M,
-)
-"""Where a line of code defines a name: a function, class, module or type, an arrow function, an event handler."""
 _SYMBOLS_KEPT = 8
-
-
-def _defined(use: ToolUseBlock) -> list[str]:
-    """The names an edit or write defines, in order (``Edit``'s new text, ``Write``'s content)."""
-    texts: list[object] = [use.input.get("new_string"), use.input.get("content")]
-    edits = use.input.get("edits")
-    if isinstance(edits, list):
-        texts += [e.get("new_string") for e in edits if isinstance(e, dict)]
-    found: list[str] = []
-    for text in texts:
-        if isinstance(text, str):
-            for match in _DEFINES.finditer(text[:50_000]):
-                name = next(g for g in match.groups() if g)
-                if name not in found:
-                    found.append(name)
-    return found
 
 
 def _call(ledger: SessionLedger, use: ToolUseBlock, seq: int, why: str = "") -> None:
@@ -409,8 +367,8 @@ def _call(ledger: SessionLedger, use: ToolUseBlock, seq: int, why: str = "") -> 
         if use.name in EDIT_ACTIONS:
             entry.edit_seq, entry.deleted = seq, False
             entry.why = why or entry.why
-            entry.last_edit = _edit_lines(use)
-            for name in _defined(use):
+            entry.last_edit = edit_lines(use)
+            for name in defined_names(use):
                 if name in entry.symbols:
                     entry.symbols.remove(name)
                 entry.symbols = [*entry.symbols, name][-_SYMBOLS_KEPT:]
@@ -521,7 +479,7 @@ def _result(
             more=max(0, count - 1),
             handle=handle,
             seq=seq,
-            detail=_detail(text, first_error),
+            detail=error_detail(text, first_error),
         )
         ledger.errors.append(error)
         return error
@@ -553,22 +511,6 @@ def _result(
         if error.resolved is not None:
             error.resolved_seq = seq
     return None
-
-
-_DETAIL = re.compile(r"\b(?:CONFLICT|FAIL|FAILED|ERROR|Error|error|panic|undefined|cannot|not found)\b")
-_DETAIL_LINES = 6
-
-
-def _detail(text: str, first: str) -> list[str]:
-    """Up to ``_DETAIL_LINES`` more lines of a failed output that name what failed, in order."""
-    found: list[str] = []
-    for line in text.splitlines()[:400]:
-        line = line.strip()
-        if line and line != first.strip() and _DETAIL.search(line) and _flat(line, _ERROR_CHARS) not in found:
-            found.append(_flat(line, _ERROR_CHARS))
-            if len(found) == _DETAIL_LINES:
-                break
-    return found
 
 
 def _is_plumbing(first: str | None, line: str, text: str, count: int) -> bool:

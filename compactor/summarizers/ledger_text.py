@@ -17,16 +17,18 @@ finds it as the session wrote it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from ccr import handle_for, marker
 from compactor.core.ledger import LedgerCommand, LedgerError, LedgerPath, SessionLedger
+from compactor.core.messages import Message
 from compactor.engine.spans import Span
+from compactor.summarizers.base import Summary
 from compactor.summarizers.facts import DEFAULT_COMMAND_LINE_CHARS, relative_path
 
-__all__ = ["FactsShown", "LedgerText", "index_text", "ledger_digest", "listing_span", "listing_text"]
+__all__ = ["FactsShown", "LedgerText", "index_text", "ledger_digest", "listing_span", "listing_text", "with_index"]
 
 _COMMAND_CHARS = DEFAULT_COMMAND_LINE_CHARS
 _COMPACT_COMMAND_CHARS = _COMMAND_CHARS
@@ -456,3 +458,29 @@ def index_text(
         cwd=cwd if relative else None,
         names=names or [],
     ).strip()
+
+
+def with_index(
+    summary: Summary,
+    ledger: SessionLedger,
+    tail: Sequence[Message],
+    *,
+    listing: str,
+    cwd: str | None,
+    count: Callable[[str], int],
+) -> Summary:
+    """``summary`` (a model's or a provider's) with the session's index after it, citing ``listing``
+    (the handle of the stored listing), as the extractive summary writes one."""
+    from compactor.core.config import DEFAULT_SUMMARY_FACTS_TOKENS
+    from compactor.summarizers.ledger import tail_view
+
+    index = index_text(
+        ledger,
+        tail_view(ledger, tail) if tail else ledger,
+        cwd=cwd,
+        count=count,
+        budget_tokens=DEFAULT_SUMMARY_FACTS_TOKENS,
+        listing=marker(listing),
+    )
+    handles = [*summary.handles, *([listing] if listing not in summary.handles else [])]
+    return summary.model_copy(update={"index": index, "handles": handles})

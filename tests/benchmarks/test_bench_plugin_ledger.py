@@ -42,3 +42,18 @@ def test_the_hook_sequence_on_a_fixture_session_announces_each_stored_head_and_r
         for kind in bench.KINDS:
             assert point.alone[kind] <= point.with_plugin[kind] <= point.total[kind]
     assert "with plugin / Claude Code alone / total" in bench.table(points)
+
+
+def test_harmful_lines_are_counted_by_kind() -> None:
+    text = (
+        "- The user turned down this call: Bash `git push`\n"
+        "- Read .golangci.yml: File does not exist -> not resolved yet\n"
+        "- background task b1 (completed, output not read yet)\n"
+        "- lib/a.ex (stored read: <<ccr:ccr_0>>)\n"
+    )
+    assert bench.harmful_lines(text) == {
+        "rejected calls filed as instructions": 1,
+        "tool errors shown as open": 1,
+        "finished tasks shown as unread": 1,
+    }
+    assert set(bench.harmful_lines("- lib/a.ex\n").values()) == {0}

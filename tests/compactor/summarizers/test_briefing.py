@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compactor.summarizers.briefing import is_follow_up, listing_share, work_state
+from compactor.summarizers.briefing import listing_share
 from compactor.summarizers.ledger import merge_messages
+from compactor.summarizers.work_state import is_follow_up, work_state
 
 
 def user(text: str) -> Message:

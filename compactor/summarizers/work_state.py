@@ -1,0 +1,212 @@
+"""Where the work stands at a compaction: the judgements a briefing and the plugin's text share.
+
+``work_state`` reads a ledger (with the kept tail merged) as a colleague taking over would: which
+typed request is the current one (not a bare "continue" or an aside), which errors are still open
+(``ledger.merge_messages`` resolves the rest), which files the current work changed and which of
+them no check has covered since, what the assistant said it was about to do, which background work
+waits, and whether the work is done (committed after its last change, checked clean after it, or
+reported done), a task list left showing finished work in progress included.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from compactor.core.ledger import (
+    LedgerBackground,
+    LedgerError,
+    LedgerItem,
+    LedgerMessage,
+    LedgerPath,
+    LedgerStatement,
+    SessionLedger,
+)
+from compactor.summarizers.facts import changes_state, check_program
+from compactor.summarizers.statements import sentences
+
+__all__ = ["WorkState", "is_follow_up", "last_edit_seq", "work_state"]
+
+_FOLLOW_UP = re.compile(
+    r"^(?:please\s+)?(?:continue|go on|go ahead|carry on|keep going|proceed|yes|yep|yeah|ok(?:ay)?|sure|do it|"
+    r"check again|try again|again|retry|next|thanks?|thank you|great|good|perfect|done\??|and\??|status\??|"
+    r"what now\??|lgtm|ship it|sounds good|looks good)[.!?]*$",
+    re.I,
+)
+_DONE_WORDS = re.compile(
+    r"\b(?:done|complete[d]?|finished|implemented|all (?:\d+ )?tests? pass|tests? pass|0 failures|pushed|committed|"
+    r"merged|ready for review|all green|summary of (?:the )?changes|here'?s (?:a |the )?summary|everything (?:is )?in place)\b",
+    re.I,
+)
+_FILES_SHOWN = 6
+_READ_SHOWN = 10
+
+
+def _flat(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 5].rstrip() + " [...]"
+
+
+def _substantive(text: str) -> bool:
+    """Whether a typed request sets work rather than steering it: not a bare "continue", and not an
+    aside in parentheses ("(I'm not sure, but it did start with an 'e')" steers the request before it)."""
+    text = text.strip()
+    aside = text.startswith("(") and text.rstrip(".!?").endswith(")")
+    return text.startswith("/") or not (is_follow_up(text) or aside)
+
+
+def is_follow_up(text: str) -> bool:
+    """Whether a typed request only tells the agent to go on ("continue", "check again")."""
+    return _FOLLOW_UP.match(text.strip()) is not None
+
+
+@dataclass
+class WorkState:
+    """Where the work stands at the cut (see ``work_state``)."""
+
+    request: LedgerMessage | None
+    """The latest substantive request (not a bare "continue")."""
+    earlier: LedgerMessage | None
+    """The substantive request before it, when there is one: the task the latest may belong to."""
+    follow_up: LedgerMessage | None
+    """A bare follow-up typed after ``request`` ("check again"), if any."""
+    since: int
+    """The ``seq`` from which the current work counts: the latest typed request."""
+    open_items: list[LedgerItem]
+    in_progress: list[LedgerItem]
+    open_errors: list[LedgerError]
+    current_files: list[LedgerPath]
+    """Files edited or written since ``since`` (newest first), else the newest edited ones."""
+    read_files: list[LedgerPath]
+    """Files read and never edited, newest first."""
+    check: str | None
+    """The session's latest test, lint or build command (never one that changes state)."""
+    finished: str | None
+    """Why the work counts as done, or None while something is open."""
+    unanswered: bool
+    """The latest typed request has had no answer yet."""
+    results: list[LedgerStatement] = field(default_factory=list)
+    """The assistant's statements of results since ``since``."""
+    running: list[LedgerBackground] = field(default_factory=list)
+    """Background work still running, its output not collected."""
+    arrived: list[LedgerBackground] = field(default_factory=list)
+    """Background work that finished after the assistant's last word or call, its output not read yet."""
+    unverified: list[LedgerPath] = field(default_factory=list)
+    """Files changed since the request and after the last check that ran clean."""
+    intent: str | None = None
+    """What the assistant's last words say it was about to do, when they say it."""
+    read_since: list[LedgerPath] = field(default_factory=list)
+    """Files read since the request (newest first)."""
+    stale_items: list[LedgerItem] = field(default_factory=list)
+    """Items the list still shows in progress although the work is done."""
+
+
+def _requests(view: SessionLedger) -> list[LedgerMessage]:
+    return [m for m in view.user_messages if m.is_request]
+
+
+def last_edit_seq(view: SessionLedger) -> int:
+    return max((p.edit_seq for p in view.paths.values()), default=-1)
+
+
+def work_state(view: SessionLedger) -> WorkState:
+    """The judgements a briefing makes of ``view`` (the ledger with the tail merged).
+
+    - the request: the latest typed request that is more than a follow-up;
+    - an error is open only when nothing resolved it (``ledger.merge_messages``: a later success of
+      the command or of its check, the file edited, the work committed, the user moving on) and it
+      came after the latest request;
+    - the work is finished when nothing is in progress or open and, since the latest request, the
+      work was committed after its last edit, or a check ran clean after it, or the assistant's last
+      words (after its last call) report it done.
+    """
+    requests = _requests(view)
+    substantive = [m for m in requests if _substantive(m.text)]
+    request = substantive[-1] if substantive else (requests[-1] if requests else None)
+    earlier = substantive[-2] if len(substantive) > 1 else None
+    latest = requests[-1] if requests else None
+    follow_up = latest if latest is not None and latest is not request else None
+    since = view.current_request_seq
+    open_items = view.open_items()
+    in_progress = [i for i in open_items if i.status == "in_progress"]
+    open_errors = [e for e in view.errors if e.resolved is None and e.seq > since]
+    paths = sorted(view.paths.values(), key=lambda p: -p.edit_seq)
+    edited = [p for p in paths if p.edit_seq >= 0 and not p.deleted]
+    current = [p for p in edited if p.edit_seq > since]
+    read = [
+        p
+        for p in sorted(view.paths.values(), key=lambda p: -p.seq)
+        if p.edit_seq < 0 and not p.deleted and any(a.startswith("read") for a in p.actions)
+    ]
+    read_since = [p for p in read if p.seq > since]
+    checks = sorted(
+        (c for c in view.commands.values() if check_program(c.first) and not changes_state(c.first)),
+        key=lambda c: -c.seq,
+    )
+    recent_checks = [c for c in checks if c.seq > since]
+    last_clean = max((c.ok_seq for c in checks), default=-1)
+    unverified = [p for p in current if p.edit_seq > last_clean]
+    # The check to propose: one this work ran, else (changes wait for one) the session's latest.
+    check = recent_checks[0].first if recent_checks else (checks[0].first if checks and unverified else None)
+    last_edit = last_edit_seq(view)
+    unanswered = latest is not None and latest.seq > max(view.last_statement_seq, view.last_action_seq)
+    results = [s for s in view.statements if s.kind == "result" and s.seq > since]
+    running = [b for b in view.background.values() if b.status == "running" and not b.collected]
+    fresh = view.last_notification_seq > max(view.last_statement_seq, view.last_action_seq)
+    arrived = [b for b in view.background.values() if b.status != "running" and not b.collected] if fresh else []
+    words = view.recent_words[-1] if view.recent_words else ""
+    spoke_last = view.last_statement_seq > view.last_action_seq
+    reported_done = spoke_last and _DONE_WORDS.search(words) is not None
+    checked_clean = bool(checks) and checks[0].ok_seq > max(since, last_edit) and checks[0].ok_seq >= checks[0].seq
+    finished: str | None = None
+    stale: list[LedgerItem] = []
+    if in_progress and reported_done and checked_clean and not (unanswered or open_errors or running or arrived):
+        stale, open_items = in_progress, [i for i in open_items if i not in in_progress]
+        in_progress = []
+    if not (unanswered or in_progress or open_items or open_errors or running or arrived) and since >= 0:
+        if view.last_commit_seq > max(since, last_edit):
+            finished = f"the work was committed after its last change (`{_flat(view.last_commit, 120)}`)"
+        elif checked_clean:
+            finished = f"`{_flat(checks[0].first, 120)}` ran clean after the last change"
+        elif reported_done:
+            finished = f'the assistant reported: "{_flat(_first_sentence(words), 240)}"'
+    # Words after the last call say what comes next; words before a call were acted on since.
+    intent = None if finished or reported_done or not spoke_last else _intent(words)
+    return WorkState(
+        request=request,
+        earlier=earlier,
+        follow_up=follow_up,
+        since=since,
+        open_items=open_items,
+        in_progress=in_progress,
+        open_errors=open_errors,
+        current_files=current[:_FILES_SHOWN],
+        read_files=read[:_READ_SHOWN],
+        check=check,
+        finished=finished,
+        unanswered=unanswered,
+        results=results,
+        running=running,
+        arrived=arrived,
+        unverified=unverified,
+        intent=intent,
+        read_since=read_since[:_FILES_SHOWN],
+        stale_items=stale,
+    )
+
+
+_INTENT = re.compile(
+    r"\b(?:I need to|I'll|I will|I'm going to|let me|now I|next,? I|then I|we need to|still need|left to|remaining)\b",
+    re.I,
+)
+
+
+def _intent(words: str) -> str | None:
+    """The last sentence of the assistant's last words that says what it was about to do."""
+    found = [s for s in sentences(words) if _INTENT.search(s) and len(s.split()) >= 4]
+    return _flat(found[-1], 300) if found else None
+
+
+def _first_sentence(text: str) -> str:
+    said = sentences(text)
+    return said[0] if said else text
