@@ -100,8 +100,9 @@ def serve_opening(open_store: Callable[[], Store]) -> None:
     Once that answer is written, the store is opened and the tools are made
     in the background (``Preloading``), while the client reads it: the
     handshake does not wait for pydantic and SQLite to load. If the store
-    cannot be opened, the error ends the server at the client's first
-    ``tools/list`` or ``tools/call``. The store is closed when the server ends.
+    cannot be opened, the tools are still listed and every call is an error
+    result saying why (with its ``error_id``); once the client hangs up, the
+    error is raised, so the exit code says it. The store is closed when the server ends.
 
     Raises:
         InputNotFound, InputError: as ``serve_stdio``.
@@ -124,6 +125,7 @@ def serve_stdio(server: McpServer) -> None:
         InputNotFound: stdin is closed: there is no client.
         InputError: stdin ended without an ``initialize`` request, or held
             lines that are not JSON-RPC messages.
+        Whatever opening the tools' resource raised (``McpServer.failures``), once the client is gone.
     """
     from ccr.errors import InputError, InputNotFound
 
@@ -133,6 +135,8 @@ def serve_stdio(server: McpServer) -> None:
         signal.signal(signum, _exit_at_signal)
     stdin = sys.stdin.buffer
     session = serve_lines(server, iter(stdin.readline, b""), sys.stdout.buffer)
+    if server.failures:  # every tool call was answered with it; the exit code says it too
+        raise server.failures[0]
     if session.bad_lines:
         raise InputError(
             f"{session.bad_lines} line(s) on stdin were not JSON-RPC messages "
