@@ -41,7 +41,7 @@ from ccr.objects import Currentness, Lifecycle, StoredObject, content_hash, obje
 from ccr.records import Record, RecordFilter, StoreStats
 from ccr.sqlite_kit.connect import BUSY_TIMEOUT_MS, open_writable
 from ccr.sqlite_kit.files import check_readable_file, file_size
-from ccr.sqlite_kit.migrations import check_tables, immediate
+from ccr.sqlite_kit.migrations import apply_migrations, check_tables, immediate
 
 __all__ = ["BUSY_TIMEOUT_MS", "SQLiteStore"]
 
@@ -71,16 +71,16 @@ class SQLiteStore(BaseStore):
         self._session_col = "session_id"
         self._kind_col = "kind"
         self._conn: sqlite3.Connection | None = None
+        self._absent = False
+        if readonly and file_size(path) == 0:
+            # No store there yet: read as an empty one, made in memory, nothing created on
+            # disk; once a writer makes the file, the next read opens it (``_session``).
+            self._absent = True
+            self._conn = _empty_store()
+            self._cap = self._compute_cap(self._conn)
+            return
         if readonly:
-            self._conn, version = open_read_only(path)
-            try:
-                self._cap = self._compute_cap(self._conn)
-            except sqlite3.Error as exc:
-                self.close()
-                raise store_failure("cannot read store", path, exc) from exc
-            if version < 2:  # an older store, not upgraded on read-only media
-                self._session_col = "json_extract(metadata, '$.session_id')"
-                self._kind_col = "json_extract(metadata, '$.kind')"
+            self._open_read_only()
             return
         try:
             conn = open_writable(path, SCHEMA)
@@ -94,6 +94,18 @@ class SQLiteStore(BaseStore):
         except sqlite3.Error as exc:
             self.close()
             raise store_failure("cannot open store", path, exc) from exc
+
+    def _open_read_only(self) -> None:
+        conn, version = open_read_only(self.path)
+        try:
+            cap = self._compute_cap(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise store_failure("cannot read store", self.path, exc) from exc
+        self._conn, self._cap = conn, cap
+        if version < 2:  # an older store, not upgraded on read-only media
+            self._session_col = "json_extract(metadata, '$.session_id')"
+            self._kind_col = "json_extract(metadata, '$.kind')"
 
     # -- public -------------------------------------------------------------------
 
@@ -294,6 +306,12 @@ class SQLiteStore(BaseStore):
                 raise StoreError("the store is closed")
             if os.getpid() != self._pid:
                 raise StoreError("the store was opened in another process; open it again here")
+            if self._absent and file_size(self.path) > 0:  # a writer made the store meanwhile
+                empty = self._conn
+                self._open_read_only()
+                empty.close()
+                self._absent = False
+            assert self._conn is not None
             try:
                 yield self._conn
             except sqlite3.Error as exc:
@@ -366,6 +384,14 @@ def delete_in_place(path: Path, refs: list[str]) -> list[str]:
     finally:
         conn.close()
     return [*blobs, *objects]
+
+
+def _empty_store() -> sqlite3.Connection:
+    """An empty store in memory that only reads: what a store file that does not exist yet reads as."""
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    apply_migrations(conn, SCHEMA, ":memory:")
+    conn.execute("PRAGMA query_only = ON")
+    return conn
 
 
 def _stamp(at: datetime) -> str:

@@ -23,6 +23,7 @@ BINARY = bytes(range(256)) + b"\r\n\x00\r" + "é€😀".encode()
 
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
+    (tmp_path / "store").mkdir()  # a store the user names is made only in a folder that exists
     return tmp_path / "store" / "ccr.db"
 
 
@@ -187,6 +188,7 @@ def test_export_then_import_keeps_handles_bytes_metadata_and_times(db: Path, tmp
     if name.endswith(".gz"):
         assert gzip.decompress(archive.read_bytes()).startswith(b'{"format":"ccr-archive"')
     other = tmp_path / "other" / "ccr.db"
+    other.parent.mkdir()
     loaded = ccr("--store", str(other), "import", str(archive))
     assert loaded.returncode == 0, loaded.stderr
     with open_store(db) as a, open_store(other) as b:
@@ -377,6 +379,7 @@ def test_importing_a_damaged_gzip_archive_is_exit_65_without_a_traceback(
 ) -> None:
     archive = tmp_path / "damaged.jsonl.gz"
     archive.write_bytes(content)
+    fill(db)
     before = listed(db)
     result = ccr("--store", str(db), "import", str(archive))
     assert result.returncode == 65, result.stderr

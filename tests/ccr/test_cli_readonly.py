@@ -131,3 +131,77 @@ def test_a_read_only_store_from_before_the_session_column_is_still_listed_by_ses
     assert listed.returncode == 0, listed.stderr
     assert [r["handle"] for r in json.loads(listed.stdout)] == [handle_for(b"second")]
     assert ccr("--store", str(db), "get", handle_for(b"first")).stdout == b"first"
+
+
+READING = [
+    ["stats"],
+    ["stats", "--json"],
+    ["list"],
+    ["list", "--json"],
+    ["verify"],
+    ["get", "ccr_" + "0" * 32],
+    ["info", "ccr_" + "0" * 32],
+    ["export", "out.jsonl"],
+    ["gc", "--dry-run", "--older-than", "7"],
+]
+
+
+@pytest.mark.parametrize("command", READING, ids=lambda c: " ".join(c))
+@pytest.mark.parametrize("where", ["s.db", "typo/deeper/s.db", "a-file/s.db"])
+def test_a_reading_command_on_a_named_store_that_does_not_exist_is_input_not_found_and_makes_nothing(
+    tmp_path: Path, command: list[str], where: str
+) -> None:
+    (tmp_path / "a-file").write_bytes(b"a file where a folder would be\n")
+    args = [str(tmp_path / part) if part == "out.jsonl" else part for part in command]
+    done = ccr("--store", str(tmp_path / where), *args)
+    assert done.returncode == 66, done.stderr
+    assert done.stderr.startswith(b"ccr: input_not_found: no ccr store at ") and done.stdout == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+@pytest.mark.parametrize("command", READING, ids=lambda c: " ".join(c))
+def test_a_reading_command_on_an_empty_file_says_it_is_not_a_store_and_leaves_it_empty(
+    tmp_path: Path, command: list[str]
+) -> None:
+    empty = tmp_path / "n.txt"
+    empty.write_bytes(b"")
+    args = [str(tmp_path / part) if part == "out.jsonl" else part for part in command]
+    done = ccr("--store", str(empty), *args)
+    assert done.returncode == 73, done.stderr
+    assert done.stderr.startswith(b"ccr: not_a_store: ") and b"empty" in done.stderr
+    assert empty.read_bytes() == b"" and sorted(p.name for p in tmp_path.iterdir()) == ["n.txt"]
+
+
+@pytest.mark.parametrize("command", READING, ids=lambda c: " ".join(c))
+def test_a_reading_command_on_the_default_store_not_made_yet_reads_it_empty_and_makes_nothing(
+    tmp_path: Path, command: list[str]
+) -> None:
+    home = tmp_path / "home"
+    args = [str(tmp_path / part) if part == "out.jsonl" else part for part in command]
+    done = run_ccr(*args, env={"COMPACTOR_HOME": str(home)})
+    expected = 66 if command[0] in ("get", "info") else 0  # the handle is not there: nothing is
+    assert done.returncode == expected, done.stderr
+    assert not home.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["put", "-"], ["import", "-"], ["rm", "ccr_" + "0" * 32], ["gc", "--older-than", "7"]],
+    ids=lambda c: c[0],
+)
+def test_a_writing_command_makes_no_folder_the_user_did_not_ask_for(tmp_path: Path, command: list[str]) -> None:
+    archive = b'{"format":"ccr-archive","version":1,"records":0,"objects":0,"created_at":"2026-01-01T00:00:00+00:00"}\n'
+    given = archive if command[0] == "import" else b"some bytes\n"
+    done = run_ccr("--store", str(tmp_path / "tpyo" / "s.db"), *command, input=given)
+    assert done.returncode in (2, 66), done.stderr
+    assert b"Traceback" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_put_makes_a_named_store_in_a_folder_that_exists_and_the_default_one_with_its_folder(tmp_path: Path) -> None:
+    named = run_ccr("--store", str(tmp_path / "s.db"), "put", "-", input=b"named\n")
+    assert named.returncode == 0, named.stderr
+    home = tmp_path / "home" / "deeper"
+    default = run_ccr("put", "-", input=b"default\n", env={"COMPACTOR_HOME": str(home)})
+    assert default.returncode == 0, default.stderr
+    assert (tmp_path / "s.db").is_file() and (home / "ccr.db").is_file()

@@ -195,6 +195,7 @@ def test_unknown_and_malformed_ids(tmp_path: Path) -> None:
 
 def test_db_flag_and_env_choose_the_database(tmp_path: Path) -> None:
     chosen = tmp_path / "elsewhere" / "mem.db"
+    chosen.parent.mkdir()  # a database the user names is made only in a folder that exists
     ok_json(run_memory("--db", str(chosen), "remember", FACT, home=tmp_path / "home"))
     assert chosen.is_file() and not (tmp_path / "home" / "memory.db").exists()
     by_env = ok_json(run_memory("recall", "staging", home=tmp_path / "home", env={"COMPACTOR_MEMORY_DB": str(chosen)}))
