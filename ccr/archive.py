@@ -25,7 +25,7 @@ import json
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
 from pydantic import ValidationError
 
@@ -190,7 +190,7 @@ def _bounded_lines(source: IO[bytes] | Iterable[bytes], limit: int) -> Iterator[
     """
     readline = getattr(source, "readline", None)
     if readline is None:
-        for number, line in enumerate(cast(Iterable[bytes], source), start=1):
+        for number, line in enumerate(source, start=1):
             _check_chunk(line, number, len(line), limit)
             yield line
         return
