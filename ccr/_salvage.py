@@ -52,6 +52,9 @@ class Salvage:
     blobs: dict[str, tuple[Record, bytes]] = field(default_factory=dict)
     objects: dict[str, StoredObject] = field(default_factory=dict)
     lost: set[str] = field(default_factory=set)
+    metadata_lost: set[str] = field(default_factory=set)
+    """Salvaged blobs whose metadata no longer read as written: kept without it (and a damaged
+    creation time replaced by the time of the repair)."""
     expected_records: int | None = None
     expected_objects: int | None = None
 
@@ -222,7 +225,13 @@ def _take_row(found: Salvage, values: list[Any], named: set[str]) -> None:
         named.add(key)
         data = values[-1] if len(values) == _BLOB_COLUMNS else None
         if isinstance(data, bytes) and handle_for(data) == key:
-            found.blobs[key] = (_blob_record(values, data), data)
+            from ccr._sqlite import metadata_problem
+
+            record = _blob_record(values, data)
+            if metadata_problem(tuple(values[:8])) is not None:  # kept, but what it says is not trusted
+                found.metadata_lost.add(key)
+                record = record.model_copy(update={"metadata": None})
+            found.blobs[key] = (record, data)
 
 
 def _blob_record(values: list[Any], data: bytes) -> Record:
@@ -361,6 +370,13 @@ def _record(payload: bytes, *, partial: bool = False) -> list[Any] | None:
 _INT_SIZES = {1: 1, 2: 2, 3: 3, 4: 4, 5: 6, 6: 8}
 
 
+class _Unreadable:
+    """A text field whose bytes are not UTF-8 any more."""
+
+
+UNREADABLE = _Unreadable()
+
+
 def _value(payload: bytes, at: int, serial: int) -> tuple[Any, int]:
     if serial == 0:
         return None, at
@@ -378,5 +394,10 @@ def _value(payload: bytes, at: int, serial: int) -> tuple[Any, int]:
         if at + n > len(payload):
             raise IndexError("value past the payload")
         raw = payload[at : at + n]
-        return (raw if serial % 2 == 0 else raw.decode("utf-8")), at + n
+        if serial % 2 == 0:
+            return raw, at + n
+        try:
+            return raw.decode("utf-8"), at + n
+        except UnicodeDecodeError:  # a damaged text field: the rest of the row may still be good
+            return UNREADABLE, at + n
     raise ValueError(f"reserved serial type {serial}")

@@ -35,9 +35,9 @@ from ccr._sqlite_read import (
     read_stats,
     store_failure,
 )
-from ccr.errors import BudgetExceeded, HandleNotFound, StoreError
+from ccr.errors import BudgetExceeded, DamagedMetadata, HandleNotFound, InvalidRequest, StoreError
 from ccr.handles import handle_for
-from ccr.objects import Currentness, Lifecycle, StoredObject, content_hash, object_id
+from ccr.objects import Currentness, Lifecycle, StoredObject, canonical_json, content_hash, object_id
 from ccr.records import Record, RecordFilter, StoreStats
 from ccr.sqlite_kit.connect import BUSY_TIMEOUT_MS, open_writable
 from ccr.sqlite_kit.files import check_readable_file, file_size
@@ -87,6 +87,7 @@ class SQLiteStore(BaseStore):
         except sqlite3.Error as exc:
             raise store_failure("cannot open store", path, exc) from exc
         self._conn = conn
+        conn.text_factory = _lenient_text
         try:
             conn.execute("PRAGMA secure_delete = ON")  # a removed record leaves no bytes behind
             # SQLite never sets the cap below the file's size; keep what it actually set.
@@ -102,6 +103,7 @@ class SQLiteStore(BaseStore):
         except sqlite3.Error as exc:
             conn.close()
             raise store_failure("cannot read store", self.path, exc) from exc
+        conn.text_factory = _lenient_text
         self._conn, self._cap = conn, cap
         if version < 2:  # an older store, not upgraded on read-only media
             self._session_col = "json_extract(metadata, '$.session_id')"
@@ -116,8 +118,9 @@ class SQLiteStore(BaseStore):
     def verify(self, progress: Callable[[int], object] | None = None) -> list[str]:
         bad: list[str] = []
         with self._session() as conn:
-            for handle, data in conn.execute("SELECT handle, data FROM blobs ORDER BY rowid"):
-                if handle_for(bytes(data)) != handle:
+            for *row, data in conn.execute(f"SELECT {_RECORD_COLUMNS}, data FROM blobs ORDER BY rowid"):
+                handle = row[0]
+                if handle_for(bytes(data)) != handle or metadata_problem(tuple(row)) is not None:
                     bad.append(handle)
                 if progress is not None:
                     progress(len(data))
@@ -203,7 +206,7 @@ class SQLiteStore(BaseStore):
     def _load_record(self, handle: str) -> Record | None:
         with self._session() as conn:
             row = conn.execute(f"SELECT {_RECORD_COLUMNS} FROM blobs WHERE handle = ?", (handle,)).fetchone()
-        return None if row is None else _record_from_row(row)
+        return None if row is None else _records_from_rows([row])[0]
 
     def _list_records(self, where: RecordFilter) -> list[Record]:
         clauses: list[str] = []
@@ -226,9 +229,17 @@ class SQLiteStore(BaseStore):
         sql = f"SELECT {_RECORD_COLUMNS} FROM blobs"
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
-        with self._session() as conn:
-            rows = conn.execute(sql + " ORDER BY created_at, handle", params).fetchall()
-        return [_record_from_row(row) for row in rows]
+        try:
+            with self._session() as conn:
+                rows = conn.execute(sql + " ORDER BY created_at, handle", params).fetchall()
+        except StoreError as exc:
+            if not clauses or "malformed JSON" not in str(exc):
+                raise
+            # A record's metadata no longer reads, so SQLite cannot filter on it: read them all here.
+            with self._session() as conn:
+                rows = conn.execute(f"SELECT {_RECORD_COLUMNS} FROM blobs ORDER BY created_at, handle").fetchall()
+            return _records_from_rows(rows, where)
+        return _records_from_rows(rows)
 
     def _object_ids(self) -> list[str]:
         with self._session() as conn:
@@ -399,7 +410,34 @@ def _stamp(at: datetime) -> str:
     return at.astimezone(UTC).isoformat() if at.tzinfo is not None else at.isoformat()
 
 
-def _record_from_row(row: tuple[Any, ...]) -> Record:
+def _records_from_rows(rows: list[tuple[Any, ...]], where: RecordFilter | None = None) -> list[Record]:
+    """The records of ``rows`` (those ``where`` matches, when given).
+
+    Raises:
+        DamagedMetadata: a row's metadata no longer reads; it names them all and holds the rest.
+    """
+    records: list[Record] = []
+    damaged: list[str] = []
+    for row in rows:
+        record = _record_from_row(row)
+        if record is None:
+            damaged.append(str(row[0]))
+        elif where is None or where.matches(record):
+            records.append(record)
+    if damaged:
+        raise DamagedMetadata(
+            f"the metadata of {len(damaged)} record(s) is damaged: {', '.join(damaged)}; "
+            "'ccr repair' rebuilds the store keeping every record whose bytes still match its handle",
+            handles=damaged,
+            readable=records,
+        )
+    return records
+
+
+def _record_from_row(row: tuple[Any, ...]) -> Record | None:
+    """The record a row holds; None when its metadata no longer reads (``metadata_problem``)."""
+    if metadata_problem(row) is not None:
+        return None
     handle, content_type, producer, before, after, metadata, created, size = row
     return Record(
         handle=handle,
@@ -411,6 +449,58 @@ def _record_from_row(row: tuple[Any, ...]) -> Record:
         metadata=None if metadata is None else json.loads(metadata),
         created_at=datetime.fromisoformat(created),
     )
+
+
+def metadata_problem(row: tuple[Any, ...]) -> str | None:
+    """What is wrong with a stored row's metadata (``_RECORD_COLUMNS``), or None when it reads as written.
+
+    Metadata is written as canonical JSON (``ccr.objects.canonical_json``), so a
+    value that no longer is canonical JSON of an object was changed on disk; a
+    change that leaves it canonical (one letter for another inside a value)
+    cannot be told from what was written.
+    """
+    handle, content_type, producer, before, after, metadata, created, size = row
+    if not all(isinstance(v, str) and _is_utf8(v) for v in (handle, content_type, producer)):
+        return "a text field is not text"
+    if not all(v is None or (isinstance(v, int) and v >= 0) for v in (before, after)):
+        return "a token count is not a count"
+    if not isinstance(size, int) or size < 0:
+        return "its size is not a count"
+    try:
+        datetime.fromisoformat(created)
+    except (TypeError, ValueError):
+        return "its creation time does not read"
+    if metadata is None:
+        return None
+    try:
+        value = json.loads(metadata)
+    except (TypeError, ValueError, RecursionError):
+        return "its metadata is not JSON"
+    if not isinstance(value, dict):
+        return "its metadata is not a JSON object"
+    try:
+        if canonical_json(value).decode("utf-8") != metadata:
+            return "its metadata is not as it was written"
+    except (InvalidRequest, ValueError):  # NaN, a lone surrogate: never written so
+        return "its metadata is not as it was written"
+    return None
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _lenient_text(raw: bytes) -> str:
+    """A text column as Python reads it: a damaged byte that is not UTF-8 reads as a lone surrogate.
+
+    SQLite's default would fail the whole query; this way the one damaged row is found
+    (its text no longer reads as written) and the rest are read.
+    """
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def _translate(exc: sqlite3.Error, path: Path) -> BudgetExceeded | StoreError:

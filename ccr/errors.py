@@ -14,6 +14,7 @@
     ├── DiskFull (StoreError)        the disk holding the store has no space left (not the budget)
     ├── DamagedFile (StoreError)     SQLite finds the store file itself damaged (exit 65)
     └── CorruptRecord (StoreError)   stored bytes no longer hash to their handle (exit 65)
+        ├── DamagedMetadata          a record's stored metadata no longer reads (exit 65)
         └── RecordsLost              ``ccr repair`` could not salvage some records (exit 65)
 
 The shared concepts ccr raises are ``ccr.root_errors``' classes, re-exported
@@ -30,6 +31,9 @@ packages' alike, and ``except CompactorError`` catches everything ccr raises;
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from ccr.root_errors import (
     CompactorError,
     CompactorRuntimeError,
@@ -44,12 +48,16 @@ from ccr.root_errors import (
 )
 from ccr.root_errors import OutputWriteError as OutputWriteFailed
 
+if TYPE_CHECKING:
+    from ccr.records import Record
+
 __all__ = [
     "ArchiveInvalid",
     "BudgetExceeded",
     "CCRError",
     "CorruptRecord",
     "DamagedFile",
+    "DamagedMetadata",
     "DiskFull",
     "HandleNotFound",
     "InputError",
@@ -152,6 +160,21 @@ class CorruptRecord(CCRError, StoreError):
 
     error_id = "ccr_corrupt_record"
     exit_code = 65
+
+
+class DamagedMetadata(CorruptRecord):
+    """A record's stored metadata (its kind, session, times, ...) no longer reads; its bytes may be intact.
+
+    ``handles`` names the damaged records, ``readable`` holds every other
+    record that was asked for, so that a listing can still show them.
+    """
+
+    error_id = "ccr_damaged_metadata"
+
+    def __init__(self, message: str, handles: Sequence[str] = (), readable: Sequence[Record] = ()) -> None:
+        super().__init__(message)
+        self.handles = list(handles)
+        self.readable = list(readable)
 
 
 class RecordsLost(CorruptRecord):

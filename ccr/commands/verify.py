@@ -18,9 +18,10 @@ __all__ = ["register", "run"]
 def register(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "verify",
-        help="re-hash every record and name the corrupt ones",
-        description="Re-hash every stored record and typed object. Prints the handle of each "
-        "one whose bytes no longer match, one per line, and exits 65 if there is any; "
+        help="re-hash every record, check its metadata, and name the damaged ones",
+        description="Re-hash every stored record and typed object, and check that each record's "
+        "metadata still reads as it was written. Prints the handle of each one whose bytes no "
+        "longer match or whose metadata is damaged, one per line, and exits 65 if there is any; "
         "otherwise prints one line saying how many were checked. Exit codes: 65 for damage "
         "found (a corrupt record, or a file SQLite reports damaged: run 'ccr repair'), 73 when "
         "the store cannot be read at all, 0 when every record matches.",
@@ -54,5 +55,9 @@ def run(args: argparse.Namespace) -> int:
                 f"verified {stats.entries} record(s) and {stats.objects} typed object(s): every one matches its handle"
             )
     if corrupt:
-        raise CorruptRecord(f"{len(corrupt)} record(s) no longer match their handle: {', '.join(corrupt)}")
+        raise CorruptRecord(
+            f"{len(corrupt)} record(s) are damaged (their bytes no longer match their handle, or their "
+            f"metadata no longer reads as written): {', '.join(corrupt)}; 'ccr repair' keeps every record "
+            "whose bytes still match"
+        )
     return 0
