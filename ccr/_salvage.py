@@ -30,6 +30,7 @@ from typing import Any
 from ccr.handles import handle_for
 from ccr.objects import StoredObject, content_hash, object_id
 from ccr.records import Record
+from ccr.sqlite_kit.wal import committed_pages
 
 __all__ = ["Salvage", "salvage"]
 
@@ -120,42 +121,7 @@ def _pages(data: bytes, wal: bytes, page_size: int) -> dict[int, bytes]:
 
 def _wal_pages(wal: bytes, page_size: int) -> dict[int, bytes]:
     """The pages of every committed transaction in a WAL whose frames check out."""
-    if len(wal) < 32:
-        return {}
-    magic, _version, size, _seq, salt1, salt2, c1, c2 = struct.unpack(">8I", wal[:32])
-    if magic not in (0x377F0682, 0x377F0683) or size != page_size:
-        return {}
-    order = ">" if magic & 1 else "<"
-    s0, s1 = _wal_checksum(wal[:24], 0, 0, order)
-    if (s0, s1) != (c1, c2):
-        return {}
-    committed: dict[int, bytes] = {}
-    pending: dict[int, bytes] = {}
-    offset = 32
-    frame = 24 + page_size
-    while offset + frame <= len(wal):
-        number, commit, f_salt1, f_salt2, f_c1, f_c2 = struct.unpack(">6I", wal[offset : offset + 24])
-        page = wal[offset + 24 : offset + frame]
-        if (f_salt1, f_salt2) != (salt1, salt2):
-            break
-        s0, s1 = _wal_checksum(wal[offset : offset + 8], s0, s1, order)
-        s0, s1 = _wal_checksum(page, s0, s1, order)
-        if (s0, s1) != (f_c1, f_c2):
-            break
-        pending[number] = page
-        if commit:
-            committed.update(pending)
-            pending = {}
-        offset += frame
-    return committed
-
-
-def _wal_checksum(block: bytes, s0: int, s1: int, order: str) -> tuple[int, int]:
-    words = struct.unpack(f"{order}{len(block) // 4}I", block)
-    for i in range(0, len(words), 2):
-        s0 = (s0 + words[i] + s1) & 0xFFFFFFFF
-        s1 = (s1 + words[i + 1] + s0) & 0xFFFFFFFF
-    return s0, s1
+    return committed_pages(wal, page_size)[0]
 
 
 def _freelist(pages: dict[int, bytes], header: bytes) -> set[int]:

@@ -72,6 +72,7 @@ class SQLiteStore(BaseStore):
         self._kind_col = "kind"
         self._conn: sqlite3.Connection | None = None
         self._absent = False
+        self._cramped = False
         if readonly and file_size(path) == 0:
             # No store there yet: read as an empty one, made in memory, nothing created on
             # disk; once a writer makes the file, the next read opens it (``_session``).
@@ -105,6 +106,9 @@ class SQLiteStore(BaseStore):
             raise store_failure("cannot read store", self.path, exc) from exc
         conn.text_factory = _lenient_text
         self._conn, self._cap = conn, cap
+        # Opened on a full disk, the file may be read as immutable, or with an exclusive lock
+        # (``ccr.sqlite_kit.connect``): once there is room again, the next read opens it as usual.
+        self._cramped = disk_free(self.path) < DISK_FULL_BYTES
         if version < 2:  # an older store, not upgraded on read-only media
             self._session_col = "json_extract(metadata, '$.session_id')"
             self._kind_col = "json_extract(metadata, '$.kind')"
@@ -317,10 +321,17 @@ class SQLiteStore(BaseStore):
                 raise StoreError("the store is closed")
             if os.getpid() != self._pid:
                 raise StoreError("the store was opened in another process; open it again here")
-            if self._absent and file_size(self.path) > 0:  # a writer made the store meanwhile
-                empty = self._conn
-                self._open_read_only()
-                empty.close()
+            if (self._absent and file_size(self.path) > 0) or (  # a writer made the store meanwhile,
+                self._cramped and disk_free(self.path) >= DISK_FULL_BYTES  # or the disk has room again
+            ):
+                self._conn.close()  # first: an exclusive reader's lock would keep the new one out
+                self._conn = None
+                try:
+                    self._open_read_only()
+                except BaseException:
+                    if self._absent:
+                        self._conn = _empty_store()
+                    raise
                 self._absent = False
             assert self._conn is not None
             try:
@@ -479,11 +490,22 @@ def metadata_problem(row: tuple[Any, ...]) -> str | None:
     if not isinstance(value, dict):
         return "its metadata is not a JSON object"
     try:
-        if canonical_json(value).decode("utf-8") != metadata:
+        if canonical_json(value).decode("utf-8") != metadata and not _written_otherwise(value, metadata):
             return "its metadata is not as it was written"
     except (InvalidRequest, ValueError):  # NaN, a lone surrogate: never written so
         return "its metadata is not as it was written"
     return None
+
+
+def _written_otherwise(value: Any, metadata: str) -> bool:
+    """Whether ``metadata`` is ``value`` as ``json.dumps`` writes it in another usual form (a store
+    written by other code, or before metadata was canonical)."""
+    return any(
+        json.dumps(value, sort_keys=keys, ensure_ascii=ascii_, separators=separators) == metadata
+        for keys in (False, True)
+        for ascii_ in (True, False)
+        for separators in ((", ", ": "), (",", ":"))
+    )
 
 
 def _is_utf8(text: str) -> bool:

@@ -8,8 +8,9 @@ is made immutable instead (``chattr +i``), which refuses root's writes too.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -205,3 +206,67 @@ def test_put_makes_a_named_store_in_a_folder_that_exists_and_the_default_one_wit
     default = run_ccr("put", "-", input=b"default\n", env={"COMPACTOR_HOME": str(home)})
     assert default.returncode == 0, default.stderr
     assert (tmp_path / "s.db").is_file() and (home / "ccr.db").is_file()
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 3 MiB tmpfs, unmounted after (needs root and Linux: skipped elsewhere)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (not root, or no mount)")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def fill(disk: Path) -> None:
+    with open(disk / "filler", "wb", buffering=0) as out:
+        try:
+            while True:
+                out.write(bytes(1 << 16))
+        except OSError:
+            pass
+    os.sync()
+
+
+UNCHECKPOINTED_PUT = (
+    "import os, sys; from ccr import open_store; s = open_store(sys.argv[1]); "
+    "print(s.put(b'only in the log\\n'), flush=True); os._exit(0)"  # no close: the log is not checkpointed
+)
+
+
+@pytest.mark.parametrize("log", ["checkpointed", "pending, index removed", "pending, index kept"])
+def test_a_store_on_a_full_disk_can_still_be_read_by_get_verify_stats_and_mcp(full_disk: Path, log: str) -> None:
+    import sys
+
+    db = full_disk / "home" / "ccr.db"
+    put = run_ccr("put", "-", input=b"stored before the disk filled\n", env={"COMPACTOR_HOME": str(db.parent)})
+    assert put.returncode == 0, put.stderr
+    handles = [put.stdout.decode().strip()]
+    if log != "checkpointed":
+        done = subprocess.run([sys.executable, "-c", UNCHECKPOINTED_PUT, str(db)], capture_output=True, check=True)
+        handles.append(done.stdout.decode().strip())
+        assert (full_disk / "home" / "ccr.db-wal").stat().st_size > 0
+        if log == "pending, index removed":
+            (full_disk / "home" / "ccr.db-shm").unlink()
+    fill(full_disk)
+    home = {"COMPACTOR_HOME": str(db.parent)}
+    for handle in handles:
+        got = run_ccr("get", handle, env=home)
+        assert got.returncode == 0, got.stderr
+        assert got.stdout in (b"stored before the disk filled\n", b"only in the log\n")
+    verify = run_ccr("verify", env=home)
+    assert verify.returncode == 0, verify.stderr
+    assert verify.stdout.startswith(f"verified {len(handles)} record(s)".encode())
+    stats = run_ccr("stats", "--json", env=home)
+    assert json.loads(stats.stdout)["entries"] == len(handles), stats.stderr
+    hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    call["params"] = {"name": "ccr_retrieve", "arguments": {"handle": handles[-1]}}
+    served = run_ccr("mcp", input=(json.dumps(hello) + "\n" + json.dumps(call) + "\n").encode(), env=home)
+    assert served.returncode == 0, served.stderr
+    answer = json.loads(served.stdout.splitlines()[-1])["result"]
+    assert answer["isError"] is False and answer["content"][0]["text"].endswith("\n")

@@ -227,7 +227,7 @@ def flip(db: Path, anchor: bytes, at: int, new: bytes) -> None:
 METADATA_DAMAGE = {
     "a quote in a value": (b'"kind":"tool_result","session_id":"s2"', 12, b'"'),
     "a byte that is not UTF-8": (b'"kind":"tool_result","session_id":"s2"', 10, b"\xff"),
-    "a key out of order": (b'"kind":"tool_result","session_id":"s2"', 1, b"z"),
+    "the opening brace": (b'{"kind":"tool_result","session_id":"s2"', 0, b"["),
     "a creation time": (b'"kind":"tool_result","session_id":"s2"', 38 + 6, b"x"),
     "the producer": (b'hooks{"kind":"tool_result","session_id":"s2"', 0, b"\xfe"),
 }
