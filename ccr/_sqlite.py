@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ccr._acknowledged import acknowledge, acknowledged, stored_total
 from ccr._base import BaseStore, BlobRow, ObjectRow
 from ccr._migrations import SCHEMA
 from ccr._sqlite_read import (
@@ -119,6 +120,20 @@ class SQLiteStore(BaseStore):
         with self._session() as conn:
             return StoreStats(**read_stats(conn, path=self.path, max_bytes=self.max_bytes, cap=self._cap))
 
+    def lost_writes(self) -> tuple[int, int] | None:
+        """``(acknowledged, held)`` when the file holds fewer records ever stored than the count beside
+        it acknowledged (``ccr._acknowledged``): committed writes were lost. None when nothing shows it.
+
+        Raises:
+            StoreError: the store could not be read.
+        """
+        acked = acknowledged(self.path)  # first: a write committing meanwhile can only raise what is read next
+        if acked is None:
+            return None
+        with self._session() as conn:
+            held = stored_total(conn)
+        return (acked, held) if held is not None and held < acked else None
+
     def verify(self, progress: Callable[[int], object] | None = None) -> list[str]:
         bad: list[str] = []
         with self._session() as conn:
@@ -166,6 +181,7 @@ class SQLiteStore(BaseStore):
     # -- primitives -----------------------------------------------------------------
 
     def _insert_blobs(self, rows: list[BlobRow]) -> None:
+        total: int | None = None
         with self._session() as conn, immediate(conn):
             used = int(conn.execute("SELECT payload_bytes FROM usage WHERE id = 1").fetchone()[0])
             new = rows
@@ -201,6 +217,9 @@ class SQLiteStore(BaseStore):
                     for r in rows
                 ],
             )
+            total = stored_total(conn)
+        if total is not None:  # committed: the count beside the file may now say so
+            acknowledge(self.path, total)
 
     def _load_blob(self, handle: str) -> bytes | None:
         with self._session() as conn:
@@ -262,6 +281,7 @@ class SQLiteStore(BaseStore):
 
     def _insert_object(self, row: ObjectRow) -> None:
         obj = row.obj
+        total: int | None = None
         with self._session() as conn, immediate(conn):
             if conn.execute("SELECT 1 FROM objects WHERE id = ?", (obj.id,)).fetchone():
                 return
@@ -284,6 +304,9 @@ class SQLiteStore(BaseStore):
                     len(row.content),
                 ),
             )
+            total = stored_total(conn)
+        if total is not None:
+            acknowledge(self.path, total)
 
     def _load_object(self, object_id: str) -> StoredObject | None:
         with self._session() as conn:

@@ -15,6 +15,7 @@
     ├── DamagedFile (StoreError)     SQLite finds the store file itself damaged (exit 65)
     └── CorruptRecord (StoreError)   stored bytes no longer hash to their handle (exit 65)
         ├── DamagedMetadata          a record's stored metadata no longer reads (exit 65)
+        ├── WritesLost               the file holds fewer records than it acknowledged (exit 65)
         └── RecordsLost              ``ccr repair`` could not salvage some records (exit 65)
 
 The shared concepts ccr raises are ``ccr.root_errors``' classes, re-exported
@@ -73,6 +74,7 @@ __all__ = [
     "StoreError",
     "UnknownObjectType",
     "UnsafeStorePath",
+    "WritesLost",
 ]
 
 
@@ -175,6 +177,13 @@ class DamagedMetadata(CorruptRecord):
         super().__init__(message)
         self.handles = list(handles)
         self.readable = list(readable)
+
+
+class WritesLost(CorruptRecord):
+    """The store file holds fewer records ever stored than it acknowledged: committed writes are gone
+    (its write-ahead log deleted before a checkpoint, or the file put back from an older copy)."""
+
+    error_id = "ccr_writes_lost"
 
 
 class RecordsLost(CorruptRecord):

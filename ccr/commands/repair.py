@@ -82,9 +82,11 @@ def _build(target: Path, found: Salvage) -> None:
 
 
 def _sound(path: Path) -> bool:
-    """Whether SQLite finds nothing wrong with the file (``PRAGMA quick_check``); reads only."""
+    """Whether SQLite finds nothing wrong with the file (``PRAGMA quick_check``) and it holds every write it
+    acknowledged (``ccr._acknowledged``); reads only."""
     import sqlite3
 
+    from ccr._acknowledged import acknowledged, stored_total
     from ccr._sqlite_read import open_read_only
 
     try:
@@ -92,7 +94,10 @@ def _sound(path: Path) -> bool:
     except StoreError:
         return False
     try:
-        return [row[0] for row in conn.execute("PRAGMA quick_check")] == ["ok"]
+        if [row[0] for row in conn.execute("PRAGMA quick_check")] != ["ok"]:
+            return False
+        held, acked = stored_total(conn), acknowledged(path)
+        return held is None or acked is None or held >= acked  # else acknowledged writes are gone
     except sqlite3.Error:
         return False
     finally:

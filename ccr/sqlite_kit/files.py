@@ -30,7 +30,8 @@ __all__ = [
     "tighten_modes",
 ]
 
-SIDECARS = ("-wal", "-shm", "-journal")
+SIDECARS = ("-wal", "-shm", "-journal", "-ack")
+"""SQLite's own sidecars, and the count of acknowledged records a ccr store keeps beside it."""
 SQLITE_HEADER = b"SQLite format 3\x00"
 """The first 16 bytes of every SQLite database file."""
 
