@@ -7,9 +7,9 @@ import json
 import sqlite3
 from typing import Any
 
+from ccr._sqlite import SQLiteStore
 from ccr._sqlite_read import damage_hint
 from ccr.commands._common import opened_store
-from ccr._sqlite import SQLiteStore
 from ccr.errors import CorruptRecord, DamagedFile, StoreError, WritesLost
 from ccr.progress import progress
 

@@ -109,7 +109,7 @@ def test_a_version_2_old_store_is_upgraded_to_version_3_keeping_its_records_and_
     with open_store(db_path) as store:
         check_records(store)
         assert store.stats().entries == 2
-    objects, versions = schema_of(db_path)
+    _objects, versions = schema_of(db_path)
     assert versions == [1, 2, 3]
     conn = sqlite3.connect(db_path)
     assert conn.execute("SELECT stored FROM acknowledged").fetchone() == (2,)  # what it held when upgraded
