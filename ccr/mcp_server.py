@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ccr.lazy import lazy_exports
-from ccr.mcp_stdio import McpServer, Tool, opening_server, serve_lines
+from ccr.mcp_stdio import McpServer, Tool, bounded_lines, opening_server, serve_lines
 
 if TYPE_CHECKING:
     from ccr._mcp_tools import STATS_TOOL_NAME, retrieve_text, stats_text
@@ -134,7 +134,7 @@ def serve_stdio(server: McpServer) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _exit_at_signal)
     stdin = sys.stdin.buffer
-    session = serve_lines(server, iter(stdin.readline, b""), sys.stdout.buffer)
+    session = serve_lines(server, bounded_lines(stdin), sys.stdout.buffer)
     if server.failures:  # every tool call was answered with it; the exit code says it too
         raise server.failures[0]
     if session.bad_lines:

@@ -49,7 +49,9 @@ __all__ = [
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "LATEST_PROTOCOL_VERSION",
+    "MAX_LINE_BYTES",
     "METHOD_NOT_FOUND",
+    "Oversized",
     "PARSE_ERROR",
     "PROTOCOL_VERSIONS",
     "McpServer",
@@ -57,6 +59,7 @@ __all__ = [
     "StdioSession",
     "Tool",
     "ToolError",
+    "bounded_lines",
     "opening_server",
     "serve_lines",
 ]
@@ -372,6 +375,37 @@ def _encode_answer(answer: dict[str, Any]) -> bytes:
         return json.dumps(answer).encode("ascii") + b"\n"
 
 
+MAX_LINE_BYTES = 16 << 20
+"""The longest request line read: far more than any call needs (a memory is at most 256 KiB of text)."""
+
+
+class Oversized(bytes):
+    """The start of a line longer than the limit, which was read to its end and dropped."""
+
+    size: int = 0
+
+
+def bounded_lines(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """The lines of ``stream``, each read with a bound: a longer one is an ``Oversized`` (its first
+    80 bytes), the rest of it read in chunks and dropped, so memory stays bounded and the next line is found."""
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line
+            continue
+        start, size = line[:80], len(line)
+        while not line.endswith(b"\n"):
+            line = stream.readline(1 << 20)
+            if not line:
+                break
+            size += len(line)
+        oversized = Oversized(start)
+        oversized.size = size
+        yield oversized
+
+
 @dataclass
 class StdioSession:
     """What a served stdin held: whether a client said hello, and the lines that were not JSON-RPC."""
@@ -385,11 +419,11 @@ class StdioSession:
     first_bad_size: int = 0
     first_bad_reason: str = ""
 
-    def bad(self, line: bytes, *, number: int = 0, reason: str = "not a JSON-RPC message") -> None:
+    def bad(self, line: bytes, *, number: int = 0, reason: str = "not a JSON-RPC message", size: int = -1) -> None:
         self.bad_lines += 1
         if self.first_bad is None:
             self.first_bad, self.first_bad_at = line[:80], number
-            self.first_bad_size, self.first_bad_reason = len(line), reason
+            self.first_bad_size, self.first_bad_reason = (len(line) if size < 0 else size), reason
 
     def describe_first_bad(self) -> str:
         """The first bad line in words, without any of its bytes (they may be a tool's payload)."""
@@ -408,6 +442,11 @@ def serve_lines(server: McpServer, lines: Iterable[bytes], output: IO[bytes]) ->
         if not line.strip():
             continue
         hello = False
+        if isinstance(line, Oversized):
+            session.bad(line, number=number, reason=f"longer than {MAX_LINE_BYTES:,} bytes", size=line.size)
+            output.write(_encode_answer(_error(None, PARSE_ERROR, "Parse error: the line is too long")))
+            output.flush()
+            continue
         try:
             message = json.loads(line)
         except UnicodeDecodeError:

@@ -244,3 +244,31 @@ def test_a_resource_that_cannot_be_opened_leaves_the_tools_listed_and_every_call
     for result in (answers[2]["result"], answers[3]["result"]):
         assert result["isError"] is True and "ccr_damaged_file: " in result["content"][0]["text"]
     assert [type(e) for e in server.failures] == [DamagedFile]
+
+
+@pytest.mark.parametrize("newline", [b"\n", b""])
+def test_a_line_past_the_limit_is_read_in_bounded_chunks_dropped_and_the_next_line_answered(newline: bytes) -> None:
+    from ccr.mcp_stdio import Oversized, bounded_lines
+
+    class Counting(io.BytesIO):
+        def __init__(self, data: bytes) -> None:
+            super().__init__(data)
+            self.asked: list[int] = []
+
+        def readline(self, size: int | None = -1) -> bytes:
+            self.asked.append(-1 if size is None else size)
+            return super().readline(size)
+
+    ping = json.dumps(LAST_PING).encode() + b"\n"
+    stream = Counting(lines_of(HELLO)[0] + b'{"jsonrpc":"2.0","id":5,"x":"' + b"a" * 5000 + newline + ping)
+    lines = list(bounded_lines(stream, limit=1000))
+    assert all(0 < size <= 1 << 20 for size in stream.asked)  # never an unbounded read
+    oversized = [line for line in lines if isinstance(line, Oversized)]
+    assert len(oversized) == 1
+    if newline:
+        assert oversized[0].size == 5030 and oversized[0].startswith(b'{"jsonrpc"') and lines[-1] == ping
+        out = io.BytesIO()
+        session = serve_lines(SERVER, lines, out)
+        answers = [json.loads(answer) for answer in out.getvalue().splitlines()]
+        assert [a["id"] for a in answers] == [0, None, 99] and answers[1]["error"]["code"] == PARSE_ERROR
+        assert session.bad_lines == 1 and session.describe_first_bad().startswith("line 2, 5,030 bytes, longer than")
