@@ -105,6 +105,23 @@ MIGRATIONS: tuple[Migration, ...] = (
             END""",
         ),
     ),
+    Migration(
+        version=3,
+        name="a total of records ever stored, compared with the count kept beside the file (ccr._acknowledged)",
+        statements=(
+            """CREATE TABLE acknowledged (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                stored INTEGER NOT NULL
+            )""",
+            "INSERT INTO acknowledged SELECT 1, entries + objects FROM usage WHERE id = 1",
+            """CREATE TRIGGER blobs_acknowledged AFTER INSERT ON blobs BEGIN
+                UPDATE acknowledged SET stored = stored + 1 WHERE id = 1;
+            END""",
+            """CREATE TRIGGER objects_acknowledged AFTER INSERT ON objects BEGIN
+                UPDATE acknowledged SET stored = stored + 1 WHERE id = 1;
+            END""",
+        ),
+    ),
 )
 
 SCHEMA = Schema(noun="store", kind="ccr store", marker="blobs", migrations=MIGRATIONS)

@@ -30,6 +30,7 @@ from typing import Any
 from ccr.handles import handle_for
 from ccr.objects import StoredObject, content_hash, object_id
 from ccr.records import Record
+from ccr.sqlite_kit.wal import committed_pages
 
 __all__ = ["Salvage", "salvage"]
 
@@ -52,6 +53,9 @@ class Salvage:
     blobs: dict[str, tuple[Record, bytes]] = field(default_factory=dict)
     objects: dict[str, StoredObject] = field(default_factory=dict)
     lost: set[str] = field(default_factory=set)
+    metadata_lost: set[str] = field(default_factory=set)
+    """Salvaged blobs whose metadata no longer read as written: kept without it (and a damaged
+    creation time replaced by the time of the repair)."""
     expected_records: int | None = None
     expected_objects: int | None = None
 
@@ -117,42 +121,7 @@ def _pages(data: bytes, wal: bytes, page_size: int) -> dict[int, bytes]:
 
 def _wal_pages(wal: bytes, page_size: int) -> dict[int, bytes]:
     """The pages of every committed transaction in a WAL whose frames check out."""
-    if len(wal) < 32:
-        return {}
-    magic, _version, size, _seq, salt1, salt2, c1, c2 = struct.unpack(">8I", wal[:32])
-    if magic not in (0x377F0682, 0x377F0683) or size != page_size:
-        return {}
-    order = ">" if magic & 1 else "<"
-    s0, s1 = _wal_checksum(wal[:24], 0, 0, order)
-    if (s0, s1) != (c1, c2):
-        return {}
-    committed: dict[int, bytes] = {}
-    pending: dict[int, bytes] = {}
-    offset = 32
-    frame = 24 + page_size
-    while offset + frame <= len(wal):
-        number, commit, f_salt1, f_salt2, f_c1, f_c2 = struct.unpack(">6I", wal[offset : offset + 24])
-        page = wal[offset + 24 : offset + frame]
-        if (f_salt1, f_salt2) != (salt1, salt2):
-            break
-        s0, s1 = _wal_checksum(wal[offset : offset + 8], s0, s1, order)
-        s0, s1 = _wal_checksum(page, s0, s1, order)
-        if (s0, s1) != (f_c1, f_c2):
-            break
-        pending[number] = page
-        if commit:
-            committed.update(pending)
-            pending = {}
-        offset += frame
-    return committed
-
-
-def _wal_checksum(block: bytes, s0: int, s1: int, order: str) -> tuple[int, int]:
-    words = struct.unpack(f"{order}{len(block) // 4}I", block)
-    for i in range(0, len(words), 2):
-        s0 = (s0 + words[i] + s1) & 0xFFFFFFFF
-        s1 = (s1 + words[i + 1] + s0) & 0xFFFFFFFF
-    return s0, s1
+    return committed_pages(wal, page_size)[0]
 
 
 def _freelist(pages: dict[int, bytes], header: bytes) -> set[int]:
@@ -222,7 +191,13 @@ def _take_row(found: Salvage, values: list[Any], named: set[str]) -> None:
         named.add(key)
         data = values[-1] if len(values) == _BLOB_COLUMNS else None
         if isinstance(data, bytes) and handle_for(data) == key:
-            found.blobs[key] = (_blob_record(values, data), data)
+            from ccr._sqlite import metadata_problem
+
+            record = _blob_record(values, data)
+            if metadata_problem(tuple(values[:8])) is not None:  # kept, but what it says is not trusted
+                found.metadata_lost.add(key)
+                record = record.model_copy(update={"metadata": None})
+            found.blobs[key] = (record, data)
 
 
 def _blob_record(values: list[Any], data: bytes) -> Record:
@@ -361,6 +336,13 @@ def _record(payload: bytes, *, partial: bool = False) -> list[Any] | None:
 _INT_SIZES = {1: 1, 2: 2, 3: 3, 4: 4, 5: 6, 6: 8}
 
 
+class _Unreadable:
+    """A text field whose bytes are not UTF-8 any more."""
+
+
+UNREADABLE = _Unreadable()
+
+
 def _value(payload: bytes, at: int, serial: int) -> tuple[Any, int]:
     if serial == 0:
         return None, at
@@ -378,5 +360,10 @@ def _value(payload: bytes, at: int, serial: int) -> tuple[Any, int]:
         if at + n > len(payload):
             raise IndexError("value past the payload")
         raw = payload[at : at + n]
-        return (raw if serial % 2 == 0 else raw.decode("utf-8")), at + n
+        if serial % 2 == 0:
+            return raw, at + n
+        try:
+            return raw.decode("utf-8"), at + n
+        except UnicodeDecodeError:  # a damaged text field: the rest of the row may still be good
+            return UNREADABLE, at + n
     raise ValueError(f"reserved serial type {serial}")

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ccr._acknowledged import acknowledge, acknowledged, stored_total
 from ccr._base import BaseStore, BlobRow, ObjectRow
 from ccr._migrations import SCHEMA
 from ccr._sqlite_read import (
@@ -35,13 +36,13 @@ from ccr._sqlite_read import (
     read_stats,
     store_failure,
 )
-from ccr.errors import BudgetExceeded, HandleNotFound, StoreError
+from ccr.errors import BudgetExceeded, DamagedMetadata, HandleNotFound, InvalidRequest, StoreError
 from ccr.handles import handle_for
-from ccr.objects import Currentness, Lifecycle, StoredObject, content_hash, object_id
+from ccr.objects import Currentness, Lifecycle, StoredObject, canonical_json, content_hash, object_id
 from ccr.records import Record, RecordFilter, StoreStats
 from ccr.sqlite_kit.connect import BUSY_TIMEOUT_MS, open_writable
 from ccr.sqlite_kit.files import check_readable_file, file_size
-from ccr.sqlite_kit.migrations import check_tables, immediate
+from ccr.sqlite_kit.migrations import apply_migrations, check_tables, immediate
 
 __all__ = ["BUSY_TIMEOUT_MS", "SQLiteStore"]
 
@@ -71,22 +72,24 @@ class SQLiteStore(BaseStore):
         self._session_col = "session_id"
         self._kind_col = "kind"
         self._conn: sqlite3.Connection | None = None
+        self._absent = False
+        self._cramped = False
+        if readonly and file_size(path) == 0:
+            # No store there yet: read as an empty one, made in memory, nothing created on
+            # disk; once a writer makes the file, the next read opens it (``_session``).
+            self._absent = True
+            self._conn = _empty_store()
+            self._cap = self._compute_cap(self._conn)
+            return
         if readonly:
-            self._conn, version = open_read_only(path)
-            try:
-                self._cap = self._compute_cap(self._conn)
-            except sqlite3.Error as exc:
-                self.close()
-                raise store_failure("cannot read store", path, exc) from exc
-            if version < 2:  # an older store, not upgraded on read-only media
-                self._session_col = "json_extract(metadata, '$.session_id')"
-                self._kind_col = "json_extract(metadata, '$.kind')"
+            self._open_read_only()
             return
         try:
             conn = open_writable(path, SCHEMA)
         except sqlite3.Error as exc:
             raise store_failure("cannot open store", path, exc) from exc
         self._conn = conn
+        conn.text_factory = _lenient_text
         try:
             conn.execute("PRAGMA secure_delete = ON")  # a removed record leaves no bytes behind
             # SQLite never sets the cap below the file's size; keep what it actually set.
@@ -95,17 +98,48 @@ class SQLiteStore(BaseStore):
             self.close()
             raise store_failure("cannot open store", path, exc) from exc
 
+    def _open_read_only(self) -> None:
+        conn, version = open_read_only(self.path)
+        try:
+            cap = self._compute_cap(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise store_failure("cannot read store", self.path, exc) from exc
+        conn.text_factory = _lenient_text
+        self._conn, self._cap = conn, cap
+        # Opened on a full disk, the file may be read as immutable, or with an exclusive lock
+        # (``ccr.sqlite_kit.connect``): once there is room again, the next read opens it as usual.
+        self._cramped = disk_free(self.path) < DISK_FULL_BYTES
+        if version < 2:  # an older store, not upgraded on read-only media
+            self._session_col = "json_extract(metadata, '$.session_id')"
+            self._kind_col = "json_extract(metadata, '$.kind')"
+
     # -- public -------------------------------------------------------------------
 
     def stats(self) -> StoreStats:
         with self._session() as conn:
             return StoreStats(**read_stats(conn, path=self.path, max_bytes=self.max_bytes, cap=self._cap))
 
+    def lost_writes(self) -> tuple[int, int] | None:
+        """``(acknowledged, held)`` when the file holds fewer records ever stored than the count beside
+        it acknowledged (``ccr._acknowledged``): committed writes were lost. None when nothing shows it.
+
+        Raises:
+            StoreError: the store could not be read.
+        """
+        acked = acknowledged(self.path)  # first: a write committing meanwhile can only raise what is read next
+        if acked is None:
+            return None
+        with self._session() as conn:
+            held = stored_total(conn)
+        return (acked, held) if held is not None and held < acked else None
+
     def verify(self, progress: Callable[[int], object] | None = None) -> list[str]:
         bad: list[str] = []
         with self._session() as conn:
-            for handle, data in conn.execute("SELECT handle, data FROM blobs ORDER BY rowid"):
-                if handle_for(bytes(data)) != handle:
+            for *row, data in conn.execute(f"SELECT {_RECORD_COLUMNS}, data FROM blobs ORDER BY rowid"):
+                handle = row[0]
+                if handle_for(bytes(data)) != handle or metadata_problem(tuple(row)) is not None:
                     bad.append(handle)
                 if progress is not None:
                     progress(len(data))
@@ -147,6 +181,7 @@ class SQLiteStore(BaseStore):
     # -- primitives -----------------------------------------------------------------
 
     def _insert_blobs(self, rows: list[BlobRow]) -> None:
+        total: int | None = None
         with self._session() as conn, immediate(conn):
             used = int(conn.execute("SELECT payload_bytes FROM usage WHERE id = 1").fetchone()[0])
             new = rows
@@ -182,6 +217,9 @@ class SQLiteStore(BaseStore):
                     for r in rows
                 ],
             )
+            total = stored_total(conn)
+        if total is not None:  # committed: the count beside the file may now say so
+            acknowledge(self.path, total)
 
     def _load_blob(self, handle: str) -> bytes | None:
         with self._session() as conn:
@@ -191,7 +229,7 @@ class SQLiteStore(BaseStore):
     def _load_record(self, handle: str) -> Record | None:
         with self._session() as conn:
             row = conn.execute(f"SELECT {_RECORD_COLUMNS} FROM blobs WHERE handle = ?", (handle,)).fetchone()
-        return None if row is None else _record_from_row(row)
+        return None if row is None else _records_from_rows([row])[0]
 
     def _list_records(self, where: RecordFilter) -> list[Record]:
         clauses: list[str] = []
@@ -214,9 +252,17 @@ class SQLiteStore(BaseStore):
         sql = f"SELECT {_RECORD_COLUMNS} FROM blobs"
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
-        with self._session() as conn:
-            rows = conn.execute(sql + " ORDER BY created_at, handle", params).fetchall()
-        return [_record_from_row(row) for row in rows]
+        try:
+            with self._session() as conn:
+                rows = conn.execute(sql + " ORDER BY created_at, handle", params).fetchall()
+        except StoreError as exc:
+            if not clauses or "malformed JSON" not in str(exc):
+                raise
+            # A record's metadata no longer reads, so SQLite cannot filter on it: read them all here.
+            with self._session() as conn:
+                rows = conn.execute(f"SELECT {_RECORD_COLUMNS} FROM blobs ORDER BY created_at, handle").fetchall()
+            return _records_from_rows(rows, where)
+        return _records_from_rows(rows)
 
     def _object_ids(self) -> list[str]:
         with self._session() as conn:
@@ -235,6 +281,7 @@ class SQLiteStore(BaseStore):
 
     def _insert_object(self, row: ObjectRow) -> None:
         obj = row.obj
+        total: int | None = None
         with self._session() as conn, immediate(conn):
             if conn.execute("SELECT 1 FROM objects WHERE id = ?", (obj.id,)).fetchone():
                 return
@@ -257,6 +304,9 @@ class SQLiteStore(BaseStore):
                     len(row.content),
                 ),
             )
+            total = stored_total(conn)
+        if total is not None:
+            acknowledge(self.path, total)
 
     def _load_object(self, object_id: str) -> StoredObject | None:
         with self._session() as conn:
@@ -294,6 +344,19 @@ class SQLiteStore(BaseStore):
                 raise StoreError("the store is closed")
             if os.getpid() != self._pid:
                 raise StoreError("the store was opened in another process; open it again here")
+            if (self._absent and file_size(self.path) > 0) or (  # a writer made the store meanwhile,
+                self._cramped and disk_free(self.path) >= DISK_FULL_BYTES  # or the disk has room again
+            ):
+                self._conn.close()  # first: an exclusive reader's lock would keep the new one out
+                self._conn = None
+                try:
+                    self._open_read_only()
+                except BaseException:
+                    if self._absent:
+                        self._conn = _empty_store()
+                    raise
+                self._absent = False
+            assert self._conn is not None
             try:
                 yield self._conn
             except sqlite3.Error as exc:
@@ -368,12 +431,47 @@ def delete_in_place(path: Path, refs: list[str]) -> list[str]:
     return [*blobs, *objects]
 
 
+def _empty_store() -> sqlite3.Connection:
+    """An empty store in memory that only reads: what a store file that does not exist yet reads as."""
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    apply_migrations(conn, SCHEMA, ":memory:")
+    conn.execute("PRAGMA query_only = ON")
+    return conn
+
+
 def _stamp(at: datetime) -> str:
     """A timestamp as stored: ISO 8601 in UTC, so stored stamps sort as text."""
     return at.astimezone(UTC).isoformat() if at.tzinfo is not None else at.isoformat()
 
 
-def _record_from_row(row: tuple[Any, ...]) -> Record:
+def _records_from_rows(rows: list[tuple[Any, ...]], where: RecordFilter | None = None) -> list[Record]:
+    """The records of ``rows`` (those ``where`` matches, when given).
+
+    Raises:
+        DamagedMetadata: a row's metadata no longer reads; it names them all and holds the rest.
+    """
+    records: list[Record] = []
+    damaged: list[str] = []
+    for row in rows:
+        record = _record_from_row(row)
+        if record is None:
+            damaged.append(str(row[0]))
+        elif where is None or where.matches(record):
+            records.append(record)
+    if damaged:
+        raise DamagedMetadata(
+            f"the metadata of {len(damaged)} record(s) is damaged: {', '.join(damaged)}; "
+            "'ccr repair' rebuilds the store keeping every record whose bytes still match its handle",
+            handles=damaged,
+            readable=records,
+        )
+    return records
+
+
+def _record_from_row(row: tuple[Any, ...]) -> Record | None:
+    """The record a row holds; None when its metadata no longer reads (``metadata_problem``)."""
+    if metadata_problem(row) is not None:
+        return None
     handle, content_type, producer, before, after, metadata, created, size = row
     return Record(
         handle=handle,
@@ -385,6 +483,69 @@ def _record_from_row(row: tuple[Any, ...]) -> Record:
         metadata=None if metadata is None else json.loads(metadata),
         created_at=datetime.fromisoformat(created),
     )
+
+
+def metadata_problem(row: tuple[Any, ...]) -> str | None:
+    """What is wrong with a stored row's metadata (``_RECORD_COLUMNS``), or None when it reads as written.
+
+    Metadata is written as canonical JSON (``ccr.objects.canonical_json``), so a
+    value that no longer is canonical JSON of an object was changed on disk; a
+    change that leaves it canonical (one letter for another inside a value)
+    cannot be told from what was written.
+    """
+    handle, content_type, producer, before, after, metadata, created, size = row
+    if not all(isinstance(v, str) and _is_utf8(v) for v in (handle, content_type, producer)):
+        return "a text field is not text"
+    if not all(v is None or (isinstance(v, int) and v >= 0) for v in (before, after)):
+        return "a token count is not a count"
+    if not isinstance(size, int) or size < 0:
+        return "its size is not a count"
+    try:
+        datetime.fromisoformat(created)
+    except (TypeError, ValueError):
+        return "its creation time does not read"
+    if metadata is None:
+        return None
+    try:
+        value = json.loads(metadata)
+    except (TypeError, ValueError, RecursionError):
+        return "its metadata is not JSON"
+    if not isinstance(value, dict):
+        return "its metadata is not a JSON object"
+    try:
+        if canonical_json(value).decode("utf-8") != metadata and not _written_otherwise(value, metadata):
+            return "its metadata is not as it was written"
+    except (InvalidRequest, ValueError):  # NaN, a lone surrogate: never written so
+        return "its metadata is not as it was written"
+    return None
+
+
+def _written_otherwise(value: Any, metadata: str) -> bool:
+    """Whether ``metadata`` is ``value`` as ``json.dumps`` writes it in another usual form (a store
+    written by other code, or before metadata was canonical)."""
+    return any(
+        json.dumps(value, sort_keys=keys, ensure_ascii=ascii_, separators=separators) == metadata
+        for keys in (False, True)
+        for ascii_ in (True, False)
+        for separators in ((", ", ": "), (",", ":"))
+    )
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _lenient_text(raw: bytes) -> str:
+    """A text column as Python reads it: a damaged byte that is not UTF-8 reads as a lone surrogate.
+
+    SQLite's default would fail the whole query; this way the one damaged row is found
+    (its text no longer reads as written) and the rest are read.
+    """
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def _translate(exc: sqlite3.Error, path: Path) -> BudgetExceeded | StoreError:

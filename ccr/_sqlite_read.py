@@ -7,7 +7,6 @@ Python's own start, more than the whole command should.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from ccr._migrations import SCHEMA
 from ccr.errors import DiskFull, StoreError
 from ccr.sqlite_kit import connect
+from ccr.sqlite_kit.connect import DISK_FULL_BYTES, disk_free
 
 __all__ = [
     "DISK_FULL_BYTES",
@@ -107,19 +107,6 @@ def read_stats(conn: sqlite3.Connection, *, path: Path, max_bytes: int, cap: int
         "tokens_saved": saved,
         "basis": "inferred",
     }
-
-
-DISK_FULL_BYTES = 1 << 20
-"""Free space (bytes) under which SQLite's "disk is full" or "disk I/O error" is the disk, not the page cap."""
-
-
-def disk_free(path: Path) -> int:
-    """Bytes free to this user on the file system holding ``path`` (a large number when unknown)."""
-    try:
-        st = os.statvfs(path.parent)
-    except (OSError, AttributeError):
-        return 1 << 62
-    return st.f_bavail * st.f_frsize
 
 
 def store_failure(what: str, path: Path, exc: sqlite3.Error) -> StoreError:

@@ -29,12 +29,21 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from ccr.errors import ArchiveInvalid, CorruptRecord
+from ccr._budget import resolve_max_bytes
+from ccr.errors import ArchiveInvalid, BudgetExceeded, CorruptRecord
 from ccr.handles import handle_for
 from ccr.objects import StoredObject, content_hash, object_id
 from ccr.records import Record
 
-__all__ = ["ARCHIVE_FORMAT", "ARCHIVE_VERSION", "Archive", "open_archive", "read_archive", "write_archive"]
+__all__ = [
+    "ARCHIVE_FORMAT",
+    "ARCHIVE_VERSION",
+    "Archive",
+    "line_limit",
+    "open_archive",
+    "read_archive",
+    "write_archive",
+]
 
 ARCHIVE_FORMAT = "ccr-archive"
 ARCHIVE_VERSION = 1
@@ -96,19 +105,38 @@ def write_archive(
     return written[0], written[1]
 
 
-def read_archive(lines: Iterable[bytes]) -> Archive:
-    """Parse and check a whole archive.
+def line_limit(max_bytes: int) -> int:
+    """The longest archive line read for a store of ``max_bytes``: its largest record in base64, and 1 MiB more."""
+    return 4 * -(-max_bytes // 3) + _CHUNK
+
+
+def read_archive(source: IO[bytes] | Iterable[bytes], *, max_bytes: int | None = None) -> Archive:
+    """Parse and check a whole archive, every line read with a bound.
+
+    ``source`` is a binary file (read a chunk at a time) or its lines.
+    ``max_bytes`` is the budget of the store it is for (default: as
+    ``COMPACTOR_CCR_MAX_BYTES`` says): no line may be longer than the largest
+    record such a store holds, in base64 (``line_limit``), and reading stops
+    as soon as the records pass the budget. A line holding bytes that JSON
+    text never holds (NUL and other control characters) is refused at the
+    first chunk that shows one, so that a stream of zeros costs one chunk.
 
     Raises:
         ArchiveInvalid: not a ccr archive, an unknown version, a malformed
-            line, or fewer or more items than its header announces.
+            or over-long line, or fewer or more items than its header announces.
+        BudgetExceeded: the records hold more bytes than the store's budget; nothing was stored.
         CorruptRecord: a record's bytes do not hash to its handle, or an
             object's content does not match its id.
+        StoreConfigError: ``max_bytes`` is None and the budget setting is invalid.
+        OSError: the file could not be read.
     """
-    numbered = enumerate(lines, start=1)
+    budget = resolve_max_bytes(max_bytes)
+    limit = line_limit(budget)
+    numbered = enumerate(_bounded_lines(source, limit), start=1)
     header = _header(next(numbered, (1, b""))[1])
     records: list[tuple[Record, bytes]] = []
     objects: list[StoredObject] = []
+    payload = 0
     for number, raw in _items(numbered):
         item = _parse(raw, number)
         kind = item.pop("item", None)
@@ -118,6 +146,12 @@ def read_archive(lines: Iterable[bytes]) -> Archive:
                 record = Record.model_validate(item)
                 if handle_for(data) != record.handle or len(data) != record.size:
                     raise CorruptRecord(f"line {number}: the bytes of {record.handle} do not match its handle")
+                payload += len(data)
+                if payload > budget:
+                    raise BudgetExceeded(
+                        f"line {number}: the archive's records pass the store's budget of {budget:,} bytes; "
+                        "nothing was stored (raise COMPACTOR_CCR_MAX_BYTES to import it)"
+                    )
                 records.append((record, data))
             elif kind == "object":
                 obj = StoredObject.model_validate(item)
@@ -130,14 +164,72 @@ def read_archive(lines: Iterable[bytes]) -> Archive:
                 objects.append(obj)
             else:
                 raise ArchiveInvalid(f"line {number}: unknown item type {kind!r}")
-        except (ValidationError, binascii.Error, TypeError) as exc:
-            raise ArchiveInvalid(f"line {number}: not a valid {kind}: {exc}") from exc
+        except ValidationError as exc:
+            raise ArchiveInvalid(f"line {number}: not a valid {kind}: {_problems(exc)}") from exc
+        except (binascii.Error, TypeError) as exc:
+            raise ArchiveInvalid(f"line {number}: not a valid {kind}: {_one_line(str(exc))}") from exc
     if (len(records), len(objects)) != (header["records"], header["objects"]):
         raise ArchiveInvalid(
             f"the archive announces {header['records']} records and {header['objects']} objects "
             f"but holds {len(records)} and {len(objects)}: it is cut short or was edited"
         )
     return records, objects
+
+
+_CHUNK = 1 << 20
+"""How much of a line is read at a time."""
+_NOT_JSON_TEXT = bytes(b for b in range(0x20) if b not in b"\t\n\r")
+"""Bytes that JSON text never holds: control characters other than the whitespace between tokens."""
+
+
+def _bounded_lines(source: IO[bytes] | Iterable[bytes], limit: int) -> Iterator[bytes]:
+    """The lines of ``source``, none longer than ``limit`` bytes, none holding a byte JSON text never holds.
+
+    Raises:
+        ArchiveInvalid: a line is longer than ``limit`` or holds such a byte.
+    """
+    readline = getattr(source, "readline", None)
+    if readline is None:
+        for number, line in enumerate(source, start=1):
+            _check_chunk(line, number, len(line), limit)
+            yield line
+        return
+    number = 0
+    while True:
+        number += 1
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            chunk = readline(_CHUNK)
+            size += len(chunk)
+            _check_chunk(chunk, number, size, limit)
+            parts.append(chunk)
+            if not chunk or chunk.endswith(b"\n"):
+                break
+        if not size:
+            return
+        yield b"".join(parts)
+
+
+def _check_chunk(chunk: bytes, number: int, size: int, limit: int) -> None:
+    if size > limit:
+        raise ArchiveInvalid(
+            f"line {number} is longer than {limit:,} bytes, more than any record of this store's budget "
+            "takes in an archive: not a ccr archive, or one for a larger budget (COMPACTOR_CCR_MAX_BYTES)"
+        )
+    if len(chunk.translate(None, _NOT_JSON_TEXT)) != len(chunk):
+        raise ArchiveInvalid(f"line {number} holds control bytes (such as NUL) that no archive line holds")
+
+
+def _problems(exc: ValidationError) -> str:
+    """A pydantic error on one line: each problem's place and message, without the input it quotes."""
+    return "; ".join(
+        f"{'.'.join(map(str, error['loc'])) or 'item'}: {_one_line(error['msg'])}" for error in exc.errors()
+    )
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _line(value: dict[str, Any]) -> bytes:
@@ -148,7 +240,7 @@ def _parse(raw: bytes, number: int) -> dict[str, Any]:
     try:
         value = json.loads(raw)
     except (ValueError, RecursionError) as exc:
-        raise ArchiveInvalid(f"line {number} is not JSON: {exc}") from exc
+        raise ArchiveInvalid(f"line {number} is not JSON: {_one_line(str(exc))}") from exc
     if not isinstance(value, dict):
         raise ArchiveInvalid(f"line {number} is not a JSON object")
     return value

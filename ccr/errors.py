@@ -14,6 +14,8 @@
     ├── DiskFull (StoreError)        the disk holding the store has no space left (not the budget)
     ├── DamagedFile (StoreError)     SQLite finds the store file itself damaged (exit 65)
     └── CorruptRecord (StoreError)   stored bytes no longer hash to their handle (exit 65)
+        ├── DamagedMetadata          a record's stored metadata no longer reads (exit 65)
+        ├── WritesLost               the file holds fewer records than it acknowledged (exit 65)
         └── RecordsLost              ``ccr repair`` could not salvage some records (exit 65)
 
 The shared concepts ccr raises are ``ccr.root_errors``' classes, re-exported
@@ -30,6 +32,9 @@ packages' alike, and ``except CompactorError`` catches everything ccr raises;
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from ccr.root_errors import (
     CompactorError,
     CompactorRuntimeError,
@@ -44,12 +49,16 @@ from ccr.root_errors import (
 )
 from ccr.root_errors import OutputWriteError as OutputWriteFailed
 
+if TYPE_CHECKING:
+    from ccr.records import Record
+
 __all__ = [
     "ArchiveInvalid",
     "BudgetExceeded",
     "CCRError",
     "CorruptRecord",
     "DamagedFile",
+    "DamagedMetadata",
     "DiskFull",
     "HandleNotFound",
     "InputError",
@@ -65,6 +74,7 @@ __all__ = [
     "StoreError",
     "UnknownObjectType",
     "UnsafeStorePath",
+    "WritesLost",
 ]
 
 
@@ -152,6 +162,28 @@ class CorruptRecord(CCRError, StoreError):
 
     error_id = "ccr_corrupt_record"
     exit_code = 65
+
+
+class DamagedMetadata(CorruptRecord):
+    """A record's stored metadata (its kind, session, times, ...) no longer reads; its bytes may be intact.
+
+    ``handles`` names the damaged records, ``readable`` holds every other
+    record that was asked for, so that a listing can still show them.
+    """
+
+    error_id = "ccr_damaged_metadata"
+
+    def __init__(self, message: str, handles: Sequence[str] = (), readable: Sequence[Record] = ()) -> None:
+        super().__init__(message)
+        self.handles = list(handles)
+        self.readable = list(readable)
+
+
+class WritesLost(CorruptRecord):
+    """The store file holds fewer records ever stored than it acknowledged: committed writes are gone
+    (its write-ahead log deleted before a checkpoint, or the file put back from an older copy)."""
+
+    error_id = "ccr_writes_lost"
 
 
 class RecordsLost(CorruptRecord):

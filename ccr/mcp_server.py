@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ccr.lazy import lazy_exports
-from ccr.mcp_stdio import McpServer, Tool, opening_server, serve_lines
+from ccr.mcp_stdio import McpServer, Tool, bounded_lines, opening_server, serve_lines
 
 if TYPE_CHECKING:
     from ccr._mcp_tools import STATS_TOOL_NAME, retrieve_text, stats_text
@@ -100,8 +100,9 @@ def serve_opening(open_store: Callable[[], Store]) -> None:
     Once that answer is written, the store is opened and the tools are made
     in the background (``Preloading``), while the client reads it: the
     handshake does not wait for pydantic and SQLite to load. If the store
-    cannot be opened, the error ends the server at the client's first
-    ``tools/list`` or ``tools/call``. The store is closed when the server ends.
+    cannot be opened, the tools are still listed and every call is an error
+    result saying why (with its ``error_id``); once the client hangs up, the
+    error is raised, so the exit code says it. The store is closed when the server ends.
 
     Raises:
         InputNotFound, InputError: as ``serve_stdio``.
@@ -124,6 +125,7 @@ def serve_stdio(server: McpServer) -> None:
         InputNotFound: stdin is closed: there is no client.
         InputError: stdin ended without an ``initialize`` request, or held
             lines that are not JSON-RPC messages.
+        Whatever opening the tools' resource raised (``McpServer.failures``), once the client is gone.
     """
     from ccr.errors import InputError, InputNotFound
 
@@ -132,7 +134,9 @@ def serve_stdio(server: McpServer) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _exit_at_signal)
     stdin = sys.stdin.buffer
-    session = serve_lines(server, iter(stdin.readline, b""), sys.stdout.buffer)
+    session = serve_lines(server, bounded_lines(stdin), sys.stdout.buffer)
+    if server.failures:  # every tool call was answered with it; the exit code says it too
+        raise server.failures[0]
     if session.bad_lines:
         raise InputError(
             f"{session.bad_lines} line(s) on stdin were not JSON-RPC messages "

@@ -16,7 +16,14 @@ tool's ``inputSchema``. The function returns the result text; a
 ``isError`` true, which the model reads, never a failure of the server.
 Requests the server cannot take get JSON-RPC errors: parse error (-32700),
 invalid request (-32600), method not found (-32601), invalid params
-(-32602, also for an unknown tool).
+(-32602, also for an unknown tool, and for params holding a lone surrogate,
+an unpaired ``\\ud800`` escape, which is not text), internal error (-32603,
+a tool that failed in a way nobody foresaw). A tool that raises one of the
+project's errors (a store that cannot be read) gives a result with ``isError``
+true naming its ``error_id``. Whatever a line holds, it gets its answer and
+the server goes on with the next one: an answer that cannot be written as
+UTF-8 (an id holding a lone surrogate) is written with ASCII escapes, so the
+id comes back exactly as it was sent.
 
 pydantic is imported only where tools are made or called: a server whose
 tools are made in the background (``Preloading``) answers ``initialize``
@@ -25,22 +32,26 @@ before it loads.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
 __all__ = [
+    "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "LATEST_PROTOCOL_VERSION",
+    "MAX_LINE_BYTES",
     "METHOD_NOT_FOUND",
+    "Oversized",
     "PARSE_ERROR",
     "PROTOCOL_VERSIONS",
     "McpServer",
@@ -48,6 +59,7 @@ __all__ = [
     "StdioSession",
     "Tool",
     "ToolError",
+    "bounded_lines",
     "opening_server",
     "serve_lines",
 ]
@@ -61,6 +73,7 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 
 
 class ToolError(Exception):
@@ -107,8 +120,10 @@ class Tool:
         }
 
     def call(self, arguments: Mapping[str, Any]) -> tuple[str, bool]:
-        """Run the tool: ``(text, is_error)``."""
+        """Run the tool: ``(text, is_error)``; the project's errors are error results naming their id."""
         from pydantic import ValidationError
+
+        from ccr.root_errors import CompactorError
 
         given = dict(arguments)
         for key in self._decoded & given.keys():
@@ -125,6 +140,8 @@ class Tool:
             return self.function(**{key: getattr(checked, key) for key in type(checked).model_fields}), False
         except (ToolError, ValidationError) as exc:
             return f"Error executing tool {self.name}: {exc}", True
+        except CompactorError as exc:  # a store that cannot be read, ...: the model reads why
+            return f"Error executing tool {self.name}: {exc.error_id}: {exc}", True
 
 
 class _RequestError(Exception):
@@ -189,6 +206,9 @@ class McpServer:
     tools: Sequence[Tool] | Preloading
     """The tools, or a ``Preloading`` making them: ``initialize`` and ``ping`` do not wait for it."""
     version: str = ""
+    failures: list[BaseException] = field(default_factory=list)
+    """What opening the tools' resource raised (``opening_server``): the tools answer with it, and
+    ``serve_stdio`` raises it once the client is gone, so that the exit code says it."""
 
     def __post_init__(self) -> None:
         self._by_name: dict[str, Tool] | None = None
@@ -224,9 +244,16 @@ class McpServer:
         try:
             if not isinstance(params, dict):
                 raise _RequestError(INVALID_PARAMS, "params must be an object")
+            if not _is_text(params):
+                raise _RequestError(
+                    INVALID_PARAMS,
+                    "params hold a lone surrogate (an unpaired \\ud800-\\udfff escape), which is not text",
+                )
             return {"jsonrpc": "2.0", "id": request_id, "result": self._answer(method, params)}
         except _RequestError as exc:
             return _error(request_id, exc.code, str(exc))
+        except Exception as exc:  # tools that could not be made, a tool's unforeseen failure: answered, and on
+            return _error(request_id, INTERNAL_ERROR, _describe(exc))
 
     def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "initialize":
@@ -273,25 +300,110 @@ def opening_server(
 
     Nothing is opened until the server has answered ``initialize``; what was
     opened is closed when the ``with`` block ends, after any making still
-    under way has finished.
+    under way has finished. When opening raises one of the project's errors,
+    the tools are made on a stand-in that raises it again at every use: they
+    are listed, each call is an error result naming it, and the server goes on
+    (``McpServer.failures`` keeps it).
     """
+    from ccr.root_errors import CompactorError
+
     opened: list[_Opened] = []
+    failures: list[BaseException] = []
 
     def make() -> Sequence[Tool]:
-        opened.append(open_())
+        try:
+            opened.append(open_())
+        except CompactorError as exc:  # the tools are still listed; each call is an error result saying why
+            failures.append(exc)
+            return tools_for(cast(_Opened, _Unopened(exc)))
         return tools_for(opened[0])
 
     preloading = Preloading(make)
     try:
-        yield McpServer(name, instructions, preloading, version=version)
+        yield McpServer(name, instructions, preloading, version=version, failures=failures)
     finally:
         preloading.finish()  # what is being opened may still be opening: let it, then close it
         for resource in opened:
             resource.close()
 
 
+class _Unopened:
+    """Stands for what could not be opened: every use raises what opening raised."""
+
+    def __init__(self, error: BaseException) -> None:
+        self._error = error
+
+    def close(self) -> None:
+        """Nothing was opened, so nothing is closed."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise copy.copy(self._error)  # a fresh copy: the one kept gathers no tracebacks
+
+
+def _describe(exc: Exception) -> str:
+    from ccr.root_errors import CompactorError
+
+    if isinstance(exc, CompactorError):
+        return f"{exc.error_id}: {exc}"
+    return f"Internal error: {type(exc).__name__}"
+
+
 def _error(request_id: str | int | None, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _is_text(value: Any) -> bool:
+    """Whether every string in a decoded JSON value (keys too) is text that UTF-8 can encode."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(_is_text(key) and _is_text(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_is_text(item) for item in value)
+    return True
+
+
+def _encode_answer(answer: dict[str, Any]) -> bytes:
+    """One answer as a line: UTF-8 JSON, or ASCII-escaped JSON when it holds a lone surrogate (an echoed id)."""
+    try:
+        return json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(answer).encode("ascii") + b"\n"
+
+
+MAX_LINE_BYTES = 16 << 20
+"""The longest request line read: far more than any call needs (a memory is at most 256 KiB of text)."""
+
+
+class Oversized(bytes):
+    """The start of a line longer than the limit, which was read to its end and dropped."""
+
+    size: int = 0
+
+
+def bounded_lines(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """The lines of ``stream``, each read with a bound: a longer one is an ``Oversized`` (its first
+    80 bytes), the rest of it read in chunks and dropped, so memory stays bounded and the next line is found."""
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line
+            continue
+        start, size = line[:80], len(line)
+        while not line.endswith(b"\n"):
+            line = stream.readline(1 << 20)
+            if not line:
+                break
+            size += len(line)
+        oversized = Oversized(start)
+        oversized.size = size
+        yield oversized
 
 
 @dataclass
@@ -307,11 +419,11 @@ class StdioSession:
     first_bad_size: int = 0
     first_bad_reason: str = ""
 
-    def bad(self, line: bytes, *, number: int = 0, reason: str = "not a JSON-RPC message") -> None:
+    def bad(self, line: bytes, *, number: int = 0, reason: str = "not a JSON-RPC message", size: int = -1) -> None:
         self.bad_lines += 1
         if self.first_bad is None:
             self.first_bad, self.first_bad_at = line[:80], number
-            self.first_bad_size, self.first_bad_reason = len(line), reason
+            self.first_bad_size, self.first_bad_reason = (len(line) if size < 0 else size), reason
 
     def describe_first_bad(self) -> str:
         """The first bad line in words, without any of its bytes (they may be a tool's payload)."""
@@ -330,6 +442,11 @@ def serve_lines(server: McpServer, lines: Iterable[bytes], output: IO[bytes]) ->
         if not line.strip():
             continue
         hello = False
+        if isinstance(line, Oversized):
+            session.bad(line, number=number, reason=f"longer than {MAX_LINE_BYTES:,} bytes", size=line.size)
+            output.write(_encode_answer(_error(None, PARSE_ERROR, "Parse error: the line is too long")))
+            output.flush()
+            continue
         try:
             message = json.loads(line)
         except UnicodeDecodeError:
@@ -345,7 +462,7 @@ def serve_lines(server: McpServer, lines: Iterable[bytes], output: IO[bytes]) ->
                 session.initialized = hello = True
             answer = server.handle(message)
         if answer is not None:
-            output.write(json.dumps(answer, ensure_ascii=False).encode() + b"\n")
+            output.write(_encode_answer(answer))
             output.flush()
             if hello:
                 server.warm()

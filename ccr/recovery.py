@@ -12,11 +12,13 @@ cut at whole lines (or whole units of a query), and ends with a notice that
 names the ``lines`` (or ``bytes``) ranges that page through the rest. A
 stored conversation (JSONL, one message a line) is shown as text, each tool
 output raw as the tool gave it rather than JSON-escaped inside its message;
-``exact`` gives the stored bytes as they are.
+``exact`` gives the stored bytes as they are (as base64, after a notice
+saying so, when they are not UTF-8 text: a text answer could not be exact).
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -83,7 +85,8 @@ RECOVERY_TOOL: dict[str, Any] = {
             },
             "exact": {
                 "type": "boolean",
-                "description": "the stored bytes as they are (a stored conversation stays JSONL)",
+                "description": "the stored bytes as they are (a stored conversation stays JSONL; "
+                "bytes that are not UTF-8 text come as base64, after a notice saying so)",
             },
         },
         "required": ["handle"],
@@ -157,10 +160,53 @@ def recover(store: Store, tool_input: dict[str, Any], *, counter: TextCounter | 
     except CompactorError as exc:  # ccr's own errors and the shared concepts it raises (StoreError, ...)
         return RecoveryAnswer(content=f"{exc.error_id}: {exc}", is_error=True)
     notice = notice_text(found, query=request.query)  # no match, no units, or past the end
+    if request.exact and not _is_utf8(found.data):  # as text it could not be exact: give base64
+        return RecoveryAnswer(content=_base64_answer(found, request.max_tokens, _counter(counter)))
     try:
         return RecoveryAnswer(content=_answer_text(store, found, request, counter, notice))
     except CompactorError as exc:  # the original could not be read again to name a long line's bytes
         return RecoveryAnswer(content=f"{exc.error_id}: {exc}", is_error=True)
+
+
+# -- bytes that are not text -----------------------------------------------------------------------------
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _base64_answer(found: Retrieval, max_tokens: int, count: TextCounter) -> str:
+    """An exact answer for bytes that are not UTF-8: base64 after a notice saying so, within ``max_tokens``.
+
+    What does not fit is left out at a 3-byte boundary, and the notice says
+    which byte range to ask for next.
+    """
+    first = found.start or 0
+    data = found.data
+
+    def text(size: int) -> str:
+        end = first + size
+        rest = "" if size == len(data) else f"; bytes [{end}, {first + len(data)}) are left out to fit: ask for them"
+        head = (
+            f"[{found.ref}: bytes [{first}, {end}) are not UTF-8 text, so they are given as base64, "
+            f"exact once decoded{rest}]\n"
+        )
+        return head + base64.b64encode(data[:size]).decode("ascii") + "\n"
+
+    if max_tokens == 0 or count.count_text(text(len(data))) <= max_tokens:
+        return text(len(data))
+    low, high = 0, len(data) // 3  # whole 3-byte groups that fit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count.count_text(text(middle * 3)) <= max_tokens:
+            low = middle
+        else:
+            high = middle - 1
+    return text(low * 3)
 
 
 # -- answers that fit ------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from ccr.objects import Currentness, Lifecycle, StoredObject, TypedObject
 from ccr.paths import DEFAULT_HOME, HOME_ENV, default_store_path
 from ccr.records import PutRequest, Record, RecordFilter, StoreStats
 from ccr.retrieval import Retrieval
-from ccr.sqlite_kit.files import file_size
+from ccr.sqlite_kit.files import require_folder, require_store_file
 
 __all__ = [
     "DEFAULT_HOME",
@@ -113,24 +113,41 @@ class Store(Protocol):
     ) -> None: ...
 
 
-def open_store(path: str | Path | None = None, *, max_bytes: int | None = None, readonly: bool = False) -> Store:
+def open_store(
+    path: str | Path | None = None,
+    *,
+    max_bytes: int | None = None,
+    readonly: bool = False,
+    make_folders: bool = True,
+    must_exist: bool = False,
+) -> Store:
     """Open (creating if needed) the store at ``path``.
 
     ``None`` opens the default file, ``":memory:"`` an in-memory store.
     ``readonly`` opens an existing file for reading only: nothing is created,
     migrated or changed, so a store on read-only media (a 0444 file, a
     read-only directory) can be read; writes through it fail with
-    ``StoreError``. A file that does not exist yet is opened (and created)
-    as usual.
+    ``StoreError``. Read-only, nothing is ever created: a file that does not
+    exist yet (or is empty) reads as an empty store, and is read once a
+    writer has made it. The command lines ask for more care with a path the
+    user named: ``must_exist`` (reading) refuses a path that names no file
+    (most likely a typo) or an empty one, and ``make_folders=False``
+    (writing) makes the store file only in a folder that exists.
 
     Raises:
         StoreConfigError: the budget is not a positive integer.
+        InputNotFound: ``must_exist`` and nothing is at the path, or the
+            folder for a new store does not exist and ``make_folders`` is false.
         UnsafeStorePath: the path (or a sidecar) is a symlink or not a regular file.
+        NotAStore: ``must_exist`` and the path names an empty file, or the file is not a ccr store.
         StoreError: the file cannot be created, opened or migrated.
     """
     budget = resolve_max_bytes(max_bytes)
     if isinstance(path, str) and path == MEMORY:
         return MemoryStore(max_bytes=budget)
     target = default_store_path() if path is None else Path(path).expanduser()
-    readable = readonly and file_size(target) > 0
-    return SQLiteStore(target, max_bytes=budget, readonly=readable)
+    if readonly and must_exist:
+        require_store_file(target)
+    elif not readonly and not make_folders:
+        require_folder(target)
+    return SQLiteStore(target, max_bytes=budget, readonly=readonly)

@@ -25,13 +25,18 @@ def opened_store(args: argparse.Namespace, *, readonly: bool = False) -> Iterato
     """The store named by ``--store``, else the default (``$COMPACTOR_HOME/ccr.db``); closed after.
 
     Reading commands pass ``readonly``: an existing store is then only read,
-    so one on read-only media works.
+    so one on read-only media works, and nothing is ever created (a ``--store``
+    that names no file is ``InputNotFound``). Writing commands make a store
+    named by ``--store`` only in a folder that exists; the default one's
+    folder (``$COMPACTOR_HOME``) is made as needed.
 
     Raises:
         StoreConfigError: the budget setting is invalid.
+        InputNotFound: ``--store`` names no file (reading), or a folder that does not exist.
         StoreError: the store cannot be opened.
     """
-    store = open_store(getattr(args, "store", None), readonly=readonly)
+    named = getattr(args, "store", None)
+    store = open_store(named, readonly=readonly, make_folders=named is None, must_exist=readonly and named is not None)
     try:
         yield store
     finally:

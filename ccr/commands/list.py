@@ -8,6 +8,8 @@ from typing import Any
 
 from ccr.cli_kit import write_stdout
 from ccr.commands._common import opened_store, parse_time, record_filter
+from ccr.errors import DamagedMetadata
+from ccr.records import Record
 
 __all__ = ["register", "run"]
 
@@ -42,11 +44,27 @@ def add_filters(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """List; records whose metadata no longer reads are named after the rest (exit 65).
+
+    Raises:
+        DamagedMetadata: some records' metadata is damaged; every other record was listed.
+    """
+    damaged: DamagedMetadata | None = None
     with opened_store(args, readonly=True) as store:
-        records = store.records(record_filter(args))
-    if args.json:
+        try:
+            records = store.records(record_filter(args))
+        except DamagedMetadata as exc:
+            damaged, records = exc, exc.readable
+    _print(records, as_json=args.json)
+    if damaged is not None:
+        raise damaged
+    return 0
+
+
+def _print(records: list[Record], *, as_json: bool) -> None:
+    if as_json:
         write_stdout(json.dumps([r.model_dump(mode="json") for r in records], ensure_ascii=False) + "\n")
-        return 0
+        return
     lines = [f"{'HANDLE':<36}  {'BYTES':>10}  {'KIND':<12}  {'SESSION':<36}  {'CREATED':<25}  PRODUCER"]
     for r in records:
         meta = r.metadata or {}
@@ -57,4 +75,3 @@ def run(args: argparse.Namespace) -> int:
         )
     lines.append(f"{len(records)} record(s), {sum(r.size for r in records)} bytes")
     write_stdout("\n".join(lines) + "\n")
-    return 0

@@ -38,8 +38,13 @@ def run(args: argparse.Namespace) -> int:
     The store opens in the background while the client's ``initialize`` is
     answered (``ccr.mcp_server.serve_opening``).
 
+    A ``--store`` that names no file is an error (each tool call says so);
+    the default store, until a compaction makes it, reads as empty and is read
+    once it exists.
+
     Raises:
-        StoreConfigError: the budget setting is invalid (at the first tool listing or call).
+        StoreConfigError: the budget setting is invalid (once the client hangs up; each call said so).
+        InputNotFound: ``--store`` names no file (the same).
         StoreError: the store cannot be opened (the same).
     """
     path = getattr(args, "store", None)
@@ -47,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     def open_read_only() -> Store:  # runs in the background, while the client says hello
         from ccr.store import open_store
 
-        return open_store(path, readonly=True)
+        return open_store(path, readonly=True, must_exist=path is not None)
 
     serve_opening(open_read_only)
     return 0

@@ -4,7 +4,9 @@ Reads the damaged file page by page (``ccr._salvage``), keeps each record
 whose bytes still hash to its handle, writes them into a fresh store with
 their metadata, and names what was lost. Without ``--output`` the new store
 takes the old one's place and the damaged file is kept beside it as
-``<name>.damaged-<UTC time>``. A single corrupt record needs no repair:
+``<name>.damaged-<UTC time>`` (``<name>.before-repair-<UTC time>`` when
+SQLite found the file sound and every record was salvaged with its
+metadata). A single corrupt record needs no repair:
 ``ccr put`` of its original bytes heals it.
 """
 
@@ -34,7 +36,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         description="Read the store file page by page, keep every record whose bytes still hash "
         "to its handle (with its metadata), write them into a new store and name each record "
         "that was lost. Without --output the new store replaces the damaged one, which is kept "
-        "as <store>.damaged-<time>. Exits 0 when nothing was lost, 65 when something was. "
+        "as <store>.damaged-<time> (<store>.before-repair-<time> when it was sound). "
+        "Exits 0 when nothing was lost, 65 when something was. "
         "Stop other users of the store (such as 'ccr mcp') first.",
     )
     parser.add_argument(
@@ -78,6 +81,29 @@ def _build(target: Path, found: Salvage) -> None:
                 os.unlink(build.with_name(build.name + suffix))
 
 
+def _sound(path: Path) -> bool:
+    """Whether SQLite finds nothing wrong with the file (``PRAGMA quick_check``) and it holds every write it
+    acknowledged (``ccr._acknowledged``); reads only."""
+    import sqlite3
+
+    from ccr._acknowledged import acknowledged, stored_total
+    from ccr._sqlite_read import open_read_only
+
+    try:
+        conn, _ = open_read_only(path)
+    except StoreError:
+        return False
+    try:
+        if [row[0] for row in conn.execute("PRAGMA quick_check")] != ["ok"]:
+            return False
+        held, acked = stored_total(conn), acknowledged(path)
+        return held is None or acked is None or held >= acked  # else acknowledged writes are gone
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
 def run(args: argparse.Namespace) -> int:
     source = Path(args.store).expanduser() if getattr(args, "store", None) else default_store_path()
     if not source.is_file():
@@ -102,8 +128,9 @@ def run(args: argparse.Namespace) -> int:
     if not sqlite_header and not (found.blobs or found.objects or found.lost):
         raise NotAStore(f"{source} holds nothing of a ccr store; left as it is")
     _build(target, found)
+    damaged = bool(found.lost or found.unnamed_lost or found.metadata_lost) or not _sound(source)
     if not args.output:
-        kept = source.with_name(f"{source.name}.damaged-{stamp}")
+        kept = source.with_name(f"{source.name}.{'damaged' if damaged else 'before-repair'}-{stamp}")
         for suffix in ("", *SIDECARS):
             old = source.with_name(source.name + suffix)
             if os.path.lexists(old):
@@ -112,9 +139,14 @@ def run(args: argparse.Namespace) -> int:
             new = target.with_name(target.name + suffix)
             if os.path.lexists(new):
                 os.replace(new, source.with_name(source.name + suffix))
-        print(f"the damaged store is kept as {kept}")
+        if damaged:
+            print(f"the damaged store is kept as {kept}")
+        else:
+            print(f"the store as it was is kept as {kept} (every record in it was salvaged)")
         target = source
     print(f"salvaged {len(found.blobs)} record(s) and {len(found.objects)} typed object(s) into {target}")
+    for handle in sorted(found.metadata_lost):
+        print(f"kept without its damaged metadata: {handle}")
     for handle in sorted(found.lost):
         print(f"lost: {handle}")
     unnamed = found.unnamed_lost

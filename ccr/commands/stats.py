@@ -2,8 +2,9 @@
 
 An existing store file is read directly (``ccr._sqlite_read``), with the
 standard library alone: neither pydantic nor the store's models load. A
-store that does not exist yet is opened (and made) as every command opens
-one.
+store that does not exist yet is opened as every reading command opens one:
+the default reads as empty, a ``--store`` that names no file is an error, and
+nothing is created.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def stats_of_file(path: str | Path | None) -> dict[str, Any] | None:
     if path == ":memory:":
         return None
     target = default_store_path() if path is None else Path(path).expanduser()
-    if file_size(target) == 0:  # no store yet (open_store makes one)
+    if file_size(target) == 0:  # no store there: opened_store says what that reads as
         return None
     max_bytes = resolve_max_bytes()
     conn, _ = open_read_only(target)

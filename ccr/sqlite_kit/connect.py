@@ -7,14 +7,16 @@ or of the schema's kind, WAL, ``synchronous=FULL`` (a commit that returned
 survives a crash), then the numbered migrations and private modes.
 
 Reading: SQLite's read-only mode still needs the WAL index (``-shm``);
-where it cannot be created (a read-only folder, an immutable file) and no
-WAL content is pending, the file is read as immutable instead. Pending WAL
-content that cannot be read is refused rather than ignored: the reader
-would see an older state. Nothing is created, migrated or changed.
+where it cannot be created (a read-only folder, an immutable file, a full
+disk) and no WAL content is pending, the file is read as immutable instead.
+Pending WAL content that cannot be read is refused rather than ignored: the
+reader would see an older state; on a full disk it is read with the index
+in memory instead. Nothing is created, migrated or changed.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import urllib.parse
 from collections.abc import Callable
@@ -24,7 +26,7 @@ from ccr.root_errors import StoreError
 from ccr.sqlite_kit.files import check_identity, check_readable_file, file_size, prepare_file, tighten_modes
 from ccr.sqlite_kit.migrations import Schema, apply_migrations, check_tables, current_version, newer_schema, retry_busy
 
-__all__ = ["BUSY_TIMEOUT_MS", "open_read_only", "open_writable"]
+__all__ = ["BUSY_TIMEOUT_MS", "DISK_FULL_BYTES", "disk_free", "open_read_only", "open_writable"]
 
 BUSY_TIMEOUT_MS = 5000
 """How long a connection waits for a writer's lock before it gives up."""
@@ -86,6 +88,35 @@ def open_read_only(path: Path, schema: Schema) -> tuple[sqlite3.Connection, int]
     return conn, version
 
 
+DISK_FULL_BYTES = 1 << 20
+"""Free space (bytes) under which an I/O error opening a file is taken to be its full disk."""
+
+
+def disk_free(path: Path) -> int:
+    """Bytes free to this user on the file system holding ``path`` (a large number when unknown)."""
+    try:
+        st = os.statvfs(path.parent)
+    except (OSError, AttributeError):
+        return 1 << 62
+    return st.f_bavail * st.f_frsize
+
+
+def _connect_without_index(path: Path, check: Callable[[sqlite3.Connection, Path], None]) -> sqlite3.Connection:
+    """A connection to a copy, in memory, of the file as its log's last commit left it
+    (``ccr.sqlite_kit.wal.snapshot``): for a disk with no room for the ``-shm`` index SQLite needs."""
+    from ccr.sqlite_kit.wal import snapshot
+
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    try:
+        conn.deserialize(snapshot(path))
+        conn.execute("PRAGMA query_only = ON")
+        check(conn, path)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def _connect_read_only(
     path: Path, check: Callable[[sqlite3.Connection, Path], None], *, what: str
 ) -> sqlite3.Connection:
@@ -110,9 +141,13 @@ def _connect_read_only(
     except sqlite3.OperationalError as exc:
         if conn is not None:
             conn.close()
-        if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
+        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+        full = code in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL) and disk_free(path) < DISK_FULL_BYTES
+        if code not in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN) and not full:
             raise
         if file_size(path.with_name(path.name + "-wal")) > 0:
+            if full:  # no room for the WAL index: keep it in this process's memory instead
+                return _connect_without_index(path, check)
             raise StoreError(
                 f"cannot read {what} {path}: its write-ahead log is pending and cannot be opened ({exc})"
             ) from exc

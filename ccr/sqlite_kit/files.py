@@ -15,7 +15,7 @@ import os
 import stat
 from pathlib import Path
 
-from ccr.root_errors import NotAStore, StoreError, UnsafeStorePath
+from ccr.root_errors import InputNotFound, NotAStore, StoreError, UnsafeStorePath
 
 __all__ = [
     "FileIdentity",
@@ -25,10 +25,13 @@ __all__ = [
     "check_readable_file",
     "file_size",
     "prepare_file",
+    "require_folder",
+    "require_store_file",
     "tighten_modes",
 ]
 
-SIDECARS = ("-wal", "-shm", "-journal")
+SIDECARS = ("-wal", "-shm", "-journal", "-ack")
+"""SQLite's own sidecars, and the count of acknowledged records a ccr store keeps beside it."""
 SQLITE_HEADER = b"SQLite format 3\x00"
 """The first 16 bytes of every SQLite database file."""
 
@@ -199,3 +202,37 @@ def file_size(path: Path) -> int:
         return os.stat(path, follow_symlinks=False).st_size
     except OSError:
         return 0
+
+
+def require_store_file(path: Path, *, kind: str = "ccr store") -> None:
+    """Refuse, for reading, a path the user named that holds no database: nothing there, or an empty file.
+
+    What a careful reader does with a path it was given: a missing one is
+    most likely a typo, and reading never creates anything (``kind`` as
+    ``prepare_file``'s). An empty file beside a write-ahead log is a database
+    being made, and passes.
+
+    Raises:
+        InputNotFound: nothing is at ``path``.
+        NotAStore: an empty file is there (left as it is).
+    """
+    if not os.path.lexists(path):
+        raise InputNotFound(f"no {kind} at {path}: check the path (reading never creates one)")
+    if path.is_file() and file_size(path) == 0 and file_size(_sidecar(path, "-wal")) == 0:
+        raise NotAStore(f"{path} is an empty file, not a {kind}; left unchanged")
+
+
+def require_folder(path: Path, *, kind: str = "ccr store") -> None:
+    """Refuse to make a database the user named in a folder that does not exist (``kind`` as ``prepare_file``'s).
+
+    Making folders nobody asked for (a mistyped ``/tmp/tpyo/x.db``) scatters
+    stores where no one will look; only the default location's folder is made.
+
+    Raises:
+        InputNotFound: the folder ``path`` would go in does not exist.
+    """
+    if not path.parent.is_dir():
+        raise InputNotFound(
+            f"no folder {path.parent} for the {kind} {path}: create it first (a {kind} you name is made "
+            "only in a folder that exists)"
+        )

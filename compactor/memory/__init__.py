@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from compactor.memory.errors import (
         AlreadyStored,
         BrokenChain,
+        DamagedMemory,
         InvalidRequest,
         InvalidText,
         MemoriesError,
@@ -51,6 +52,7 @@ __all__ = [
     "DEFAULT_LIMIT",
     "DEFAULT_THRESHOLD",
     "DEFAULT_TOKEN_BUDGET",
+    "DamagedMemory",
     "Hit",
     "InvalidRequest",
     "InvalidText",
@@ -76,6 +78,7 @@ _EXPORTS: dict[str, str] = {
         for name in (
             "AlreadyStored",
             "BrokenChain",
+            "DamagedMemory",
             "InvalidRequest",
             "InvalidText",
             "MemoriesError",

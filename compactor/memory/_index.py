@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from compactor.memory import _bm25
 from compactor.memory._packing import Candidate
@@ -36,23 +36,35 @@ def add(conn: sqlite3.Connection, rows: Iterable[tuple[str, str]]) -> None:
     conn.execute("UPDATE corpus SET docs = docs + ?, total_length = total_length + ? WHERE id = 1", (docs, total))
 
 
-def remove(conn: sqlite3.Connection, mid: str, text: str) -> None:
-    """Take the memory ``mid`` holding ``text`` out of the index (it stops being current)."""
+def remove(conn: sqlite3.Connection, mid: str, text: str | None) -> None:
+    """Take the memory ``mid`` holding ``text`` out of the index (it stops being current).
+
+    ``None`` for a text that is damaged: its postings are found by id instead (what was indexed).
+    """
+    if text is None:
+        row = conn.execute("SELECT length FROM postings WHERE id = ? LIMIT 1", (mid,)).fetchone()
+        conn.execute("DELETE FROM postings WHERE id = ?", (mid,))
+        if row is not None:
+            conn.execute("UPDATE corpus SET docs = docs - 1, total_length = total_length - ? WHERE id = 1", row)
+        return
     counts, length = _bm25.term_counts(text)
     conn.executemany("DELETE FROM postings WHERE term = ? AND id = ?", [(term, mid) for term in counts])
     conn.execute("UPDATE corpus SET docs = docs - 1, total_length = total_length - ? WHERE id = 1", (length,))
 
 
-def search(conn: sqlite3.Connection, terms: list[str], threshold: float) -> Iterator[Candidate]:
+def search(
+    conn: sqlite3.Connection, terms: list[str], threshold: float, *, check: Callable[[str, str], bool] | None = None
+) -> Iterator[Candidate]:
     """``(id, score, text)`` of the current memories matching ``terms``, best first, at or above ``threshold``.
 
     Lazy: texts are fetched a chunk at a time, as far as the caller reads
-    (packing usually stops early); read it inside one read transaction.
+    (packing usually stops early); read it inside one read transaction. A
+    memory ``check(id, text)`` refuses (a damaged one) is left out.
     """
     docs, total = conn.execute("SELECT docs, total_length FROM corpus WHERE id = 1").fetchone()
     postings = {t: conn.execute("SELECT id, tf, length FROM postings WHERE term = ?", (t,)) for t in terms}
     scores = _bm25.score(postings, n=int(docs), total_length=int(total))
-    return _texts(conn, _ranked(scores, threshold))
+    return _texts(conn, _ranked(scores, threshold), check)
 
 
 def _ranked(scores: Mapping[str, float], threshold: float) -> Iterator[tuple[float, str]]:
@@ -68,7 +80,9 @@ def _ranked(scores: Mapping[str, float], threshold: float) -> Iterator[tuple[flo
         yield -negative, mid
 
 
-def _texts(conn: sqlite3.Connection, ranked: Iterator[tuple[float, str]]) -> Iterator[Candidate]:
+def _texts(
+    conn: sqlite3.Connection, ranked: Iterator[tuple[float, str]], check: Callable[[str, str], bool] | None
+) -> Iterator[Candidate]:
     """``(id, score, text)`` in rank order, fetched a chunk at a time (packing usually stops early)."""
     while chunk := list(itertools.islice(ranked, _FETCH_CHUNK)):
         marks = ",".join("?" * len(chunk))
@@ -79,5 +93,5 @@ def _texts(conn: sqlite3.Connection, ranked: Iterator[tuple[float, str]]) -> Ite
             ).fetchall()
         )
         for score, mid in chunk:
-            if mid in texts:
+            if mid in texts and (check is None or check(mid, texts[mid])):
                 yield mid, score, texts[mid]

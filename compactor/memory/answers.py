@@ -38,13 +38,19 @@ def remember(db: MemoryDB, text: str) -> dict[str, Any]:
 def recall(
     db: MemoryDB, query: str, *, limit: int = DEFAULT_LIMIT, token_budget: int = DEFAULT_TOKEN_BUDGET
 ) -> dict[str, Any]:
-    """``{hits: [{id, text, score, tokens_added, basis, recovery_handle?}], basis}``.
+    """``{hits: [{id, text, score, tokens_added, basis, recovery_handle?}], damaged?, basis}``.
+
+    ``damaged`` lists, only when there are any, the ids of matching memories
+    left out because their text no longer matches their id.
 
     Raises:
         The errors of ``MemoryDB.recall``.
     """
     hits = db.recall(query, limit=limit, token_budget=token_budget)
-    return {"hits": [h.model_dump(mode="json", exclude_none=True) for h in hits], **BASIS}
+    answer: dict[str, Any] = {"hits": [h.model_dump(mode="json", exclude_none=True) for h in hits]}
+    if db.damaged:
+        answer["damaged"] = sorted(db.damaged)
+    return {**answer, **BASIS}
 
 
 def supersede(db: MemoryDB, old_id: str, text: str, *, legacy: bool = False) -> dict[str, Any]:

@@ -11,7 +11,8 @@
     │   ├── SupersededText               the text exists only as a superseded version
     │   ├── NotCurrent                   the memory to supersede is no longer current
     │   └── AlreadyStored                the new version's text is already stored
-    └── BrokenChain (runtime)            a version chain is broken or has a cycle (exit 65)
+    ├── BrokenChain (runtime)            a version chain is broken or has a cycle (exit 65)
+    └── DamagedMemory (runtime)          a stored text no longer matches its id (exit 65)
 
 The shared concepts the memory store raises are ``ccr.root_errors``'
 classes (re-exported by ``compactor.core.errors``), re-exported here as
@@ -28,6 +29,8 @@ catches only its own concepts. Each class has a stable ``error_id`` and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from compactor.core.errors import (
     CompactorError,
     CompactorRuntimeError,
@@ -43,6 +46,7 @@ from compactor.core.errors import (
 __all__ = [
     "AlreadyStored",
     "BrokenChain",
+    "DamagedMemory",
     "InputError",
     "InputNotFound",
     "InvalidRequest",
@@ -124,3 +128,17 @@ class BrokenChain(MemoriesError, CompactorRuntimeError):
 
     error_id = "memory_broken_chain"
     exit_code = 65
+
+
+class DamagedMemory(MemoriesError, CompactorRuntimeError):
+    """A stored memory's text no longer matches its id (it was changed on disk): it is never given out as intact.
+
+    ``ids`` names the damaged memories; ``compactor memory forget ID`` removes one.
+    """
+
+    error_id = "memory_damaged"
+    exit_code = 65
+
+    def __init__(self, message: str, ids: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.ids = list(ids)

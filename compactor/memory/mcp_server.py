@@ -74,8 +74,9 @@ def serve_opening(open_db: Callable[[], MemoryDB]) -> None:
     """Serve the database ``open_db`` opens, answering ``initialize`` before it is opened.
 
     As ``ccr.mcp_server.serve_opening``: once that answer is written, the
-    database is opened and the tools are made in the background; a database
-    that cannot be opened ends the server at the first tool listing or call.
+    database is opened and the tools are made in the background; with a database
+    that cannot be opened, the tools are listed, every call is an error result
+    naming why, and the error is raised once the client hangs up.
     It is closed when the server ends.
 
     Raises:

@@ -40,6 +40,7 @@ from compactor.memory._packing import pack
 from compactor.memory.errors import (
     AlreadyStored,
     BrokenChain,
+    DamagedMemory,
     InvalidRequest,
     InvalidText,
     MemoryConfigError,
@@ -190,6 +191,9 @@ class MemoryDB:
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._conn: sqlite3.Connection | None = open_for_reading(path) if readonly else open_for_writing(path)
+        self._conn.text_factory = lenient_text
+        self.damaged: set[str] = set()
+        """Ids of the memories recall found damaged (their text no longer matches the id) and left out."""
 
     # -- writing ------------------------------------------------------------------------
 
@@ -291,7 +295,7 @@ class MemoryDB:
         """
         check_id(mid)
         with self._write() as conn:
-            row = _load(conn, mid)
+            row = _load(conn, mid, check=False)  # a damaged memory can be forgotten too
             if row is None:
                 return False
             if row.supersedes is not None:
@@ -299,7 +303,7 @@ class MemoryDB:
             if row.superseded_by is not None:
                 conn.execute("UPDATE memories SET supersedes = ? WHERE id = ?", (row.supersedes, row.superseded_by))
             if row.current:
-                _index.remove(conn, row.id, row.text)
+                _index.remove(conn, row.id, row.text if intact(row.id, row.text) else None)
             conn.execute("DELETE FROM memories WHERE id = ?", (mid,))
         return True
 
@@ -405,13 +409,19 @@ class MemoryDB:
             counter = TiktokenCounter()
         with self._read() as conn:
             return pack(
-                _index.search(conn, terms, threshold),
+                _index.search(conn, terms, threshold, check=self._intact),
                 limit=limit,
                 budget=budget,
                 counter=counter,
                 stash=self._stash,
                 hit_tokens=hit_tokens,
             )
+
+    def _intact(self, mid: str, text: str) -> bool:
+        if intact(mid, text):
+            return True
+        self.damaged.add(mid)
+        return False
 
     def recover(self, handle: str) -> bytes:
         """The exact bytes behind a hit's ``recovery_handle`` (any form the recovery store accepts).
@@ -504,7 +514,46 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _memory(row: tuple[Any, ...]) -> Memory:
+def intact(mid: str, text: str) -> bool:
+    """Whether ``text`` is still the text stored under ``mid`` (its id is the hash of its text)."""
+    try:
+        return memory_id(text) == mid
+    except UnicodeEncodeError:  # bytes that were not UTF-8 any more (read with ``_lenient_text``)
+        return False
+
+
+def lenient_text(raw: bytes) -> str:
+    """A text column as read here: bytes no longer UTF-8 read as lone surrogates, so the one
+    damaged row is found (``intact``) instead of the whole query failing."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _damaged(mid: str) -> DamagedMemory:
+    return DamagedMemory(
+        f"memory {mid} is damaged: its text no longer matches its id (it was changed on disk), so it is not "
+        f"given out; 'compactor memory forget {mid}' removes it",
+        ids=[mid],
+    )
+
+
+def _memory(row: tuple[Any, ...], *, check: bool = True) -> Memory:
+    """The memory a row holds.
+
+    Raises:
+        DamagedMemory: ``check`` and the text no longer matches the id, or a time no longer reads.
+    """
+    mid, text = row[0], row[1]
+    if check and not intact(mid, text):
+        raise _damaged(mid)
+    try:
+        return _memory_of(row)
+    except (TypeError, ValueError) as exc:
+        if not check:
+            raise DamagedMemory(f"memory {mid} is damaged: {exc}", ids=[mid]) from exc
+        raise _damaged(mid) from exc
+
+
+def _memory_of(row: tuple[Any, ...]) -> Memory:
     mid, text, created, valid_from, valid_until, supersedes, superseded_by = row
     return Memory(
         id=mid,
@@ -517,9 +566,9 @@ def _memory(row: tuple[Any, ...]) -> Memory:
     )
 
 
-def _load(conn: sqlite3.Connection, mid: str) -> Memory | None:
+def _load(conn: sqlite3.Connection, mid: str, *, check: bool = True) -> Memory | None:
     row = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (mid,)).fetchone()
-    return None if row is None else _memory(row)
+    return None if row is None else _memory(row, check=check)
 
 
 def _same_text(row: Memory, text: str) -> None:

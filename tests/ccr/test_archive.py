@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 
@@ -72,3 +73,85 @@ def test_writing_refuses_a_record_whose_bytes_no_longer_match() -> None:
         record, _ = next(store.iter_blobs())
     with pytest.raises(CorruptRecord):
         write_archive(io.BytesIO(), [(record, b"bad")], [], counts=(1, 0))
+
+
+class CountingReader(io.BytesIO):
+    """A file that says how many bytes were asked of it, to prove a bounded read stopped early."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.given = 0
+
+    def readline(self, size: int | None = -1) -> bytes:
+        line = super().readline(size)
+        self.given += len(line)
+        return line
+
+
+HEADER = archive_of(records=0, objects=0)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"\x00" * (8 << 20),
+        b"{" + b"\x00" * (8 << 20),
+        b'{"item":"record","data":"' + b"\x01" * (8 << 20),
+        b"A" * (4 << 20) + b"\x1f" + b"A" * (4 << 20),
+    ],
+    ids=["zeros", "brace then zeros", "record then control bytes", "control byte past 4 MiB"],
+)
+def test_a_line_of_bytes_json_never_holds_is_refused_at_the_first_chunk_that_shows_them(body: bytes) -> None:
+    source = CountingReader(HEADER + body)
+    with pytest.raises(ArchiveInvalid, match="control bytes"):
+        read_archive(source, max_bytes=1 << 30)
+    found = re.search(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]", body)
+    assert found is not None
+    first_control = found.start()
+    assert source.given <= len(HEADER) + first_control + (1 << 20)  # no more than the chunk that showed it
+
+
+@pytest.mark.parametrize("newline", [b"", b"\n"])
+def test_a_line_longer_than_any_record_of_the_budget_is_refused_without_reading_it_whole(newline: bytes) -> None:
+    from ccr.archive import line_limit
+
+    limit = line_limit(3000)
+    source = CountingReader(HEADER + b'{"item":"record","data":"' + b"QUFB" * (2 << 20) + newline)
+    with pytest.raises(ArchiveInvalid, match=f"longer than {limit:,} bytes"):
+        read_archive(source, max_bytes=3000)
+    assert source.given <= len(HEADER) + limit + (1 << 20)
+
+
+def test_a_record_as_large_as_the_budget_still_reads_back() -> None:
+    with open_store(":memory:", max_bytes=3 << 20) as store:
+        store.put(bytes(range(256)) * (3 << 12))  # exactly the budget, binary
+        blobs = list(store.iter_blobs())
+        out = io.BytesIO()
+        write_archive(out, blobs, [], counts=(1, 0))
+    (record, data), *_ = read_archive(io.BytesIO(out.getvalue()), max_bytes=3 << 20)[0]
+    assert len(data) == 3 << 20 and record.size == len(data)
+
+
+def test_records_past_the_budget_stop_the_reading_there_with_nothing_stored() -> None:
+    from ccr import BudgetExceeded
+
+    data = archive_of(records=5, objects=0)
+    with pytest.raises(BudgetExceeded, match="line 5: the archive's records pass the store's budget of 36 bytes"):
+        read_archive(io.BytesIO(data), max_bytes=36)
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"item": "record", "handle": "ccr_x", "size": "big", "data": ""},
+        {"item": "record", "data": "AAAA"},
+        {"item": "object", "id": 5, "type": ["a\nb"]},
+        {"item": "record", "data": "not base64!\n"},
+    ],
+)
+def test_an_invalid_item_is_refused_on_one_line(item: dict) -> None:  # type: ignore[type-arg]
+    header = json.dumps({**lines(HEADER)[0], "records": 1}).encode() + b"\n"
+    with pytest.raises(ArchiveInvalid) as refused:
+        read_archive(io.BytesIO(header + json.dumps(item).encode() + b"\n"), max_bytes=1 << 20)
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith("line 2: not a valid ")

@@ -21,6 +21,7 @@ BINARY = bytes(range(256)) + b"\r\n\x00\r" + "é€😀".encode()
 
 @pytest.fixture
 def store_arg(tmp_path: Path) -> list[str]:
+    (tmp_path / "store").mkdir()  # a store the user names is made only in a folder that exists
     return ["--store", str(tmp_path / "store" / "ccr.db")]
 
 
@@ -103,6 +104,7 @@ def test_get_says_on_stderr_when_a_query_matches_nothing_or_a_range_is_past_the_
 
 
 def test_unknown_handle_exits_66_with_a_stable_error_id(store_arg: list[str]) -> None:
+    ccr(*store_arg, "put", input=b"another record")
     result = ccr(*store_arg, "get", handle_for(b"never"))
     assert result.returncode == 66
     assert result.stdout == b""
@@ -272,10 +274,12 @@ def test_stats_read_from_the_file_are_the_store_s_own(store_arg: list[str], tmp_
     assert lines == [f"{k}: {str(v).lower() if isinstance(v, bool) else v}" for k, v in expected.model_dump().items()]
 
 
-def test_stats_of_a_store_not_made_yet_make_it_and_say_it_is_empty(tmp_path: Path) -> None:
-    path = tmp_path / "new.db"
-    stats = json.loads(ccr("--store", str(path), "stats", "--json").stdout)
-    assert (stats["entries"], stats["full"]) == (0, False) and path.exists()
+def test_stats_of_the_default_store_not_made_yet_say_it_is_empty_and_make_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    done = ccr("stats", "--json", env={"COMPACTOR_HOME": str(home)})
+    stats = json.loads(done.stdout)
+    assert (stats["entries"], stats["full"], stats["path"]) == (0, False, str(home / "ccr.db"))
+    assert not home.exists()
 
 
 def test_stats_read_no_models(store_arg: list[str]) -> None:

@@ -23,6 +23,7 @@ BINARY = bytes(range(256)) + b"\r\n\x00\r" + "é€😀".encode()
 
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
+    (tmp_path / "store").mkdir()  # a store the user names is made only in a folder that exists
     return tmp_path / "store" / "ccr.db"
 
 
@@ -187,6 +188,7 @@ def test_export_then_import_keeps_handles_bytes_metadata_and_times(db: Path, tmp
     if name.endswith(".gz"):
         assert gzip.decompress(archive.read_bytes()).startswith(b'{"format":"ccr-archive"')
     other = tmp_path / "other" / "ccr.db"
+    other.parent.mkdir()
     loaded = ccr("--store", str(other), "import", str(archive))
     assert loaded.returncode == 0, loaded.stderr
     with open_store(db) as a, open_store(other) as b:
@@ -377,6 +379,7 @@ def test_importing_a_damaged_gzip_archive_is_exit_65_without_a_traceback(
 ) -> None:
     archive = tmp_path / "damaged.jsonl.gz"
     archive.write_bytes(content)
+    fill(db)
     before = listed(db)
     result = ccr("--store", str(db), "import", str(archive))
     assert result.returncode == 65, result.stderr
@@ -444,3 +447,32 @@ def test_a_byte_budget_beyond_any_disk_is_an_error_naming_the_setting(db: Path) 
     result = ccr("--store", str(db), "stats", env={"COMPACTOR_CCR_MAX_BYTES": "99999999999999999999999"})
     assert result.returncode == 2
     assert result.stderr.startswith(b"ccr: ccr_config_invalid: COMPACTOR_CCR_MAX_BYTES=")
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (gzip.compress(bytes(64 << 20), compresslevel=1), b"control bytes"),
+        (gzip.compress(b"{" + b"A" * (24 << 20), compresslevel=1), b"longer than"),
+        (
+            gzip.compress(
+                b'{"format":"ccr-archive","version":1,"records":1,"objects":0,"created_at":"x"}\n'
+                b'{"item":"record","handle":"ccr_x","size":"big","data":""}\n'
+            ),
+            b"line 2: not a valid record: size: ",
+        ),
+    ],
+    ids=["a gzip of zeros", "one line past the budget", "a record pydantic refuses"],
+)
+def test_importing_a_hostile_archive_is_refused_on_one_line_with_a_bounded_read(
+    db: Path, tmp_path: Path, content: bytes, says: bytes
+) -> None:
+    fill(db)
+    before = listed(db)
+    archive = tmp_path / "hostile.jsonl.gz"
+    archive.write_bytes(content)
+    result = ccr("--store", str(db), "import", str(archive), env={"COMPACTOR_CCR_MAX_BYTES": str(16 << 20)})
+    assert result.returncode == 65, result.stderr
+    assert result.stderr.startswith(b"ccr: ccr_archive_invalid: ") and says in result.stderr
+    assert result.stderr.count(b"\n") == 1 and result.stdout == b""
+    assert listed(db) == before

@@ -198,3 +198,101 @@ def test_repair_leaves_a_file_that_is_not_a_store_alone(tmp_path: Path) -> None:
     assert b"not_a_store" in done.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
     assert notes.read_bytes() == b"my notes\n" * 1000
+
+
+def store_with_metadata(db: Path) -> list[str]:
+    """Five records with metadata, all in the main file (the log checkpointed), oldest first."""
+    with open_store(db) as store:
+        handles = [
+            store.put(
+                b"tool output %d\n" % i, producer="hooks", metadata={"kind": "tool_result", "session_id": f"s{i}"}
+            )
+            for i in range(5)
+        ]
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return handles
+
+
+def flip(db: Path, anchor: bytes, at: int, new: bytes) -> None:
+    """Overwrite bytes at ``at`` past the only place ``anchor`` is in the file, keeping its length."""
+    data = bytearray(db.read_bytes())
+    where = data.find(anchor)
+    assert where >= 0 and data.find(anchor, where + 1) < 0
+    data[where + at : where + at + len(new)] = new
+    db.write_bytes(bytes(data))
+
+
+METADATA_DAMAGE = {
+    "a quote in a value": (b'"kind":"tool_result","session_id":"s2"', 12, b'"'),
+    "a byte that is not UTF-8": (b'"kind":"tool_result","session_id":"s2"', 10, b"\xff"),
+    "the opening brace": (b'{"kind":"tool_result","session_id":"s2"', 0, b"["),
+    "a creation time": (b'"kind":"tool_result","session_id":"s2"', 38 + 6, b"x"),
+    "the producer": (b'hooks{"kind":"tool_result","session_id":"s2"', 0, b"\xfe"),
+}
+
+
+@pytest.mark.parametrize("damage_", list(METADATA_DAMAGE), ids=list(METADATA_DAMAGE))
+def test_damaged_metadata_is_found_by_verify_named_by_list_and_export_and_salvaged_by_repair(
+    tmp_path: Path, damage_: str
+) -> None:
+    db = tmp_path / "ccr.db"
+    handles = store_with_metadata(db)
+    anchor, at, new = METADATA_DAMAGE[damage_]
+    if damage_ == "a creation time":
+        conn = sqlite3.connect(db)
+        created = conn.execute("SELECT created_at FROM blobs WHERE handle = ?", (handles[2],)).fetchone()[0]
+        conn.close()
+        anchor, at = b'"session_id":"s2"}' + created.encode(), len(b'"session_id":"s2"}') + 4
+    flip(db, anchor, at, new)
+    damaged = handles[2]
+
+    verify = ccr("--store", str(db), "verify")
+    assert verify.returncode == 65, verify.stderr
+    assert verify.stdout.decode().split() == [damaged]
+    assert verify.stderr.startswith(b"ccr: ccr_corrupt_record: ") and b"ccr repair" in verify.stderr
+
+    # A creation time is also kept in its index, which a listing reads: it shows the time as written.
+    in_index = damage_ == "a creation time"
+    for args in (["list"], ["list", "--json"], ["list", "--session", "s2"], ["list", "--kind", "tool_result"]):
+        listed = ccr("--store", str(db), *args)
+        assert b"Traceback" not in listed.stderr
+        filtered = len(args) > 2  # SQLite may answer a filter from its index, without the damaged row
+        if not in_index and (not filtered or listed.returncode != 0):
+            assert listed.returncode == 65, (args, listed.stderr)
+            assert listed.stderr.startswith(b"ccr: ccr_damaged_metadata: ") and damaged.encode() in listed.stderr
+            assert b"ccr repair" in listed.stderr
+        for handle in handles:  # the others are listed (those the filter asks for), the damaged one never as intact
+            if handle != damaged or not in_index:
+                shown = handle.encode() in listed.stdout
+                assert shown == (handle != damaged and args[-1] != "s2"), (args, handle)
+
+    if not in_index:
+        info = ccr("--store", str(db), "info", damaged)
+        assert info.returncode == 65 and info.stderr.startswith(b"ccr: ccr_damaged_metadata: ")
+        archive = tmp_path / "a.jsonl"
+        exported = ccr("--store", str(db), "export", str(archive))
+        assert exported.returncode == 65 and exported.stderr.startswith(b"ccr: ccr_damaged_metadata: ")
+        assert b"ccr repair" in exported.stderr and not archive.exists()
+    assert ccr("--store", str(db), "get", damaged).stdout == b"tool output 2\n"  # the bytes are intact
+
+    done = ccr("--store", str(db), "repair")
+    assert done.returncode == 0, done.stderr
+    assert b"the damaged store is kept as " in done.stdout
+    assert b"salvaged 5 record(s)" in done.stdout
+    assert ccr("--store", str(db), "verify").returncode == 0
+    assert ccr("--store", str(db), "list").returncode == 0
+
+
+def test_repair_of_a_healthy_store_does_not_call_it_damaged(tmp_path: Path) -> None:
+    db = tmp_path / "ccr.db"
+    handles = store_with_metadata(db)
+    done = ccr("--store", str(db), "repair")
+    assert done.returncode == 0, done.stderr
+    assert b"damaged" not in done.stdout
+    assert b"the store as it was is kept as " in done.stdout and b"every record in it was salvaged" in done.stdout
+    kept = [p.name for p in tmp_path.iterdir() if p.name.startswith("ccr.db.")]
+    assert kept and all(".before-repair-" in name for name in kept)
+    with open_store(db) as store:
+        assert [r.handle for r in store.records()] == handles

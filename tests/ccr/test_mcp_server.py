@@ -265,15 +265,91 @@ def test_stats_text_is_the_store_stats_json() -> None:
     assert json.loads(stats_text(store)) == store.stats().model_dump(mode="json")
 
 
-def test_a_store_that_cannot_be_opened_ends_the_server_at_its_first_tool_listing_saying_why(tmp_path: Path) -> None:
+def call_line(request_id: int, tool: str, arguments: dict[str, Any]) -> bytes:
+    message = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+    return json.dumps(message).encode() + b"\n"
+
+
+LISTING = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode() + b"\n"
+PING = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}).encode() + b"\n"
+
+
+def test_a_store_that_cannot_be_opened_answers_every_call_with_an_error_result_then_exits_saying_why(
+    tmp_path: Path,
+) -> None:
     not_a_store = tmp_path / "notes.db"
     not_a_store.write_bytes(b"these are notes, not an SQLite file\n" * 100)
-    listing = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode() + b"\n"
-    done = serve_raw(not_a_store, INITIALIZE + listing)
-    hello, *rest = done.stdout.splitlines()
-    assert json.loads(hello)["id"] == 1 and rest == []  # the handshake was answered, the listing was not
-    assert done.returncode != 0 and done.stderr.startswith(b"ccr: ") and b"Traceback" not in done.stderr
+    calls = call_line(3, "ccr_stats", {}) + call_line(4, "ccr_retrieve", {"handle": "ccr_" + "0" * 32})
+    done = serve_raw(not_a_store, INITIALIZE + LISTING + calls + PING)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2, 3, 4, 9]
+    assert {t["name"] for t in answers[1]["result"]["tools"]} == {"ccr_retrieve", "ccr_stats"}
+    for result in (answers[2]["result"], answers[3]["result"]):
+        assert result["isError"] is True and "not_a_store: " in result["content"][0]["text"]
+    assert done.returncode == 73 and done.stderr.startswith(b"ccr: not_a_store: ") and b"Traceback" not in done.stderr
     assert not_a_store.read_bytes() == b"these are notes, not an SQLite file\n" * 100
+
+
+def damage(db: Path, how: str) -> None:
+    data = bytearray(db.read_bytes())
+    if how == "halved":
+        data = data[: len(data) // 2]
+    elif how == "header":
+        data[:16] = b"x" * 16
+    elif how == "zeroed page":
+        data[4096 : 2 * 4096] = bytes(4096)
+    elif how == "schema page":
+        data[100:4096] = b"\xff" * (4096 - 100)
+    db.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("how", ["halved", "header", "zeroed page", "schema page"])
+def test_a_damaged_store_gets_a_json_rpc_answer_for_every_request_never_a_silent_exit(tmp_path: Path, how: str) -> None:
+    db = tmp_path / "ccr.db"
+    with open_store(db) as store:
+        handles = [store.put(b"record %d " % i * 400, metadata={"kind": "tool_result"}) for i in range(40)]
+    damage(db, how)
+    calls = b"".join(
+        [
+            call_line(3, "ccr_stats", {}),
+            call_line(4, "ccr_retrieve", {"handle": handles[-1]}),
+            call_line(5, "ccr_retrieve", {"handle": handles[0], "lines": [1, 1]}),
+        ]
+    )
+    done = serve_raw(db, INITIALIZE + LISTING + calls + PING)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2, 3, 4, 5, 9], done.stderr
+    assert b"Traceback" not in done.stderr
+    errors = [a["result"]["content"][0]["text"] for a in answers[2:5] if a["result"]["isError"]]
+    assert errors, "damage this large must show in at least one answer"
+    assert all(": " in text for text in errors)
+    assert done.returncode in (0, 65, 73)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',
+        b'{"jsonrpc":"2.0","id":5,"method":"\\ud800"}',
+        b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ccr_\\udfffstats","arguments":{}}}',
+        b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ccr_retrieve","arguments":{"handle":"\\ud800"}}}',
+        b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ccr_retrieve","arguments":{"handle":"h","query":"x\\udc00"}}}',
+    ],
+)
+def test_a_lone_surrogate_anywhere_in_a_request_is_answered_and_later_requests_too(
+    store_file: Path, handle: str, line: bytes
+) -> None:
+    done = serve_raw(store_file, INITIALIZE + line + b"\n" + PING)
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(out) for out in done.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, json.loads(line)["id"], 9]
+    assert answers[2]["result"] == {}
+    assert b"Traceback" not in done.stderr
 
 
 def test_a_server_no_client_spoke_to_opens_no_store(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 from pydantic import Field
 
 from ccr.mcp_stdio import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     LATEST_PROTOCOL_VERSION,
@@ -19,6 +20,7 @@ from ccr.mcp_stdio import (
     Preloading,
     Tool,
     ToolError,
+    opening_server,
     serve_lines,
 )
 
@@ -130,7 +132,143 @@ def test_what_making_the_tools_raised_is_raised_when_they_are_asked_for() -> Non
     def make() -> list[Tool]:
         raise ToolError("the store cannot be opened")
 
-    server = McpServer("t", "be nice", Preloading(make))
+    preloading = Preloading(make)
+    server = McpServer("t", "be nice", preloading)
     assert server.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"}) is not None
     with pytest.raises(ToolError, match="cannot be opened"):
-        server.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        preloading.tools()
+    listing = server.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert listing is not None and listing["error"]["code"] == INTERNAL_ERROR  # answered, not raised
+    assert server.handle({"jsonrpc": "2.0", "id": 3, "method": "ping"}) == {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+
+def lines_of(*messages: Any) -> list[bytes]:
+    return [(m if isinstance(m, str) else json.dumps(m)).encode() + b"\n" for m in messages]
+
+
+HELLO = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+LAST_PING = {"jsonrpc": "2.0", "id": 99, "method": "ping"}
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        ('{"jsonrpc":"2.0","id":1,"method":"\\ud800"}', METHOD_NOT_FOUND),
+        ('{"jsonrpc":"2.0","id":1,"method":"ping\\udfff"}', METHOD_NOT_FOUND),
+        ('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\\ud800"}}', INVALID_PARAMS),
+        (
+            '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo\\udc00","arguments":{}}}',
+            INVALID_PARAMS,
+        ),
+        (
+            '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a\\ud800"}}}',
+            INVALID_PARAMS,
+        ),
+        (
+            '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"\\ud800":"a"}}}',
+            INVALID_PARAMS,
+        ),
+        (
+            '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","times":["\\ud801"]}}}',
+            INVALID_PARAMS,
+        ),
+        ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"\\udbff"}}}', INVALID_PARAMS),
+    ],
+)
+def test_a_lone_surrogate_in_a_method_tool_name_or_argument_is_a_json_rpc_error_and_serving_goes_on(
+    line: str, code: int
+) -> None:
+    out = io.BytesIO()
+    session = serve_lines(SERVER, lines_of(HELLO, line, LAST_PING), out)
+    answers = [json.loads(answer) for answer in out.getvalue().splitlines()]
+    assert [a["id"] for a in answers] == [0, 1, 99]
+    assert answers[1]["error"]["code"] == code
+    assert answers[2]["result"] == {} and session.bad_lines == 0
+
+
+@pytest.mark.parametrize("request_id", ["\\ud800", "x\\udfff", "\\udc00\\ud800", "\\ud83d"])
+def test_a_lone_surrogate_in_an_id_comes_back_exactly_as_sent_in_a_valid_line(request_id: str) -> None:
+    out = io.BytesIO()
+    ping = '{"jsonrpc":"2.0","id":"' + request_id + '","method":"ping"}'
+    serve_lines(SERVER, lines_of(HELLO, ping, LAST_PING), out)
+    _hello, echoed, last = out.getvalue().splitlines()
+    assert echoed.isascii()
+    assert json.loads(echoed)["id"] == json.loads(ping)["id"]  # the client can match it to its request
+    assert json.loads(last)["id"] == 99
+
+
+def test_a_tool_that_fails_unforeseen_is_an_internal_error_and_one_of_ours_an_error_result() -> None:
+    from ccr.errors import StoreError
+
+    def broken() -> str:
+        raise RuntimeError("nobody foresaw this")
+
+    def unreadable() -> str:
+        raise StoreError("store x.db failed: database disk image is malformed")
+
+    server = McpServer("t", "be nice", [Tool.from_function(broken, "fails"), Tool.from_function(unreadable, "fails")])
+    failed = server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "broken"}})
+    assert failed is not None and failed["error"]["code"] == INTERNAL_ERROR
+    assert "nobody foresaw" not in failed["error"]["message"]
+    refused = server.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "unreadable"}})
+    assert refused is not None and refused["result"]["isError"] is True
+    assert "store_error: store x.db failed" in refused["result"]["content"][0]["text"]
+
+
+def test_a_resource_that_cannot_be_opened_leaves_the_tools_listed_and_every_call_an_error_result() -> None:
+    from ccr.errors import DamagedFile
+
+    class Resource:
+        def close(self) -> None: ...
+
+        def text(self) -> str:
+            return "never"
+
+    def cannot_open() -> Resource:
+        raise DamagedFile("store x.db is damaged: run 'ccr repair'")
+
+    def tools_for(resource: Resource) -> list[Tool]:
+        def read() -> str:
+            return resource.text()
+
+        return [Tool.from_function(read, "reads")]
+
+    with opening_server("t", "be nice", cannot_open, tools_for) as server:
+        out = io.BytesIO()
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "read"}}
+        listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        serve_lines(server, lines_of(HELLO, listing, call, call | {"id": 3}, LAST_PING), out)
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [a["id"] for a in answers] == [0, 1, 2, 3, 99]
+    assert [t["name"] for t in answers[1]["result"]["tools"]] == ["read"]
+    for result in (answers[2]["result"], answers[3]["result"]):
+        assert result["isError"] is True and "ccr_damaged_file: " in result["content"][0]["text"]
+    assert [type(e) for e in server.failures] == [DamagedFile]
+
+
+@pytest.mark.parametrize("newline", [b"\n", b""])
+def test_a_line_past_the_limit_is_read_in_bounded_chunks_dropped_and_the_next_line_answered(newline: bytes) -> None:
+    from ccr.mcp_stdio import Oversized, bounded_lines
+
+    class Counting(io.BytesIO):
+        def __init__(self, data: bytes) -> None:
+            super().__init__(data)
+            self.asked: list[int] = []
+
+        def readline(self, size: int | None = -1) -> bytes:
+            self.asked.append(-1 if size is None else size)
+            return super().readline(size)
+
+    ping = json.dumps(LAST_PING).encode() + b"\n"
+    stream = Counting(lines_of(HELLO)[0] + b'{"jsonrpc":"2.0","id":5,"x":"' + b"a" * 5000 + newline + ping)
+    lines = list(bounded_lines(stream, limit=1000))
+    assert all(0 < size <= 1 << 20 for size in stream.asked)  # never an unbounded read
+    oversized = [line for line in lines if isinstance(line, Oversized)]
+    assert len(oversized) == 1
+    if newline:
+        assert oversized[0].size == 5030 and oversized[0].startswith(b'{"jsonrpc"') and lines[-1] == ping
+        out = io.BytesIO()
+        session = serve_lines(SERVER, lines, out)
+        answers = [json.loads(answer) for answer in out.getvalue().splitlines()]
+        assert [a["id"] for a in answers] == [0, None, 99] and answers[1]["error"]["code"] == PARSE_ERROR
+        assert session.bad_lines == 1 and session.describe_first_bad().startswith("line 2, 5,030 bytes, longer than")

@@ -28,7 +28,7 @@ def test_migration_versions_are_numbered_from_one_without_gaps() -> None:
 
 
 def test_the_store_schema_is_marked_by_its_blobs_table() -> None:
-    assert (SCHEMA.marker, SCHEMA.migrations, SCHEMA.version) == ("blobs", MIGRATIONS, 2)
+    assert (SCHEMA.marker, SCHEMA.migrations, SCHEMA.version) == ("blobs", MIGRATIONS, 3)
 
 
 def test_a_failing_migration_leaves_no_trace(tmp_path: Path) -> None:

@@ -241,3 +241,46 @@ def test_a_matching_unit_too_large_to_show_still_shows_its_lines_that_match_the_
     assert "matching unit left out to fit: line 3; the lines of it that match most of the query" in answer.content
     assert "0016 the deploy key rotates on day 17\n" in answer.content
     assert "0017 the deploy key rotates on day 18" not in answer.content
+
+
+BINARY_CASES = {
+    "invalid UTF-8": b"\xff\xfe not text \x80\x81",
+    "NUL and high bytes": bytes(range(256)) * 4,
+    "a cut character": "wörld".encode()[:2],
+    "latin-1 text": "café crème".encode("latin-1"),
+}
+
+
+@pytest.mark.parametrize("name", list(BINARY_CASES), ids=list(BINARY_CASES))
+def test_exact_on_bytes_that_are_not_utf8_gives_base64_after_a_notice_never_replacement_characters(name: str) -> None:
+    import base64
+
+    data = BINARY_CASES[name]
+    store = open_store(":memory:")
+    handle = store.put(data)
+    answer = recover(store, {"handle": handle, "exact": True, "max_tokens": 0})
+    assert answer.is_error is False and "\ufffd" not in answer.content
+    notice, encoded = answer.content.rstrip("\n").split("\n")
+    assert "not UTF-8 text, so they are given as base64" in notice and "left out" not in notice
+    assert base64.b64decode(encoded) == data
+
+
+def test_exact_base64_that_does_not_fit_max_tokens_names_the_byte_range_left_out() -> None:
+    import base64
+
+    data = bytes(range(256)) * 40
+    store = open_store(":memory:")
+    handle = store.put(data)
+    answer = recover(store, {"handle": handle, "exact": True, "max_tokens": 300})
+    notice, encoded = answer.content.rstrip("\n").split("\n")
+    given = base64.b64decode(encoded)
+    assert 0 < len(given) < len(data) and data.startswith(given) and len(given) % 3 == 0
+    assert f"bytes [{len(given)}, {len(data)}) are left out to fit" in notice
+    rest = recover(store, {"handle": handle, "exact": True, "bytes": [len(given), len(data)], "max_tokens": 0})
+    assert base64.b64decode(rest.content.rstrip("\n").split("\n")[1]) == data[len(given) :]
+
+
+def test_exact_on_utf8_text_is_still_the_text_itself() -> None:
+    store = open_store(":memory:")
+    handle = store.put("plain text, é and 😀\n".encode())
+    assert recover(store, {"handle": handle, "exact": True}).content == "plain text, é and 😀\n"

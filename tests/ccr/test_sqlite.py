@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ccr import handle_for, open_store
 
 WRITERS = 32
@@ -121,3 +123,23 @@ def test_writer_killed_mid_put_loop_leaves_a_clean_store_holding_every_returned_
             assert store.get(handle) == _payload(index)
             assert store.record(handle).metadata == {"i": index}
         assert store.stats().entries >= len(returned)
+
+
+def test_a_read_only_store_not_made_yet_reads_empty_creates_nothing_and_reads_the_file_once_made(
+    tmp_path: Path,
+) -> None:
+    from ccr import StoreError
+
+    path = tmp_path / "later" / "ccr.db"
+    reader = open_store(path, readonly=True)
+    try:
+        assert (reader.stats().entries, reader.records(), reader.contains("ccr_" + "0" * 32)) == (0, [], False)
+        with pytest.raises(StoreError):
+            reader.put(b"a reader writes nothing")
+        assert not path.parent.exists()
+        with open_store(path) as writer:
+            handle = writer.put(b"stored by a writer meanwhile")
+        assert reader.get(handle) == b"stored by a writer meanwhile"
+        assert reader.stats().entries == 1
+    finally:
+        reader.close()

@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccr.cli_kit import write_stdout
@@ -22,15 +23,28 @@ def opened_memory(args: argparse.Namespace, *, readonly: bool = False) -> Iterat
     """The database named by ``--db`` (else the default), its recovery store ``--ccr-store``; closed after.
 
     Reading commands pass ``readonly``: an existing database is then only
-    read (it may be on read-only media), and one that does not exist reads as
-    an empty store without being created (see ``open_memory``).
+    read (it may be on read-only media), and nothing is created. The default
+    database, while it does not exist, reads as an empty store (see
+    ``open_memory``); a ``--db`` that names no file is most likely a typo and
+    is refused, as is an empty file. Writing commands make a ``--db`` only in
+    a folder that exists; the default database's folder is made as needed.
 
     Raises:
+        InputNotFound: ``--db`` names no file (reading), or a folder that does not exist (writing).
+        NotAStore: ``--db`` names an empty file (reading).
         MemoryConfigError, StoreError: the database cannot be opened.
     """
+    from ccr.sqlite_kit.files import require_folder, require_store_file
     from compactor.memory.store import open_memory
 
-    db = open_memory(getattr(args, "db", None), recovery=getattr(args, "ccr_store", None), readonly=readonly)
+    named = getattr(args, "db", None)
+    if named is not None:
+        path = Path(named).expanduser()
+        if readonly:
+            require_store_file(path, kind="memory database")
+        else:
+            require_folder(path, kind="memory database")
+    db = open_memory(named, recovery=getattr(args, "ccr_store", None), readonly=readonly)
     try:
         yield db
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -33,14 +34,19 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         InputNotFound, InputError: stdin is closed or carried no MCP message.
-        StoreError: the database cannot be opened (at the first tool listing or call).
+        InputNotFound: ``--db`` names a folder that does not exist (each tool call said so; raised at the end).
+        StoreError: the database cannot be opened (the same).
     """
     from compactor.memory.mcp_server import serve_opening
 
     def open_db() -> MemoryDB:  # runs in the background, once the client's hello is answered
+        from ccr.sqlite_kit.files import require_folder
         from compactor.memory.store import open_memory
 
-        return open_memory(getattr(args, "db", None), recovery=getattr(args, "ccr_store", None))
+        named = getattr(args, "db", None)
+        if named is not None:
+            require_folder(Path(named).expanduser(), kind="memory database")
+        return open_memory(named, recovery=getattr(args, "ccr_store", None))
 
     serve_opening(open_db)
     return 0

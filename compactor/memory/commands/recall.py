@@ -34,10 +34,23 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Recall; damaged matching memories are left out, named on stderr, and exit 65.
+
+    Raises:
+        DamagedMemory: some matching memories are damaged (the intact hits were printed).
+    """
     from compactor.memory import answers
+    from compactor.memory.errors import DamagedMemory
     from compactor.memory.store import check_token_budget
 
     check_token_budget(args.token_budget)
     with opened_memory(args, readonly=True) as db:
         print_json(answers.recall(db, args.query, limit=args.limit, token_budget=args.token_budget))
+        damaged = sorted(db.damaged)
+    if damaged:  # the intact hits were printed; the exit code and stderr say what was left out
+        raise DamagedMemory(
+            f"{len(damaged)} matching memor{'y is' if len(damaged) == 1 else 'ies are'} damaged and left out "
+            f"(their text no longer matches their id): {', '.join(damaged)}; 'compactor memory forget ID' removes one",
+            ids=damaged,
+        )
     return 0

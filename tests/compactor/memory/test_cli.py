@@ -195,6 +195,7 @@ def test_unknown_and_malformed_ids(tmp_path: Path) -> None:
 
 def test_db_flag_and_env_choose_the_database(tmp_path: Path) -> None:
     chosen = tmp_path / "elsewhere" / "mem.db"
+    chosen.parent.mkdir()  # a database the user names is made only in a folder that exists
     ok_json(run_memory("--db", str(chosen), "remember", FACT, home=tmp_path / "home"))
     assert chosen.is_file() and not (tmp_path / "home" / "memory.db").exists()
     by_env = ok_json(run_memory("recall", "staging", home=tmp_path / "home", env={"COMPACTOR_MEMORY_DB": str(chosen)}))
@@ -206,3 +207,21 @@ def test_a_file_that_is_not_a_memory_database_exits_73_and_is_left_alone(tmp_pat
     other.write_bytes(b"plain text, not sqlite")
     refused(run_memory("--db", str(other), "recall", "x", home=tmp_path), 73, "not_a_store")
     assert other.read_bytes() == b"plain text, not sqlite"
+
+
+def test_recall_and_history_of_a_memory_edited_on_disk_name_it_exit_65_and_forget_removes_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    damaged = ok_json(run_memory("remember", "key in vault alpha-zzzzzzzz", home=home))["id"]
+    other = ok_json(run_memory("remember", "vault key rotation is monthly", home=home))["id"]
+    for path in home.glob("memory.db*"):
+        path.write_bytes(path.read_bytes().replace(b"zzzzzzzz", b"zzzzQzzz"))
+    recalled = run_memory("recall", "vault key", home=home)
+    assert recalled.returncode == 65
+    answer = json.loads(recalled.stdout)
+    assert [h["id"] for h in answer["hits"]] == [other] and answer["damaged"] == [damaged]
+    assert b"zzzzQzzz" not in recalled.stdout
+    assert recalled.stderr.decode().startswith("compactor: memory_damaged: ") and damaged in recalled.stderr.decode()
+    assert recalled.stderr.count(b"\n") == 1
+    refused(run_memory("history", damaged, home=home), 65, "memory_damaged")
+    assert ok_json(run_memory("forget", damaged, home=home))["forgotten"] is True
+    assert [h["id"] for h in ok_json(run_memory("recall", "vault key", home=home))["hits"]] == [other]

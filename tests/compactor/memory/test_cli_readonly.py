@@ -37,31 +37,53 @@ def files(folder: Path) -> dict[str, bytes]:
     }
 
 
-def test_recall_on_a_database_that_does_not_exist_answers_nothing_and_creates_nothing(tmp_path: Path) -> None:
-    missing = tmp_path / "nonexistent" / "dir" / "m.db"
-    done = run_memory("--db", str(missing), "recall", "staging", home=tmp_path / "home")
+@pytest.mark.parametrize("command", [["recall", "staging"], ["history", memory_id(FACT)]])
+@pytest.mark.parametrize("where", ["nonexistent/dir/m.db", "m.db", "file.txt/m.db"])
+def test_a_named_database_that_does_not_exist_is_input_not_found_and_nothing_is_created(
+    tmp_path: Path, command: list[str], where: str
+) -> None:
+    (tmp_path / "file.txt").write_bytes(b"a file where a folder would be\n")
+    missing = tmp_path / where
+    done = run_memory("--db", str(missing), *command, home=tmp_path / "home")
+    assert done.returncode == 66, done.stderr
+    assert done.stderr.startswith(b"compactor: input_not_found: no memory database at ")
+    assert done.stdout == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]
+
+
+def test_the_default_database_that_does_not_exist_yet_answers_nothing_and_creates_nothing(tmp_path: Path) -> None:
+    done = run_memory("recall", "staging", home=tmp_path / "home")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"hits": [], "basis": "inferred"}
-    assert not (tmp_path / "nonexistent").exists()
     assert not (tmp_path / "home").exists()
 
 
-def test_history_on_a_database_that_does_not_exist_is_not_found_and_creates_nothing(tmp_path: Path) -> None:
-    missing = tmp_path / "nonexistent" / "m.db"
-    done = run_memory("--db", str(missing), "history", memory_id(FACT), home=tmp_path)
-    assert done.returncode == 66, done.stderr
-    assert done.stderr.startswith(b"compactor: memory_not_found: ")
-    assert not missing.parent.exists()
-
-
-def test_recall_on_an_empty_file_answers_nothing_and_leaves_it_empty(tmp_path: Path) -> None:
+def test_recall_on_an_empty_file_is_not_a_store_and_leaves_it_empty(tmp_path: Path) -> None:
     empty = tmp_path / "m.db"
     empty.write_bytes(b"")
     done = run_memory("--db", str(empty), "recall", "staging", home=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"hits": [], "basis": "inferred"}
+    assert done.returncode == 73, done.stderr
+    assert done.stderr.startswith(b"compactor: not_a_store: ") and b"empty" in done.stderr
     assert empty.read_bytes() == b""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.db"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["remember", "deploys go through staging"], ["forget", "mem_" + "0" * 16], ["supersede", "mem_" + "0" * 16, "x"]],
+)
+def test_a_writing_command_makes_no_folder_the_user_did_not_ask_for(tmp_path: Path, command: list[str]) -> None:
+    typo = tmp_path / "tpyo" / "deeper" / "m.db"
+    done = run_memory("--db", str(typo), *command, home=tmp_path / "home")
+    assert done.returncode == 66, done.stderr
+    assert done.stderr.startswith(b"compactor: input_not_found: no folder ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_writing_command_makes_a_named_database_in_a_folder_that_exists(tmp_path: Path) -> None:
+    done = run_memory("--db", str(tmp_path / "m.db"), "remember", FACT, home=tmp_path / "home")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "m.db").is_file() and not (tmp_path / "home").exists()
 
 
 @pytest.mark.parametrize("how", ["file", "folder"])

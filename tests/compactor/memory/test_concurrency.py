@@ -16,6 +16,7 @@ PROCESSES = 32
 
 def test_32_processes_remembering_different_texts_at_once_all_land(tmp_path: Path) -> None:
     db_path = tmp_path / "fresh" / "memory.db"
+    db_path.parent.mkdir()  # a database the user names is made only in a folder that exists
     texts = [f"worker {i} learned that shard{i}marker needs a warm cache" for i in range(PROCESSES)]
     env = {**os.environ, "COMPACTOR_HOME": str(tmp_path / "home")}
     inputs = []

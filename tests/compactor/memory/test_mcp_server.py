@@ -211,14 +211,52 @@ _HELLO = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params"
 _LIST = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + "\n"
 
 
-def test_a_database_that_cannot_be_opened_ends_the_server_at_its_first_tool_listing_saying_why(
+def _call(request_id: int, tool: str, arguments: dict[str, Any]) -> str:
+    message = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+    return json.dumps(message) + "\n"
+
+
+_PING = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}) + "\n"
+
+
+def test_a_database_that_cannot_be_opened_answers_every_call_with_an_error_result_then_exits_saying_why(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "memory.db").write_bytes(b"not a database\n" * 100)
-    done = _serve_raw(tmp_path, input=_HELLO + _LIST)
-    hello, *rest = done.stdout.splitlines()
-    assert json.loads(hello)["id"] == 1 and rest == []  # the handshake was answered, the listing was not
-    assert done.returncode != 0 and done.stderr.startswith("compactor: ") and "Traceback" not in done.stderr
+    calls = _call(3, "cavemem_recall", {"query": "vault"}) + _call(4, "cavemem_remember", {"text": "a fact"})
+    done = _serve_raw(tmp_path, input=_HELLO + _LIST + calls + _PING)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2, 3, 4, 9]
+    assert {tool["name"] for tool in answers[1]["result"]["tools"]} >= TOOLS
+    for result in (answers[2]["result"], answers[3]["result"]):
+        assert result["isError"] is True and "not_a_store: " in result["content"][0]["text"]
+    assert done.returncode == 73 and done.stderr.startswith("compactor: ") and "Traceback" not in done.stderr
+    assert (tmp_path / "memory.db").read_bytes() == b"not a database\n" * 100
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',
+        '{"jsonrpc":"2.0","id":5,"method":"\\udfff"}',
+        '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"\\ud800","arguments":{}}}',
+        '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"cavemem_remember","arguments":{"text":"k\\ud800"}}}',
+        '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"cavemem_recall","arguments":{"query":"\\udc00"}}}',
+    ],
+)
+def test_a_lone_surrogate_anywhere_in_a_request_is_answered_and_later_requests_too(tmp_path: Path, line: str) -> None:
+    done = _serve_raw(tmp_path, input=_HELLO + line + "\n" + _PING)
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(out) for out in done.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, json.loads(line)["id"], 9]
+    assert answers[2]["result"] == {} and "Traceback" not in done.stderr
+    with open_memory(tmp_path / "memory.db") as db:  # nothing half-text was remembered
+        assert db.recall("k") == []
 
 
 def test_a_server_no_client_spoke_to_opens_no_database(tmp_path: Path) -> None:

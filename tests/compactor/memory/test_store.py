@@ -460,3 +460,62 @@ def test_reopening_applies_no_migration_twice(db_path: Path) -> None:
 def test_a_bad_threshold_is_a_usage_error(db: MemoryDB, threshold: float) -> None:
     with pytest.raises(InvalidRequest):
         db.recall("anything", threshold=threshold)
+
+
+def edit_on_disk(db: Path, old: bytes, new: bytes) -> None:
+    """Replace ``old`` by ``new`` (same length) in the database file and its log, as an editor would."""
+    assert len(old) == len(new)
+    for path in db.parent.glob(db.name + "*"):
+        data = path.read_bytes()
+        path.write_bytes(data.replace(old, new))
+
+
+VAULT = "key in vault alpha-zzzzzzzz"
+EDITS = {
+    "a letter": (b"zzzzzzzz", b"zzzzQzzz"),
+    "a byte that is not UTF-8": (b"alpha-zz", b"alpha-\xffz"),
+    "the first byte": (b"key in v", b"Key in v"),
+    "a space": (b"in vault", b"in\x00vault"),
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS), ids=list(EDITS))
+def test_a_memory_edited_on_disk_is_never_given_out_as_intact(tmp_path: Path, edit: str) -> None:
+    from compactor.memory import DamagedMemory
+
+    db_path = tmp_path / "m.db"
+    with open_memory(db_path, recovery=":memory:") as db:
+        damaged = db.remember(VAULT).id
+        other = db.remember("vault key rotation is monthly").id
+        old = db.remember("the vault moved to beta").id
+        newer = db.supersede(old, "the vault moved to gamma").id
+    edit_on_disk(db_path, *EDITS[edit])
+    for readonly in (True, False):
+        with open_memory(db_path, recovery=":memory:", readonly=readonly) as db:
+            hits = db.recall("vault key alpha", token_budget=0)
+            assert damaged not in [h.id for h in hits] and other in [h.id for h in hits]
+            assert db.damaged == {damaged}
+            for call in (lambda: db.get(damaged), lambda: db.history(damaged)):
+                with pytest.raises(DamagedMemory, match=f"memory {damaged} is damaged") as refused:
+                    call()
+                assert refused.value.ids == [damaged] and refused.value.exit_code == 65
+            assert [m.id for m in db.history(newer)] == [old, newer]  # the rest reads as before
+    with open_memory(db_path, recovery=":memory:") as db:
+        assert db.forget(damaged) is True
+        assert db.remember(VAULT).created is True  # stored anew, whole
+        assert next(h.id for h in db.recall("vault alpha")) == damaged
+        assert db.damaged == set()
+
+
+def test_a_superseded_version_edited_on_disk_breaks_its_history_loudly(tmp_path: Path) -> None:
+    from compactor.memory import DamagedMemory
+
+    db_path = tmp_path / "m.db"
+    with open_memory(db_path, recovery=":memory:") as db:
+        old = db.remember("deploys go through staging-one").id
+        new = db.supersede(old, "deploys go through staging-two").id
+    edit_on_disk(db_path, b"staging-one", b"staging-0ne")
+    with open_memory(db_path, recovery=":memory:", readonly=True) as db:
+        with pytest.raises(DamagedMemory, match=old):
+            db.history(new)
+        assert db.get(new).text == "deploys go through staging-two"
