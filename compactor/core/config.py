@@ -22,8 +22,9 @@ Environment variables (all optional):
                                     compactions (``[masking]``)
 ``COMPACTOR_COUNTER``               token counter: ``tiktoken`` or ``rough``
 ``COMPACTOR_TAIL_TOKENS``           tokens of recent rounds kept verbatim
-``COMPACTOR_CONTEXT_TOKENS``        tokens the compacted context (summary, tail
-                                    and attachments together) may take
+``COMPACTOR_CONTEXT_TOKENS``        opt-in shared ceiling: tokens the compacted
+                                    context (summary, tail and attachments
+                                    together) may take; unset or 0: none
 ``COMPACTOR_MEMORY_DB``             memory store to recall from after a compaction
 ``COMPACTOR_SUMMARY_FACTS_TOKENS``  tokens the extractive summary spends on
                                     paths and commands before citing a listing
@@ -90,7 +91,7 @@ __all__ = [
     "DEFAULT_BACKGROUND_REFRESH_SHARE",
     "DEFAULT_BACKGROUND_START_SHARE",
     "DEFAULT_BLOCKING_BUFFER",
-    "DEFAULT_CONTEXT_SHARE",
+    "DEFAULT_CONTEXT_TOKENS",
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_COUNTER",
     "DEFAULT_DEDUP_MIN_LENGTH",
@@ -119,6 +120,7 @@ __all__ = [
     "DEFAULT_THRASH_TURNS",
     "DEFAULT_WARNING_BUFFER",
     "ENV_VARS",
+    "MIN_CONTEXT_TOKENS",
     "BackgroundSettings",
     "DedupSettings",
     "LLMSettings",
@@ -170,10 +172,12 @@ with its legacy alias ``retrieve_tool_output``."""
 # Counting, pipeline, attachments.
 DEFAULT_COUNTER: CounterName = "tiktoken"
 DEFAULT_TAIL_TOKENS = 12_000
-DEFAULT_CONTEXT_SHARE = 0.03
-"""Without ``pipeline.context_tokens``, the compacted context (summary, tail and attachments) may
-take this share of the context window: 6,000 tokens of 200,000. Claude Code's own compacted
-context is about that size once its system prompt and tools are set aside."""
+DEFAULT_CONTEXT_TOKENS: int | None = None
+"""No shared ceiling: the summary, the preserved tail (``pipeline.tail_tokens``) and the attachments
+(``[attachments]``: the card's 5 files of 5,000 tokens, 50,000 in all; skills 5,000 each, 25,000 in
+all) each keep their own budget, so that the summary never squeezes the files out."""
+MIN_CONTEXT_TOKENS = 1_000
+"""The smallest shared ceiling ``pipeline.context_tokens`` may set."""
 DEFAULT_SUMMARY_FACTS_TOKENS = 2_400
 """Tokens the extractive summary may spend listing paths and commands; the rest is stored and cited."""
 
@@ -328,12 +332,21 @@ class PipelineSettings(_Model):
     """How a compaction cuts the conversation."""
 
     tail_tokens: int = Field(default=DEFAULT_TAIL_TOKENS, ge=0)
-    context_tokens: int | None = Field(default=None, ge=1_000, le=10_000_000)
-    """The one budget the summary, the preserved tail and the attachments share; None:
-    ``DEFAULT_CONTEXT_SHARE`` of the context window."""
+    """The most the preserved tail may take (its last round whole if within it), whatever the rest takes."""
+    context_tokens: int | None = Field(default=DEFAULT_CONTEXT_TOKENS, le=10_000_000)
+    """Opt-in shared ceiling: one budget the summary, the preserved tail (at most ``TAIL_SHARE`` of it)
+    and the attachments share, the attachments getting what the summary and the tail leave. None or 0
+    (the way a space file for ``compactor tune`` says "none"): no shared ceiling."""
     memory_db: str | None = None
     """A memory store (``compactor.memory``) to recall from after each compaction; None: no memories."""
     summary_facts_tokens: int = Field(default=DEFAULT_SUMMARY_FACTS_TOKENS, ge=0)
+
+    @field_validator("context_tokens")
+    @classmethod
+    def _ceiling_or_none(cls, value: int | None) -> int | None:
+        if value is not None and value != 0 and value < MIN_CONTEXT_TOKENS:
+            raise ValueError(f"a shared ceiling must be 0 (none) or at least {MIN_CONTEXT_TOKENS:,} tokens")
+        return value
 
 
 class MaskingSettings(_Model):
@@ -589,9 +602,6 @@ def _origin(loc: list[str], sources: Mapping[str, str]) -> str | None:
     return ", ".join(found) or None
 
 
-def context_budget(settings: Settings) -> int:
-    """The tokens the compacted context may take (``pipeline.context_tokens``, else
-    ``DEFAULT_CONTEXT_SHARE`` of the context window, at least 2,000)."""
-    if settings.pipeline.context_tokens is not None:
-        return settings.pipeline.context_tokens
-    return max(2_000, int(DEFAULT_CONTEXT_SHARE * settings.policy.context_window))
+def context_budget(settings: Settings) -> int | None:
+    """The shared ceiling on the compacted context (``pipeline.context_tokens``), or None: none."""
+    return settings.pipeline.context_tokens or None

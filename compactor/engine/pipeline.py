@@ -85,7 +85,7 @@ __all__ = [
 ]
 
 TAIL_SHARE = 0.35
-"""Of a shared context budget, the most the preserved tail may take."""
+"""Of an opted-in shared ceiling (``CompactOptions.context_tokens``), the most the preserved tail may take."""
 
 
 def merge_instructions(custom: str | None, hook: str | None) -> str | None:
@@ -270,7 +270,7 @@ def _compact(
     summary_tokens = counter.count_message(summary_message)
     tail_sizes = _counts(tail, messages, sizes, counter)
 
-    # 5. attachments, within what the summary and the tail left of a shared budget.
+    # 5. attachments under their own budgets (or what the summary and the tail left of a shared ceiling).
     attached = restore_attachments(
         snapshot,
         new_state,
