@@ -88,6 +88,7 @@ if TYPE_CHECKING:
         TaskStatus,
     )
     from attachments.tasks import needs_status, task_status_attachments
+    from attachments.worksites import LineRange, WorkSite, locate, work_sites
 
 __all__ = [
     "Announced",
@@ -111,6 +112,7 @@ __all__ = [
     "FileSelection",
     "FileSource",
     "ImageBlock",
+    "LineRange",
     "MAX_SETTING_NUMBER",
     "MEMORY_FILE_NAMES",
     "Message",
@@ -133,6 +135,7 @@ __all__ = [
     "UnknownBlock",
     "Usage",
     "WatchError",
+    "WorkSite",
     "announced_in",
     "build_attachments",
     "build_file_attachments",
@@ -143,6 +146,7 @@ __all__ = [
     "full_deltas",
     "is_memory_file",
     "is_plan_file",
+    "locate",
     "mark_announced",
     "mark_stale",
     "needs_status",
@@ -162,10 +166,15 @@ __all__ = [
     "slice_lines",
     "task_status_attachments",
     "within_bound",
+    "work_sites",
     "wrap",
 ]
 
 _EXPORTS: dict[str, str] = {
+    "LineRange": "attachments.worksites",
+    "WorkSite": "attachments.worksites",
+    "locate": "attachments.worksites",
+    "work_sites": "attachments.worksites",
     "Announced": "attachments.deltas",
     "Attachment": "attachments.attachment",
     "AttachmentEntry": "attachments.entries",

@@ -1,0 +1,249 @@
+"""Cutting a long file around where the agent worked last, with line numbers; the whole in CCR.
+
+``plan_focus`` chooses the lines to show: the sites ``attachments.worksites``
+located (the last edits first, each with a few lines around it, then the
+last partial reads), each added while the rendering fits the budget (the
+last one added trimmed to fit), then an outline of the rest (imports and
+definitions) if it fits too. Every shown line carries its number in the
+file, and a marker stands for each run of lines not shown. The whole
+content is stored under its content handle (``commit_focus``), so that any
+line range the text names can be fetched from it. Only a rendering
+measured within the budget is returned; with no site that fits, ``None``
+(the caller keeps the head instead).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from attachments._cut import TailStore
+from attachments.errors import TailNotStored
+from attachments.worksites import LineRange
+from ccr.batch import StoreBatch
+from ccr.handles import handle_for, marker
+from ccr.records import PutRequest
+from ccr.tokens import TextCounter
+
+__all__ = ["Focus", "FocusInfo", "FocusRender", "commit_focus", "plan_focus"]
+
+EDIT_CONTEXT = 6
+"""Lines shown on each side of an edit's new text."""
+MAX_SITES = 8
+"""The newest this many sites are considered; older work is in the stored copy."""
+OUTLINE_LINES = 40
+"""At most this many outline lines of the lines not otherwise shown: the definition each shown part is
+in first, then imports and definitions from the top."""
+_OUTLINE = re.compile(
+    r"^\s*(?:(?:export\s+|pub(?:\([^)]*\))?\s+|async\s+|public\s+|private\s+|protected\s+|static\s+)*"
+    r"(?:def|class|func|fn|function|interface|struct|enum|trait|impl|type|module|defmodule|defp?|package|import|from\s+\S+\s+import)\b)"
+)
+
+
+class FocusInfo(BaseModel):
+    """What the template says about a focused cut."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    handle: str
+    marker: str
+    total_lines: int
+    shown: list[str]
+    hidden_lines: int
+    edits: int
+    reads: int
+    outline: int
+
+
+class Focus(BaseModel):
+    """A chosen focused cut: the rendered text, its size, and the content to store under ``handle``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str
+    tokens: int
+    content: str
+    handle: str
+    info: FocusInfo
+    shown_lines: tuple[int, ...]
+    """The content lines shown (1-based, in the content's numbering)."""
+
+
+FocusRender = Callable[[str, FocusInfo], str]
+
+
+def plan_focus(
+    content: str,
+    sites: Sequence[LineRange],
+    render: FocusRender,
+    *,
+    limit: int,
+    counter: TextCounter,
+    first_line: int = 1,
+) -> Focus | None:
+    """The lines of ``content`` to show around ``sites`` within ``limit`` rendered tokens; store nothing.
+
+    ``first_line`` is the file's line number of the content's first line (a partial read).
+    """
+    lines = content.splitlines()
+    if not lines or not sites:
+        return None
+    handle = handle_for(content.encode("utf-8"))
+    chosen: list[LineRange] = []
+    best: Focus | None = None
+
+    def attempt(ranges: Sequence[LineRange], outline: Sequence[int] = ()) -> Focus | None:
+        focus = _render(lines, ranges, outline, render, handle, counter, first_line, content)
+        return focus if focus.tokens <= limit else None
+
+    for site in sites[:MAX_SITES]:
+        wide = _widen(site, len(lines))
+        focus = attempt([*chosen, wide])
+        if focus is None:
+            focus, wide = _trimmed(wide, chosen, attempt)
+        if focus is None:
+            continue
+        chosen.append(wide)
+        best = focus
+    if best is None:
+        return None
+    shown = set(best.shown_lines)
+    definitions = [n for n, line in enumerate(lines, 1) if n not in shown and _OUTLINE.match(line)]
+    enclosing = [_last_before(definitions, r.start) for r in chosen]
+    outline = list(dict.fromkeys([n for n in enclosing if n is not None] + definitions))[:OUTLINE_LINES]
+    while outline:
+        with_outline = attempt(chosen, outline)
+        if with_outline is not None:
+            return with_outline
+        outline = outline[: len(outline) // 2]
+    return best
+
+
+def commit_focus(
+    focus: Focus,
+    *,
+    store: TailStore,
+    producer: str,
+    counter: TextCounter,
+    metadata: dict[str, Any] | None = None,
+) -> Focus:
+    """Store ``focus``'s whole content under its content handle.
+
+    Raises:
+        TailNotStored: the store named the content with another handle than the text names.
+        Whatever ``store.put`` raises, unchanged: the caller fails closed.
+    """
+    request = PutRequest(
+        data=focus.content.encode("utf-8"),
+        content_type="text/plain",
+        producer=producer,
+        tokens_before=None,
+        tokens_after=counter.count_text(focus.info.marker),
+        metadata={**(metadata or {}), "from_line": 1, "shown": focus.info.shown},
+    )
+    if isinstance(store, StoreBatch):
+        handle = store.put_named(request, focus.handle)
+    else:
+        handle = store.put(
+            request.data,
+            content_type=request.content_type,
+            producer=request.producer,
+            tokens_after=request.tokens_after,
+            metadata=request.metadata,
+        )
+    if handle != focus.handle:
+        raise TailNotStored(f"the store named a focused file {handle}, not its content handle {focus.handle}")
+    return focus
+
+
+def _last_before(numbers: Sequence[int], line: int) -> int | None:
+    """The last of ``numbers`` (ascending) before ``line``: the definition a site is in."""
+    at = bisect.bisect_left(numbers, line)
+    return numbers[at - 1] if at else None
+
+
+def _widen(site: LineRange, total: int) -> LineRange:
+    if site.kind != "edit":
+        return site
+    return site.model_copy(
+        update={"start": max(1, site.start - EDIT_CONTEXT), "end": min(total, site.end + EDIT_CONTEXT)}
+    )
+
+
+def _trimmed(
+    site: LineRange, chosen: Sequence[LineRange], attempt: Callable[[Sequence[LineRange]], Focus | None]
+) -> tuple[Focus | None, LineRange]:
+    """The longest start of ``site`` (an edit: its own lines first) that still fits beside ``chosen``."""
+    low, high = 1, site.end - site.start  # lengths: ``low`` lines are tried first
+    found: tuple[Focus | None, LineRange] = (None, site)
+    while low <= high:
+        length = (low + high) // 2
+        part = site.model_copy(update={"end": site.start + length - 1})
+        focus = attempt([*chosen, part])
+        if focus is None:
+            high = length - 1
+        else:
+            found, low = (focus, part), length + 1
+    return found
+
+
+def _render(
+    lines: Sequence[str],
+    ranges: Sequence[LineRange],
+    outline: Sequence[int],
+    render: FocusRender,
+    handle: str,
+    counter: TextCounter,
+    first_line: int,
+    content: str,
+) -> Focus:
+    shown = sorted({n for r in ranges for n in range(r.start, r.end + 1)} | set(outline))
+    runs = _runs(shown)
+    width = len(str(first_line + len(lines) - 1))
+    body: list[str] = []
+    previous = 0
+    for start, end in runs:
+        if start > previous + 1:
+            body.append(f"{'':>{width}}\t[lines {_span(previous + 1, start - 1, first_line)} not shown]")
+        body.extend(f"{first_line + n - 1:>{width}}\t{lines[n - 1]}" for n in range(start, end + 1))
+        previous = end
+    if previous < len(lines):
+        body.append(f"{'':>{width}}\t[lines {_span(previous + 1, len(lines), first_line)} not shown]")
+    info = FocusInfo(
+        handle=handle,
+        marker=marker(handle),
+        total_lines=len(lines),
+        shown=[_span(a, b, first_line) for a, b in runs],
+        hidden_lines=len(lines) - len(shown),
+        edits=sum(1 for r in ranges if r.kind == "edit"),
+        reads=sum(1 for r in ranges if r.kind == "read"),
+        outline=len(outline),
+    )
+    text = render("\n".join(body), info)
+    return Focus(
+        text=text,
+        tokens=counter.count_text(text),
+        content=content,
+        handle=handle,
+        info=info,
+        shown_lines=tuple(shown),
+    )
+
+
+def _runs(numbers: Sequence[int]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    return runs
+
+
+def _span(start: int, end: int, first_line: int) -> str:
+    a, b = first_line + start - 1, first_line + end - 1
+    return str(a) if a == b else f"{a}-{b}"
