@@ -96,7 +96,21 @@ def test_file_activity_counts_reads_and_every_kind_of_edit_per_normalized_path()
         call("Bash", "/repo/src/a.py", 6),
     ]
     found = file_activity(history, cwd="/repo")
-    assert found == {"/repo/src/a.py": FileActivity(reads=2, edits=1), "/repo/src/b.py": FileActivity(reads=0, edits=2)}
+    assert found == {
+        "/repo/src/a.py": FileActivity(reads=2, edits=1, last_touch=5),  # the Bash call names it last
+        "/repo/src/b.py": FileActivity(reads=0, edits=2, last_touch=4),
+    }
+
+
+def test_a_file_a_later_command_names_counts_as_touched_then() -> None:
+    history = [
+        call("Read", "/r/old.py", 1),
+        call("Read", "/r/new.py", 2),
+        Message(role="assistant", content=[ToolUseBlock(id="t3", name="Bash", input={"command": "pytest old.py -x"})]),
+    ]
+    entries = [entry("/r/old.py", 1), entry("/r/new.py", 2)]
+    ranked = rank_files(entries, FileSelection(edit_weight=0, tail_weight=0), activity=file_activity(history))
+    assert [e.path for e in ranked] == ["/r/old.py", "/r/new.py"]
 
 
 def test_the_strategy_and_weights_are_settings_and_recent_stays_selectable() -> None:
@@ -185,9 +199,8 @@ def test_the_default_count_constants_are_the_cards_caps() -> None:
 
 
 def _pooled(paths: list[Path], strategy: str, file: Path | None = None) -> Metrics:
-    # The strategies are compared under the attachment budgets alone: the shared context budget
-    # (``pipeline.context_tokens``, 3% of the window by default) is lifted so it does not decide.
-    overrides: dict[str, object] = {"attachments.selection.strategy": strategy, "pipeline.context_tokens": 1_000_000}
+    # The strategies are compared under the attachment budgets alone (no shared ceiling, the default).
+    overrides: dict[str, object] = {"attachments.selection.strategy": strategy}
     settings = load_settings(file, env={}, overrides=overrides)
     parts = []
     for path in paths:
