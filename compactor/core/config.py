@@ -171,7 +171,11 @@ with its legacy alias ``retrieve_tool_output``."""
 
 # Counting, pipeline, attachments.
 DEFAULT_COUNTER: CounterName = "tiktoken"
-DEFAULT_TAIL_TOKENS = 12_000
+DEFAULT_TAIL_TOKENS = 3_000
+"""The preserved tail's own cap. At Claude Code's recorded compactions of real sessions (see
+``benchmarks/bench_files.py``) 3,000 keeps the context after compaction near the size of Claude
+Code's next request (the files get the card's budgets); larger tails hold more of what is read
+again, at about 1.2x (6,000) or 1.35x (12,000) of that size."""
 DEFAULT_CONTEXT_TOKENS: int | None = None
 """No shared ceiling: the summary, the preserved tail (``pipeline.tail_tokens``) and the attachments
 (``[attachments]``: the card's 5 files of 5,000 tokens, 50,000 in all; skills 5,000 each, 25,000 in
