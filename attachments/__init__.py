@@ -55,7 +55,7 @@ if TYPE_CHECKING:
         UnknownBlock,
         Usage,
     )
-    from attachments.plan import plan_file_attachment, plan_mode_attachment
+    from attachments.plan import PlanAge, plan_age, plan_file_attachment, plan_mode_attachment
     from attachments.readable import (
         readable_text,
     )
@@ -117,6 +117,7 @@ __all__ = [
     "MEMORY_FILE_NAMES",
     "Message",
     "Plan",
+    "PlanAge",
     "ReadFileEntry",
     "RecordedFiles",
     "RedactedThinkingBlock",
@@ -153,6 +154,7 @@ __all__ = [
     "newest_first",
     "normalize_path",
     "pending_deltas",
+    "plan_age",
     "plan_file_attachment",
     "plan_mode_attachment",
     "rank_files",
@@ -171,6 +173,8 @@ __all__ = [
 ]
 
 _EXPORTS: dict[str, str] = {
+    "PlanAge": "attachments.plan",
+    "plan_age": "attachments.plan",
     "LineRange": "attachments.worksites",
     "WorkSite": "attachments.worksites",
     "locate": "attachments.worksites",
