@@ -22,7 +22,7 @@ files of at most 5,000 tokens, 50,000 in all): ``activity`` ranks
 differently, it does not restore more or larger. ``[attachments.selection]
 max_files`` and ``file_tokens`` give ``activity`` its own count and cut; a
 count above ``[attachments] max_files`` is something a user opts into (the
-tuned preset ``examples/activity-tuned.toml``: 7 files of at most 2,000
+tuned preset ``examples/activity-tuned.toml``: 12 files of at most 1,500
 tokens), while the cut never exceeds ``[attachments] file_tokens``.
 """
 

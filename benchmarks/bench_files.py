@@ -12,6 +12,8 @@ when it is there, the shared corpus (missing without either).
   edit whose new text is still in the file) is shown, every line of it.
 - Size: the median context right after compaction (``post_tokens``) against
   the median of what Claude Code's next request carried there.
+- The same four for the opt-in preset ``examples/activity-tuned.toml``
+  (12 files of at most 1,500 tokens), unless ``--quick``.
 - The README's first command (``replay fixtures/sessions/long.jsonl``):
   the share of its compactions that restore at least one file.
 
@@ -32,6 +34,8 @@ from _common import REPO, Figure, main, missing, shared_sessions
 SHARED_CORPUS = REPO.parent / "shared" / "corpus"
 """More real sessions next to the repository (for evaluation and tuning; absent on most machines)."""
 README_SESSION = REPO / "fixtures" / "sessions" / "long.jsonl"
+PRESET = REPO / "examples" / "activity-tuned.toml"
+"""The opt-in preset, measured beside the defaults."""
 _EDIT_TOOLS = ("Edit", "MultiEdit")
 
 
@@ -110,13 +114,15 @@ def _next_requests(records: Sequence[dict[str, Any]]) -> list[int]:
     return found
 
 
-def _replay(session: Path, folder: Path, *, at: str, on_compaction: Any = None, store: Any = None) -> Any:
+def _replay(
+    session: Path, folder: Path, *, at: str, on_compaction: Any = None, store: Any = None, config: Path | None = None
+) -> Any:
     import ccr
     from compactor.claude_code.replay import replay
     from compactor.core.config import load_settings
     from compactor.summarizers import make_summarizer
 
-    settings = load_settings(None, env={})
+    settings = load_settings(config, env={})
     own = store is None
     store = store if store is not None else ccr.open_store(folder / f"{session.stem}-{at}.db")
     try:
@@ -133,8 +139,8 @@ def _replay(session: Path, folder: Path, *, at: str, on_compaction: Any = None, 
             store.close()
 
 
-def measure(paths: Sequence[Path], folder: Path) -> dict[str, Any]:
-    """Pooled counts over ``paths`` at their recorded compactions."""
+def measure(paths: Sequence[Path], folder: Path, config: Path | None = None) -> dict[str, Any]:
+    """Pooled counts over ``paths`` at their recorded compactions (with the settings file ``config``)."""
     import ccr
 
     counts: dict[str, Any] = {"reread": 0, "attached": 0, "with_tail": 0, "ours": [], "theirs": [], "ratios": []}
@@ -144,10 +150,11 @@ def measure(paths: Sequence[Path], folder: Path) -> dict[str, Any]:
         records = _records(session)
         if not any(r.get("subtype") == "compact_boundary" for r in records):
             continue
-        store = ccr.open_store(folder / f"{session.stem}-{session.parent.name}.db")
+        tag = config.stem if config is not None else "default"
+        store = ccr.open_store(folder / f"{session.stem}-{session.parent.name}-{tag}.db")
         try:
             cuts = _Cuts(records, store)
-            report = _replay(session, folder, at="recorded", on_compaction=cuts, store=store)
+            report = _replay(session, folder, at="recorded", on_compaction=cuts, store=store, config=config)
         finally:
             store.close()
         shown, total, misses = shown + cuts.shown, total + cuts.total, misses + cuts.misses
@@ -168,6 +175,29 @@ def _share(kept: int, total: int) -> tuple[float, ...]:
     return (kept / total,) if total else ()
 
 
+def _figures(c: dict[str, Any], names: Sequence[tuple[str, float, str]], prefix: str) -> list[Figure]:
+    n = f"{c['reread']} re-read files, {len(c['ours'])} compactions"
+    out = [
+        Figure(prefix + names[0][0], _share(c["with_tail"], c["reread"]), 0.95, ">=", detail=n),
+        Figure(prefix + names[1][0], _share(c["attached"], c["reread"]), 0.85, ">=", detail=n),
+    ]
+    miss = f"; not shown: {', '.join(c['misses'][:5])}" if c["misses"] else ""
+    out.append(
+        Figure(
+            prefix + names[2][0], _share(c["shown"], c["cut"]), 0.90, ">=", detail=f"{c['shown']} of {c['cut']}{miss}"
+        )
+    )
+    if c["ours"]:
+        ratio = statistics.median(c["ours"]) / statistics.median(c["theirs"])
+        detail = (
+            f"{statistics.median(c['ours']):,.0f} against {statistics.median(c['theirs']):,.0f} tokens; "
+            f"median of the per-compaction ratios {statistics.median(c['ratios']):.2f}, "
+            f"ratio of the sums {sum(c['ours']) / sum(c['theirs']):.2f}"
+        )
+        out.append(Figure(prefix + names[3][0], (ratio,), 1.15, "<=", detail=detail))
+    return out
+
+
 def figures(quick: bool = False) -> list[Figure]:
     out: list[Figure] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -182,23 +212,10 @@ def figures(quick: bool = False) -> list[Figure]:
         if not real:
             out += [missing(n, t, d, "../shared/transcripts is not present") for n, t, d in names]  # type: ignore[arg-type]
         else:
-            c = measure(real, folder)
-            n = f"{c['reread']} re-read files, {len(c['ours'])} compactions"
-            out.append(Figure(names[0][0], _share(c["with_tail"], c["reread"]), 0.95, ">=", detail=n))
-            out.append(Figure(names[1][0], _share(c["attached"], c["reread"]), 0.85, ">=", detail=n))
-            miss = f"; not shown: {', '.join(c['misses'][:5])}" if c["misses"] else ""
-            out.append(
-                Figure(
-                    names[2][0], _share(c["shown"], c["cut"]), 0.90, ">=", detail=f"{c['shown']} of {c['cut']}{miss}"
-                )
-            )
-            if c["ours"]:
-                ratio = statistics.median(c["ours"]) / statistics.median(c["theirs"])
-                detail = (
-                    f"{statistics.median(c['ours']):,.0f} against {statistics.median(c['theirs']):,.0f} tokens; "
-                    f"median of the per-compaction ratios {statistics.median(c['ratios']):.2f}"
-                )
-                out.append(Figure(names[3][0], (ratio,), 1.15, "<=", detail=detail))
+            for config, prefix in ((None, ""), (PRESET, "preset: ")):
+                if quick and config is not None:
+                    continue
+                out += _figures(measure(real, folder, config), names, prefix)
         readme = _replay(README_SESSION, folder, at="auto")
         with_files = sum(1 for c in readme.compactions if any(a.type == "file" for a in c.attachments))
         out.append(

