@@ -65,7 +65,7 @@ import os
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -172,16 +172,11 @@ with its legacy alias ``retrieve_tool_output``."""
 # Counting, pipeline, attachments.
 DEFAULT_COUNTER: CounterName = "tiktoken"
 DEFAULT_TAIL_TOKENS = 3_000
-"""The preserved tail's own cap. At Claude Code's recorded compactions of real sessions (see
-``benchmarks/bench_files.py``) 3,000 keeps the context after compaction near the size of Claude
-Code's next request (the files get the card's budgets); larger tails hold more of what is read
-again, at about 1.2x (6,000) or 1.35x (12,000) of that size."""
+"""The tail's own cap: the context after compaction stays near Claude Code's next request
+(``benchmarks/bench_files.py``; 6,000 makes it about 1.2x, 12,000 1.35x)."""
 DEFAULT_CONTEXT_TOKENS: int | None = None
-"""No shared ceiling: the summary, the preserved tail (``pipeline.tail_tokens``) and the attachments
-(``[attachments]``: the card's 5 files of 5,000 tokens, 50,000 in all; skills 5,000 each, 25,000 in
-all) each keep their own budget, so that the summary never squeezes the files out."""
-MIN_CONTEXT_TOKENS = 1_000
-"""The smallest shared ceiling ``pipeline.context_tokens`` may set."""
+"""No shared ceiling: the summary, the tail and the attachments (the card's budgets) each keep their own."""
+MIN_CONTEXT_TOKENS = 1_000  # the smallest shared ceiling
 DEFAULT_SUMMARY_FACTS_TOKENS = 2_400
 """Tokens the extractive summary may spend listing paths and commands; the rest is stored and cited."""
 
@@ -337,20 +332,14 @@ class PipelineSettings(_Model):
 
     tail_tokens: int = Field(default=DEFAULT_TAIL_TOKENS, ge=0)
     """The most the preserved tail may take (its last round whole if within it), whatever the rest takes."""
-    context_tokens: int | None = Field(default=DEFAULT_CONTEXT_TOKENS, le=10_000_000)
-    """Opt-in shared ceiling: one budget the summary, the preserved tail (at most ``TAIL_SHARE`` of it)
-    and the attachments share, the attachments getting what the summary and the tail leave. None or 0
-    (the way a space file for ``compactor tune`` says "none"): no shared ceiling."""
+    context_tokens: Literal[0] | Annotated[int, Field(ge=MIN_CONTEXT_TOKENS, le=10_000_000)] | None = (
+        DEFAULT_CONTEXT_TOKENS
+    )
+    """Opt-in: one budget the summary, the tail (at most ``TAIL_SHARE`` of it) and the attachments
+    share; None or 0 (how a ``compactor tune`` space says none): no shared ceiling."""
     memory_db: str | None = None
     """A memory store (``compactor.memory``) to recall from after each compaction; None: no memories."""
     summary_facts_tokens: int = Field(default=DEFAULT_SUMMARY_FACTS_TOKENS, ge=0)
-
-    @field_validator("context_tokens")
-    @classmethod
-    def _ceiling_or_none(cls, value: int | None) -> int | None:
-        if value is not None and value != 0 and value < MIN_CONTEXT_TOKENS:
-            raise ValueError(f"a shared ceiling must be 0 (none) or at least {MIN_CONTEXT_TOKENS:,} tokens")
-        return value
 
 
 class MaskingSettings(_Model):
