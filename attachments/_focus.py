@@ -103,6 +103,9 @@ def plan_focus(
     for site in sites[:MAX_SITES]:
         wide = _widen(site, len(lines))
         focus = attempt([*chosen, wide])
+        if focus is None and wide != site:
+            wide = site  # an edit without the lines around it
+            focus = attempt([*chosen, wide])
         if focus is None:
             focus, wide = _trimmed(wide, chosen, attempt)
         if focus is None:

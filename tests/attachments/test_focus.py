@@ -108,3 +108,16 @@ def test_a_focused_cut_never_exceeds_its_budget(
     )
     if focus is not None:
         assert focus.tokens == counter.count_text(focus.text) <= limit
+
+
+def test_an_edit_whose_surroundings_do_not_fit_is_shown_alone(counter: TiktokenCounter) -> None:
+    long_line = "    padding = '" + "lorem ipsum " * 60 + "'\n"
+    content = long_line * 20 + "    answer = 42\n" + long_line * 20
+
+    def render(body: str, info: object) -> str:
+        return f"<f>\n{body}\n</f>"
+
+    site = [LineRange(start=21, end=21, kind="edit")]
+    alone = counter.count_text(render("21\t    answer = 42\n     \t[lines 22-41 not shown]", None))
+    focus = plan_focus(content, site, render, limit=alone + 40, counter=counter)
+    assert focus is not None and "answer = 42" in focus.text and "lorem" not in focus.text
