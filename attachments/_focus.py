@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from attachments._cut import TailStore
 from attachments.errors import TailNotStored
+from attachments.render import render_body
 from attachments.worksites import LineRange
 from ccr.batch import StoreBatch
 from ccr.handles import handle_for, marker
@@ -207,15 +208,16 @@ def _render(
     shown = sorted({n for r in ranges for n in range(r.start, r.end + 1)} | set(outline))
     runs = _runs(shown)
     width = len(str(first_line + len(lines) - 1))
-    body: list[str] = []
+    parts: list[dict[str, Any]] = []
     previous = 0
     for start, end in runs:
         if start > previous + 1:
-            body.append(f"{'':>{width}}\t[lines {_span(previous + 1, start - 1, first_line)} not shown]")
-        body.extend(f"{first_line + n - 1:>{width}}\t{lines[n - 1]}" for n in range(start, end + 1))
+            parts.append({"gap": (first_line + previous, first_line + start - 2), "lines": []})
+        parts.append({"gap": None, "lines": [(first_line + n - 1, lines[n - 1]) for n in range(start, end + 1)]})
         previous = end
     if previous < len(lines):
-        body.append(f"{'':>{width}}\t[lines {_span(previous + 1, len(lines), first_line)} not shown]")
+        parts.append({"gap": (first_line + previous, first_line + len(lines) - 1), "lines": []})
+    body = render_body("file_focus_body.j2", parts=parts, width=width)
     info = FocusInfo(
         handle=handle,
         marker=marker(handle),
@@ -226,7 +228,7 @@ def _render(
         reads=sum(1 for r in ranges if r.kind == "read"),
         outline=len(outline),
     )
-    text = render("\n".join(body), info)
+    text = render(body, info)
     return Focus(
         text=text,
         tokens=counter.count_text(text),
