@@ -89,3 +89,12 @@ def test_the_tail_takes_its_own_cap_and_a_ceiling_only_when_one_is_set() -> None
 def test_shared_budgets_never_exceed_the_cards() -> None:
     cut = shared_budgets(Budgets(), 1_000_000, with_skills=True)
     assert cut.file_tokens <= 5_000 and cut.files_total <= 50_000 and cut.skills_total <= 25_000
+
+
+def test_the_last_round_is_kept_whole_past_the_tail_cap_within_its_own_allowance() -> None:
+    messages = _conversation(rounds=8, size=16_000)[:-1]  # rounds of about 4,000 rough tokens, a call last
+    sizes = [COUNTER.count_message(m) for m in messages]
+    _, tail = head_and_tail(messages, sizes, CompactOptions(tail_tokens=3_000))
+    assert tail and tail[0].role == "assistant" and sum(COUNTER.count_message(m) for m in tail) > 3_000
+    _, none = head_and_tail(messages, sizes, CompactOptions(tail_tokens=0))
+    assert none == [], "no tail asked, none kept"
