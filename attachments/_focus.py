@@ -14,7 +14,6 @@ measured within the budget is returned; with no site that fits, ``None``
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -36,6 +35,10 @@ EDIT_CONTEXT = 6
 """Lines shown on each side of an edit's new text."""
 MAX_SITES = 8
 """The newest this many sites are considered; older work is in the stored copy."""
+_LOOK_BACK = 2_000
+"""How far above a site its enclosing definition is looked for, and how far down the outline is."""
+_WRAPPER_SLACK = 8
+"""Tokens the estimate adds for the counts in the wrapper's sentences, which it counts with zeros."""
 OUTLINE_LINES = 40
 """At most this many outline lines of the lines not otherwise shown: the definition each shown part is
 in first, then imports and definitions from the top."""
@@ -94,37 +97,82 @@ def plan_focus(
     if not lines or not sites:
         return None
     handle = handle_for(content.encode("utf-8"))
+
+    def exact(ranges: Sequence[LineRange], outline: Sequence[int] = ()) -> Focus:
+        return _render(lines, ranges, outline, render, handle, counter, first_line, content)
+
+    # Choose from the lines' counts first (each line counted once), then measure the one rendering;
+    # only if that does not fit is every step measured (the budget promise: a measured rendering).
+    estimate = _Estimate(lines, render, handle, counter, first_line)
+    picked = _choose(sites, lines, lambda r, o=(): estimate(r, o) <= limit)
+    if picked is not None:
+        focus = exact(*picked)
+        if focus.tokens <= limit:
+            return focus
+    picked = _choose(sites, lines, lambda r, o=(): exact(r, o).tokens <= limit)
+    return exact(*picked) if picked is not None else None
+
+
+Fits = Callable[..., bool]
+
+
+def _choose(sites: Sequence[LineRange], lines: Sequence[str], fits: Fits) -> tuple[list[LineRange], list[int]] | None:
+    """The ranges (each site widened, alone, or trimmed, while it fits) and the outline lines to show."""
     chosen: list[LineRange] = []
-    best: Focus | None = None
-
-    def attempt(ranges: Sequence[LineRange], outline: Sequence[int] = ()) -> Focus | None:
-        focus = _render(lines, ranges, outline, render, handle, counter, first_line, content)
-        return focus if focus.tokens <= limit else None
-
     for site in sites[:MAX_SITES]:
         wide = _widen(site, len(lines))
-        focus = attempt([*chosen, wide])
-        if focus is None and wide != site:
+        ok = fits([*chosen, wide])
+        if not ok and wide != site:
             wide = site  # an edit without the lines around it
-            focus = attempt([*chosen, wide])
-        if focus is None:
-            focus, wide = _trimmed(wide, chosen, attempt)
-        if focus is None:
-            continue
+            ok = fits([*chosen, wide])
+        if not ok:
+            trimmed = _trimmed(wide, chosen, fits)
+            if trimmed is None:
+                continue
+            wide = trimmed
         chosen.append(wide)
-        best = focus
-    if best is None:
+    if not chosen:
         return None
-    shown = set(best.shown_lines)
-    definitions = [n for n, line in enumerate(lines, 1) if n not in shown and _OUTLINE.match(line)]
-    enclosing = [_last_before(definitions, r.start) for r in chosen]
-    outline = list(dict.fromkeys([n for n in enclosing if n is not None] + definitions))[:OUTLINE_LINES]
-    while outline:
-        with_outline = attempt(chosen, outline)
-        if with_outline is not None:
-            return with_outline
+    shown = {n for r in chosen for n in range(r.start, r.end + 1)}
+    enclosing = [_definition_before(lines, r.start, shown) for r in chosen]
+    outline = list(dict.fromkeys([n for n in enclosing if n is not None] + _definitions(lines, shown)))
+    outline = outline[:OUTLINE_LINES]
+    while outline and not fits(chosen, outline):
         outline = outline[: len(outline) // 2]
-    return best
+    return chosen, outline
+
+
+class _Estimate:
+    """A rendering's size from its parts: the wrapper counted once, each shown line once, the gaps."""
+
+    def __init__(
+        self, lines: Sequence[str], render: FocusRender, handle: str, counter: TextCounter, first_line: int
+    ) -> None:
+        self.lines, self.counter, self.first_line = lines, counter, first_line
+        self.width = len(str(first_line + len(lines) - 1))
+        empty = FocusInfo(
+            handle=handle,
+            marker=marker(handle),
+            total_lines=len(lines),
+            shown=[],
+            hidden_lines=len(lines),
+            edits=0,
+            reads=0,
+            outline=0,
+        )
+        self.wrapper = counter.count_text(render("", empty)) + _WRAPPER_SLACK
+        self.gap = counter.count_text(f"{'':>{self.width}}\t[lines {len(lines)}-{len(lines)} not shown]\n")
+        self.known: dict[int, int] = {}
+
+    def __call__(self, ranges: Sequence[LineRange], outline: Sequence[int] = ()) -> int:
+        shown = sorted({n for r in ranges for n in range(r.start, r.end + 1)} | set(outline))
+        total = self.wrapper + self.gap * (len(_runs(shown)) + 1)
+        for n in shown:
+            if n not in self.known:
+                line = f"{self.first_line + n - 1:>{self.width}}\t{self.lines[n - 1]}\n"
+                self.known[n] = self.counter.count_text(line)
+            total += self.known[n]
+        return total
 
 
 def commit_focus(
@@ -164,10 +212,23 @@ def commit_focus(
     return focus
 
 
-def _last_before(numbers: Sequence[int], line: int) -> int | None:
-    """The last of ``numbers`` (ascending) before ``line``: the definition a site is in."""
-    at = bisect.bisect_left(numbers, line)
-    return numbers[at - 1] if at else None
+def _definition_before(lines: Sequence[str], line: int, shown: set[int]) -> int | None:
+    """The definition (an outline line) a site starting at ``line`` is in, looked for upwards."""
+    for n in range(line - 1, max(0, line - 1 - _LOOK_BACK), -1):
+        if n not in shown and _OUTLINE.match(lines[n - 1]):
+            return n
+    return None
+
+
+def _definitions(lines: Sequence[str], shown: set[int]) -> list[int]:
+    """The first ``OUTLINE_LINES`` outline lines not shown, within the first ``_LOOK_BACK`` lines."""
+    found: list[int] = []
+    for n, text in enumerate(lines[:_LOOK_BACK], 1):
+        if n not in shown and _OUTLINE.match(text):
+            found.append(n)
+            if len(found) == OUTLINE_LINES:
+                break
+    return found
 
 
 def _widen(site: LineRange, total: int) -> LineRange:
@@ -178,20 +239,17 @@ def _widen(site: LineRange, total: int) -> LineRange:
     )
 
 
-def _trimmed(
-    site: LineRange, chosen: Sequence[LineRange], attempt: Callable[[Sequence[LineRange]], Focus | None]
-) -> tuple[Focus | None, LineRange]:
-    """The longest start of ``site`` (an edit: its own lines first) that still fits beside ``chosen``."""
-    low, high = 1, site.end - site.start  # lengths: ``low`` lines are tried first
-    found: tuple[Focus | None, LineRange] = (None, site)
+def _trimmed(site: LineRange, chosen: Sequence[LineRange], fits: Fits) -> LineRange | None:
+    """The longest start of ``site`` that still fits beside ``chosen`` (None: not one line)."""
+    low, high = 1, site.end - site.start  # lengths: the whole ``site`` did not fit
+    found: LineRange | None = None
     while low <= high:
         length = (low + high) // 2
         part = site.model_copy(update={"end": site.start + length - 1})
-        focus = attempt([*chosen, part])
-        if focus is None:
-            high = length - 1
+        if fits([*chosen, part]):
+            found, low = part, length + 1
         else:
-            found, low = (focus, part), length + 1
+            high = length - 1
     return found
 
 

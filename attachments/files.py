@@ -34,6 +34,9 @@ from ccr.tokens import TextCounter
 __all__ = ["build_file_attachments", "content_changed", "current_content"]
 
 PRODUCER = "attachments.file"
+_SURELY_OVER_CHARS_PER_TOKEN = 8
+"""Content longer than this many characters per token of its budget cannot fit whole (text runs at
+about 4): it goes to the focused cut without counting whether it would fit."""
 
 
 def build_file_attachments(
@@ -158,14 +161,27 @@ def _attach_in_order(
         lines = newlines + (0 if not content or content.endswith("\n") else 1)
         render = _renderer(entry, origin, changed=entry.stale or content_changed(entry, content), lines=lines)
         first_line = max(entry.offset or 1, 1)
-        plan = plan_cut(content, render, limit=file_tokens, counter=counter, first_line=first_line, newlines=newlines)
-        focus = None
-        if plan is None or plan.handle is not None:
-            located = locate(sites.get(normalize_path(entry.path, cwd), ()), content, first_line=first_line)
-            focus_render = _focus_renderer(entry, origin, changed=entry.stale or content_changed(entry, content))
+        focus_render = _focus_renderer(entry, origin, changed=entry.stale or content_changed(entry, content))
+        located = locate(
+            sites.get(normalize_path(entry.path, cwd), ()), content, first_line=first_line, newlines=newlines
+        )
+        plan = focus = None
+        if located and len(content) > file_tokens * _SURELY_OVER_CHARS_PER_TOKEN:
             focus = plan_focus(
                 content, located, focus_render, limit=file_tokens, counter=counter, first_line=first_line
             )
+        if focus is None:
+            plan = plan_cut(
+                content, render, limit=file_tokens, counter=counter, first_line=first_line, newlines=newlines
+            )
+            if (
+                located
+                and (plan is None or plan.handle is not None)
+                and len(content) <= file_tokens * _SURELY_OVER_CHARS_PER_TOKEN
+            ):
+                focus = plan_focus(
+                    content, located, focus_render, limit=file_tokens, counter=counter, first_line=first_line
+                )
         if plan is None and focus is None:
             skipped.append(
                 _skip(

@@ -68,26 +68,39 @@ def work_sites(history: Iterable[Message], cwd: str | None = None) -> dict[str, 
     return {path: sites[::-1] for path, sites in found.items() if sites}
 
 
-def locate(sites: Sequence[WorkSite], content: str, *, first_line: int = 1) -> list[LineRange]:
+def locate(
+    sites: Sequence[WorkSite], content: str, *, first_line: int = 1, newlines: int | None = None
+) -> list[LineRange]:
     """The line ranges of ``content`` (whose line 1 is the file's ``first_line``) that ``sites`` name, in
-    content lines: edits found in the content first, newest first, then the reads that overlap it."""
-    total = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
-    edits: list[LineRange] = []
+    content lines: edits found in the content first, newest first, then the reads that overlap it.
+    ``newlines`` is ``content.count("\n")`` when the caller has it."""
+    if newlines is None:
+        newlines = content.count("\n")
+    total = newlines + (0 if content.endswith("\n") or not content else 1)
+    found = [(content.find(site.text), site) for site in sites if site.kind == "edit"]
+    lines_before: dict[int, int] = {}
+    counted, position = 0, 0
+    for at in sorted({at for at, _ in found if at >= 0}):  # newlines counted once, in order
+        counted += content.count("\n", position, at)
+        lines_before[at], position = counted, at
+    edits = [
+        LineRange(
+            start=lines_before[at] + 1,
+            end=min(lines_before[at] + 1 + site.text.rstrip("\n").count("\n"), total),
+            kind="edit",
+        )
+        for at, site in found
+        if at >= 0
+    ]
     reads: list[LineRange] = []
     for site in sites:
-        if site.kind == "edit":
-            at = content.find(site.text)
-            if at < 0:
-                continue
-            start = content.count("\n", 0, at) + 1
-            end = start + site.text.rstrip("\n").count("\n")
-            edits.append(LineRange(start=start, end=min(end, total), kind="edit"))
-        else:
-            start = site.offset - first_line + 1
-            end = total if site.limit is None else start + site.limit - 1
-            start, end = max(start, 1), min(end, total)
-            if start <= end:
-                reads.append(LineRange(start=start, end=end, kind="read"))
+        if site.kind != "read":
+            continue
+        start = site.offset - first_line + 1
+        end = total if site.limit is None else start + site.limit - 1
+        start, end = max(start, 1), min(end, total)
+        if start <= end:
+            reads.append(LineRange(start=start, end=end, kind="read"))
     return edits + reads
 
 
