@@ -22,9 +22,8 @@ Environment variables (all optional):
                                     compactions (``[masking]``)
 ``COMPACTOR_COUNTER``               token counter: ``tiktoken`` or ``rough``
 ``COMPACTOR_TAIL_TOKENS``           tokens of recent rounds kept verbatim
-``COMPACTOR_CONTEXT_TOKENS``        opt-in shared ceiling: tokens the compacted
-                                    context (summary, tail and attachments
-                                    together) may take; unset or 0: none
+``COMPACTOR_CONTEXT_TOKENS``        opt-in: tokens summary, tail and attachments
+                                    may take together; unset or 0: no ceiling
 ``COMPACTOR_MEMORY_DB``             memory store to recall from after a compaction
 ``COMPACTOR_SUMMARY_FACTS_TOKENS``  tokens the extractive summary spends on
                                     paths and commands before citing a listing
@@ -69,6 +68,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -177,6 +177,7 @@ DEFAULT_TAIL_TOKENS = 3_000
 DEFAULT_CONTEXT_TOKENS: int | None = None
 """No shared ceiling: the summary, the tail and the attachments (the card's budgets) each keep their own."""
 MIN_CONTEXT_TOKENS = 1_000  # the smallest shared ceiling
+_NoCeiling = Annotated[Literal[0], BeforeValidator(lambda v: int(v) if isinstance(v, str) and v.strip() == "0" else v)]
 DEFAULT_SUMMARY_FACTS_TOKENS = 2_400
 """Tokens the extractive summary may spend listing paths and commands; the rest is stored and cited."""
 
@@ -331,10 +332,8 @@ class PipelineSettings(_Model):
     """How a compaction cuts the conversation."""
 
     tail_tokens: int = Field(default=DEFAULT_TAIL_TOKENS, ge=0)
-    """The most the preserved tail may take (its last round whole if within it), whatever the rest takes."""
-    context_tokens: Literal[0] | Annotated[int, Field(ge=MIN_CONTEXT_TOKENS, le=10_000_000)] | None = (
-        DEFAULT_CONTEXT_TOKENS
-    )
+    """The preserved tail's own cap (its last round may take up to ``pipeline.LAST_ROUND_TOKENS``)."""
+    context_tokens: _NoCeiling | Annotated[int, Field(ge=MIN_CONTEXT_TOKENS, le=10**7)] | None = DEFAULT_CONTEXT_TOKENS
     """Opt-in: one budget the summary, the tail (at most ``TAIL_SHARE`` of it) and the attachments
     share; None or 0 (how a ``compactor tune`` space says none): no shared ceiling."""
     memory_db: str | None = None

@@ -299,6 +299,7 @@ def test_there_is_no_shared_ceiling_by_default_and_the_files_keep_the_cards_budg
 
 def test_a_shared_ceiling_is_opt_in_and_zero_says_none(tmp_path: Path) -> None:
     assert context_budget(load_settings(env={"COMPACTOR_CONTEXT_TOKENS": "8000"})) == 8_000
+    assert context_budget(load_settings(env={"COMPACTOR_CONTEXT_TOKENS": "0"})) is None
     assert context_budget(load_settings(write(tmp_path / "c.toml", "[pipeline]\ncontext_tokens = 0\n"), env={})) is None
 
 
