@@ -28,7 +28,7 @@ from attachments.render import reminder_message, render_body, wrap
 from attachments.selection import FileActivity, file_activity, newest_first, rank_files
 from attachments.sources import FileSource, slice_lines
 from attachments.state import AttachmentState, ReadFileEntry
-from attachments.worksites import WorkSite, locate, work_sites
+from attachments.worksites import LineRange, WorkSite, locate, work_sites
 from ccr.tokens import TextCounter
 
 __all__ = ["build_file_attachments", "content_changed", "current_content"]
@@ -160,28 +160,13 @@ def _attach_in_order(
         newlines = content.count("\n")
         lines = newlines + (0 if not content or content.endswith("\n") else 1)
         render = _renderer(entry, origin, changed=entry.stale or content_changed(entry, content), lines=lines)
-        first_line = max(entry.offset or 1, 1)
-        focus_render = _focus_renderer(entry, origin, changed=entry.stale or content_changed(entry, content))
         located = locate(
-            sites.get(normalize_path(entry.path, cwd), ()), content, first_line=first_line, newlines=newlines
+            sites.get(normalize_path(entry.path, cwd), ()),
+            content,
+            first_line=max(entry.offset or 1, 1),
+            newlines=newlines,
         )
-        plan = focus = None
-        if located and len(content) > file_tokens * _SURELY_OVER_CHARS_PER_TOKEN:
-            focus = plan_focus(
-                content, located, focus_render, limit=file_tokens, counter=counter, first_line=first_line
-            )
-        if focus is None:
-            plan = plan_cut(
-                content, render, limit=file_tokens, counter=counter, first_line=first_line, newlines=newlines
-            )
-            if (
-                located
-                and (plan is None or plan.handle is not None)
-                and len(content) <= file_tokens * _SURELY_OVER_CHARS_PER_TOKEN
-            ):
-                focus = plan_focus(
-                    content, located, focus_render, limit=file_tokens, counter=counter, first_line=first_line
-                )
+        plan, focus = _plan(entry, content, located, render, origin, file_tokens, counter, newlines)
         if plan is None and focus is None:
             skipped.append(
                 _skip(
@@ -230,6 +215,35 @@ def _attach_in_order(
             )
         )
     return attachments, skipped
+
+
+def _plan(
+    entry: ReadFileEntry,
+    content: str,
+    located: Sequence[LineRange],
+    render: Render,
+    origin: str,
+    limit: int,
+    counter: TextCounter,
+    newlines: int,
+) -> tuple[Cut | None, Focus | None]:
+    """The whole file or its head (``plan_cut``), or a cut around ``located`` when the file does not fit.
+
+    Content surely too long to fit goes to the focused cut without first counting whether it fits.
+    """
+    first_line = max(entry.offset or 1, 1)
+    focus_render = _focus_renderer(entry, origin, changed=entry.stale or content_changed(entry, content))
+    surely_over = len(content) > limit * _SURELY_OVER_CHARS_PER_TOKEN
+    if located and surely_over:
+        focus = plan_focus(content, located, focus_render, limit=limit, counter=counter, first_line=first_line)
+        if focus is not None:
+            return None, focus
+    plan = plan_cut(content, render, limit=limit, counter=counter, first_line=first_line, newlines=newlines)
+    if located and not surely_over and (plan is None or plan.handle is not None):
+        focus = plan_focus(content, located, focus_render, limit=limit, counter=counter, first_line=first_line)
+        if focus is not None:
+            return None, focus
+    return plan, None
 
 
 def _renderer(entry: ReadFileEntry, origin: str, *, changed: bool, lines: int) -> Render:
