@@ -55,7 +55,7 @@ if TYPE_CHECKING:
         UnknownBlock,
         Usage,
     )
-    from attachments.plan import plan_file_attachment, plan_mode_attachment
+    from attachments.plan import PlanAge, plan_age, plan_file_attachment, plan_mode_attachment
     from attachments.readable import (
         readable_text,
     )
@@ -88,6 +88,7 @@ if TYPE_CHECKING:
         TaskStatus,
     )
     from attachments.tasks import needs_status, task_status_attachments
+    from attachments.worksites import LineRange, WorkSite, locate, work_sites
 
 __all__ = [
     "Announced",
@@ -111,10 +112,12 @@ __all__ = [
     "FileSelection",
     "FileSource",
     "ImageBlock",
+    "LineRange",
     "MAX_SETTING_NUMBER",
     "MEMORY_FILE_NAMES",
     "Message",
     "Plan",
+    "PlanAge",
     "ReadFileEntry",
     "RecordedFiles",
     "RedactedThinkingBlock",
@@ -133,6 +136,7 @@ __all__ = [
     "UnknownBlock",
     "Usage",
     "WatchError",
+    "WorkSite",
     "announced_in",
     "build_attachments",
     "build_file_attachments",
@@ -143,12 +147,14 @@ __all__ = [
     "full_deltas",
     "is_memory_file",
     "is_plan_file",
+    "locate",
     "mark_announced",
     "mark_stale",
     "needs_status",
     "newest_first",
     "normalize_path",
     "pending_deltas",
+    "plan_age",
     "plan_file_attachment",
     "plan_mode_attachment",
     "rank_files",
@@ -162,10 +168,17 @@ __all__ = [
     "slice_lines",
     "task_status_attachments",
     "within_bound",
+    "work_sites",
     "wrap",
 ]
 
 _EXPORTS: dict[str, str] = {
+    "PlanAge": "attachments.plan",
+    "plan_age": "attachments.plan",
+    "LineRange": "attachments.worksites",
+    "WorkSite": "attachments.worksites",
+    "locate": "attachments.worksites",
+    "work_sites": "attachments.worksites",
     "Announced": "attachments.deltas",
     "Attachment": "attachments.attachment",
     "AttachmentEntry": "attachments.entries",

@@ -74,7 +74,8 @@ def build_attachments(
     if tails is not store:
         tails.store_in(store)
     attachments: list[Attachment] = [*file_attachments, *task_status_attachments(state, counter)]
-    attachments.extend(a for a in (plan_file_attachment(state, counter), plan_mode_attachment(state, counter)) if a)
+    plan = plan_file_attachment(state, counter, history=history)
+    attachments.extend(a for a in (plan, plan_mode_attachment(state, counter)) if a)
     attachments.extend(skill_attachments)
     attachments.extend(full_deltas(state, counter))
     return AttachmentSet(attachments=attachments, skipped=[*skipped, *skipped_skills])

@@ -13,9 +13,10 @@ later, smaller files are still checked).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from attachments._cut import CutInfo, Render, TailStore, commit_cut, plan_cut
+from attachments._cut import Cut, CutInfo, Render, TailStore, commit_cut, plan_cut
+from attachments._focus import Focus, FocusInfo, commit_focus, plan_focus
 from attachments.attachment import Attachment
 from attachments.budgets import Budgets
 from attachments.entries import AttachmentEntry, SkippedEntry
@@ -27,11 +28,15 @@ from attachments.render import reminder_message, render_body, wrap
 from attachments.selection import FileActivity, file_activity, newest_first, rank_files
 from attachments.sources import FileSource, slice_lines
 from attachments.state import AttachmentState, ReadFileEntry
+from attachments.worksites import LineRange, WorkSite, locate, work_sites
 from ccr.tokens import TextCounter
 
 __all__ = ["build_file_attachments", "content_changed", "current_content"]
 
 PRODUCER = "attachments.file"
+_SURELY_OVER_CHARS_PER_TOKEN = 8
+"""Content longer than this many characters per token of its budget cannot fit whole (text runs at
+about 4): it goes to the focused cut without counting whether it would fit."""
 
 
 def build_file_attachments(
@@ -69,25 +74,29 @@ def build_file_attachments(
         candidates[::-1], selection, activity=activity, current_work=current_work, tail_text=tail_text, cwd=cwd
     )
     if selection.strategy == "recent":
-        max_files, file_tokens, ranked_by = budgets.max_files, budgets.file_tokens, "most recently read"
+        max_files, file_tokens, ranked_by = budgets.max_files, budgets.file_tokens, "the most recently read"
     else:
         # activity takes the card's caps unless its own count and cut are set (a cut never above the budget's).
         max_files = selection.max_files if selection.max_files is not None else budgets.max_files
         file_tokens = min(selection.file_tokens or budgets.file_tokens, budgets.file_tokens)
-        ranked_by = "most active"
-    for entry in candidates[max_files:]:
-        skipped.append(
-            _skip(entry.path, reason("beyond_max_files", f"only the {max_files} {ranked_by} files are restored"))
-        )
+        ranked_by = "the most active"
     attachments, unattached = _attach_in_order(
         candidates[:max_files],
         state.session_id,
+        sites=work_sites(history, cwd),
+        cwd=cwd,
         file_tokens=file_tokens,
         files_total=budgets.files_total,
         counter=counter,
         store=store,
         files=files,
     )
+    for rank, entry in enumerate(candidates[max_files:], start=max_files + 1):
+        why = (
+            f"ranked {rank} of the {len(candidates)} candidates, {ranked_by} first; only the first {max_files} "
+            f"are tried, and {len(attachments)} of them were restored"
+        )
+        skipped.append(_skip(entry.path, reason("beyond_max_files", why)))
     return attachments, skipped + unattached
 
 
@@ -122,14 +131,17 @@ def _attach_in_order(
     entries: Sequence[ReadFileEntry],
     session_id: str | None,
     *,
+    sites: Mapping[str, Sequence[WorkSite]],
+    cwd: str | None,
     file_tokens: int,
     files_total: int,
     counter: TextCounter,
     store: TailStore,
     files: FileSource,
 ) -> tuple[list[Attachment], list[SkippedEntry]]:
-    """Re-read each of ``entries`` and cut it to ``file_tokens``, its tail in ``store``; accept each in
-    order while the total stays within ``files_total``. The attachments, and the entries skipped with
+    """Re-read each of ``entries`` and cut it to ``file_tokens``, around where the agent worked last in it
+    (``sites``) when it can, else keeping its head, what is cut in ``store``; accept each in order while
+    the total stays within ``files_total``. The attachments, and the entries skipped with
     their reasons.
 
     Raises:
@@ -148,39 +160,90 @@ def _attach_in_order(
         newlines = content.count("\n")
         lines = newlines + (0 if not content or content.endswith("\n") else 1)
         render = _renderer(entry, origin, changed=entry.stale or content_changed(entry, content), lines=lines)
-        first_line = max(entry.offset or 1, 1)
-        plan = plan_cut(content, render, limit=file_tokens, counter=counter, first_line=first_line, newlines=newlines)
-        if plan is None:
+        located = locate(
+            sites.get(normalize_path(entry.path, cwd), ()),
+            content,
+            first_line=max(entry.offset or 1, 1),
+            newlines=newlines,
+        )
+        plan, focus = _plan(entry, content, located, render, origin, file_tokens, counter, newlines)
+        if plan is None and focus is None:
             skipped.append(
-                _skip(entry.path, reason("over_item_budget", f"the notes alone exceed {file_tokens:,} tokens"))
+                _skip(
+                    entry.path,
+                    reason(
+                        "over_item_budget",
+                        f"with none of its lines shown, its notes alone take more than the {file_tokens:,} tokens "
+                        "a file may",
+                    ),
+                )
             )
             continue
-        if total + plan.tokens > files_total:
-            skipped.append(_skip(entry.path, _over_total(total, files_total)))
+        tokens = focus.tokens if focus is not None else plan.tokens if plan is not None else 0
+        if total + tokens > files_total:
+            skipped.append(_skip(entry.path, _over_total(total, files_total, tokens, len(attachments))))
             continue  # as Claude Code does: a later, smaller file may still fit
-        cut = commit_cut(
-            plan,
-            render,
-            limit=min(file_tokens, files_total - total),
-            counter=counter,
-            store=store,
-            producer=PRODUCER,
-            metadata={"path": entry.path, "kind": "file_tail", "session_id": session_id},
-        )
-        total += cut.tokens
+        metadata = {"path": entry.path, "kind": "file_tail", "session_id": session_id}
+        chosen: Cut | Focus
+        handle: str | None
+        if focus is not None:
+            chosen = commit_focus(focus, store=store, producer=PRODUCER, counter=counter, metadata=metadata)
+            text, truncated, handle = chosen.text, True, chosen.handle
+        else:
+            assert plan is not None
+            chosen = commit_cut(
+                plan,
+                render,
+                limit=min(file_tokens, files_total - total),
+                counter=counter,
+                store=store,
+                producer=PRODUCER,
+                metadata=metadata,
+            )
+            text, truncated, handle = chosen.text, chosen.truncated, chosen.handle
+        total += chosen.tokens
         attachments.append(
             Attachment(
                 type="file",
-                message=reminder_message(cut.text),
-                tokens=cut.tokens,
+                message=reminder_message(text),
+                tokens=chosen.tokens,
                 entries=[
                     AttachmentEntry(
-                        type="file", path=entry.path, tokens=cut.tokens, truncated=cut.truncated, handle=cut.handle
+                        type="file", path=entry.path, tokens=chosen.tokens, truncated=truncated, handle=handle
                     )
                 ],
             )
         )
     return attachments, skipped
+
+
+def _plan(
+    entry: ReadFileEntry,
+    content: str,
+    located: Sequence[LineRange],
+    render: Render,
+    origin: str,
+    limit: int,
+    counter: TextCounter,
+    newlines: int,
+) -> tuple[Cut | None, Focus | None]:
+    """The whole file or its head (``plan_cut``), or a cut around ``located`` when the file does not fit.
+
+    Content surely too long to fit goes to the focused cut without first counting whether it fits.
+    """
+    first_line = max(entry.offset or 1, 1)
+    focus_render = _focus_renderer(entry, origin, changed=entry.stale or content_changed(entry, content))
+    surely_over = len(content) > limit * _SURELY_OVER_CHARS_PER_TOKEN
+    if located and surely_over:
+        focus = plan_focus(content, located, focus_render, limit=limit, counter=counter, first_line=first_line)
+        if focus is not None:
+            return None, focus
+    plan = plan_cut(content, render, limit=limit, counter=counter, first_line=first_line, newlines=newlines)
+    if located and not surely_over and (plan is None or plan.handle is not None):
+        focus = plan_focus(content, located, focus_render, limit=limit, counter=counter, first_line=first_line)
+        if focus is not None:
+            return None, focus
+    return plan, None
 
 
 def _renderer(entry: ReadFileEntry, origin: str, *, changed: bool, lines: int) -> Render:
@@ -198,6 +261,29 @@ def _renderer(entry: ReadFileEntry, origin: str, *, changed: bool, lines: int) -
                 changed=changed,
                 head=head,
                 cut=cut,
+                focus=None,
+            )
+        )
+
+    return render
+
+
+def _focus_renderer(entry: ReadFileEntry, origin: str, *, changed: bool) -> Callable[[str, FocusInfo], str]:
+    first_line = max(entry.offset or 1, 1)
+
+    def render(body: str, focus: FocusInfo) -> str:
+        return wrap(
+            render_body(
+                "file.j2",
+                path=entry.path,
+                partial=entry.is_partial,
+                first_line=first_line,
+                last_line=first_line + max(focus.total_lines, 1) - 1,
+                origin=origin,
+                changed=changed,
+                head=body,
+                cut=None,
+                focus=focus,
             )
         )
 
@@ -225,5 +311,10 @@ def _skip(path: str, why: str) -> SkippedEntry:
     return SkippedEntry(type="file", path=path, reason=why)
 
 
-def _over_total(total: int, budget: int) -> str:
-    return reason("over_total_budget", f"{total:,} of the {budget:,} file tokens were already used")
+def _over_total(total: int, budget: int, tokens: int, restored: int) -> str:
+    """Why a file that would take ``tokens`` did not fit: the ``restored`` files before it took ``total``."""
+    return reason(
+        "over_total_budget",
+        f"it takes {tokens:,} tokens, and the {restored} files restored before it took {total:,} "
+        f"of the {budget:,} file tokens",
+    )

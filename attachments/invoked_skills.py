@@ -53,7 +53,11 @@ def build_skill_attachment(
                     type="skill",
                     name=skill.name,
                     path=skill.path,
-                    reason=reason("over_item_budget", f"the notes alone exceed {budgets.skill_tokens:,} tokens"),
+                    reason=reason(
+                        "over_item_budget",
+                        f"with none of it shown, its notes alone take more than the {budgets.skill_tokens:,} tokens "
+                        "a skill may",
+                    ),
                 )
             )
             continue
@@ -61,7 +65,7 @@ def build_skill_attachment(
             not _surely_fits(accepted, plan, budgets.skills_total)
             and _message_tokens([c for _, c, _ in accepted] + [plan], counter) > budgets.skills_total
         ):
-            skipped.append(_over_total(skill, budgets))
+            skipped.append(_over_total(skill, budgets, plan.tokens, accepted))
             continue  # as Claude Code does: an older, smaller skill may still fit
         accepted.append((skill, plan, render))
     if not accepted:
@@ -139,10 +143,13 @@ def _message_tokens(cuts: list[Cut], counter: TextCounter) -> int:
     return count_joined(_message_text([cut.text for cut in cuts]), [(cut.text, cut.tokens) for cut in cuts], counter)
 
 
-def _over_total(skill: InvokedSkill, budgets: Budgets) -> SkippedEntry:
-    return SkippedEntry(
-        type="skill",
-        name=skill.name,
-        path=skill.path,
-        reason=reason("over_total_budget", f"the skills message would exceed {budgets.skills_total:,} tokens"),
+def _over_total(
+    skill: InvokedSkill, budgets: Budgets, tokens: int, accepted: list[tuple[InvokedSkill, Cut, Render]]
+) -> SkippedEntry:
+    """Why a skill of ``tokens`` did not fit beside the newer skills ``accepted`` before it."""
+    taken = sum(cut.tokens for _, cut, _ in accepted)
+    why = (
+        f"it takes {tokens:,} tokens, and the {len(accepted)} newer skills restored before it took {taken:,} "
+        f"of the {budgets.skills_total:,} skill tokens"
     )
+    return SkippedEntry(type="skill", name=skill.name, path=skill.path, reason=reason("over_total_budget", why))

@@ -22,7 +22,7 @@ files of at most 5,000 tokens, 50,000 in all): ``activity`` ranks
 differently, it does not restore more or larger. ``[attachments.selection]
 max_files`` and ``file_tokens`` give ``activity`` its own count and cut; a
 count above ``[attachments] max_files`` is something a user opts into (the
-tuned preset ``examples/activity-tuned.toml``: 7 files of at most 2,000
+tuned preset ``examples/activity-tuned.toml``: 12 files of at most 1,500
 tokens), while the cut never exceeds ``[attachments] file_tokens``.
 """
 
@@ -84,7 +84,8 @@ class FileSelection(BaseModel):
     edit_weight: float = Field(default=2.0, ge=0, allow_inf_nan=False)
     """Weight of log(1 + edits and writes since the last compaction)."""
     recency_weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
-    """Weight of recency: 1 for the newest touched file, falling as 1 / (1 + rank)."""
+    """Weight of recency: 1 for the file touched last (read, edited, or named by a command or search),
+    falling as 1 / (1 + rank)."""
     summary_weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
     """Bonus when the summary's current work names the file (its path or its file name)."""
     tail_weight: float = Field(default=2.0, ge=0, allow_inf_nan=False)
@@ -111,25 +112,41 @@ class FileActivity(BaseModel):
 
     reads: int = 0
     edits: int = 0
+    last_touch: int = -1
+    """The position in the history of the last tool call that read, edited or named the file (a
+    command, a search, an agent's prompt); -1 when unknown."""
 
 
 def file_activity(history: Iterable[Message], cwd: str | None = None) -> dict[str, FileActivity]:
-    """Reads and edits (Edit, MultiEdit, Write, NotebookEdit) per normalized path in ``history``."""
+    """Reads and edits (Edit, MultiEdit, Write, NotebookEdit) per normalized path in ``history``, and the
+    last call that touched each: read, edited, or named in any other tool's input."""
+    import json
+
     from attachments.exclusions import normalize_path
 
     found: dict[str, FileActivity] = {}
-    for message in history:
+    others: list[tuple[int, str]] = []
+    for position, message in enumerate(history):
         for use in message.tool_uses():
             if use.name not in _READ_TOOLS and use.name not in _EDIT_TOOLS:
+                others.append((position, json.dumps(use.input, ensure_ascii=False)))
                 continue
             value = use.input.get("file_path", use.input.get("notebook_path", use.input.get("path")))
             if not isinstance(value, str) or not value:
                 continue
             activity = found.setdefault(normalize_path(value, cwd), FileActivity())
+            activity.last_touch = position
             if use.name in _READ_TOOLS:
                 activity.reads += 1
             else:
                 activity.edits += 1
+    for path, activity in found.items():
+        for position, text in reversed(others):
+            if position <= activity.last_touch:
+                break
+            if _mentions(text, path, path):
+                activity.last_touch = position
+                break
     return found
 
 
@@ -167,10 +184,18 @@ def rank_files(
     if selection.strategy == "recent":
         return newest
     seen = activity or {}
+    # Recency is that of the last touch (a read, an edit, a command or search naming the file) when the
+    # history gives it, the read's otherwise; ties keep the newest read first.
+    touched = sorted(
+        range(len(newest)),
+        key=lambda i: seen.get(normalize_path(newest[i].path, cwd), FileActivity()).last_touch,
+        reverse=True,
+    )
+    recency_rank = {i: rank for rank, i in enumerate(touched)}
     work = current_work or ""
     tail = tail_text or ""
 
-    def score(rank: int, entry: ReadFileEntry) -> float:
+    def score(index: int, entry: ReadFileEntry) -> float:
         normal = normalize_path(entry.path, cwd)
         counts = seen.get(normal, FileActivity())
         named = _mentions(work, entry.path, normal)
@@ -178,12 +203,12 @@ def rank_files(
         return (
             selection.read_weight * math.log1p(counts.reads)
             + selection.edit_weight * math.log1p(counts.edits)
-            + selection.recency_weight / (1 + rank)
+            + selection.recency_weight / (1 + recency_rank[index])
             + (selection.summary_weight if named else 0.0)
             + (selection.tail_weight if talked_about else 0.0)
         )
 
-    scored = [(score(rank, entry), -rank, entry) for rank, entry in enumerate(newest)]
+    scored = [(score(i, entry), -recency_rank[i], entry) for i, entry in enumerate(newest)]
     scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
     return [entry for _, _, entry in scored]
 

@@ -12,6 +12,10 @@ the attachments it made. Interleaved, with a fresh counter each build so
 no count is reused from the previous one. Target: at most 3.0 (the build
 also reads each file, plans its cut from line counts and renders).
 
+A second figure builds the same attachments with a history of edits and
+partial reads in every file, so that each long file is cut around where the
+work was (``attachments._focus``), against the same floor. Target: 3.0.
+
 Run alone for the sizes and what was restored: ``python benchmarks/bench_attachments.py``.
 """
 
@@ -27,6 +31,7 @@ from _common import Figure, interleaved
 
 import ccr
 from attachments import Budgets, DiskFiles, build_attachments
+from compactor.core.messages import Message, ToolUseBlock
 from compactor.core.session import InvokedSkill, ReadFileEntry, SessionState
 from compactor.core.tokens import TiktokenCounter, block_texts
 
@@ -55,9 +60,29 @@ def make_inputs(folder: str) -> tuple[dict[str, ReadFileEntry], SessionState]:
     return snapshot, state
 
 
+def work_history(snapshot: dict[str, ReadFileEntry]) -> list[Message]:
+    """Three edits and two partial reads in each file, spread over it (what focused cuts follow)."""
+    uses: list[ToolUseBlock] = []
+    for path, entry in snapshot.items():
+        lines = entry.content.splitlines(keepends=True)
+        for k in (1, 2, 3):
+            line = lines[len(lines) * k // 4]
+            uses.append(ToolUseBlock(id=f"e{len(uses)}", name="Edit", input={"file_path": path, "new_string": line}))
+        for offset in (len(lines) // 3, len(lines) // 2):
+            read = {"file_path": path, "offset": max(offset, 1), "limit": 40}
+            uses.append(ToolUseBlock(id=f"r{len(uses)}", name="Read", input=read))
+    return [Message(role="assistant", content=[use]) for use in uses]
+
+
 def figures(quick: bool = False) -> list[Figure]:
+    out = [_figure(quick, focused=False), _figure(quick, focused=True)]
+    return out
+
+
+def _figure(quick: bool, *, focused: bool) -> Figure:
     with tempfile.TemporaryDirectory() as folder:
         snapshot, state = make_inputs(folder)
+        history = work_history(snapshot) if focused else []
 
         def build() -> object:
             return build_attachments(
@@ -68,6 +93,7 @@ def figures(quick: bool = False) -> list[Figure]:
                 counter=TiktokenCounter(),
                 store=ccr.open_store(":memory:"),
                 files=DiskFiles(),
+                history=history,
             )
 
         result = build_attachments(
@@ -78,6 +104,7 @@ def figures(quick: bool = False) -> list[Figure]:
             counter=TiktokenCounter(),
             store=ccr.open_store(":memory:"),
             files=DiskFiles(),
+            history=history,
         )
         texts = [t for m in result.messages for t in block_texts(m)[0]]
         tokenizer = TiktokenCounter()
@@ -93,15 +120,14 @@ def figures(quick: bool = False) -> list[Figure]:
                 tokenizer.count_text(text)
 
         ratios = interleaved(build, floor, runs=3 if quick else 9)
-    return [
-        Figure(
-            "build_attachments / (sha256 of the files + tokenize what it made)",
-            ratios,
-            3.0,
-            "<=",
-            detail=f"{len(result.entries)} entries, {result.tokens:,} tokens",
-        )
-    ]
+    name = "build_attachments" + (", cut around the work," if focused else "")
+    return Figure(
+        f"{name} / (sha256 of the files + tokenize what it made)",
+        ratios,
+        3.0,
+        "<=",
+        detail=f"{len(result.entries)} entries, {result.tokens:,} tokens",
+    )
 
 
 def main() -> None:

@@ -22,8 +22,8 @@ Environment variables (all optional):
                                     compactions (``[masking]``)
 ``COMPACTOR_COUNTER``               token counter: ``tiktoken`` or ``rough``
 ``COMPACTOR_TAIL_TOKENS``           tokens of recent rounds kept verbatim
-``COMPACTOR_CONTEXT_TOKENS``        tokens the compacted context (summary, tail
-                                    and attachments together) may take
+``COMPACTOR_CONTEXT_TOKENS``        opt-in: tokens summary, tail and attachments
+                                    may take together; unset or 0: no ceiling
 ``COMPACTOR_MEMORY_DB``             memory store to recall from after a compaction
 ``COMPACTOR_SUMMARY_FACTS_TOKENS``  tokens the extractive summary spends on
                                     paths and commands before citing a listing
@@ -64,10 +64,11 @@ import os
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -90,7 +91,7 @@ __all__ = [
     "DEFAULT_BACKGROUND_REFRESH_SHARE",
     "DEFAULT_BACKGROUND_START_SHARE",
     "DEFAULT_BLOCKING_BUFFER",
-    "DEFAULT_CONTEXT_SHARE",
+    "DEFAULT_CONTEXT_TOKENS",
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_COUNTER",
     "DEFAULT_DEDUP_MIN_LENGTH",
@@ -119,6 +120,7 @@ __all__ = [
     "DEFAULT_THRASH_TURNS",
     "DEFAULT_WARNING_BUFFER",
     "ENV_VARS",
+    "MIN_CONTEXT_TOKENS",
     "BackgroundSettings",
     "DedupSettings",
     "LLMSettings",
@@ -169,11 +171,13 @@ with its legacy alias ``retrieve_tool_output``."""
 
 # Counting, pipeline, attachments.
 DEFAULT_COUNTER: CounterName = "tiktoken"
-DEFAULT_TAIL_TOKENS = 12_000
-DEFAULT_CONTEXT_SHARE = 0.03
-"""Without ``pipeline.context_tokens``, the compacted context (summary, tail and attachments) may
-take this share of the context window: 6,000 tokens of 200,000. Claude Code's own compacted
-context is about that size once its system prompt and tools are set aside."""
+DEFAULT_TAIL_TOKENS = 3_000
+"""The tail's own cap: the context after compaction stays near Claude Code's next request
+(``benchmarks/bench_files.py``; 6,000 makes it about 1.2x, 12,000 1.35x)."""
+DEFAULT_CONTEXT_TOKENS: int | None = None
+"""No shared ceiling: the summary, the tail and the attachments (the card's budgets) each keep their own."""
+MIN_CONTEXT_TOKENS = 1_000  # the smallest shared ceiling
+_NoCeiling = Annotated[Literal[0], BeforeValidator(lambda v: int(v) if isinstance(v, str) and v.strip() == "0" else v)]
 DEFAULT_SUMMARY_FACTS_TOKENS = 2_400
 """Tokens the extractive summary may spend listing paths and commands; the rest is stored and cited."""
 
@@ -328,9 +332,10 @@ class PipelineSettings(_Model):
     """How a compaction cuts the conversation."""
 
     tail_tokens: int = Field(default=DEFAULT_TAIL_TOKENS, ge=0)
-    context_tokens: int | None = Field(default=None, ge=1_000, le=10_000_000)
-    """The one budget the summary, the preserved tail and the attachments share; None:
-    ``DEFAULT_CONTEXT_SHARE`` of the context window."""
+    """The preserved tail's own cap (its last round may take up to ``pipeline.LAST_ROUND_TOKENS``)."""
+    context_tokens: _NoCeiling | Annotated[int, Field(ge=MIN_CONTEXT_TOKENS, le=10**7)] | None = DEFAULT_CONTEXT_TOKENS
+    """Opt-in: one budget the summary, the tail (at most ``TAIL_SHARE`` of it) and the attachments
+    share; None or 0 (how a ``compactor tune`` space says none): no shared ceiling."""
     memory_db: str | None = None
     """A memory store (``compactor.memory``) to recall from after each compaction; None: no memories."""
     summary_facts_tokens: int = Field(default=DEFAULT_SUMMARY_FACTS_TOKENS, ge=0)
@@ -589,9 +594,6 @@ def _origin(loc: list[str], sources: Mapping[str, str]) -> str | None:
     return ", ".join(found) or None
 
 
-def context_budget(settings: Settings) -> int:
-    """The tokens the compacted context may take (``pipeline.context_tokens``, else
-    ``DEFAULT_CONTEXT_SHARE`` of the context window, at least 2,000)."""
-    if settings.pipeline.context_tokens is not None:
-        return settings.pipeline.context_tokens
-    return max(2_000, int(DEFAULT_CONTEXT_SHARE * settings.policy.context_window))
+def context_budget(settings: Settings) -> int | None:
+    """The shared ceiling on the compacted context (``pipeline.context_tokens``), or None: none."""
+    return settings.pipeline.context_tokens or None

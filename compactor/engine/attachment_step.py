@@ -1,7 +1,9 @@
-"""Step 5 of a compaction: the attachments under their budgets, cut to a shared context budget.
+"""Step 5 of a compaction: the attachments under their own budgets (the card's, by default).
 
-With ``CompactOptions.context_tokens`` set, the summary, the preserved tail
-and the attachments share one budget: the attachments get what the summary
+The summary and the preserved tail have their own caps and never take from
+the files. Only with ``CompactOptions.context_tokens`` set (an opt-in shared
+ceiling, ``pipeline.context_tokens``) do the summary, the preserved tail and
+the attachments share one budget: the attachments get what the summary
 and the tail left of it (at least ``_MIN_ATTACHMENT_TOKENS``), split between
 files and skills by ``shared_budgets``. Memories are recalled under their
 own budget when a memory store is configured.

@@ -34,7 +34,7 @@ class CompactOptions(BaseModel):
     memory_db: str | None = None
     """A memory store to recall from for the work in progress (``compactor.memory.attachment``); None: none."""
     context_tokens: int | None = Field(default=None, ge=1)
-    """The one budget the summary, the tail and the attachments share (None: each only its own):
+    """An opt-in shared ceiling on the summary, the tail and the attachments (None, the default: each its own):
     the tail takes at most ``TAIL_SHARE`` of it, the attachments what the summary and tail leave."""
     cached_messages: int | None = Field(default=None, ge=0)
     """How many messages (from the start) the prompt cache holds; None: all of them (``compactor.engine.cache``)."""

@@ -94,8 +94,11 @@ __all__ = [
     "without_recovered_content",
 ]
 
+LAST_ROUND_TOKENS = 6_000
+"""The last API round is kept whole when within this, even past ``tail_tokens`` (unless that is 0):
+the latest exchange is what the agent carries on from."""
 TAIL_SHARE = 0.35
-"""Of a shared context budget, the most the preserved tail may take."""
+"""Of an opted-in shared ceiling (``CompactOptions.context_tokens``), the most the preserved tail may take."""
 
 
 def merge_instructions(custom: str | None, hook: str | None) -> str | None:
@@ -108,7 +111,8 @@ def head_and_tail(
     messages: Sequence[Message], sizes: Sequence[int], opts: CompactOptions
 ) -> tuple[list[Message], list[Message]]:
     """The (head, tail) a compaction with ``opts`` would make of ``messages`` (their counts ``sizes``):
-    the tail within ``opts.tail_tokens`` and ``TAIL_SHARE`` of a shared budget (``split_tail``), and
+    the tail within ``opts.tail_tokens`` and ``TAIL_SHARE`` of a shared ceiling (``split_tail``; the last
+    round whole within ``LAST_ROUND_TOKENS``), and
     never in front of a provider's compaction block (``through_last_block``)."""
     size_of = {id(m): n for m, n in zip(messages, sizes, strict=True)}
     tail_limit = (
@@ -116,7 +120,8 @@ def head_and_tail(
         if opts.context_tokens is None
         else min(opts.tail_tokens, int(opts.context_tokens * TAIL_SHARE))
     )
-    head, tail = split_rounds(messages, tail_limit, lambda m: size_of[id(m)], last_round_tokens=opts.tail_tokens)
+    last_round = max(opts.tail_tokens, LAST_ROUND_TOKENS) if opts.tail_tokens else 0
+    head, tail = split_rounds(messages, tail_limit, lambda m: size_of[id(m)], last_round_tokens=last_round)
     # A provider's own compaction is never cut off from what it replaced: the head holds the last one.
     return through_last_block(head, tail)
 
@@ -285,7 +290,7 @@ def _compact(
     summary_tokens = counter.count_message(summary_message)
     tail_sizes = _counts(tail, messages, sizes, counter)
 
-    # 5. attachments, within what the summary and the tail left of a shared budget.
+    # 5. attachments under their own budgets (or what the summary and the tail left of a shared ceiling).
     attached = restore_attachments(
         snapshot,
         new_state,

@@ -30,7 +30,7 @@ from compactor.claude_code.transcript import Transcript, read_transcript
 from compactor.core.config import Settings
 from compactor.core.tokens import CachedCounter, make_counter
 from compactor.summarizers import make_summarizer
-from compactor.tune.metrics import Metrics, replay_metrics
+from compactor.tune.metrics import Metrics, next_requests, replay_metrics
 
 __all__ = ["AT_KINDS", "SESSIONS_KEPT", "Job", "SessionResult", "WorkerCache", "run_job", "session_hash"]
 
@@ -155,7 +155,8 @@ def run_job(job: Job, cache: WorkerCache | None = None) -> SessionResult:
                 counter=counter,
                 summarizer=make_summarizer(settings),
             )
-            metrics[at] = replay_metrics(report, store)
+            recorded = next_requests(transcript) if at == "recorded" else None
+            metrics[at] = replay_metrics(report, store, recorded_next=recorded)
         finally:
             store.close()
     return SessionResult(

@@ -17,6 +17,10 @@ ratios. Definitions (the README's "Tuning" section repeats them):
   were neither restored nor in the tail (the first re-read of each).
 - ``post_tokens``: the context size right after compaction (mean per
   compaction), in the model's tokens as the replay calibrates them.
+- ``post_vs_next_request``: at Claude Code's recorded compactions, the context
+  right after compaction against what Claude Code's next request carried
+  there (its recorded usage: input, cache creation and cache reads), as a
+  ratio of sums; None where the transcript records no such request.
 - ``attachment_tokens``: file attachment tokens (mean per compaction).
 - ``compactions``: successful compactions (per session, in a total: the sum).
 - ``survival_*``: of the file paths touched, shell commands' first lines and
@@ -48,8 +52,9 @@ from pydantic import BaseModel, ConfigDict
 
 from ccr import Store
 from compactor.claude_code.replay import ReplayReport
+from compactor.claude_code.transcript import Transcript
 
-__all__ = ["METRIC_NAMES", "Metrics", "replay_metrics"]
+__all__ = ["METRIC_NAMES", "Metrics", "next_requests", "replay_metrics"]
 
 METRIC_NAMES: dict[str, str] = {
     "reread_coverage": "re-read coverage (attachments)",
@@ -58,6 +63,7 @@ METRIC_NAMES: dict[str, str] = {
     "reattached_unused_tokens": "re-attached, unused (tokens)",
     "reread_missed_tokens": "re-read, not restored (tokens)",
     "post_tokens": "post-compaction context (tokens)",
+    "post_vs_next_request": "context / Claude Code's next request",
     "attachment_tokens": "file attachments (tokens)",
     "compactions": "compactions",
     "survival_paths": "paths in summary",
@@ -91,6 +97,10 @@ class Metrics(BaseModel):
     reattached_unused_tokens: int = 0
     reread_missed_tokens: int = 0
     post_tokens_sum: int = 0
+    matched_post_tokens_sum: int = 0
+    """``post_tokens`` summed over the compactions whose recorded next request is known."""
+    next_request_tokens_sum: int = 0
+    """Claude Code's next request after those compactions, summed."""
     attachment_tokens_sum: int = 0
     survival_found: dict[str, int] = {}
     survival_total: dict[str, int] = {}
@@ -121,6 +131,12 @@ class Metrics(BaseModel):
     @property
     def post_tokens(self) -> float | None:
         return self.post_tokens_sum / self.compactions if self.compactions else None
+
+    @property
+    def post_vs_next_request(self) -> float | None:
+        if not self.next_request_tokens_sum:
+            return None
+        return self.matched_post_tokens_sum / self.next_request_tokens_sum
 
     @property
     def attachment_tokens(self) -> float | None:
@@ -191,8 +207,26 @@ class Metrics(BaseModel):
         return total
 
 
-def replay_metrics(report: ReplayReport, store: Store | None = None) -> Metrics:
-    """The metrics of one replay; ``store`` is the store it wrote to (for ``recoverable_share``)."""
+def next_requests(transcript: Transcript) -> dict[int, int]:
+    """What Claude Code's first request after each recorded compaction carried, by the boundary's line:
+    the first later assistant answer's usage (input, cache creation and cache reads; not its output)."""
+    found: dict[int, int] = {}
+    for compaction in transcript.compactions:
+        for entry in transcript.entries[compaction.entry_index + 1 :]:
+            usage = entry.message.usage if entry.message is not None and entry.message.role == "assistant" else None
+            if usage is not None:
+                found[compaction.line] = (
+                    usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
+                )
+                break
+    return found
+
+
+def replay_metrics(
+    report: ReplayReport, store: Store | None = None, *, recorded_next: dict[int, int] | None = None
+) -> Metrics:
+    """The metrics of one replay; ``store`` is the store it wrote to (for ``recoverable_share``);
+    ``recorded_next`` is ``next_requests`` of its transcript when it was replayed at recorded points."""
     totals = report.totals
     metrics = Metrics(
         compactions=totals.compactions,
@@ -210,6 +244,10 @@ def replay_metrics(report: ReplayReport, store: Store | None = None) -> Metrics:
     total: dict[str, int] = {}
     for compaction in report.compactions:
         metrics.post_tokens_sum += compaction.post_tokens
+        theirs = (recorded_next or {}).get(compaction.at_line) if compaction.at_line is not None else None
+        if theirs:
+            metrics.matched_post_tokens_sum += compaction.post_tokens
+            metrics.next_request_tokens_sum += theirs
         metrics.attachment_tokens_sum += sum(a.tokens for a in compaction.attachments if a.type == "file")
         for kind, (hit, of) in _survival_counts(compaction).items():
             found[kind] = found.get(kind, 0) + hit

@@ -12,7 +12,6 @@ defaults, in the sections ``load_settings`` reads, so that
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -22,7 +21,7 @@ from typing import IO, Any
 from compactor.core.config import Settings
 from compactor.tune.jobs import SessionResult
 from compactor.tune.metrics import METRIC_NAMES, Metrics
-from compactor.tune.runner import LOWER_IS_BETTER, TrialResult, TuneResults
+from compactor.tune.runner import TuneResults, trial_score
 
 __all__ = [
     "SESSIONS_FILE",
@@ -47,6 +46,7 @@ TABLE_METRICS: tuple[str, ...] = (
     "reread_coverage_beyond_tail",
     "attachment_tokens",
     "post_tokens",
+    "post_vs_next_request",
     "reread_missed_tokens",
     "compactions",
 )
@@ -192,6 +192,8 @@ def format_figure(name: str, value: float | int | None) -> str:
         return "-"
     if name.startswith(("reread_coverage", "survival_", "recoverable")):
         return f"{value:.0%}"
+    if name == "post_vs_next_request":
+        return f"{value:.2f}x"
     if isinstance(value, float) and not value.is_integer():
         return f"{value:,.0f}"
     return f"{int(value):,}"
@@ -201,7 +203,11 @@ def render_table(results: TuneResults, limit: int = 20) -> str:
     """Trials ranked by the objective (best first), with their parameters and the main figures."""
     space = results.space.search
     at = space.objective_at
-    trials = sorted((t for t in results.trials if t.complete), key=lambda t: _rank(t, space.objective, at))
+    trials = sorted(
+        (t for t in results.trials if t.complete),
+        key=lambda t: trial_score(t, space.objective, at),
+        reverse=True,
+    )
     names = sorted({n for t in trials for n in t.params})
     header = ["", "trial", *names, *(_short(m) for m in TABLE_METRICS)]
     rows = [header]
@@ -236,14 +242,6 @@ def render_table(results: TuneResults, limit: int = 20) -> str:
     return "\n".join(lines)
 
 
-def _rank(trial: TrialResult, objective: str, at: str) -> float:
-    metrics = trial.totals.get(at)  # type: ignore[call-overload]
-    value = metrics.figures().get(objective) if metrics is not None else None
-    if value is None:
-        return math.inf
-    return float(value) if objective in LOWER_IS_BETTER else -float(value)
-
-
 def _short(metric: str) -> str:
     return {
         "reread_coverage": "reread",
@@ -251,6 +249,7 @@ def _short(metric: str) -> str:
         "reread_coverage_beyond_tail": "beyond tail",
         "attachment_tokens": "attach tok",
         "post_tokens": "post tok",
+        "post_vs_next_request": "vs next req",
         "reread_missed_tokens": "missed tok",
         "compactions": "compactions",
     }.get(metric, METRIC_NAMES.get(metric, metric))

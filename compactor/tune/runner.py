@@ -25,12 +25,15 @@ from compactor.tune.metrics import Metrics
 from compactor.tune.space import ParamValue, SearchSpace, Trial
 
 __all__ = [
+    "IGNORE_MARKER",
     "LOWER_IS_BETTER",
+    "TIE_BREAKS",
     "TrialResult",
     "TuneResults",
     "best_trial",
     "discover_sessions",
     "run_tune",
+    "trial_score",
 ]
 
 LOWER_IS_BETTER = frozenset(
@@ -100,7 +103,10 @@ def discover_sessions(corpus: Sequence[Path]) -> list[Path]:
     """The transcripts in ``corpus``: files as given, folders searched for ``*.jsonl``.
 
     Subagent transcripts (under a ``subagents`` folder) are not sessions of
-    their own; the replay reads its main chain only.
+    their own; the replay reads its main chain only. A folder under a given
+    one that holds an ``IGNORE_MARKER`` file is not searched: the project's
+    edge-case shapes (``fixtures/sessions/shapes/``) are tests of the reader,
+    not a tuning corpus. A folder given itself is always searched.
 
     Raises:
         InputNotFound: a path does not exist, or the corpus holds no transcript.
@@ -108,7 +114,7 @@ def discover_sessions(corpus: Sequence[Path]) -> list[Path]:
     found: list[Path] = []
     for path in corpus:
         if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*.jsonl") if "subagents" not in p.relative_to(path).parts))
+            found.extend(sorted(p for p in path.rglob("*.jsonl") if _in_corpus(p, path)))
         elif path.is_file():
             found.append(path)
         else:
@@ -119,23 +125,52 @@ def discover_sessions(corpus: Sequence[Path]) -> list[Path]:
     return unique
 
 
-def _score(trial: TrialResult, objective: str, at: AtKind) -> tuple[float, float, float]:
+IGNORE_MARKER = ".compactor-tune-ignore"
+"""A file of this name in a folder keeps ``discover_sessions`` out of it (and its subfolders)."""
+
+TIE_BREAKS: tuple[str, ...] = (
+    "reread_coverage_with_tail",
+    "reread_coverage",
+    "retention_paths",
+    "reread_missed_tokens",
+    "attachment_tokens",
+)
+"""How trials the objective ties are told apart, in order: what the compacted context holds of what
+is read again and of the session, then the fewer tokens spent reading again, then the more restored.
+A tie never goes to the trial that restores less; the context's size breaks none of them."""
+_RESTORES_MORE = frozenset({"attachment_tokens"})
+
+
+def _in_corpus(found: Path, root: Path) -> bool:
+    parts = found.relative_to(root).parts[:-1]
+    if "subagents" in parts:
+        return False
+    return not any((root.joinpath(*parts[: n + 1]) / IGNORE_MARKER).exists() for n in range(len(parts)))
+
+
+def trial_score(trial: TrialResult, objective: str, at: AtKind) -> tuple[float, ...]:
+    """What ``best_trial`` maximizes: the objective, then each of ``TIE_BREAKS`` (better is larger)."""
     metrics = trial.totals.get(at)
     figures = metrics.figures() if metrics is not None else {}
-    value = figures.get(objective)
-    main = float("-inf") if value is None else (-float(value) if objective in LOWER_IS_BETTER else float(value))
-    attachment = figures.get("attachment_tokens")
-    post = figures.get("post_tokens")
-    return main, -float(attachment or 0.0), -float(post or 0.0)
+
+    def signed(name: str) -> float:
+        value = figures.get(name)
+        if value is None:
+            return float("-inf")
+        lower = name in LOWER_IS_BETTER and name not in _RESTORES_MORE
+        return -float(value) if lower else float(value)
+
+    return (signed(objective), *(signed(name) for name in TIE_BREAKS if name != objective))
 
 
 def best_trial(trials: Sequence[TrialResult], space: SearchSpace) -> TrialResult | None:
-    """The complete trial with the best objective; ties go to fewer attachment tokens, then a smaller context."""
+    """The complete trial with the best objective; ties are broken by ``TIE_BREAKS``, in order, and
+    a complete tie goes to the first trial of the space."""
     complete = [t for t in trials if t.complete]
     if not complete:
         return None
     objective, at = space.search.objective, space.search.objective_at
-    return max(complete, key=lambda t: _score(t, objective, at))
+    return max(complete, key=lambda t: trial_score(t, objective, at))
 
 
 class _Run:

@@ -63,6 +63,9 @@ def test_the_skills_total_is_respected_and_the_rest_named(counter: TiktokenCount
     assert 0 < len(kept) < 8
     assert [s.name for s in skipped] == [f"s{i}" for i in range(7 - len(kept), -1, -1)]
     assert all(s.reason.startswith("over_total_budget:") and s.type == "skill" for s in skipped)
+    taken = sum(e.tokens for e in attachment.entries)
+    for entry in skipped:  # every skipped skill is older than all the kept ones: its reason counts them all
+        assert f"the {len(kept)} newer skills restored before it took {taken:,} of the 25,000" in entry.reason
 
 
 def test_a_skill_over_the_total_is_skipped_and_older_smaller_skills_are_still_checked(

@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
                 on_entry=bar.update,
                 session=args.session_id,
             )
-        metrics = _metrics(report, store) if args.json else None
+        metrics = _metrics(report, store, args) if args.json else None
     finally:
         store.close()
     if args.store is not None:  # so that every 'ccr get' line the report prints names it
@@ -205,11 +205,22 @@ def _write_html(path: Path, report: ReplayReport, inputs: list[str]) -> None:
     )
 
 
-def _metrics(report: ReplayReport, store: Store) -> dict[str, object]:
-    """The figures ``compactor tune`` judges trials by, with the same definitions (``compactor.tune.metrics``)."""
-    from compactor.tune.metrics import replay_metrics
+def _metrics(report: ReplayReport, store: Store, args: argparse.Namespace) -> dict[str, object]:
+    """The figures ``compactor tune`` judges trials by, with the same definitions (``compactor.tune.metrics``).
 
-    return replay_metrics(report, store).as_json()
+    At recorded points they include the context against Claude Code's next request, read from the
+    transcript as ``compactor tune`` reads it."""
+    from compactor.claude_code.transcript import read_sessions, read_transcript
+    from compactor.tune.metrics import next_requests, replay_metrics
+
+    recorded = None
+    if args.at == "recorded" and report.compactions:
+        if args.session_id is None:
+            transcript = read_transcript(args.session, subagents=False, state=False)
+        else:
+            transcript = next(t for t in read_sessions(args.session) if t.session_id == args.session_id)
+        recorded = next_requests(transcript)
+    return replay_metrics(report, store, recorded_next=recorded).as_json()
 
 
 def _say(text: str) -> None:

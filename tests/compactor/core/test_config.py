@@ -13,7 +13,9 @@ from compactor.core.config import (
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_TAIL_TOKENS,
     ENV_VARS,
+    MIN_CONTEXT_TOKENS,
     Settings,
+    context_budget,
     load_settings,
 )
 from compactor.core.errors import ConfigError
@@ -285,3 +287,22 @@ def test_a_number_over_the_bound_is_an_error_naming_the_setting(tmp_path: Path, 
 def test_the_largest_bound_value_itself_is_accepted(tmp_path: Path) -> None:
     settings = load_settings(write(tmp_path / "s.toml", "[policy]\ncontext_window = 1000000000\n"))
     assert settings.policy.context_window == 1_000_000_000
+
+
+def test_there_is_no_shared_ceiling_by_default_and_the_files_keep_the_cards_budgets() -> None:
+    settings = load_settings(env={})
+    assert context_budget(settings) is None
+    budgets = settings.attachments
+    assert (budgets.max_files, budgets.file_tokens, budgets.files_total) == (5, 5_000, 50_000)
+    assert (budgets.skill_tokens, budgets.skills_total) == (5_000, 25_000)
+
+
+def test_a_shared_ceiling_is_opt_in_and_zero_says_none(tmp_path: Path) -> None:
+    assert context_budget(load_settings(env={"COMPACTOR_CONTEXT_TOKENS": "8000"})) == 8_000
+    assert context_budget(load_settings(env={"COMPACTOR_CONTEXT_TOKENS": "0"})) is None
+    assert context_budget(load_settings(write(tmp_path / "c.toml", "[pipeline]\ncontext_tokens = 0\n"), env={})) is None
+
+
+def test_a_shared_ceiling_below_the_minimum_is_refused_by_name() -> None:
+    with pytest.raises(ConfigError, match=r"pipeline\.context_tokens"):
+        load_settings(env={}, overrides={"pipeline.context_tokens": MIN_CONTEXT_TOKENS - 1})

@@ -85,7 +85,8 @@ def test_after_many_compactions_the_context_still_names_every_path_command_and_m
 
 
 def test_the_listing_stored_with_each_compaction_holds_every_fact_the_summary_compresses(tmp_path: Path) -> None:
-    orch = make(tmp_path, **{"pipeline.summary_facts_tokens": 60})
+    # A shared ceiling keeps the tail to the last turn's statement, so every turn's facts are in the head.
+    orch = make(tmp_path, **{"pipeline.summary_facts_tokens": 60, "pipeline.context_tokens": 2_000})
     results = compact_often(orch, 12)
     report = results[-1].report
     summary = report.summary or ""

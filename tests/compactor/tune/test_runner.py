@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from compactor.core.config import Settings
 from compactor.core.errors import InputNotFound
 from compactor.tune import (
     Job,
@@ -24,6 +25,9 @@ from compactor.tune import (
     run_job,
     run_tune,
 )
+from compactor.tune.jobs import session_hash
+from compactor.tune.metrics import Metrics, next_requests
+from compactor.tune.runner import IGNORE_MARKER, TIE_BREAKS, TrialResult, best_trial
 
 SESSIONS = Path(__file__).resolve().parents[3] / "fixtures" / "sessions"
 SMALL = SESSIONS / "small.jsonl"
@@ -263,3 +267,59 @@ def test_a_pool_task_is_one_sessions_jobs_split_only_when_workers_would_idle() -
     lone = [j for j in jobs if j.session == "a"]
     assert [[j.key for j in g] for g in _by_session(lone, 2)] == [["a0", "a1"], ["a2", "a3"]]
     assert sorted(j.key for g in _by_session(lone, 3) for j in g) == ["a0", "a1", "a2", "a3"]
+
+
+def test_a_folder_marked_as_no_corpus_is_not_searched_and_the_fixture_shapes_are_marked(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_text("", encoding="utf-8")
+    (tmp_path / "edge" / "deeper").mkdir(parents=True)
+    (tmp_path / "edge" / IGNORE_MARKER).write_text("edge cases\n", encoding="utf-8")
+    (tmp_path / "edge" / "deeper" / "b.jsonl").write_text("", encoding="utf-8")
+    (tmp_path / "edge" / "c.jsonl").write_text("", encoding="utf-8")
+    assert discover_sessions([tmp_path]) == [tmp_path / "a.jsonl"]
+    assert discover_sessions([tmp_path / "edge"]) == [
+        tmp_path / "edge" / "c.jsonl",
+        tmp_path / "edge" / "deeper" / "b.jsonl",
+    ]
+    assert [p.name for p in discover_sessions([SESSIONS])] == ["background.jsonl", "long.jsonl", "small.jsonl"]
+
+
+def _trial(name: str, **counts: int) -> TrialResult:
+    return TrialResult(id=name, params={}, settings={}, totals={"recorded": Metrics(**counts)}, complete=True)
+
+
+def test_a_tie_never_goes_to_the_trial_that_restores_less() -> None:
+    tie = space(**{"pipeline.tail_tokens": [3_000, 6_000]})
+    tie.search.objective = "reread_coverage"
+    less = _trial(
+        "less", compactions=2, reread_files=4, reread_restored=0, attachment_tokens_sum=200, post_tokens_sum=10
+    )
+    more = _trial(
+        "more", compactions=2, reread_files=4, reread_restored=0, attachment_tokens_sum=500, post_tokens_sum=90
+    )
+    assert best_trial([less, more], tie) is not None and best_trial([less, more], tie).id == "more"  # type: ignore[union-attr]
+    held = _trial("held", compactions=2, reread_files=4, reread_restored=0, reread_in_tail=2, attachment_tokens_sum=100)
+    assert best_trial([less, more, held], tie).id == "held", "what the tail holds breaks a tie first"  # type: ignore[union-attr]
+    assert TIE_BREAKS[0] == "reread_coverage_with_tail" and "post_tokens" not in TIE_BREAKS
+
+
+def test_the_context_is_measured_against_claude_codes_next_recorded_request() -> None:
+    from compactor.claude_code.transcript import read_transcript
+
+    transcript = read_transcript(LONG, subagents=False, state=False)
+    recorded = next_requests(transcript)
+    assert recorded and set(recorded) == {c.line for c in transcript.compactions}
+    [result] = [
+        run_job(
+            Job(
+                trial_id="t",
+                session=str(LONG),
+                session_hash=session_hash(LONG),
+                settings_json=Settings().model_dump_json(),
+                key="k",
+            )
+        )
+    ]
+    metrics = result.metrics["recorded"]
+    assert metrics.next_request_tokens_sum == sum(recorded.values())
+    assert metrics.post_vs_next_request == metrics.matched_post_tokens_sum / metrics.next_request_tokens_sum
+    assert result.metrics["auto"].post_vs_next_request is None, "only where Claude Code compacted"

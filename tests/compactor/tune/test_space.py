@@ -71,7 +71,9 @@ def test_a_missing_space_file_is_a_config_error(tmp_path: Path) -> None:
         load_space(tmp_path / "nope.toml")
 
 
-def test_the_example_space_is_small_and_compares_recent_with_activity() -> None:
+def test_the_example_space_is_small_and_compares_recent_with_activity_tails_and_the_shared_ceiling() -> None:
     space = load_space(EXAMPLE)
-    assert space.size <= 4
+    assert space.size <= 8
     assert set(space.params["attachments.selection.strategy"]) == {"recent", "activity"}
+    assert len(space.params["pipeline.tail_tokens"]) > 1
+    assert 0 in space.params["pipeline.context_tokens"], "no shared ceiling is one of the choices"

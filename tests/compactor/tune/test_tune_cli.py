@@ -48,11 +48,25 @@ def tuned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[st
 def test_the_example_run_writes_results_report_and_best_settings(tuned: tuple[Path, Path, dict[str, Any]]) -> None:
     out, _, results = tuned
     assert {p.name for p in out.iterdir()} == {"results.json", "sessions.jsonl", "report.html", "best.toml"}
-    assert len(results["trials"]) == 4 and all(t["complete"] for t in results["trials"])
+    assert len(results["trials"]) == 8 and all(t["complete"] for t in results["trials"])
+    assert [Path(p).name for p in results["corpus"]] == ["background.jsonl", "long.jsonl", "small.jsonl"]
     assert results["best"] in {t["id"] for t in results["trials"]}
     best = next(t for t in results["trials"] if t["id"] == results["best"])
     assert best["totals"]["recorded"]["compactions"] > 0
     assert set(best["totals"]["recorded"]) >= {"reread_coverage", "post_tokens", "survival_paths", "recoverable_share"}
+
+
+def test_the_example_run_on_the_fixtures_gives_a_choice_and_a_tie_goes_to_what_restores_more(
+    tuned: tuple[Path, Path, dict[str, Any]],
+) -> None:
+    _, _, results = tuned
+    recorded = {t["id"]: t["totals"]["recorded"] for t in results["trials"]}
+    assert len({m["reread_coverage_with_tail"] for m in recorded.values()}) > 1, "the trials differ"
+    assert max(m["reread_coverage_with_tail"] for m in recorded.values()) > 0
+    best = recorded[results["best"]]
+    tied = [m for m in recorded.values() if m["reread_coverage_with_tail"] == best["reread_coverage_with_tail"]]
+    assert all(best["reread_coverage"] >= m["reread_coverage"] for m in tied)
+    assert best["post_vs_next_request"] is not None, "the context is set against Claude Code's next request"
 
 
 def streamed(out: Path) -> list[dict[str, Any]]:

@@ -1,0 +1,312 @@
+"""Cutting a long file around where the agent worked last, with line numbers; the whole in CCR.
+
+``plan_focus`` chooses the lines to show: the sites ``attachments.worksites``
+located (the last edits first, each with a few lines around it, then the
+last partial reads), each added while the rendering fits the budget (the
+last one added trimmed to fit), then an outline of the rest (imports and
+definitions) if it fits too. Every shown line carries its number in the
+file, and a marker stands for each run of lines not shown. The whole
+content is stored under its content handle (``commit_focus``), so that any
+line range the text names can be fetched from it. Only a rendering
+measured within the budget is returned; with no site that fits, ``None``
+(the caller keeps the head instead).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from attachments._cut import TailStore
+from attachments.errors import TailNotStored
+from attachments.render import render_body
+from attachments.worksites import LineRange
+from ccr.batch import StoreBatch
+from ccr.handles import handle_for, marker
+from ccr.records import PutRequest
+from ccr.tokens import TextCounter
+
+__all__ = ["Focus", "FocusInfo", "FocusRender", "commit_focus", "plan_focus"]
+
+EDIT_CONTEXT = 6
+"""Lines shown on each side of an edit's new text."""
+MAX_SITES = 8
+"""The newest this many sites are considered; older work is in the stored copy."""
+_LOOK_BACK = 2_000
+"""How far above a site its enclosing definition is looked for, and how far down the outline is."""
+_WRAPPER_SLACK = 8
+"""Tokens the estimate adds for the counts in the wrapper's sentences, which it counts with zeros."""
+OUTLINE_LINES = 40
+"""At most this many outline lines of the lines not otherwise shown: the definition each shown part is
+in first, then imports and definitions from the top."""
+_OUTLINE = re.compile(
+    r"^\s*(?:(?:export\s+|pub(?:\([^)]*\))?\s+|async\s+|public\s+|private\s+|protected\s+|static\s+)*"
+    r"(?:def|class|func|fn|function|interface|struct|enum|trait|impl|type|module|defmodule|defp?|package|import|from\s+\S+\s+import)\b)"
+)
+
+
+class FocusInfo(BaseModel):
+    """What the template says about a focused cut."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    handle: str
+    marker: str
+    total_lines: int
+    shown: list[str]
+    hidden_lines: int
+    edits: int
+    reads: int
+    outline: int
+
+
+class Focus(BaseModel):
+    """A chosen focused cut: the rendered text, its size, and the content to store under ``handle``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str
+    tokens: int
+    content: str
+    handle: str
+    info: FocusInfo
+    shown_lines: tuple[int, ...]
+    """The content lines shown (1-based, in the content's numbering)."""
+
+
+FocusRender = Callable[[str, FocusInfo], str]
+
+
+def plan_focus(
+    content: str,
+    sites: Sequence[LineRange],
+    render: FocusRender,
+    *,
+    limit: int,
+    counter: TextCounter,
+    first_line: int = 1,
+) -> Focus | None:
+    """The lines of ``content`` to show around ``sites`` within ``limit`` rendered tokens; store nothing.
+
+    ``first_line`` is the file's line number of the content's first line (a partial read).
+    """
+    lines = content.splitlines()
+    if not lines or not sites:
+        return None
+    handle = handle_for(content.encode("utf-8"))
+
+    def exact(ranges: Sequence[LineRange], outline: Sequence[int] = ()) -> Focus:
+        return _render(lines, ranges, outline, render, handle, counter, first_line, content)
+
+    # Choose from the lines' counts first (each line counted once), then measure the one rendering;
+    # only if that does not fit is every step measured (the budget promise: a measured rendering).
+    estimate = _Estimate(lines, render, handle, counter, first_line)
+    picked = _choose(sites, lines, lambda r, o=(): estimate(r, o) <= limit)
+    if picked is not None:
+        focus = exact(*picked)
+        if focus.tokens <= limit:
+            return focus
+    picked = _choose(sites, lines, lambda r, o=(): exact(r, o).tokens <= limit)
+    return exact(*picked) if picked is not None else None
+
+
+Fits = Callable[..., bool]
+
+
+def _choose(sites: Sequence[LineRange], lines: Sequence[str], fits: Fits) -> tuple[list[LineRange], list[int]] | None:
+    """The ranges (each site widened, alone, or trimmed, while it fits) and the outline lines to show."""
+    chosen: list[LineRange] = []
+    for site in sites[:MAX_SITES]:
+        wide = _widen(site, len(lines))
+        ok = fits([*chosen, wide])
+        if not ok and wide != site:
+            wide = site  # an edit without the lines around it
+            ok = fits([*chosen, wide])
+        if not ok:
+            trimmed = _trimmed(wide, chosen, fits)
+            if trimmed is None:
+                continue
+            wide = trimmed
+        chosen.append(wide)
+    if not chosen:
+        return None
+    shown = {n for r in chosen for n in range(r.start, r.end + 1)}
+    enclosing = [_definition_before(lines, r.start, shown) for r in chosen]
+    outline = list(dict.fromkeys([n for n in enclosing if n is not None] + _definitions(lines, shown)))
+    outline = outline[:OUTLINE_LINES]
+    while outline and not fits(chosen, outline):
+        outline = outline[: len(outline) // 2]
+    return chosen, outline
+
+
+class _Estimate:
+    """A rendering's size from its parts: the wrapper counted once, each shown line once, the gaps."""
+
+    def __init__(
+        self, lines: Sequence[str], render: FocusRender, handle: str, counter: TextCounter, first_line: int
+    ) -> None:
+        self.lines, self.counter, self.first_line = lines, counter, first_line
+        self.width = len(str(first_line + len(lines) - 1))
+        empty = FocusInfo(
+            handle=handle,
+            marker=marker(handle),
+            total_lines=len(lines),
+            shown=[],
+            hidden_lines=len(lines),
+            edits=0,
+            reads=0,
+            outline=0,
+        )
+        self.wrapper = counter.count_text(render("", empty)) + _WRAPPER_SLACK
+        self.gap = counter.count_text(f"{'':>{self.width}}\t[lines {len(lines)}-{len(lines)} not shown]\n")
+        self.known: dict[int, int] = {}
+
+    def __call__(self, ranges: Sequence[LineRange], outline: Sequence[int] = ()) -> int:
+        shown = sorted({n for r in ranges for n in range(r.start, r.end + 1)} | set(outline))
+        total = self.wrapper + self.gap * (len(_runs(shown)) + 1)
+        for n in shown:
+            if n not in self.known:
+                line = f"{self.first_line + n - 1:>{self.width}}\t{self.lines[n - 1]}\n"
+                self.known[n] = self.counter.count_text(line)
+            total += self.known[n]
+        return total
+
+
+def commit_focus(
+    focus: Focus,
+    *,
+    store: TailStore,
+    producer: str,
+    counter: TextCounter,
+    metadata: dict[str, Any] | None = None,
+) -> Focus:
+    """Store ``focus``'s whole content under its content handle.
+
+    Raises:
+        TailNotStored: the store named the content with another handle than the text names.
+        Whatever ``store.put`` raises, unchanged: the caller fails closed.
+    """
+    request = PutRequest(
+        data=focus.content.encode("utf-8"),
+        content_type="text/plain",
+        producer=producer,
+        tokens_before=None,
+        tokens_after=counter.count_text(focus.info.marker),
+        metadata={**(metadata or {}), "from_line": 1, "shown": focus.info.shown},
+    )
+    if isinstance(store, StoreBatch):
+        handle = store.put_named(request, focus.handle)
+    else:
+        handle = store.put(
+            request.data,
+            content_type=request.content_type,
+            producer=request.producer,
+            tokens_after=request.tokens_after,
+            metadata=request.metadata,
+        )
+    if handle != focus.handle:
+        raise TailNotStored(f"the store named a focused file {handle}, not its content handle {focus.handle}")
+    return focus
+
+
+def _definition_before(lines: Sequence[str], line: int, shown: set[int]) -> int | None:
+    """The definition (an outline line) a site starting at ``line`` is in, looked for upwards."""
+    for n in range(line - 1, max(0, line - 1 - _LOOK_BACK), -1):
+        if n not in shown and _OUTLINE.match(lines[n - 1]):
+            return n
+    return None
+
+
+def _definitions(lines: Sequence[str], shown: set[int]) -> list[int]:
+    """The first ``OUTLINE_LINES`` outline lines not shown, within the first ``_LOOK_BACK`` lines."""
+    found: list[int] = []
+    for n, text in enumerate(lines[:_LOOK_BACK], 1):
+        if n not in shown and _OUTLINE.match(text):
+            found.append(n)
+            if len(found) == OUTLINE_LINES:
+                break
+    return found
+
+
+def _widen(site: LineRange, total: int) -> LineRange:
+    if site.kind != "edit":
+        return site
+    return site.model_copy(
+        update={"start": max(1, site.start - EDIT_CONTEXT), "end": min(total, site.end + EDIT_CONTEXT)}
+    )
+
+
+def _trimmed(site: LineRange, chosen: Sequence[LineRange], fits: Fits) -> LineRange | None:
+    """The longest start of ``site`` that still fits beside ``chosen`` (None: not one line)."""
+    low, high = 1, site.end - site.start  # lengths: the whole ``site`` did not fit
+    found: LineRange | None = None
+    while low <= high:
+        length = (low + high) // 2
+        part = site.model_copy(update={"end": site.start + length - 1})
+        if fits([*chosen, part]):
+            found, low = part, length + 1
+        else:
+            high = length - 1
+    return found
+
+
+def _render(
+    lines: Sequence[str],
+    ranges: Sequence[LineRange],
+    outline: Sequence[int],
+    render: FocusRender,
+    handle: str,
+    counter: TextCounter,
+    first_line: int,
+    content: str,
+) -> Focus:
+    shown = sorted({n for r in ranges for n in range(r.start, r.end + 1)} | set(outline))
+    runs = _runs(shown)
+    width = len(str(first_line + len(lines) - 1))
+    parts: list[dict[str, Any]] = []
+    previous = 0
+    for start, end in runs:
+        if start > previous + 1:
+            parts.append({"gap": (first_line + previous, first_line + start - 2), "lines": []})
+        parts.append({"gap": None, "lines": [(first_line + n - 1, lines[n - 1]) for n in range(start, end + 1)]})
+        previous = end
+    if previous < len(lines):
+        parts.append({"gap": (first_line + previous, first_line + len(lines) - 1), "lines": []})
+    body = render_body("file_focus_body.j2", parts=parts, width=width)
+    info = FocusInfo(
+        handle=handle,
+        marker=marker(handle),
+        total_lines=len(lines),
+        shown=[_span(a, b, first_line) for a, b in runs],
+        hidden_lines=len(lines) - len(shown),
+        edits=sum(1 for r in ranges if r.kind == "edit"),
+        reads=sum(1 for r in ranges if r.kind == "read"),
+        outline=len(outline),
+    )
+    text = render(body, info)
+    return Focus(
+        text=text,
+        tokens=counter.count_text(text),
+        content=content,
+        handle=handle,
+        info=info,
+        shown_lines=tuple(shown),
+    )
+
+
+def _runs(numbers: Sequence[int]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    return runs
+
+
+def _span(start: int, end: int, first_line: int) -> str:
+    a, b = first_line + start - 1, first_line + end - 1
+    return str(a) if a == b else f"{a}-{b}"
