@@ -77,7 +77,10 @@ def _tag_content(content: Any, tag: str) -> Any:
 
 
 def tag_record(record: dict[str, Any], tag: str) -> dict[str, Any]:
-    """``record`` with ``tag`` added to its message's texts and to a recorded Read's file content."""
+    """``record`` with ``tag`` added to its message's texts, to a recorded Read's file content and to a
+    message the user queued (the reader delivers it to the model)."""
+    if record.get("type") == "queue-operation" and isinstance(record.get("content"), str):
+        return {**record, "content": _tag_text(record["content"], tag)}
     message = record.get("message")
     if isinstance(message, dict) and "content" in message:
         record = {**record, "message": {**message, "content": _tag_content(message["content"], tag)}}

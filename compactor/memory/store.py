@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import re
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -37,18 +36,17 @@ from compactor.core.tokens import TokenCounter
 from compactor.memory import _bm25, _index
 from compactor.memory._opening import open_for_reading, open_for_writing
 from compactor.memory._packing import pack
+from compactor.memory.checks import MAX_TEXT_BYTES, check_id, check_text, check_token_budget
 from compactor.memory.errors import (
     AlreadyStored,
     BrokenChain,
     DamagedMemory,
     InvalidRequest,
-    InvalidText,
     MemoryConfigError,
     MemoryNotFound,
     NotCurrent,
     StoreError,
     SupersededText,
-    TextTooLarge,
 )
 from compactor.memory.models import Hit, Memory, Remembered
 
@@ -69,8 +67,6 @@ __all__ = [
     "open_memory",
 ]
 
-MAX_TEXT_BYTES = 256 * 1024
-"""The largest memory, in bytes of UTF-8: 256 KiB."""
 DEFAULT_LIMIT = 5
 DEFAULT_TOKEN_BUDGET = 2_000
 """Tokens a recall may add when the caller does not say; 0 means unlimited."""
@@ -80,7 +76,6 @@ DEFAULT_HIT_TOKENS = 500
 """Within a budget, a hit longer than this many tokens comes back as its head plus a recovery handle."""
 MEMORY_DB_ENV = "COMPACTOR_MEMORY_DB"
 
-_ID = re.compile(r"mem_[0-9a-f]{16}")
 _IN_CHUNK = 500
 _COLUMNS = "id, text, created_at, valid_from, valid_until, supersedes, superseded_by"
 
@@ -88,51 +83,6 @@ _COLUMNS = "id, text, created_at, valid_from, valid_until, supersedes, supersede
 def memory_id(text: str) -> str:
     """``mem_`` + hex of the first 8 bytes of sha256 of the UTF-8 text."""
     return "mem_" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def check_text(text: object) -> str:
-    """The text, if it may be remembered.
-
-    Raises:
-        InvalidRequest: it is not a string.
-        InvalidText: it is empty, whitespace only, or not valid UTF-8 (a lone surrogate).
-        TextTooLarge: it is over ``MAX_TEXT_BYTES`` of UTF-8.
-    """
-    if not isinstance(text, str):
-        raise InvalidRequest(f"a memory's text must be a string, not {type(text).__name__}")
-    try:
-        size = len(text.encode("utf-8"))
-    except UnicodeEncodeError as exc:
-        raise InvalidText(f"the text is not valid UTF-8: {exc.reason} at character {exc.start}") from exc
-    if size > MAX_TEXT_BYTES:
-        raise TextTooLarge(f"the text is {size:,} bytes; a memory holds at most {MAX_TEXT_BYTES:,} (256 KiB)")
-    if not text.strip():
-        raise InvalidText("the text is empty or only whitespace: there is nothing to remember")
-    return text
-
-
-def check_id(value: object) -> str:
-    """The id, if it has the shape of one (``mem_`` + 16 lowercase hex).
-
-    Raises:
-        InvalidRequest: it does not.
-    """
-    if not isinstance(value, str) or not _ID.fullmatch(value):
-        raise InvalidRequest(f"not a memory id (mem_ + 16 hex digits): {value!r}")
-    return value
-
-
-def check_token_budget(value: object) -> int | None:
-    """A public surface's budget: 0 means unlimited (None), a positive number is a cap.
-
-    Raises:
-        InvalidRequest: negative, or not an integer.
-    """
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidRequest(f"token_budget must be an integer (0 for unlimited), not {value!r}")
-    if value < 0:
-        raise InvalidRequest(f"token_budget must be 0 (unlimited) or positive, not {value}")
-    return value or None
 
 
 def default_memory_path(environ: Mapping[str, str] | None = None) -> Path:

@@ -135,10 +135,10 @@ def is_queued_text(text: str) -> bool:
 
 def queued(message: Message) -> list[str]:
     """The messages the user queued that reached the model with ``message`` (``QUEUED_MESSAGE``)."""
-    if message.role != "user" or isinstance(message.content, str):
+    if message.role != "user":
         return []
     found = []
-    for block in message.content:
+    for block in message.blocks():
         text = getattr(block, "text", None)
         if isinstance(text, str) and (match := _QUEUED.match(text)) is not None:
             found.append(match.group(1).strip())

@@ -93,6 +93,8 @@ def sentences(text: str) -> list[str]:
 
 def _line_sentences(line: str) -> list[str]:
     """One line's sentences, split at sentence ends outside code spans (masked while splitting)."""
+    if "\x00" in line:  # the mask itself: split plainly
+        return [" ".join(p.split()) for p in _SPLIT.split(line) if p.strip()]
     spans = _CODE_SPAN.findall(line)
     masked = _CODE_SPAN.sub("\x00", line)
     out: list[str] = []

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from compactor.claude_code.transcript._chain import _MESSAGE_TYPES, _block_ids, _is_message_record, _message_id
 from compactor.claude_code.transcript._lines import Record, Reporter
 from compactor.claude_code.transcript._models import RecordedCompaction, TranscriptEntry
-from compactor.core.messages import Message, TextBlock, Usage
+from compactor.core.messages import Message, Usage
 from compactor.summarizers.prompts import QUEUED_MESSAGE
 
 __all__ = ["_build_entries", "_compactions", "_deliver_queued", "_event", "_inline_sidechains"]
@@ -208,17 +208,17 @@ def _inline_sidechains(records: list[Record], chain: set[int], report: Reporter)
     return sidechains
 
 
-def _deliver_queued(entries: list[TranscriptEntry], records: list[Record]) -> None:
-    """Give the model's view the messages the user queued while the agent worked.
+def _deliver_queued(entries: list[TranscriptEntry], records: list[Record]) -> list[TranscriptEntry]:
+    """``entries`` with the messages the user queued while the agent worked, as the model got them.
 
     Claude Code records such a message only as a ``queue-operation`` line
     (``enqueue`` with its text); when the next request takes it (``remove`` or
     ``dequeue``; ``popAll`` puts them back into the input box instead), it rides
-    along with that request. The text is added, in ``QUEUED_MESSAGE``'s words,
-    to the tool results it went with: the chain's last message before the line
-    that took it when that is a user message with blocks, else (a call was in
-    flight) the next such message. The writer leaves these
-    blocks out, so a transcript written back keeps Claude Code's own lines.
+    along with that request. Each becomes a user message of its own, in
+    ``QUEUED_MESSAGE``'s words, after the chain's messages up to the line that
+    took it, and after the results of a call that was in flight there, so that
+    a call and its result stay together. These entries have no records of their
+    own: a transcript written back keeps Claude Code's own lines.
     """
     waiting: list[str] = []
     taken: list[tuple[int, str]] = []
@@ -240,29 +240,16 @@ def _deliver_queued(entries: list[TranscriptEntry], records: list[Record]) -> No
         elif operation == "popAll":
             waiting = []
     if not taken:
-        return
-    messages = [e for e in entries if e.message is not None and not e.message.is_meta]
+        return entries
+    out = list(entries)
     for line, text in taken:
-        before = [e for e in messages if e.line < line]
-        target = before[-1] if before else None
-        if (
-            target is None
-            or target.message is None
-            or target.message.role != "user"
-            or isinstance(target.message.content, str)
-        ):
-            # A call was in flight: the message went with its results, the next user message with blocks.
-            target = next(
-                (
-                    e
-                    for e in messages
-                    if e.line > line
-                    and e.message is not None
-                    and e.message.role == "user"
-                    and not isinstance(e.message.content, str)
-                ),
-                None,
-            )
-        if target is None or target.message is None or isinstance(target.message.content, str):
-            continue
-        target.message.content = [*target.message.content, TextBlock(text=QUEUED_MESSAGE.format(text=text))]
+        at = next((i for i, e in enumerate(out) if e.line > line and e.records), len(out))
+        before = next((e.message for e in reversed(out[:at]) if e.message is not None), None)
+        if before is not None and before.role == "assistant" and before.tool_uses():
+            # A call was in flight: the message went with its results.
+            at = next((i + 1 for i in range(at, len(out)) if out[i].message is not None), len(out))
+        message = Message(role="user", content=QUEUED_MESSAGE.format(text=text))
+        out.insert(
+            at, TranscriptEntry.model_construct(line=line, kind="message", message=message, records=[], lines=[])
+        )
+    return out

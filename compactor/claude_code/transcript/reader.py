@@ -263,7 +263,7 @@ def _assemble(
             by_uuid[key] = index
     chain, root = _main_chain(records, by_uuid, report)
     entries = _build_entries([records[i] for i in sorted(chain)], report)
-    _deliver_queued(entries, records)
+    entries = _deliver_queued(entries, records)
     off_chain = [
         _event(r)
         for r in sorted((*(r for i, r in enumerate(records) if i not in chain), *set_aside), key=lambda r: r.line)

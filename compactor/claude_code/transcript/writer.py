@@ -16,7 +16,7 @@ from typing import Any
 
 from compactor.claude_code.transcript._models import Transcript, TranscriptEntry
 from compactor.core.errors import TranscriptWriteError, UsageError
-from compactor.core.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from compactor.summarizers.prompts import is_queued_text
 
 __all__ = ["boundary_entry", "compaction_entries", "refuse_overwriting", "write_atomically", "write_transcript"]
@@ -128,6 +128,8 @@ def write_transcript(
 def _transcript_records(transcript: Transcript) -> list[dict[str, Any]]:
     numbered: list[tuple[int, dict[str, Any]]] = []
     for entry in transcript.entries:
+        if not entry.records and entry.message is not None and is_queued_text(entry.message.text()):
+            continue  # a queued message the reader delivered: Claude Code's own line is in off_chain
         numbered.extend(_render(entry))
     for entry in transcript.off_chain:
         numbered.extend(zip(entry.lines, entry.records, strict=False))
@@ -166,13 +168,9 @@ def _render(entry: TranscriptEntry) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _dump_content(content: str | list[ContentBlock]) -> str | list[dict[str, Any]]:
-    """The content as Claude Code writes it: without the queued messages the reader added (those stay
-    in the file's ``queue-operation`` lines)."""
     if isinstance(content, str):
         return content
-    return [
-        _dump_block(block) for block in content if not (isinstance(block, TextBlock) and is_queued_text(block.text))
-    ]
+    return [_dump_block(block) for block in content]
 
 
 def _dump_block(block: ContentBlock) -> dict[str, Any]:

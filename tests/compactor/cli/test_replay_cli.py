@@ -156,7 +156,7 @@ def test_the_output_holds_the_tail_and_the_attachments_after_each_boundary(tmp_p
         assert "attachment" in parts
         context = written.messages[recorded.message_index : recorded.message_index + len(parts)]
         assert [m.is_compact_summary for m in context] == [p == "summary" for p in parts]
-        assert [m.is_meta for m in context] == [p == "attachment" for p in parts]
+        assert [m.is_meta for m in context] == [p in ("attachment", "index") for p in parts]
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert len({r["uuid"] for r in records if "uuid" in r}) == sum("uuid" in r for r in records)
 

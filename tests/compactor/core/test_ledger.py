@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ccr import find_handles, open_store
 from compactor.claude_code.transcript import read_transcript
-from compactor.core.config import load_settings
+from compactor.core.config import Settings, load_settings
 from compactor.core.ledger import LEDGER_KEY
 from compactor.core.messages import Message, TextBlock, ToolUseBlock
 from compactor.core.tokens import RoughCounter
@@ -69,10 +69,12 @@ def test_after_many_compactions_the_context_still_names_every_path_command_and_m
     assert len(results) == 8
     last = results[-1].report
     summary = last.summary or ""
+    index = results[-1].messages[-1].text()
+    assert last.context[-1].part == "index"
     for i in range(24):
-        assert f"src/module_{i}.py" in summary
-        assert f"make check-{i}" in summary
-        assert f"Step {i}: fix module_{i}" in summary
+        assert f"src/module_{i}.py" in index, "every path is in the index after the briefing"
+        assert f"make check-{i}" in index
+        assert f"Step {i}: fix module_{i}" in summary, "every typed message is in the briefing itself"
     assert last.retention is not None
     counts = last.retention
     assert (
@@ -89,10 +91,10 @@ def test_the_listing_stored_with_each_compaction_holds_every_fact_the_summary_co
     orch = make(tmp_path, **{"pipeline.summary_facts_tokens": 60, "pipeline.context_tokens": 2_000})
     results = compact_often(orch, 12)
     report = results[-1].report
-    summary = report.summary or ""
-    assert "in the full listing" in summary
+    index = results[-1].messages[-1].text()
+    assert "older facts are only in the stored listing" in index
     (listing,) = [d for d in report.dropped if d.kind == "facts"]
-    assert listing.handle in find_handles(summary)
+    assert listing.handle in find_handles(index)
     text = orch.store.get(listing.handle).decode()
     for i in range(12):
         assert f"/repo/src/module_{i}.py" in text and f"`make check-{i}`" in text
@@ -148,25 +150,27 @@ def test_the_next_step_never_contradicts_the_tail(tmp_path: Path) -> None:
     assert any(u.name == "TodoWrite" for m in tail for u in m.tool_uses()), "the second list update is in the tail"
     summary = result.report.summary or ""
     step = summary[summary.index("9. Next step:") :]
-    assert "Finish the item in progress: Document X" in step
+    assert "Finish (in progress) Document X." in step
     assert "Add X" not in step
-    assert "[in_progress] Document X" in summary and "[in_progress] Add X" not in summary
+    assert "(in progress) Document X" in summary and "(in progress) Add X" not in summary
     assert result.report.continuation is not None
     assert result.report.continuation.latest_request is True
     assert result.report.continuation.open_items.kept == result.report.continuation.open_items.total == 1
 
 
-def test_summary_tail_and_attachments_stay_within_the_one_shared_budget(tmp_path: Path) -> None:
+def test_summary_tail_and_attachments_stay_within_an_opted_in_shared_budget(tmp_path: Path) -> None:
     orch = make(tmp_path, **{"pipeline.context_tokens": 4_000, "pipeline.tail_tokens": 12_000})
     for i in range(12):
         work(orch, i, size=600)
     result = orch.compact("manual")
     assert result.ok
-    parts = {"summary": 0, "tail": 0, "attachment": 0}
+    parts = {"summary": 0, "tail": 0, "attachment": 0, "index": 0}
     for entry in result.report.context:
         parts[entry.part] += entry.tokens
     assert 0 < parts["tail"] <= 0.35 * 4_000
-    assert sum(parts.values()) <= 4_000 + 1_000  # attachments may take their floor past a full budget
+    # attachments may take their floor past a full budget; the index has its own (the facts budget)
+    assert parts["summary"] + parts["tail"] + parts["attachment"] <= 4_000 + 1_000
+    assert 0 < parts["index"] <= Settings().pipeline.summary_facts_tokens + 200
 
 
 def test_a_compacted_session_written_out_carries_its_ledger_and_reads_back_with_it(tmp_path: Path) -> None:

@@ -111,8 +111,8 @@ def test_a_replay_with_a_seeded_memory_store_shows_a_memory_attachment_within_it
     assert budget == 2_000
     seen = 0
     for result in results:
-        attached = sum(1 for e in result.report.context if e.part == "attachment")
-        memories = [m for m in result.messages[len(result.messages) - attached :] if "<memory id=" in m.text()]
+        attached = [m for m, e in zip(result.messages, result.report.context, strict=True) if e.part == "attachment"]
+        memories = [m for m in attached if "<memory id=" in m.text()]
         entries = [a for a in result.report.attachments if a.type == "memory"]
         if not entries:
             assert memories == []

@@ -754,9 +754,9 @@ def test_a_message_queued_while_a_call_ran_reaches_the_model_with_that_calls_res
     log.assistant([text("On to the new tasks.")], mid="m2")
     path = log.write(tmp_path / "s.jsonl")
     transcript = read_transcript(path)
-    carrier = transcript.messages[2]
-    assert queued(carrier) == ["new tasks were added, tackle them too"]
-    assert carrier.tool_results(), "it rides with the tool results, so the call and its result stay paired"
+    results, delivered = transcript.messages[2:4]
+    assert results.tool_results() and queued(delivered) == ["new tasks were added, tackle them too"]
+    assert transcript.messages[1].tool_uses(), "it comes after the call's results: the pair stays together"
     ledger = merge_messages(SessionLedger(), transcript.messages)
     assert [m.text for m in ledger.user_messages] == ["Implement the epic", "new tasks were added, tackle them too"]
     assert ledger.current_request == "new tasks were added, tackle them too"
