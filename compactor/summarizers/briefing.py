@@ -324,7 +324,7 @@ class Briefing:
             )
         for item in state.stale_items:
             lines.append(
-                f"- {item_line(item, view)}: the list still says so, but the work is checked and reported done"
+                f"- {item_line(item, view)}: the list still shows it, but the check ran clean after the last change"
             )
         if not (view.todos or view.tasks or view.tracker) and view.carried_pending:
             lines += [f"- {item} (from the earlier summary)" for item in view.carried_pending]

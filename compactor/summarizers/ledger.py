@@ -75,6 +75,7 @@ _CONTENT_COMMANDS = re.compile(
 theirs (a log read with ``tail``, a diff); only their own failure counts."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _INSTRUCTION_CHARS = 300
+_PASTED_CHARS = 1_500
 _REJECTED = ("The user doesn't want to proceed", "The user doesn't want to take this action")
 """How the client words a tool call the user turned down: neither an error nor, alone, an instruction."""
 _REJECTION_REASON = re.compile(r"the user said:\s*(.+)", re.S | re.I)
@@ -320,6 +321,8 @@ def _user(ledger: SessionLedger, text: str, is_request: bool, seq: int, handle: 
     for error in ledger.errors:
         if error.resolved is None:
             error.resolved, error.resolved_seq = "the user moved on to a new request", seq
+    if len(text) > _PASTED_CHARS:  # a pasted plan, document or log: its imperatives are not the user's rules
+        return
     for sentence in instruction_sentences(text):
         if sentence not in ledger.instructions:
             ledger.instructions.append(sentence)

@@ -105,8 +105,7 @@ def session_start_text(
         lead.append("\nFiles the open work concerns" + (" (each with its stored last read):" if reads else ":"))
         for entry in files:
             stored = f" (stored read: {marker(reads[entry.path])})" if entry.path in reads else ""
-            why = f" - {_flat(entry.why, 160)}" if entry.why else ""
-            lead.append(f"- {rel(entry.path)}{stored}{why}")
+            lead.append(f"- {rel(entry.path)}{stored}")  # the assistant's old narration would read as orders
     if state.check and not state.finished:
         lead.append(f"\nCheck the work with: `{_flat(state.check, 200)}`")
     # Messages the summary never mentions lead, short; the ones it paraphrases follow the note, whole.
@@ -140,19 +139,18 @@ def session_start_text(
         if p.path not in shown and new(p.path) and new(rel(p.path))
     ]
     paraphrased = [m for m in unquoted if m not in dropped]
-    if paraphrased or any(len(m.text.strip()) > _LEAD_MESSAGE_CHARS for m in dropped):
-        rest.append("\nThe user's messages as typed, where the summary paraphrases or cuts them (oldest first):")
-        rest += [
-            f"- {_quoted(m.text, m.handle, _MESSAGE_CHARS)}"
-            for m in unquoted
-            if m in paraphrased or len(m.text.strip()) > _LEAD_MESSAGE_CHARS
-        ]
+    if paraphrased:
+        rest.append("\nThe user's messages as typed, where the summary paraphrases them (oldest first):")
+        rest += [f"- {_quoted(m.text, m.handle, _MESSAGE_CHARS)}" for m in paraphrased]
     if paths:
         rest.append("\nOther paths the session touched, newest first: " + ", ".join(paths))
     commands = [c for c in sorted(ledger.commands.values(), key=lambda c: -c.seq) if new(c.first, whole=True)]
     if commands:
-        rest.append("\nCommands it ran that the summary does not name (first lines, newest first):")
-        rest += [f"- `{_flat(c.first, _COMMAND_CHARS)}`" for c in commands]
+        # A record of what ran, not a to-do list: one line, newest first, cut by whole commands.
+        rest.append(
+            "\nFor reference, commands the session ran (already run; first lines, newest first): "
+            + ", ".join(f"`{_flat(c.first, _COMMAND_CHARS)}`" for c in commands)
+        )
     return _fit("\n".join(lead).strip(), pointer, "\n".join(rest).strip(), budget)
 
 
@@ -180,11 +178,18 @@ def _fit(lead: str, pointer: str, rest: str, budget: int) -> SessionStartText | 
 
 
 def _lines_within(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters: whole lines, and a last line of commands cut after a
+    whole command."""
     if len(text) <= limit:
         return text
     out, used = [], 0
     for line in text.splitlines():
         if used + len(line) + 1 > limit:
+            room = limit - used - 1
+            cut = line.rfind("`, `", 0, room - 20)
+            if cut > 0 and "`, `" in line:  # a list of commands: keep the ones that fit, say how many not
+                left = line[cut + 3 :].count("`, `") + 1
+                out.append(line[: cut + 1] + f" (and {left} more)")
             break
         out.append(line)
         used += len(line) + 1

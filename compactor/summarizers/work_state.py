@@ -160,9 +160,11 @@ def work_state(view: SessionLedger) -> WorkState:
     checked_clean = bool(checks) and checks[0].ok_seq > max(since, last_edit) and checks[0].ok_seq >= checks[0].seq
     finished: str | None = None
     stale: list[LedgerItem] = []
-    if in_progress and reported_done and checked_clean and not (unanswered or open_errors or running or arrived):
-        stale, open_items = in_progress, [i for i in open_items if i not in in_progress]
-        in_progress = []
+    if in_progress and checked_clean and not (unanswered or open_errors or running or arrived):
+        # A list left showing finished work: reported done, or an item that is itself the checking.
+        stale = [i for i in in_progress if reported_done or _CHECKING.search(i.text)]
+        open_items = [i for i in open_items if i not in stale]
+        in_progress = [i for i in in_progress if i not in stale]
     if not (unanswered or in_progress or open_items or open_errors or running or arrived) and since >= 0:
         if view.last_commit_seq > max(since, last_edit):
             finished = f"the work was committed after its last change (`{_flat(view.last_commit, 120)}`)"
@@ -195,6 +197,9 @@ def work_state(view: SessionLedger) -> WorkState:
     )
 
 
+_CHECKING = re.compile(r"\b(?:run|running)\b.*\b(?:tests?|lint|fmt|format|checks?|build|ci)\b|\bverify\b", re.I)
+"""A list item that is itself the checking ("Run fmt, lint, and tests"): a clean check after the last
+change finishes it."""
 _INTENT = re.compile(
     r"\b(?:I need to|I'll|I will|I'm going to|let me|now I|next,? I|then I|we need to|still need|left to|remaining)\b",
     re.I,

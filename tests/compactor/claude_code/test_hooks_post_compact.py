@@ -299,8 +299,9 @@ def test_facts_claude_codes_own_summary_holds_are_left_out_when_post_compact_ran
     before = context_of(session_start_output(start, record))
     known = record.model_copy(update={"compact_summary": f"Claude Code's summary names {commands[0]} and {paths[0]}."})
     after = context_of(session_start_output(start, known))
-    listed = f"\n- `{commands[0]}`"  # its line among the commands (an error line may still quote it)
-    assert listed in before and listed not in after
+    listed = f"`{commands[0]}`"  # among the commands run (one line, each in backticks)
+    assert listed in before.split("commands the session ran")[1]
+    assert listed not in after.split("commands the session ran")[-1]
     assert len(after) < len(before)
 
 

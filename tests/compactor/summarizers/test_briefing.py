@@ -84,3 +84,39 @@ def test_the_listing_share_counts_bookkeeping_lines_not_prose() -> None:
     assert listing_share(log) == 1.0
     assert listing_share(prose) == 0.0
     assert 0 < listing_share(log + prose) < 1
+
+
+def test_a_list_left_showing_the_checking_in_progress_is_done_once_the_check_ran_clean() -> None:
+    todo = call(
+        "t0",
+        "TodoWrite",
+        todos=[
+            {"content": "Fix the resolver", "status": "completed", "activeForm": "Fixing"},
+            {"content": "Run fmt, lint, and tests", "status": "in_progress", "activeForm": "Running"},
+        ],
+    )
+    messages = [
+        user("fix the resolver"),
+        call("e1", "Edit", file_path="/r/a.go", old_string="a", new_string="b"),
+        result("e1", "ok"),
+        todo,
+        result("t0", "ok"),
+        call("c1", "Bash", command="mise run test:integration 2>&1"),
+        result("c1", "ok  \tentire/cli 67.7s"),
+    ]
+    state = state_of(messages)
+    assert [i.text for i in state.stale_items] == ["Run fmt, lint, and tests"]
+    assert (
+        state.in_progress == [] and state.finished == "`mise run test:integration 2>&1` ran clean after the last change"
+    )
+
+
+def test_words_before_a_call_are_no_intent_but_words_after_the_last_call_are() -> None:
+    acted = state_of(
+        [user("fix it"), say("Let me fix the parser."), call("e", "Edit", file_path="/r/p.py"), result("e", "ok")]
+    )
+    assert acted.intent is None, "it did what it said"
+    waiting = state_of(
+        [user("fix it"), call("r", "Read", file_path="/r/p.py"), result("r", "x"), say("I'll fix the parser next.")]
+    )
+    assert waiting.intent == "I'll fix the parser next."

@@ -87,6 +87,7 @@ def test_it_leads_with_where_the_work_stands_the_files_and_the_check() -> None:
     assert "Check the work with: `mix test`" in out.lead
     assert out.lead.endswith("is in <<ccr:ccr_" + "a" * 32 + ">>.")
     assert "Other paths the session touched" in out.rest and "`git rm lib/old_page.ex`" in out.rest
+    assert "commands the session ran (already run" in out.rest
 
 
 def test_facts_claude_codes_summary_states_are_not_repeated() -> None:
@@ -94,7 +95,7 @@ def test_facts_claude_codes_summary_states_are_not_repeated() -> None:
     told = "The user asked: Add the review page and push it. They ran `mix test` and `bd update proj-7 --status in_progress`."
     text = text_of(ledger, summary=told)
     assert "The current request, verbatim" not in text
-    assert "- `bd update proj-7 --status in_progress`" not in text
+    assert "`bd update proj-7 --status in_progress`" not in text
     assert "Add the review page and push it" not in text
 
 
