@@ -43,7 +43,13 @@ from attachments.readable import readable_text
 from ccr import PutRequest, Store, marker
 from ccr.batch import StoreBatch
 from compactor.core.config import DEFAULT_SUMMARY_FACTS_TOKENS
-from compactor.core.errors import CompactionDidNotShrink, CompactionFailed, CompactorError, NothingToCompact
+from compactor.core.errors import (
+    CompactionDidNotShrink,
+    CompactionFailed,
+    CompactorError,
+    InputInvalid,
+    NothingToCompact,
+)
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message, TextBlock
 from compactor.core.session import ReadFileEntry, SessionState
@@ -172,6 +178,35 @@ def compact(
         return failed_result(
             messages, state, exc, trigger=trigger, threshold=opts.threshold, pre_tokens=pre, counter_name=counter.name
         )
+    except UnicodeEncodeError as exc:  # text no UTF-8 holds (a lone surrogate): it cannot be stored
+        return failed_result(
+            messages,
+            state,
+            _not_text(messages, exc),
+            trigger=trigger,
+            threshold=opts.threshold,
+            pre_tokens=pre,
+            counter_name=counter.name,
+        )
+
+
+def _not_text(messages: Sequence[Message], exc: UnicodeEncodeError) -> InputInvalid:
+    """Why a conversation holding text that no UTF-8 can hold was not compacted, naming the first such message."""
+    character = f"U+{ord(exc.object[exc.start]):04X}" if isinstance(exc.object, str) else "a character"
+    where = next((index for index, m in enumerate(messages) if not _encodes(m.api_json())), None)
+    which = f"message {where} (0-based)" if where is not None else "a message"
+    return InputInvalid(
+        f"{which} holds {character}, a lone surrogate that no UTF-8 text can hold, so it cannot be stored; "
+        "nothing was compacted (replace it, for example with U+FFFD, before adding the message)"
+    )
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def failed_result(

@@ -10,11 +10,19 @@ UTF-8 itself. It refuses a few lines ``json`` takes (a lone surrogate escape,
 nesting deeper than 200) and every line ``json`` refuses; any line it refuses
 goes to ``json``, which reads the first kind and names the fault in the
 others, so what is read and what is reported are ``json``'s.
+
+Text is text wherever it comes from: a lone surrogate escape (``"\\ud800"``,
+which no UTF-8 can hold) is replaced by U+FFFD with a warning that counts
+them, so that everything after the reader can encode what it reads; the
+transcript's own bytes, stored before a compaction, keep the escape as the
+file held it. An integer too long for Python to read (more than 4,300
+digits) and a file whose lines end in CR alone are named as such.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -22,7 +30,8 @@ from typing import Any, NamedTuple
 from pydantic_core import from_json
 
 from compactor.claude_code.transcript._models import SHAPE_KINDS, ReadWarning, WarningKind
-from compactor.core.errors import TranscriptError, TranscriptNotFound
+from compactor.claude_code.transcript.surrogates import replace_lone_surrogates
+from compactor.core.errors import TranscriptError, TranscriptNotFound, TranscriptUnreadable
 
 __all__ = ["MAX_LINE_BYTES", "Record", "Reporter", "iter_records", "make_reporter"]
 
@@ -110,16 +119,16 @@ def _iter_records(
     except FileNotFoundError as exc:
         raise TranscriptNotFound(f"{path}: no such transcript") from exc
     except IsADirectoryError as exc:
-        raise TranscriptError(f"{path}: is a directory, not a transcript") from exc
+        raise TranscriptUnreadable(f"{path}: is a directory, not a transcript") from exc
     except OSError as exc:
-        raise TranscriptError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+        raise TranscriptUnreadable(f"{path}: cannot open: {exc.strerror or exc}") from exc
     with handle:
         number = 0
         while True:
             try:
                 chunk = handle.readline(max_line_bytes + 1)
             except OSError as exc:
-                raise TranscriptError(f"{path}:{number + 1}: cannot read: {exc.strerror or exc}") from exc
+                raise TranscriptUnreadable(f"{path}:{number + 1}: cannot read: {exc.strerror or exc}") from exc
             if not chunk:
                 return
             if on_read is not None:
@@ -170,7 +179,14 @@ def _parse_with_json(raw: bytes, number: int, complete: bool, report: Reporter) 
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        if complete:
+        if b"\r" in raw.strip(b"\r"):
+            lines = raw.count(b"\r") + 1
+            report(
+                number,
+                "cr_line_endings",
+                f"lines end in CR alone, not LF or CRLF: {lines:,} lines read as one; skipped",
+            )
+        elif complete:
             report(number, "malformed_json", f"malformed JSON at column {exc.colno} ({exc.msg}); skipped")
         else:
             report(number, "truncated_line", f"truncated last line ({exc.msg}); skipped")
@@ -178,6 +194,19 @@ def _parse_with_json(raw: bytes, number: int, complete: bool, report: Reporter) 
     except RecursionError:
         report(number, "malformed_json", "JSON nested too deeply; skipped")
         return None
+    except ValueError as exc:  # an integer of more digits than int() reads (sys.get_int_max_str_digits)
+        del exc  # its text names a Python setting, not the file
+        limit = sys.get_int_max_str_digits()
+        report(number, "number_too_long", f"holds an integer of more than {limit:,} digits, too long to read; skipped")
+        return None
+    data, replaced = replace_lone_surrogates(data)
+    if replaced:
+        report(
+            number,
+            "lone_surrogate",
+            f"{replaced:,} lone surrogate escape(s) (\\ud800-\\udfff alone, not text) read as U+FFFD; "
+            "the stored copy of the line keeps them",
+        )
     return _object(data, number, report)
 
 
