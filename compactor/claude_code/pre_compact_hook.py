@@ -33,8 +33,10 @@ from ccr import marker
 from compactor.claude_code.hook_input import CLIENT_RETRIEVE_TOOL
 from compactor.claude_code.quick_hooks import DEFAULT_LISTED_RESULTS
 from compactor.claude_code.session_record import (
+    RECORD_SALVAGE_MAX_BYTES,
     SessionRecord,
     StoredResult,
+    clear_pending,
     load_session_record,
     save_session_record,
 )
@@ -312,6 +314,7 @@ def pre_compact(
         }
     )
     save_session_record(record, home)
+    clear_pending(hook.session_id, home)
     return pre_compact_instructions(record, limit=limit, tool=tool)
 
 
@@ -410,7 +413,7 @@ def _settle_previous(
     an improvement, never a reason to fail a hook.
     """
     try:
-        record = load_session_record(session_id, home)
+        record = load_session_record(session_id, home, max_bytes=RECORD_SALVAGE_MAX_BYTES)
         if record is None:
             return None
         settled = settle_kept_messages(record, transcript, store, counter=counter, recovery_tools=recovery_tools)
