@@ -23,7 +23,7 @@ from ccr.progress import progress
 from compactor.claude_code.replay import ReplayReport, replay
 from compactor.cli.commands._warnings import add_reading_options, printed_warnings
 from compactor.core.config import load_settings
-from compactor.core.errors import InputInvalid, InputNotFound, UsageError
+from compactor.core.errors import InputInvalid, InputNotFound
 from compactor.engine.pipeline import CompactionResult
 from compactor.summarizers import make_summarizer
 
@@ -148,7 +148,7 @@ def _refuse_outputs(args: argparse.Namespace) -> None:
     """Check ``--output`` and ``--html`` by the output rule before any work (``ccr.files``).
 
     Raises:
-        UsageError: an output is the transcript, a store or memory database,
+        OutputRefused: an output is the transcript, a store or memory database,
             not a regular file, or both outputs name one file.
     """
     from compactor.claude_code.transcript import refuse_overwriting
@@ -157,7 +157,9 @@ def _refuse_outputs(args: argparse.Namespace) -> None:
     for output in named:
         refuse_overwriting(args.session, output, protected=[args.store, args.memory_db, args.config])
     if len(named) == 2 and Path(named[0]).resolve() == Path(named[1]).resolve():
-        raise UsageError(f"{args.output}: --output and --html name the same file; choose two paths")
+        from ccr.errors import OutputRefused
+
+        raise OutputRefused(f"{args.output}: --output and --html name the same file; choose two paths")
 
 
 def _check_memory_db(path: Path) -> None:
