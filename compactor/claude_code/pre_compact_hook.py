@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -246,8 +246,12 @@ def pre_compact(
     recovery_tools: Sequence[str] = DEFAULT_RECOVERY_TOOLS,
     limit: int = DEFAULT_LISTED_RESULTS,
     tool: str = CLIENT_RETRIEVE_TOOL,
+    warn: Callable[[str], None] | None = None,
 ) -> str:
     """Handle a PreCompact event: store the conversation, record it, return the instructions.
+
+    ``warn`` hears, in one line, of the lone surrogates the transcript held
+    (read as U+FFFD; the stored copy of the file's lines keeps them).
 
     Raises:
         InputInvalid: the input names no transcript.
@@ -265,6 +269,12 @@ def pre_compact(
     from compactor.summarizers.ledger_text import listing_span
 
     path, transcript = _hook_transcript(hook)
+    surrogates = [w for w in transcript.warnings if w.kind == "lone_surrogate"]
+    if surrogates and warn is not None:
+        warn(
+            f"{path}: {len(surrogates):,} line(s) hold lone surrogate escapes, read as U+FFFD (the first: line "
+            f"{surrogates[0].line}); the stored copy of the transcript's lines keeps them"
+        )
     previous = _settle_previous(
         hook.session_id, transcript, store, counter=counter, home=home, recovery_tools=recovery_tools
     )

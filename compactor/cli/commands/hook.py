@@ -309,6 +309,7 @@ def _pre_compact(args: argparse.Namespace) -> int:
                 counter=make_counter(HOOK_COUNTER),
                 recovery_tools=settings.dedup.recovery_tools,
                 limit=args.limit,
+                warn=_warn,
             )
     except CompactorError as exc:
         _report(exc, what)
