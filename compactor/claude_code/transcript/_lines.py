@@ -21,6 +21,7 @@ digits) and a file whose lines end in CR alone are named as such.
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -116,12 +117,13 @@ def _iter_records(
     try:
         # A FIFO or a device is refused, never read (it could block).
         handle = open_regular(path, buffering=_READ_BUFFER)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, NotADirectoryError) as exc:
         raise TranscriptNotFound(f"{path}: no such transcript") from exc
-    except IsADirectoryError as exc:
-        raise TranscriptUnreadable(f"{path}: is a directory, not a transcript") from exc
     except OSError as exc:
-        raise TranscriptUnreadable(f"{path}: cannot open: {exc.strerror or exc}") from exc
+        if exc.errno != errno.ENAMETOOLONG:
+            raise _unopenable(path, exc) from exc
+        shown = f"{str(path)[:60]}... ({len(str(path)):,} characters)"
+        raise TranscriptNotFound(f"{shown}: no such transcript: the name is too long for a file") from exc
     with handle:
         number = 0
         while True:
@@ -146,6 +148,12 @@ def _iter_records(
             record = _parse_line(chunk, number, complete, report)
             if record is not None:
                 yield Record(number, record)
+
+
+def _unopenable(path: Path, exc: OSError) -> TranscriptUnreadable:
+    if isinstance(exc, IsADirectoryError):
+        return TranscriptUnreadable(f"{path}: is a directory, not a transcript")
+    return TranscriptUnreadable(f"{path}: cannot open: {exc.strerror or exc}")
 
 
 def _skip_rest_of_line(handle: Any) -> int:

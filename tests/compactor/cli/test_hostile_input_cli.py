@@ -303,3 +303,15 @@ def test_the_undo_hint_names_a_plugin_folder_that_works_outside_a_checkout(tmp_p
     text = done.stdout.decode()
     assert "nothing to undo" in text
     assert "--plugin-dir plugin" not in text and "compactor plugin path" in text
+
+
+@pytest.mark.parametrize("command", ["tokens", "show", "replay", "inspect", "restore"])
+def test_an_input_that_cannot_be_read_is_input_unreadable_and_a_missing_one_input_not_found(
+    command: str, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    extra = ["--list"] if command == "restore" else []
+    for unreadable in (tmp_path, Path("/dev/zero")):
+        one_error_line(run(command, unreadable, *extra, home=home), "input_unreadable", 65)
+    for missing in (tmp_path / "absent.jsonl", tmp_path / ("z" * 400), tmp_path / "no-folder" / "x.jsonl"):
+        one_error_line(run(command, missing, *extra, home=home), "input_not_found", 66)
