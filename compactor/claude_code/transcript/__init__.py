@@ -41,7 +41,12 @@ from compactor.claude_code.transcript.file_effects import (
     file_effect,
     strip_line_numbers,
 )
-from compactor.claude_code.transcript.reader import KNOWN_ENTRY_TYPES, read_sessions, read_transcript
+from compactor.claude_code.transcript.reader import (
+    KNOWN_ENTRY_TYPES,
+    check_transcript,
+    read_sessions,
+    read_transcript,
+)
 from compactor.claude_code.transcript.state import StateBuilder, parse_timestamp
 from compactor.claude_code.transcript.surrogates import replace_lone_surrogates
 from compactor.claude_code.transcript.writer import (
@@ -70,6 +75,7 @@ __all__ = [
     "TranscriptEntry",
     "WarningKind",
     "boundary_entry",
+    "check_transcript",
     "compaction_entries",
     "file_effect",
     "iter_records",

@@ -60,7 +60,7 @@ from compactor.claude_code.transcript.state import StateBuilder
 from compactor.core.errors import NotATranscript, TranscriptError
 from compactor.core.session import MAIN_AGENT
 
-__all__ = ["KNOWN_ENTRY_TYPES", "read_sessions", "read_transcript"]
+__all__ = ["KNOWN_ENTRY_TYPES", "check_transcript", "read_sessions", "read_transcript"]
 
 KNOWN_ENTRY_TYPES = frozenset(
     {
@@ -234,6 +234,27 @@ def _read_one(
         transcript = _assemble(str(path), records, report, agent_id, state=state, sidechains=sidechains)
     transcript.warnings = warnings
     return transcript
+
+
+def check_transcript(path: str | Path) -> None:
+    """Fail now if ``path`` is missing, unreadable or not a transcript, before anything is made for it.
+
+    Reads only up to the first transcript record (the first line, in a
+    transcript), so a command can check its input before it opens a store.
+
+    Raises:
+        TranscriptNotFound: the file does not exist.
+        NotATranscript: no line of the file is a transcript record.
+        TranscriptError: the file cannot be read.
+    """
+    file = Path(path)
+    warnings: list[ReadWarning] = []
+    records: list[Record] = []
+    for record in _iter_records(file, make_reporter(str(file), strict=False, warn=None, sink=warnings), MAX_LINE_BYTES):
+        if record.data.get("type") in KNOWN_ENTRY_TYPES:
+            return
+        records.append(record)
+    _require_transcript(file, records, warnings)
 
 
 def _require_transcript(path: Path, records: list[Record], warnings: list[ReadWarning]) -> None:

@@ -302,6 +302,10 @@ def _pre_compact(args: argparse.Namespace) -> int:
 
         hook = parse_hook_input(data, warn=_warn)
         settings = load_settings(args.config)
+        if hook.transcript_path:  # a transcript that is none fails before a store is made for it
+            from compactor.claude_code.transcript import check_transcript
+
+            check_transcript(Path(hook.transcript_path).expanduser())
         with open_store(args.store) as store:
             text = pre_compact(
                 hook,

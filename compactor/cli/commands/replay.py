@@ -102,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
         overrides["pipeline.memory_db"] = str(args.memory_db)
     settings = load_settings(args.config, overrides=overrides)
     _refuse_outputs(args)
+    from compactor.claude_code.transcript import check_transcript
+
+    check_transcript(args.session)  # a file that is none fails before a store is made for it
     store = open_store(args.store)
     try:
         with (

@@ -222,6 +222,7 @@ def test_an_empty_transcript_stores_nothing_and_says_so(tmp_path: Path, compacto
     done = hook("pre-compact", pre_compact_input(empty))
     assert done.returncode == 0 and done.stdout == ""
     assert done.stderr.startswith("compactor: not_a_transcript: ") and "empty" in done.stderr
+    assert not (compactor_home / "ccr.db").exists()
 
 
 # -- session-start ------------------------------------------------------------------

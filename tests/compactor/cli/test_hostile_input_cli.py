@@ -156,6 +156,7 @@ def test_a_file_that_is_not_a_transcript_is_a_clear_error_not_no_compaction(
     for command in ("replay", "inspect"):
         line = one_error_line(run(command, path, home=tmp_path / "home"), "not_a_transcript", 65)
         assert name in line and "not a Claude Code transcript" in line
+    assert not (tmp_path / "home" / "ccr.db").exists()  # no store was made for it
 
 
 def test_cr_only_line_endings_are_named_as_such(tmp_path: Path) -> None:
