@@ -74,6 +74,8 @@ def parse_hook_input(data: bytes, *, warn: Callable[[str], None] | None = None) 
         raise InputInvalid(f"hook input is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
     except RecursionError as exc:
         raise InputInvalid("hook input is JSON nested too deeply") from exc
+    except ValueError as exc:  # an integer of more digits than int() reads
+        raise InputInvalid("hook input holds a number too long to read") from exc
     if not isinstance(value, dict):
         raise InputInvalid(f"hook input must be a JSON object, got {type(value).__name__}")
     value, replaced = replace_lone_surrogates(value)

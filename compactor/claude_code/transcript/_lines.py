@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -40,6 +41,13 @@ MAX_LINE_BYTES = 32 * 1024 * 1024
 """Longest line accepted (32 MiB); a longer one is skipped with a warning."""
 
 _SKIP_CHUNK = 1024 * 1024
+
+MAX_INTEGER = 10**21
+"""Largest integer a line may hold: JavaScript, which writes the transcripts, writes larger numbers with
+an exponent, and one far larger (a usage of 4,000 digits) would overflow every float it meets later."""
+
+_LONG_DIGITS = re.compile(rb"\d{22}")
+"""A run of digits long enough to be an integer over ``MAX_INTEGER``: only then is the record searched."""
 
 _READ_BUFFER = 1024 * 1024
 """Bytes read at a time: transcript lines run to hundreds of KB, and ``readline`` over the usual 8 KB
@@ -173,7 +181,7 @@ def _parse_line(chunk: bytes, number: int, complete: bool, report: Reporter) -> 
         data = from_json(raw, cache_strings="keys")
     except ValueError:  # blank, bad, or only ``json`` reads it: ``json`` decides and names the fault
         return _parse_with_json(raw, number, complete, report)
-    return _object(data, number, report)
+    return _object(data, number, report, raw)
 
 
 def _parse_with_json(raw: bytes, number: int, complete: bool, report: Reporter) -> dict[str, Any] | None:
@@ -215,12 +223,33 @@ def _parse_with_json(raw: bytes, number: int, complete: bool, report: Reporter) 
             f"{replaced:,} lone surrogate escape(s) (\\ud800-\\udfff alone, not text) read as U+FFFD; "
             "the stored copy of the line keeps them",
         )
-    return _object(data, number, report)
+    return _object(data, number, report, raw)
 
 
-def _object(data: Any, number: int, report: Reporter) -> dict[str, Any] | None:
-    """``data`` when the line held a JSON object, else reported and skipped."""
+def _object(data: Any, number: int, report: Reporter, raw: bytes) -> dict[str, Any] | None:
+    """``data`` when the line held a JSON object of numbers a transcript can hold, else reported and skipped."""
     if not isinstance(data, dict):
         report(number, "not_an_object", f"expected a JSON object, got {type(data).__name__}; skipped")
         return None
+    if _LONG_DIGITS.search(raw) is not None and _has_huge_integer(data):
+        report(
+            number,
+            "number_too_long",
+            "holds an integer of more than 21 digits, which no transcript holds (JavaScript writes such a number "
+            "with an exponent); skipped",
+        )
+        return None
     return data
+
+
+def _has_huge_integer(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, int) and not isinstance(item, bool) and abs(item) > MAX_INTEGER:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False

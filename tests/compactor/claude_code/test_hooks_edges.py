@@ -203,3 +203,9 @@ def test_one_huge_user_message_keeps_the_session_record_readable_and_its_history
     assert path.stat().st_size <= SESSION_RECORD_MAX_BYTES
     later = load_session_record("s7", home)
     assert later is not None and record.head_handle in later.earlier_heads and len(later.segments) == 2
+
+
+def test_a_number_too_long_to_read_in_the_hook_input_is_bad_input_not_a_bug(tmp_path: Path) -> None:
+    done = hook("pre-compact", '{"session_id": "s8", "n": ' + "1" * 5000 + "}", tmp_path / "home")
+    assert done.returncode == 0 and done.stdout == ""
+    assert done.stderr.startswith("compactor: input_invalid: hook input holds a number too long to read")
