@@ -147,6 +147,10 @@ def test_after_a_pre_compact_that_ran_out_of_time_session_start_names_no_older_c
     assert late.returncode == 0 and "hook_timed_out" in late.stderr and late.stdout == ""
     after = hook("session-start", start("s5", transcript), home)
     assert after.returncode == 0 and old not in after.stdout and "just compacted" not in after.stdout
+    summary = {**start("s5", transcript), "compact_summary": "the summary of the compaction not stored"}
+    assert hook("post-compact", summary, home).returncode == 0
+    kept = load_session_record("s5", home)
+    assert kept is not None and kept.compact_summary is None  # not the older compaction's summary
     # The earlier compaction is still known, and the next hook that finishes is announced again.
     record = load_session_record("s5", home)
     assert record is not None and record.head_handle == old
