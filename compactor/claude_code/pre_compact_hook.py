@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HOOK_TRANSCRIPT_MAX_BYTES",
     "PRODUCER",
+    "check_hook_transcript",
     "conversation_since_last_compaction",
     "describe_call",
     "kept_uuids",
@@ -328,16 +329,26 @@ def pre_compact(
     return pre_compact_instructions(record, limit=limit, tool=tool)
 
 
-def _hook_transcript(hook: HookInput) -> tuple[Path, Transcript]:
-    """The transcript the hook input names, and its main chain as read (the main chain is what is stored).
+def check_hook_transcript(hook: HookInput) -> None:
+    """Fail now, before a store is opened, if the transcript the input names is too large, missing or none.
 
     Raises:
         InputInvalid: the input names no transcript, or one over ``HOOK_TRANSCRIPT_MAX_BYTES``.
         TranscriptNotFound: the transcript does not exist.
+        NotATranscript: no line of it is a transcript record.
         TranscriptError: the transcript cannot be read.
     """
-    from compactor.claude_code.transcript import read_transcript
+    from compactor.claude_code.transcript import check_transcript
 
+    check_transcript(_bounded_path(hook))
+
+
+def _bounded_path(hook: HookInput) -> Path:
+    """The transcript the hook input names, refused when over ``HOOK_TRANSCRIPT_MAX_BYTES``.
+
+    Raises:
+        InputInvalid: the input names no transcript, or one over the bound.
+    """
     if not hook.transcript_path:
         raise InputInvalid("hook input has no transcript_path")
     path = Path(hook.transcript_path).expanduser()
@@ -350,6 +361,20 @@ def _hook_transcript(hook: HookInput) -> tuple[Path, Transcript]:
             f"{path}: the transcript holds {size:,} bytes, over the hook's {HOOK_TRANSCRIPT_MAX_BYTES:,}-byte limit; "
             "not stored ('compactor replay' reads it)"
         )
+    return path
+
+
+def _hook_transcript(hook: HookInput) -> tuple[Path, Transcript]:
+    """The transcript the hook input names, and its main chain as read (the main chain is what is stored).
+
+    Raises:
+        InputInvalid: the input names no transcript, or one over ``HOOK_TRANSCRIPT_MAX_BYTES``.
+        TranscriptNotFound: the transcript does not exist.
+        TranscriptError: the transcript cannot be read.
+    """
+    from compactor.claude_code.transcript import read_transcript
+
+    path = _bounded_path(hook)
     return path, read_transcript(path, subagents=False, state=False)
 
 

@@ -296,16 +296,13 @@ def _pre_compact(args: argparse.Namespace) -> int:
         mark_pending(data, os.environ)  # first: a hook that runs out of time leaves the record unnamed
         from ccr import open_store
         from compactor.claude_code.hook_input import parse_hook_input
-        from compactor.claude_code.pre_compact_hook import pre_compact
+        from compactor.claude_code.pre_compact_hook import check_hook_transcript, pre_compact
         from compactor.core.config import load_settings
         from compactor.core.tokens import make_counter
 
         hook = parse_hook_input(data, warn=_warn)
         settings = load_settings(args.config)
-        if hook.transcript_path:  # a transcript that is none fails before a store is made for it
-            from compactor.claude_code.transcript import check_transcript
-
-            check_transcript(Path(hook.transcript_path).expanduser())
+        check_hook_transcript(hook)  # a transcript that is none fails before a store is made for it
         with open_store(args.store) as store:
             text = pre_compact(
                 hook,
