@@ -33,8 +33,7 @@ The classes are the one source of the ids: ``error_table()`` lists them.
 
 from __future__ import annotations
 
-import inspect
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = [
     "CompactorError",
@@ -135,9 +134,12 @@ class NotAStore(StoreError):
     error_id = "not_a_store"
 
 
-@dataclass(frozen=True)
-class ErrorRow:
-    """One error id: the exit code the command lines exit with, and the classes that carry it."""
+class ErrorRow(NamedTuple):
+    """One error id: the exit code the command lines exit with, and the classes that carry it.
+
+    A named tuple, not a dataclass: this module loads with every command line, the status line
+    included, which must not pay for importing ``dataclasses``.
+    """
 
     error_id: str
     exit_code: int
@@ -154,6 +156,8 @@ def error_table() -> list[ErrorRow]:
     never written down twice. Only classes whose modules are imported are
     seen; ``compactor.cli.error_table`` imports every package's errors first.
     """
+    import inspect
+
     classes: dict[str, list[type[CompactorError]]] = {}
     pending: list[type[CompactorError]] = [CompactorError]
     seen: set[type[CompactorError]] = set()

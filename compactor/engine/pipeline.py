@@ -43,13 +43,7 @@ from attachments.readable import readable_text
 from ccr import PutRequest, Store, marker
 from ccr.batch import StoreBatch
 from compactor.core.config import DEFAULT_SUMMARY_FACTS_TOKENS
-from compactor.core.errors import (
-    CompactionDidNotShrink,
-    CompactionFailed,
-    CompactorError,
-    InputInvalid,
-    NothingToCompact,
-)
+from compactor.core.errors import CompactionDidNotShrink, CompactionFailed, CompactorError, NothingToCompact
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message, TextBlock
 from compactor.core.session import ReadFileEntry, SessionState
@@ -69,7 +63,7 @@ from compactor.engine.report import (
     Trigger,
 )
 from compactor.engine.rounds import split_rounds, split_tail
-from compactor.engine.spans import Span, head_span, head_spans
+from compactor.engine.spans import Span, head_span, head_spans, not_text
 from compactor.engine.survival import context_retention, continuation, fact_survival, model_text
 from compactor.summarizers.base import CitingSummarizer, Summarizer, Summary
 from compactor.summarizers.briefing import listing_share
@@ -174,39 +168,11 @@ def compact(
             pre,
             also_store,
         )
-    except CompactorError as exc:
+    except (CompactorError, UnicodeEncodeError) as exc:  # text no UTF-8 holds (a lone surrogate) cannot be stored
+        error = exc if isinstance(exc, CompactorError) else not_text(messages, exc)
         return failed_result(
-            messages, state, exc, trigger=trigger, threshold=opts.threshold, pre_tokens=pre, counter_name=counter.name
+            messages, state, error, trigger=trigger, threshold=opts.threshold, pre_tokens=pre, counter_name=counter.name
         )
-    except UnicodeEncodeError as exc:  # text no UTF-8 holds (a lone surrogate): it cannot be stored
-        return failed_result(
-            messages,
-            state,
-            _not_text(messages, exc),
-            trigger=trigger,
-            threshold=opts.threshold,
-            pre_tokens=pre,
-            counter_name=counter.name,
-        )
-
-
-def _not_text(messages: Sequence[Message], exc: UnicodeEncodeError) -> InputInvalid:
-    """Why a conversation holding text that no UTF-8 can hold was not compacted, naming the first such message."""
-    character = f"U+{ord(exc.object[exc.start]):04X}" if isinstance(exc.object, str) else "a character"
-    where = next((index for index, m in enumerate(messages) if not _encodes(m.api_json())), None)
-    which = f"message {where} (0-based)" if where is not None else "a message"
-    return InputInvalid(
-        f"{which} holds {character}, a lone surrogate that no UTF-8 text can hold, so it cannot be stored; "
-        "nothing was compacted (replace it, for example with U+FFFD, before adding the message)"
-    )
-
-
-def _encodes(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def failed_result(
