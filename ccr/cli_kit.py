@@ -2,7 +2,8 @@
 
 It lives in ``ccr``, the lowest package, so that ccr's command line needs
 nothing from ``compactor``. Each parses with ``UsageParser`` (argparse, with its errors in the
-project's ``prog: error_id: message`` form, exit 2) and run the chosen
+project's ``prog: usage_error: message`` form after the usage of the command
+that was mistyped, exit 2) and run the chosen
 command through ``run_command``, the one place where errors become exit
 codes: a ``CompactorError`` prints ``prog: error_id: message`` to stderr
 and exits with its ``exit_code``.
@@ -27,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn, TextIO, cast
 
 from ccr.distribution import installed_version
-from ccr.root_errors import CompactorError, OutputWriteError
+from ccr.root_errors import CompactorError, OutputWriteError, UsageError
 
 __all__ = [
     "Commands",
@@ -47,19 +48,32 @@ Commands = Mapping[str, tuple[str, str]]
 
 
 class UsageParser(argparse.ArgumentParser):
-    """argparse whose usage errors read ``prog: <prog>_usage: message`` and exit 2.
+    """argparse whose usage errors read ``prog: usage_error: message`` and exit 2.
 
-    ``prog`` is the program (the first word of the parser's ``prog``); a
-    parser whose ``usage_error_id`` is set says that id instead of
-    ``<prog>_usage`` (``compactor memory`` keeps ``memory_usage``).
+    ``prog`` is the program (the first word of the parser's ``prog``); the id
+    is ``UsageError``'s, as for every usage mistake a command finds itself,
+    in every program.
     """
 
     usage_error_id: str | None = None
+    """No longer read: every program's usage errors are ``usage_error``. Kept so that a parser that
+    still sets it (``compactor memory`` set ``memory_usage``) goes on working."""
+    reports_unknown = False
+    """Set on a command's own parser (``add_commands``): a word it does not know is its mistake,
+    shown with its usage, not the program's."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and self.reports_unknown:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         root = self.prog.split()[0]
-        self.exit(2, f"{root}: {self.usage_error_id or root + '_usage'}: {message}\n")
+        self.exit(2, f"{root}: {UsageError.error_id}: {message}\n")
 
 
 class VersionAction(argparse.Action):
@@ -98,9 +112,20 @@ def add_commands(
         if name == chosen:
             importlib.import_module(module).register(subparsers)
             real = subparsers.choices[name]
+            _report_unknown_in(real)
         else:
             subparsers.add_parser(name, help=summary, add_help=False)
     return real
+
+
+def _report_unknown_in(parser: argparse.ArgumentParser) -> None:
+    """Make ``parser`` and the parsers of its subcommands report the words they do not know themselves."""
+    if isinstance(parser, UsageParser):
+        parser.reports_unknown = True
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _report_unknown_in(sub)
 
 
 class _Stdout:

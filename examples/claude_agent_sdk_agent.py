@@ -19,15 +19,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import anyio
-from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, SystemMessage, TextBlock, query
-
 from ccr import marker
-from compactor.adapters.claude_agent_sdk import ClaudeAgentSDKCompaction
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
 from fake_api import Call, FakeAnthropic, Say, last_tool_result, request_text
 from harness import client_binary
+
+EXTRA = "claude-agent-sdk"
+"""The extra that installs the SDK (and anyio, which it runs on)."""
 
 NOTES = "".join(f"{i:04d} the deploy key rotates on day {i % 28 + 1}\n" for i in range(400))
 RETRIEVE = "mcp__ccr__ccr_retrieve"
@@ -61,6 +60,10 @@ async def main() -> None:
 
 async def run(root: Path) -> None:
     """One session in ``root``: its own HOME (the client's sessions), COMPACTOR_HOME and project."""
+    from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, SystemMessage, TextBlock, query
+
+    from compactor.adapters.claude_agent_sdk import ClaudeAgentSDKCompaction
+
     (root / "home").mkdir()
     project = root / "project"
     project.mkdir()
@@ -103,5 +106,27 @@ async def run(root: Path) -> None:
         )
 
 
+def _sdk_missing() -> str | None:
+    """The package of the extra that is not installed, if one is not."""
+    try:
+        import anyio  # noqa: F401
+        import claude_agent_sdk  # noqa: F401
+    except ModuleNotFoundError as exc:
+        if exc.name in ("anyio", "claude_agent_sdk"):
+            return exc.name
+        raise
+    return None
+
+
 if __name__ == "__main__":
+    missing = _sdk_missing()
+    if missing is not None:  # say so in one line, not with a traceback
+        print(
+            f"{Path(__file__).name}: usage_error: this example needs the Claude Agent SDK ({missing} is not "
+            f"installed): pip install 'context-compactor[{EXTRA}]'",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+    import anyio
+
     anyio.run(main)

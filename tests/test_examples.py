@@ -70,3 +70,27 @@ def test_claude_agent_sdk_example_compacts_stores_and_recovers() -> None:
     assert "compacted (auto" in out and "last compaction record: {" in out
     assert "stored 5 messages" in out and "<<ccr:ccr_" in out
     assert "recovered: 0016 the deploy key rotates on day 17" in out
+
+
+@pytest.mark.parametrize("missing", ["claude_agent_sdk", "anyio"])
+def test_the_claude_agent_sdk_example_without_its_extra_says_so_in_one_line(missing: str, tmp_path: Path) -> None:
+    """Whether or not the SDK is installed here, a package that raises as an absent one does stands in for it."""
+    package = tmp_path / missing
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        f"raise ModuleNotFoundError({'No module named ' + missing!r}, name={missing!r})\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "claude_agent_sdk_agent.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+    assert done.stderr.startswith("claude_agent_sdk_agent.py: usage_error: ")
+    assert f"{missing} is not installed" in done.stderr and "context-compactor[claude-agent-sdk]" in done.stderr
+    assert done.stdout == ""

@@ -7,10 +7,12 @@ hook's text gives the model.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from compactor.claude_code.quick_hooks import HOOK_INPUT_MAX_BYTES, SESSION_ID_PATTERN
+from compactor.claude_code.transcript.surrogates import replace_lone_surrogates
 from compactor.core.errors import InputInvalid
 
 __all__ = ["CLIENT_RETRIEVE_TOOL", "HookInput", "parse_hook_input"]
@@ -45,9 +47,19 @@ class HookInput(BaseModel):
     compact_summary: str | None = None
     """PostCompact: the summary Claude Code wrote."""
 
+    @field_validator("transcript_path", "cwd")
+    @classmethod
+    def _no_nul(cls, value: str | None) -> str | None:
+        if value is not None and "\x00" in value:
+            raise ValueError("holds a NUL character, which no file name can")
+        return value
 
-def parse_hook_input(data: bytes) -> HookInput:
+
+def parse_hook_input(data: bytes, *, warn: Callable[[str], None] | None = None) -> HookInput:
     """Parse the hook's stdin.
+
+    A lone surrogate escape (``"\\ud800"``, which no UTF-8 text holds) is read
+    as U+FFFD, and ``warn`` hears how many there were.
 
     Raises:
         InputInvalid: too large, not UTF-8 JSON, not an object, or without a usable ``session_id``.
@@ -62,8 +74,13 @@ def parse_hook_input(data: bytes) -> HookInput:
         raise InputInvalid(f"hook input is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
     except RecursionError as exc:
         raise InputInvalid("hook input is JSON nested too deeply") from exc
+    except ValueError as exc:  # an integer of more digits than int() reads
+        raise InputInvalid("hook input holds a number too long to read") from exc
     if not isinstance(value, dict):
         raise InputInvalid(f"hook input must be a JSON object, got {type(value).__name__}")
+    value, replaced = replace_lone_surrogates(value)
+    if replaced and warn is not None:
+        warn(f"hook input: {replaced:,} lone surrogate escape(s) (not text) read as U+FFFD")
     try:
         return HookInput.model_validate(value)
     except ValidationError as exc:

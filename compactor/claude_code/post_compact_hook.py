@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compactor.claude_code.session_record import load_session_record, save_session_record
+from compactor.claude_code.session_record import is_pending, load_session_record, save_session_record
 
 if TYPE_CHECKING:
     from compactor.claude_code.hook_input import HookInput
@@ -24,7 +24,9 @@ def record_compact_summary(hook: HookInput, home: Path | None = None) -> Session
     """Handle a PostCompact event: note Claude Code's summary (and trigger) in the session's record.
 
     Only a session whose latest pre-compact hook wrote a record gets it (a
-    session that stored nothing keeps no record); the record as saved, or
+    session that stored nothing keeps no record, and a record whose latest
+    pre-compact hook did not finish describes an older compaction, whose
+    summary this is not); the record as saved, or
     None when there is none or the input carries no summary. Claude Code
     2.1.332 runs this after the SessionStart hook (``tests/e2e``), so that
     hook only sees the summary with clients that run PostCompact first;
@@ -37,7 +39,7 @@ def record_compact_summary(hook: HookInput, home: Path | None = None) -> Session
     if hook.compact_summary is None:
         return None
     record = load_session_record(hook.session_id, home)
-    if record is None:
+    if record is None or is_pending(hook.session_id, home):
         return None
     record = record.model_copy(
         update={

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,8 +33,10 @@ from ccr import marker
 from compactor.claude_code.hook_input import CLIENT_RETRIEVE_TOOL
 from compactor.claude_code.quick_hooks import DEFAULT_LISTED_RESULTS
 from compactor.claude_code.session_record import (
+    RECORD_SALVAGE_MAX_BYTES,
     SessionRecord,
     StoredResult,
+    clear_pending,
     load_session_record,
     save_session_record,
 )
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HOOK_TRANSCRIPT_MAX_BYTES",
     "PRODUCER",
+    "check_hook_transcript",
     "conversation_since_last_compaction",
     "describe_call",
     "kept_uuids",
@@ -244,8 +247,12 @@ def pre_compact(
     recovery_tools: Sequence[str] = DEFAULT_RECOVERY_TOOLS,
     limit: int = DEFAULT_LISTED_RESULTS,
     tool: str = CLIENT_RETRIEVE_TOOL,
+    warn: Callable[[str], None] | None = None,
 ) -> str:
     """Handle a PreCompact event: store the conversation, record it, return the instructions.
+
+    ``warn`` hears, in one line, of the lone surrogates the transcript held
+    (read as U+FFFD; the stored copy of the file's lines keeps them).
 
     Raises:
         InputInvalid: the input names no transcript.
@@ -263,6 +270,12 @@ def pre_compact(
     from compactor.summarizers.ledger_text import listing_span
 
     path, transcript = _hook_transcript(hook)
+    surrogates = [w for w in transcript.warnings if w.kind == "lone_surrogate"]
+    if surrogates and warn is not None:
+        warn(
+            f"{path}: {len(surrogates):,} line(s) hold lone surrogate escapes, read as U+FFFD (the first: line "
+            f"{surrogates[0].line}); the stored copy of the transcript's lines keeps them"
+        )
     previous = _settle_previous(
         hook.session_id, transcript, store, counter=counter, home=home, recovery_tools=recovery_tools
     )
@@ -312,19 +325,30 @@ def pre_compact(
         }
     )
     save_session_record(record, home)
+    clear_pending(hook.session_id, home)
     return pre_compact_instructions(record, limit=limit, tool=tool)
 
 
-def _hook_transcript(hook: HookInput) -> tuple[Path, Transcript]:
-    """The transcript the hook input names, and its main chain as read (the main chain is what is stored).
+def check_hook_transcript(hook: HookInput) -> None:
+    """Fail now, before a store is opened, if the transcript the input names is too large, missing or none.
 
     Raises:
         InputInvalid: the input names no transcript, or one over ``HOOK_TRANSCRIPT_MAX_BYTES``.
         TranscriptNotFound: the transcript does not exist.
+        NotATranscript: no line of it is a transcript record.
         TranscriptError: the transcript cannot be read.
     """
-    from compactor.claude_code.transcript import read_transcript
+    from compactor.claude_code.transcript import check_transcript
 
+    check_transcript(_bounded_path(hook))
+
+
+def _bounded_path(hook: HookInput) -> Path:
+    """The transcript the hook input names, refused when over ``HOOK_TRANSCRIPT_MAX_BYTES``.
+
+    Raises:
+        InputInvalid: the input names no transcript, or one over the bound.
+    """
     if not hook.transcript_path:
         raise InputInvalid("hook input has no transcript_path")
     path = Path(hook.transcript_path).expanduser()
@@ -337,6 +361,20 @@ def _hook_transcript(hook: HookInput) -> tuple[Path, Transcript]:
             f"{path}: the transcript holds {size:,} bytes, over the hook's {HOOK_TRANSCRIPT_MAX_BYTES:,}-byte limit; "
             "not stored ('compactor replay' reads it)"
         )
+    return path
+
+
+def _hook_transcript(hook: HookInput) -> tuple[Path, Transcript]:
+    """The transcript the hook input names, and its main chain as read (the main chain is what is stored).
+
+    Raises:
+        InputInvalid: the input names no transcript, or one over ``HOOK_TRANSCRIPT_MAX_BYTES``.
+        TranscriptNotFound: the transcript does not exist.
+        TranscriptError: the transcript cannot be read.
+    """
+    from compactor.claude_code.transcript import read_transcript
+
+    path = _bounded_path(hook)
     return path, read_transcript(path, subagents=False, state=False)
 
 
@@ -410,7 +448,7 @@ def _settle_previous(
     an improvement, never a reason to fail a hook.
     """
     try:
-        record = load_session_record(session_id, home)
+        record = load_session_record(session_id, home, max_bytes=RECORD_SALVAGE_MAX_BYTES)
         if record is None:
             return None
         settled = settle_kept_messages(record, transcript, store, counter=counter, recovery_tools=recovery_tools)

@@ -14,12 +14,20 @@ runs, reporting any bad input.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 
 from ccr.paths import default_store_path
 
-__all__ = ["DEFAULT_LISTED_RESULTS", "HOOK_INPUT_MAX_BYTES", "SESSION_ID", "SESSION_ID_PATTERN", "nothing_to_say"]
+__all__ = [
+    "DEFAULT_LISTED_RESULTS",
+    "HOOK_INPUT_MAX_BYTES",
+    "SESSION_ID",
+    "SESSION_ID_PATTERN",
+    "mark_pending",
+    "nothing_to_say",
+]
 
 DEFAULT_LISTED_RESULTS = 15
 """How many stored tool results the pre-compact hook's summary instructions name, largest first."""
@@ -73,3 +81,33 @@ def nothing_to_say(data: bytes, environ: Mapping[str, str]) -> bool:
         return False
     sessions = default_store_path(environ).parent / "sessions"
     return not (sessions / f"{session_id}.json").exists()
+
+
+def mark_pending(data: bytes, environ: Mapping[str, str]) -> None:
+    """Before a pre-compact hook does anything else: mark the session's record as not describing this compaction.
+
+    The marker (``<session_id>.pending`` beside the record, see
+    ``compactor.claude_code.session_record``) is removed once the hook has
+    written the new record or said that it failed; a hook that runs out of
+    time leaves it, and the session-start hook then names no stored copy.
+    Written only when the session has a record; the standard library only,
+    so that it is done within the first milliseconds. A marker that cannot be
+    written is left unwritten (the hook goes on).
+    """
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return
+    session_id = value.get("session_id") if isinstance(value, dict) else None
+    if not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
+        return
+    sessions = default_store_path(environ).parent / "sessions"
+    if sessions.is_symlink() or not (sessions / f"{session_id}.json").exists():
+        return
+    try:
+        descriptor = os.open(
+            sessions / f"{session_id}.pending", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600
+        )
+        os.close(descriptor)
+    except OSError:
+        pass

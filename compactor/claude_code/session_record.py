@@ -3,12 +3,24 @@
 A record lives at ``$COMPACTOR_HOME/sessions/<session_id>.json`` (0600, in
 a 0700 folder that must not be a symlink), written whole or not at all; a
 newer record keeps the heads of the session's earlier compactions.
+
+A record never grows past what it can be read back with
+(``SESSION_RECORD_MAX_BYTES``): the ledger copy it carries for the
+session-start text has its long texts cut (a 9 MB message would be kept
+three times: as a message, the goal and the request; the whole ledger is
+stored in CCR, ``ledger_handle``), and only if that is not enough is it left
+out. While a pre-compact hook runs, a marker beside the record
+(``<session_id>.pending``) says that the record does not describe this
+compaction yet; a hook that ran out of time leaves it, so the session-start
+text never names an older compaction's stored copy as the one just made.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -19,19 +31,32 @@ from compactor.core.ledger import SessionLedger
 from compactor.engine.segment import TranscriptSegment
 
 __all__ = [
+    "RECORD_SALVAGE_MAX_BYTES",
+    "RECORD_TEXT_MAX_CHARS",
     "SESSION_RECORD_MAX_BYTES",
     "SessionRecord",
     "StoredResult",
     "announced_handle",
+    "clear_pending",
     "forget_latest_head",
+    "is_pending",
     "load_session_record",
+    "pending_marker_path",
     "save_session_record",
     "session_record_path",
     "sessions_dir",
 ]
 
 SESSION_RECORD_MAX_BYTES = 16 * 1024 * 1024
-"""Largest session record read back (a record names a compaction's handles: a few KiB)."""
+"""Largest session record read back (a record names a compaction's handles: a few KiB); none is written larger."""
+
+RECORD_TEXT_MAX_CHARS = 10_000
+"""Longest text of the ledger copy in a record that would not fit whole: the session-start text it is
+kept for holds at most 10,000 characters in all."""
+
+RECORD_SALVAGE_MAX_BYTES = 256 * 1024 * 1024
+"""Largest record a pre-compact hook reads to carry its earlier heads on (older versions wrote records
+over ``SESSION_RECORD_MAX_BYTES``)."""
 
 
 class StoredResult(BaseModel):
@@ -113,8 +138,21 @@ def session_record_path(session_id: str, home: Path | None = None) -> Path:
     return sessions_dir(home) / f"{session_id}.json"
 
 
-def load_session_record(session_id: str, home: Path | None = None) -> SessionRecord | None:
+def pending_marker_path(session_id: str, home: Path | None = None) -> Path:
+    """The marker a pre-compact hook leaves while it runs (``hook.py`` writes it with the standard library).
+
+    Raises:
+        InputInvalid: the session id could escape the sessions folder.
+    """
+    return session_record_path(session_id, home).with_suffix(".pending")
+
+
+def load_session_record(
+    session_id: str, home: Path | None = None, *, max_bytes: int = SESSION_RECORD_MAX_BYTES
+) -> SessionRecord | None:
     """The session's record, or None when the session never stored anything.
+
+    ``max_bytes`` bounds the read (a larger record is damaged: ``HookError``).
 
     Raises:
         InputInvalid: the session id is unusable.
@@ -125,7 +163,7 @@ def load_session_record(session_id: str, home: Path | None = None) -> SessionRec
     path = session_record_path(session_id, home)
     _refuse_symlinked_folder(path.parent)
     try:
-        data = read_regular(path, max_bytes=SESSION_RECORD_MAX_BYTES)
+        data = read_regular(path, max_bytes=max_bytes)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -140,14 +178,15 @@ def save_session_record(record: SessionRecord, home: Path | None = None) -> Path
     """Write ``record``, keeping the heads of the session's earlier compactions; returns the path.
 
     The folder is created 0700 and the file 0600 (it names files and
-    commands of the session), written whole or not at all.
+    commands of the session), written whole or not at all, and never larger
+    than ``SESSION_RECORD_MAX_BYTES`` (see the module docstring).
 
     Raises:
-        HookError: the file system refused.
+        HookError: the file system refused, or the record cannot fit even without its ledger copy.
     """
     path = session_record_path(record.session_id, home)
     try:
-        previous = load_session_record(record.session_id, home)
+        previous = load_session_record(record.session_id, home, max_bytes=RECORD_SALVAGE_MAX_BYTES)
     except HookError:
         previous = None  # a damaged record is replaced, not merged
     earlier = list(previous.earlier_heads) if previous else []
@@ -165,15 +204,69 @@ def save_session_record(record: SessionRecord, home: Path | None = None) -> Path
     )
     from ccr.files import describe_os_error, private_dir, write_output
 
+    data = _fitting(record)
     try:
         private_dir(path.parent)
         _refuse_symlinked_folder(path.parent)
-        write_output(path, [record.model_dump_json(indent=2).encode("utf-8")], what="session record")
+        write_output(path, [data], what="session record")
     except OSError as exc:
         raise HookError(f"cannot write session record {path}: {describe_os_error(exc)}") from exc
     except CompactorError as exc:  # the output rule refused the name (a folder or a device is there)
         raise HookError(f"cannot write session record {path}: {exc}") from exc
     return path
+
+
+def clear_pending(session_id: str, home: Path | None = None) -> None:
+    """Remove the session's pending marker: its record describes the latest compaction again.
+
+    Raises:
+        InputInvalid: the session id is unusable.
+    """
+    with contextlib.suppress(OSError):
+        pending_marker_path(session_id, home).unlink(missing_ok=True)
+
+
+def is_pending(session_id: str, home: Path | None = None) -> bool:
+    """Whether a pre-compact hook of the session started and neither finished nor said it failed.
+
+    Raises:
+        InputInvalid: the session id is unusable.
+    """
+    return pending_marker_path(session_id, home).exists()
+
+
+def _fitting(record: SessionRecord) -> bytes:
+    """``record`` as it is written: whole when it fits the read limit, else with its ledger copy cut, else without.
+
+    Raises:
+        HookError: it does not fit even without the ledger copy.
+    """
+    data = record.model_dump_json(indent=2).encode("utf-8")
+    if len(data) <= SESSION_RECORD_MAX_BYTES:
+        return data
+    if record.ledger is not None:
+        cut = SessionLedger.model_validate(_cut_texts(record.ledger.model_dump(), RECORD_TEXT_MAX_CHARS))
+        data = record.model_copy(update={"ledger": cut}).model_dump_json(indent=2).encode("utf-8")
+        if len(data) <= SESSION_RECORD_MAX_BYTES:
+            return data
+        data = record.model_copy(update={"ledger": None}).model_dump_json(indent=2).encode("utf-8")
+        if len(data) <= SESSION_RECORD_MAX_BYTES:
+            return data
+    raise HookError(
+        f"the session record of {record.session_id} would hold {len(data):,} bytes, over the "
+        f"{SESSION_RECORD_MAX_BYTES:,} it can be read back with; not written"
+    )
+
+
+def _cut_texts(value: Any, limit: int) -> Any:
+    """``value`` (plain JSON-like data) with every string longer than ``limit`` characters cut to ``limit``."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[: limit - 1] + "\u2026"
+    if isinstance(value, list):
+        return [_cut_texts(item, limit) for item in value]
+    if isinstance(value, dict):
+        return {key: _cut_texts(item, limit) for key, item in value.items()}
+    return value
 
 
 def announced_handle(record: SessionRecord) -> str | None:
@@ -200,8 +293,9 @@ def forget_latest_head(session_id: str, home: Path | None = None) -> None:
         InputInvalid: the session id is unusable.
         HookError: the record cannot be read or written.
     """
-    previous = load_session_record(session_id, home)
+    previous = load_session_record(session_id, home, max_bytes=RECORD_SALVAGE_MAX_BYTES)
     if previous is None or previous.head_handle is None:
+        clear_pending(session_id, home)
         return
     save_session_record(
         previous.model_copy(
@@ -217,3 +311,4 @@ def forget_latest_head(session_id: str, home: Path | None = None) -> None:
         ),
         home,
     )
+    clear_pending(session_id, home)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ccr import default_store_path, marker
 from compactor.claude_code.hook_input import CLIENT_RETRIEVE_TOOL
-from compactor.claude_code.session_record import announced_handle, load_session_record
+from compactor.claude_code.session_record import announced_handle, is_pending, load_session_record
 
 if TYPE_CHECKING:
     from compactor.claude_code.hook_input import HookInput
@@ -168,6 +168,8 @@ def session_start(
     if hook.source != "compact":
         return None
     record = load_session_record(hook.session_id, home)
+    if record is not None and is_pending(hook.session_id, home):
+        record = None  # this compaction's pre-compact hook did not finish: the record is of an older one
     if record is not None and record.head_handle is not None:
         record = still_stored(record, home)
     memories = None

@@ -8,7 +8,9 @@
     │   └── InvalidRequest          a malformed request (shared: ccr and memory raise this class too)
     └── CompactorRuntimeError       valid request, failed while running
         ├── TranscriptError         a transcript could not be read (bad data under strict mode)
-        │   └── TranscriptNotFound  the transcript file does not exist
+        │   ├── NotATranscript      the file holds no transcript record (empty, a report, random bytes)
+        │   ├── TranscriptUnreadable  the file cannot be opened or read (also an InputError)
+        │   └── TranscriptNotFound  the transcript file does not exist (also an InputNotFound)
         │       └── SessionNotFound  the file holds no session with the id asked for
         ├── OutputWriteError        an output file could not be written (exit 73)
         │   └── TranscriptWriteError  a transcript could not be written
@@ -17,7 +19,9 @@
         ├── InputInvalid            an input is not what it must be, e.g. not UTF-8 (exit 65)
         ├── StoreError              a store could not be opened, read or written (shared, exit 73)
         ├── DanglingReference       a dedup reference names a result known nowhere
+        ├── MaskingHandleMismatch   the store answered handles that do not match the bytes masked
         ├── HookError               a hook could not keep its session record (exit 73)
+        │   └── HookTimedOut        a hook ran past its time limit (it still exits 0)
         ├── SummarizerError         a summarizer failed (LLM error, malformed answer)
         └── CompactionFailed        compaction failed closed; messages stay unchanged
             ├── NothingToCompact    there is no conversation to compact
@@ -60,11 +64,14 @@ __all__ = [
     "ConfigError",
     "DanglingReference",
     "HookError",
+    "HookTimedOut",
     "InputError",
     "InputInvalid",
     "InputNotFound",
     "InvalidRequest",
+    "MaskingHandleMismatch",
     "NotAStore",
+    "NotATranscript",
     "NothingToCompact",
     "OutputWriteError",
     "SessionNotFound",
@@ -72,6 +79,7 @@ __all__ = [
     "SummarizerError",
     "TranscriptError",
     "TranscriptNotFound",
+    "TranscriptUnreadable",
     "TranscriptWriteError",
     "UnsafeStorePath",
     "UsageError",
@@ -79,17 +87,30 @@ __all__ = [
 
 
 class TranscriptError(CompactorRuntimeError):
-    """A transcript could not be read: missing, unreadable, or bad data under --strict."""
+    """A transcript could not be read: bad data under --strict, or a file that is none (see the subclasses)."""
 
     error_id = "transcript_invalid"
     exit_code = 65
 
 
-class TranscriptNotFound(TranscriptError):
-    """The transcript file (or its folder) does not exist."""
+class TranscriptNotFound(TranscriptError, InputNotFound):
+    """The transcript file (or its folder) does not exist: a missing input, as for every command."""
 
-    error_id = "transcript_not_found"
-    exit_code = 66
+    error_id = InputNotFound.error_id
+    exit_code = InputNotFound.exit_code
+
+
+class TranscriptUnreadable(TranscriptError, InputError):
+    """The transcript cannot be opened or read (no permission, a folder, a device): an unreadable input."""
+
+    error_id = InputError.error_id
+    exit_code = InputError.exit_code
+
+
+class NotATranscript(TranscriptError):
+    """The file holds no record of a Claude Code transcript (empty, a report, random bytes)."""
+
+    error_id = "not_a_transcript"
 
 
 class SessionNotFound(TranscriptNotFound):
@@ -144,4 +165,17 @@ class HookError(CompactorRuntimeError):
     """A hook could not keep its session record (the file system refused, or the file is damaged)."""
 
     error_id = "hook_failed"
+    exit_code = 73
+
+
+class HookTimedOut(HookError):
+    """A hook ran past its time limit and gave up (it exits 0, so that Claude Code goes on)."""
+
+    error_id = "hook_timed_out"
+
+
+class MaskingHandleMismatch(CompactorRuntimeError):
+    """The store answered handles that do not match the bytes a masking step stored: nothing was masked."""
+
+    error_id = "masking_handle_mismatch"
     exit_code = 73

@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict
 from ccr import PutRequest, Store, handle_for, tinyjuice_marker
 from ccr.root_errors import CompactorError
 from compactor.core.config import MaskingSettings, is_recovery_tool
+from compactor.core.errors import MaskingHandleMismatch
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from compactor.core.session import DedupState
 from compactor.core.templating import render
@@ -279,7 +280,7 @@ class Masker:
             return MaskOutcome(
                 messages=list(messages),
                 ok=False,
-                error_id="masking_handle_mismatch",
+                error_id=MaskingHandleMismatch.error_id,
                 error="the store answered handles that do not match the bytes; nothing was masked",
             )
         return self._apply(messages, plans, dedup, tool_names)

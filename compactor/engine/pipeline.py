@@ -62,7 +62,7 @@ from compactor.engine.report import (
     Trigger,
 )
 from compactor.engine.rounds import split_rounds, split_tail
-from compactor.engine.spans import Span, head_span, head_spans
+from compactor.engine.spans import Span, head_span, head_spans, not_text
 from compactor.engine.survival import context_retention, continuation, fact_survival, model_text
 from compactor.summarizers.base import CitingSummarizer, Summarizer, Summary
 from compactor.summarizers.briefing import listing_share
@@ -173,9 +173,10 @@ def compact(
             pre,
             also_store,
         )
-    except CompactorError as exc:
+    except (CompactorError, UnicodeEncodeError) as exc:  # text no UTF-8 holds (a lone surrogate) cannot be stored
+        error = exc if isinstance(exc, CompactorError) else not_text(messages, exc)
         return failed_result(
-            messages, state, exc, trigger=trigger, threshold=opts.threshold, pre_tokens=pre, counter_name=counter.name
+            messages, state, error, trigger=trigger, threshold=opts.threshold, pre_tokens=pre, counter_name=counter.name
         )
 
 

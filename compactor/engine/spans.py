@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ccr import handle_for
+from compactor.core.errors import InputInvalid
 from compactor.core.messages import Message, ToolResultBlock
 from compactor.engine.rounds import is_prompt
 
@@ -28,6 +29,7 @@ __all__ = [
     "head_span",
     "head_spans",
     "messages_jsonl",
+    "not_text",
     "tool_result_bytes",
     "user_message_bytes",
 ]
@@ -137,3 +139,25 @@ def head_spans(
                 seen.add(span.handle)
                 spans.append(span)
     return spans
+
+
+def not_text(messages: Sequence[Message], exc: UnicodeEncodeError) -> InputInvalid:
+    """Why a conversation holding text that no UTF-8 can hold cannot be stored, naming the first such message.
+
+    ``exc`` is what encoding it raised (``messages_jsonl`` does).
+    """
+    character = f"U+{ord(exc.object[exc.start]):04X}" if isinstance(exc.object, str) else "a character"
+    where = next((index for index, m in enumerate(messages) if not _encodes(m.api_json())), None)
+    which = f"message {where} (0-based)" if where is not None else "a message"
+    return InputInvalid(
+        f"{which} holds {character}, a lone surrogate that no UTF-8 text can hold, so it cannot be stored; "
+        "nothing was compacted (replace it, for example with U+FFFD, before adding the message)"
+    )
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

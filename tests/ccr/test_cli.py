@@ -143,12 +143,12 @@ def test_missing_input_file_exits_66(tmp_path: Path, store_arg: list[str]) -> No
 @pytest.mark.parametrize(
     ("args", "error_id"),
     [
-        ([], b"ccr_usage"),
-        (["get"], b"ccr_usage"),
-        (["get", "ccr_" + "0" * 32, "--lines", "1:2", "--bytes", "0:1"], b"ccr_usage"),
-        (["get", "ccr_" + "0" * 32, "--lines", "x"], b"invalid_request"),
-        (["get", "ccr_" + "0" * 32, "--lines", "3:1"], b"invalid_request"),
-        (["frobnicate"], b"ccr_usage"),
+        ([], b"usage_error"),
+        (["get"], b"usage_error"),
+        (["get", "ccr_" + "0" * 32, "--lines", "1:2", "--bytes", "0:1"], b"usage_error"),
+        (["get", "ccr_" + "0" * 32, "--lines", "x"], b"usage_error"),
+        (["get", "ccr_" + "0" * 32, "--lines", "3:1"], b"usage_error"),
+        (["frobnicate"], b"usage_error"),
     ],
 )
 def test_usage_mistakes_exit_2(store_arg: list[str], args: list[str], error_id: bytes) -> None:

@@ -84,7 +84,7 @@ def test_list_filters_by_session_kind_producer_and_time(db: Path) -> None:
 def test_list_rejects_a_time_it_cannot_read(db: Path) -> None:
     result = ccr("--store", str(db), "list", "--since", "last tuesday")
     assert result.returncode == 2
-    assert b"ccr_usage" in result.stderr
+    assert b"usage_error" in result.stderr
 
 
 def test_rm_removes_the_named_records_and_their_bytes_from_the_totals(db: Path) -> None:
@@ -169,7 +169,7 @@ def test_gc_older_than_removes_only_old_records(db: Path, tmp_path: Path) -> Non
 def test_gc_needs_exactly_one_valid_choice(db: Path, args: list[str]) -> None:
     result = ccr("--store", str(db), "gc", *args)
     assert result.returncode == 2
-    assert b"ccr_usage" in result.stderr
+    assert b"usage_error" in result.stderr
 
 
 @pytest.mark.parametrize("name", ["archive.jsonl", "archive.jsonl.gz"])

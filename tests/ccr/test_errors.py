@@ -23,7 +23,7 @@ from compactor.core.errors import CompactorError, CompactorRuntimeError, ConfigE
         (errors.RecordsLost, "ccr_records_lost", 65),
         (errors.ArchiveInvalid, "ccr_archive_invalid", 65),
         (errors.UnknownObjectType, "ccr_unknown_object_type", 2),
-        (errors.InvalidRequest, "invalid_request", 2),
+        (errors.InvalidRequest, "usage_error", 2),
         (errors.InputError, "input_unreadable", 65),
         (errors.InputNotFound, "input_not_found", 66),
         (errors.NotAStore, "not_a_store", 73),

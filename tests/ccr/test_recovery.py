@@ -84,7 +84,7 @@ def test_a_bad_call_is_an_error_answer_not_an_exception(stored, tool_input: dict
 def test_a_shared_concept_the_store_raises_is_an_error_answer_too(stored) -> None:  # type: ignore[no-untyped-def]
     store, handle = stored  # a bad range is the shared InvalidRequest, not a CCRError
     answer = recover(store, {"handle": handle, "lines": [3, 1]})
-    assert answer.is_error and answer.content.startswith("invalid_request: ")
+    assert answer.is_error and answer.content.startswith("usage_error: ")
 
 
 def test_recovery_answers_are_never_deduplicated(tmp_path: Path) -> None:

@@ -11,7 +11,9 @@ One public entry point per job:
 - state rebuilding: ``StateBuilder`` (``state.py``), which a replay drives
   entry by entry;
 - file effects: ``file_effect`` (``file_effects.py``), what one Read, Write
-  or Edit did to a file.
+  or Edit did to a file;
+- text: ``replace_lone_surrogates`` (``surrogates.py``), what the reader and
+  the hooks' stdin do to escapes that no UTF-8 text holds.
 
 The values they share (``Transcript``, ``TranscriptEntry``,
 ``RecordedCompaction``, ``Fragment``, ``ReadWarning``) live in ``_models.py``.
@@ -39,8 +41,14 @@ from compactor.claude_code.transcript.file_effects import (
     file_effect,
     strip_line_numbers,
 )
-from compactor.claude_code.transcript.reader import KNOWN_ENTRY_TYPES, read_sessions, read_transcript
+from compactor.claude_code.transcript.reader import (
+    KNOWN_ENTRY_TYPES,
+    check_transcript,
+    read_sessions,
+    read_transcript,
+)
 from compactor.claude_code.transcript.state import StateBuilder, parse_timestamp
+from compactor.claude_code.transcript.surrogates import replace_lone_surrogates
 from compactor.claude_code.transcript.writer import (
     boundary_entry,
     compaction_entries,
@@ -67,6 +75,7 @@ __all__ = [
     "TranscriptEntry",
     "WarningKind",
     "boundary_entry",
+    "check_transcript",
     "compaction_entries",
     "file_effect",
     "iter_records",
@@ -74,6 +83,7 @@ __all__ = [
     "read_sessions",
     "read_transcript",
     "refuse_overwriting",
+    "replace_lone_surrogates",
     "strip_line_numbers",
     "write_atomically",
     "write_transcript",

@@ -130,10 +130,42 @@ def _main_chain(records: list[Record], by_uuid: dict[str, int], report: Reporter
         data = records[index].data
         parent = data.get("parentUuid") or data.get("logicalParentUuid")
         index = by_uuid.get(parent) if isinstance(parent, str) else None
-        if index is None and not sidechain:
+        if index is not None and index in chain:
+            index = _broken_loop(records, root, index, chain, report)
+        elif index is None and not sidechain:
             index = _implied_parent(records, root, report)
     _recover_parallel_calls(records, chain, sidechain)
     return chain, root
+
+
+def _broken_loop(records: list[Record], index: int, named: int, chain: set[int], report: Reporter) -> int | None:
+    """A record whose parent link leads back into the chain (its own uuid, a loop): damaged links.
+
+    Following them would end the chain there and lose everything before, so
+    the record follows the last record before it in file order that is not
+    on the chain yet, as for a parent that was never written.
+    """
+    before = _record_before(records, index, skip=chain)
+    record = records[index]
+    itself = "its own uuid" if named == index else f"the record at line {records[named].line}, later in the chain"
+    to = f"linked to line {records[before].line}" if before is not None else "the chain starts here"
+    report(record.line, "parent_cycle", f"parentUuid names {itself}, a loop; {to}")
+    return before
+
+
+def _record_before(records: list[Record], index: int, skip: set[int] | frozenset[int] = frozenset()) -> int | None:
+    """The last main-chain kind of record (a message, system or attachment record) before ``index``."""
+    return next(
+        (
+            i
+            for i in range(index - 1, -1, -1)
+            if i not in skip
+            and records[i].data.get("isSidechain") is not True
+            and isinstance(records[i].data.get("uuid"), str)
+            and (_is_message_record(records[i].data) or records[i].data.get("type") in ("system", "attachment"))
+        ),
+        None,
+    )
 
 
 def _implied_parent(records: list[Record], index: int, report: Reporter) -> int | None:
@@ -151,16 +183,7 @@ def _implied_parent(records: list[Record], index: int, report: Reporter) -> int 
     legacy = data.get("type") == "user" and data.get("isCompactSummary") is True and parent is None
     if not boundary and not legacy and not isinstance(parent, str):
         return None
-    before = next(
-        (
-            i
-            for i in range(index - 1, -1, -1)
-            if records[i].data.get("isSidechain") is not True
-            and isinstance(records[i].data.get("uuid"), str)
-            and (_is_message_record(records[i].data) or records[i].data.get("type") in ("system", "attachment"))
-        ),
-        None,
-    )
+    before = _record_before(records, index)
     if before is None:
         return None
     line = records[index].line

@@ -40,16 +40,22 @@ WarningKind = Literal[
     "dangling_parent",
     "fragment",
     "legacy_compaction",
+    "lone_surrogate",
+    "number_too_long",
+    "cr_line_endings",
+    "parent_cycle",
 ]
 """The kinds of bad input the reader reports and carries on after."""
 
 SHAPE_KINDS: frozenset[WarningKind] = frozenset(
-    {"dangling_logical_parent", "dangling_parent", "fragment", "legacy_compaction"}
+    {"dangling_logical_parent", "dangling_parent", "fragment", "legacy_compaction", "lone_surrogate"}
 )
 """Shapes Claude Code itself writes, which the reader repairs: reported, but never an error under ``strict``.
 
 A boundary (or another record) whose parent was never written, a file that
-starts mid-session, a 1.0.x compaction without a boundary record.
+starts mid-session, a 1.0.x compaction without a boundary record, a lone
+surrogate escape (JavaScript strings may hold half a pair, a cut emoji, and
+``JSON.stringify`` writes it as ``\\ud83d``; the reader reads it as U+FFFD).
 """
 
 

@@ -57,10 +57,10 @@ from compactor.claude_code.transcript._entries import (
 from compactor.claude_code.transcript._lines import MAX_LINE_BYTES, Record, Reporter, _iter_records, make_reporter
 from compactor.claude_code.transcript._models import SHAPE_KINDS, Fragment, ReadWarning, Transcript, TranscriptEntry
 from compactor.claude_code.transcript.state import StateBuilder
-from compactor.core.errors import TranscriptError
+from compactor.core.errors import NotATranscript, TranscriptError
 from compactor.core.session import MAIN_AGENT
 
-__all__ = ["KNOWN_ENTRY_TYPES", "read_sessions", "read_transcript"]
+__all__ = ["KNOWN_ENTRY_TYPES", "check_transcript", "read_sessions", "read_transcript"]
 
 KNOWN_ENTRY_TYPES = frozenset(
     {
@@ -120,6 +120,7 @@ def read_transcript(
 
     Raises:
         TranscriptNotFound: the file does not exist.
+        NotATranscript: no line of the file is a transcript record (an empty file, a report, random bytes).
         TranscriptError: the file cannot be read, or (strict) it holds bad data.
     """
     transcript = _read_one(
@@ -192,6 +193,7 @@ def read_sessions(
 
     Raises:
         TranscriptNotFound: the file does not exist.
+        NotATranscript: no line of the file is a transcript record.
         TranscriptError: the file cannot be read, or (strict) it holds bad data.
     """
     file = Path(path)
@@ -200,6 +202,7 @@ def read_sessions(
         records = list(
             _iter_records(file, make_reporter(str(file), strict=strict, warn=warn, sink=lines), max_line_bytes)
         )
+    _require_transcript(file, records, lines)
     ids = _session_of_each(records)
     sessions: list[Transcript] = []
     for session in dict.fromkeys(ids):
@@ -227,9 +230,49 @@ def _read_one(
     report = make_reporter(str(path), strict=strict, warn=warn, sink=warnings)
     with _collector_paused():
         records = list(_iter_records(path, report, max_line_bytes, on_read))
+        _require_transcript(path, records, warnings)
         transcript = _assemble(str(path), records, report, agent_id, state=state, sidechains=sidechains)
     transcript.warnings = warnings
     return transcript
+
+
+def check_transcript(path: str | Path) -> None:
+    """Fail now if ``path`` is missing, unreadable or not a transcript, before anything is made for it.
+
+    Reads only up to the first transcript record (the first line, in a
+    transcript), so a command can check its input before it opens a store.
+
+    Raises:
+        TranscriptNotFound: the file does not exist.
+        NotATranscript: no line of the file is a transcript record.
+        TranscriptError: the file cannot be read.
+    """
+    file = Path(path)
+    warnings: list[ReadWarning] = []
+    records: list[Record] = []
+    for record in _iter_records(file, make_reporter(str(file), strict=False, warn=None, sink=warnings), MAX_LINE_BYTES):
+        if record.data.get("type") in KNOWN_ENTRY_TYPES:
+            return
+        records.append(record)
+    _require_transcript(file, records, warnings)
+
+
+def _require_transcript(path: Path, records: list[Record], warnings: list[ReadWarning]) -> None:
+    """A file with no record of a known entry type is not a transcript: a report, random bytes, nothing.
+
+    Raises:
+        NotATranscript: no line of ``path`` is a transcript record.
+    """
+    if any(record.data.get("type") in KNOWN_ENTRY_TYPES for record in records):
+        return
+    if not records and not warnings:
+        raise NotATranscript(f"{path}: not a Claude Code transcript: the file holds no JSON line (it is empty)")
+    found = []
+    if records:
+        found.append(f"{len(records):,} JSON object(s) of no entry type Claude Code writes")
+    if warnings:
+        found.append(f"{len(warnings):,} bad line(s), the first: line {warnings[0].line}: {warnings[0].message}")
+    raise NotATranscript(f"{path}: not a Claude Code transcript: no line is a transcript record ({'; '.join(found)})")
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from compactor.claude_code.transcript._models import Transcript, TranscriptEntry
-from compactor.core.errors import TranscriptWriteError, UsageError
+from compactor.core.errors import TranscriptWriteError
 from compactor.core.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from compactor.summarizers.prompts import is_queued_text
 
@@ -284,8 +284,10 @@ def refuse_overwriting(
     written over; the rest of the rule is ``ccr.files.check_output``'s.
 
     Raises:
-        UsageError: ``output`` names ``source`` (also through a link), a database or a file that is not regular.
+        OutputRefused: ``output`` names ``source`` (also through a link), a database or a file that is not
+            regular (a ``UsageError``, exit 2).
     """
+    from ccr.errors import OutputRefused
     from ccr.files import check_output
 
     if source is not None:
@@ -296,5 +298,5 @@ def refuse_overwriting(
             except OSError:
                 same = False
         if same:
-            raise UsageError(f"{output}: the output would overwrite the {what} it is made from; choose another path")
+            raise OutputRefused(f"{output}: the output would overwrite the {what} it is made from; choose another path")
     check_output(output, inputs=[source], protected=protected, what="output")

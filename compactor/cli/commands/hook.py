@@ -44,8 +44,16 @@ from typing import TYPE_CHECKING, NoReturn
 
 from ccr import default_store_path
 from ccr.cli_kit import skip_teardown
-from compactor.claude_code.quick_hooks import DEFAULT_LISTED_RESULTS, HOOK_INPUT_MAX_BYTES
-from compactor.core.errors import CompactorError, HookError, InputInvalid, OutputWriteError
+from compactor.claude_code.quick_hooks import DEFAULT_LISTED_RESULTS, HOOK_INPUT_MAX_BYTES, mark_pending
+from compactor.core.errors import (
+    CompactorError,
+    ConfigError,
+    HookError,
+    HookTimedOut,
+    InputInvalid,
+    OutputWriteError,
+    UsageError,
+)
 
 if TYPE_CHECKING:
     from compactor.claude_code.hook_input import HookInput
@@ -86,7 +94,7 @@ class HookParser(argparse.ArgumentParser):
     """The parser of one hook event: a bad flag is reported and exits 0, never blocking Claude Code."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(0, f"compactor: compactor_usage: {message} (the hook did nothing; the compaction goes on)\n")
+        self.exit(0, f"compactor: {UsageError.error_id}: {message} (the hook did nothing; the compaction goes on)\n")
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
@@ -183,7 +191,7 @@ def _time_limit(event: str) -> float:
         value = -1.0
     if not 0 < value <= _MAX_TIME_LIMIT:
         print(
-            f"compactor: config_invalid: {TIME_LIMIT_ENV}={text!r} is not a number of seconds in (0, "
+            f"compactor: {ConfigError.error_id}: {TIME_LIMIT_ENV}={text!r} is not a number of seconds in (0, "
             f"{_MAX_TIME_LIMIT:g}]; using {default:g}",
             file=sys.stderr,
         )
@@ -201,7 +209,7 @@ def _start_watchdog(event: str, what: str) -> threading.Timer:
     limit = _time_limit(event)
 
     def give_up() -> None:
-        message = f"compactor: hook_timed_out: {event} ran past its {limit:g}-second limit ({what})\n"
+        message = f"compactor: {HookTimedOut.error_id}: {event} ran past its {limit:g}-second limit ({what})\n"
         try:
             os.write(2, message.encode("utf-8", "backslashreplace"))
         except OSError:
@@ -234,13 +242,27 @@ def _read_input() -> HookInput:
     """
     from compactor.claude_code.hook_input import parse_hook_input
 
-    return parse_hook_input(_read_bytes())
+    return parse_hook_input(_read_bytes(), warn=_warn)
+
+
+def _warn(message: str) -> None:
+    """``compactor: warning: message`` on stderr (nothing when stderr refuses it)."""
+    try:
+        print(f"compactor: warning: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 def _report_unexpected(exc: Exception, what: str) -> None:
-    """Name an error no hook expects (a bug) in one line: the hook still exits 0."""
+    """Name an error no hook expects (a bug) in one line, in words first: the hook still exits 0."""
+    detail = " ".join(str(exc).split()) or "no message"
     try:
-        print(f"compactor: hook_failed: unexpected {type(exc).__name__}: {exc} ({what})", file=sys.stderr, flush=True)
+        print(
+            f"compactor: {HookError.error_id}: the hook stopped on an error it does not know how to handle, "
+            f"a bug worth reporting ({type(exc).__name__}: {detail}) ({what})",
+            file=sys.stderr,
+            flush=True,
+        )
     except (OSError, ValueError):
         pass
 
@@ -268,14 +290,19 @@ def run_pre_compact(args: argparse.Namespace) -> int:
 
 def _pre_compact(args: argparse.Namespace) -> int:
     hook: HookInput | None = None
-    from ccr import open_store
-    from compactor.claude_code.pre_compact_hook import pre_compact
-    from compactor.core.config import load_settings
-    from compactor.core.tokens import make_counter
-
+    what = "the compaction goes on without a stored copy"
     try:
-        hook = _read_input()
+        data = _read_bytes()
+        mark_pending(data, os.environ)  # first: a hook that runs out of time leaves the record unnamed
+        from ccr import open_store
+        from compactor.claude_code.hook_input import parse_hook_input
+        from compactor.claude_code.pre_compact_hook import check_hook_transcript, pre_compact
+        from compactor.core.config import load_settings
+        from compactor.core.tokens import make_counter
+
+        hook = parse_hook_input(data, warn=_warn)
         settings = load_settings(args.config)
+        check_hook_transcript(hook)  # a transcript that is none fails before a store is made for it
         with open_store(args.store) as store:
             text = pre_compact(
                 hook,
@@ -283,9 +310,15 @@ def _pre_compact(args: argparse.Namespace) -> int:
                 counter=make_counter(HOOK_COUNTER),
                 recovery_tools=settings.dedup.recovery_tools,
                 limit=args.limit,
+                warn=_warn,
             )
     except CompactorError as exc:
-        _report(exc, "the compaction goes on without a stored copy")
+        _report(exc, what)
+        if hook is not None:
+            _forget(hook)
+        return 0
+    except Exception as exc:  # a bug must not block the compaction, nor leave an older copy named
+        _report_unexpected(exc, what)
         if hook is not None:
             _forget(hook)
         return 0
@@ -332,7 +365,7 @@ def _session_start() -> int:
 
         settings = load_settings()
         output = session_start(
-            parse_hook_input(data),
+            parse_hook_input(data, warn=_warn),
             memory_db=settings.pipeline.memory_db,
             memory_tokens=settings.attachments.memory_tokens,
             counter_name=settings.counter,

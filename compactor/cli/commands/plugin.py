@@ -4,6 +4,7 @@ Prints the plugin folder (for ``claude --plugin-dir``), or with
 ``--marketplace`` the folder that holds the marketplace listing it (for
 ``claude plugin marketplace add``). Exit 66 when the installation has no
 plugin folder. The search is ``compactor.claude_code.plugin.find_plugin``.
+``compactor plugin`` alone prints its help (the actions there are).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import argparse
 
 from compactor.claude_code.plugin import find_marketplace, find_plugin
 
-__all__ = ["register", "run_path"]
+__all__ = ["register", "run_help", "run_path"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,7 +23,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="where the Claude Code plugin of this installation is",
         description="The Claude Code plugin that this installation of compactor carries.",
     )
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(parser))
+    parser.set_defaults(func=run_help, plugin_parser=parser)
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
     path = actions.add_parser(
         "path",
         help="print the plugin folder (for claude --plugin-dir)",
@@ -37,6 +39,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="print the marketplace folder instead (claude plugin marketplace add)",
     )
     path.set_defaults(func=run_path)
+
+
+def run_help(args: argparse.Namespace) -> int:
+    """``compactor plugin`` with no action: print its help, which lists the actions."""
+    args.plugin_parser.print_help()
+    return 0
 
 
 def run_path(args: argparse.Namespace) -> int:

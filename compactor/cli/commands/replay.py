@@ -23,7 +23,7 @@ from ccr.progress import progress
 from compactor.claude_code.replay import ReplayReport, replay
 from compactor.cli.commands._warnings import add_reading_options, printed_warnings
 from compactor.core.config import load_settings
-from compactor.core.errors import InputInvalid, InputNotFound, UsageError
+from compactor.core.errors import InputInvalid, InputNotFound
 from compactor.engine.pipeline import CompactionResult
 from compactor.summarizers import make_summarizer
 
@@ -102,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
         overrides["pipeline.memory_db"] = str(args.memory_db)
     settings = load_settings(args.config, overrides=overrides)
     _refuse_outputs(args)
+    from compactor.claude_code.transcript import check_transcript
+
+    check_transcript(args.session)  # a file that is none fails before a store is made for it
     store = open_store(args.store)
     try:
         with (
@@ -148,7 +151,7 @@ def _refuse_outputs(args: argparse.Namespace) -> None:
     """Check ``--output`` and ``--html`` by the output rule before any work (``ccr.files``).
 
     Raises:
-        UsageError: an output is the transcript, a store or memory database,
+        OutputRefused: an output is the transcript, a store or memory database,
             not a regular file, or both outputs name one file.
     """
     from compactor.claude_code.transcript import refuse_overwriting
@@ -157,7 +160,9 @@ def _refuse_outputs(args: argparse.Namespace) -> None:
     for output in named:
         refuse_overwriting(args.session, output, protected=[args.store, args.memory_db, args.config])
     if len(named) == 2 and Path(named[0]).resolve() == Path(named[1]).resolve():
-        raise UsageError(f"{args.output}: --output and --html name the same file; choose two paths")
+        from ccr.errors import OutputRefused
+
+        raise OutputRefused(f"{args.output}: --output and --html name the same file; choose two paths")
 
 
 def _check_memory_db(path: Path) -> None:

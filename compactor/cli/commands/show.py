@@ -12,6 +12,7 @@ as JSON, and ``--html FILE`` writes the self-contained page that
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ccr.cli_kit import write_stdout
 from compactor.claude_code.transcript import refuse_overwriting
-from compactor.core.errors import InputInvalid, InputNotFound, UsageError
+from compactor.core.errors import InputError, InputInvalid, InputNotFound, UsageError
 from compactor.engine.report import CompactionReport, MaskingReport
 from compactor.view.html_report import get_command, write_report_html
 
@@ -70,16 +71,19 @@ def load_report(path: Path) -> ShownReport:
 
     Raises:
         InputNotFound: no such file.
+        InputError: the file cannot be read (a folder, a device, too large).
         InputInvalid: not JSON, or not a report.
     """
     from ccr.files import read_regular
 
     try:
         raw = read_regular(path, max_bytes=REPORT_MAX_BYTES)  # a FIFO or a device is refused, never read
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, NotADirectoryError) as exc:
         raise InputNotFound(f"{path}: no such report") from exc
     except OSError as exc:
-        raise InputInvalid(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        if exc.errno == errno.ENAMETOOLONG:
+            raise InputNotFound(f"{str(path)[:60]}...: no such report: the name is too long for a file") from exc
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as exc:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import errno
 import json
 import os
 import re
@@ -25,7 +26,7 @@ from typing import BinaryIO
 
 from ccr.progress import progress
 from compactor.core.config import load_settings
-from compactor.core.errors import InputInvalid, InputNotFound
+from compactor.core.errors import InputError, InputInvalid, InputNotFound
 from compactor.core.tokens import make_counter, utf16_length
 
 __all__ = ["MAX_UNCUT_CHARS", "MAX_WHOLE_CHARS", "register", "run"]
@@ -71,8 +72,8 @@ def _open(name: str) -> tuple[BinaryIO, int | None]:
     """The byte stream of ``name`` ('-' is stdin) and its size when known.
 
     Raises:
-        InputNotFound: the file cannot be opened, or stdin is closed.
-        InputInvalid: ``name`` is a folder, a FIFO or a device.
+        InputNotFound: there is no such file, or stdin is closed.
+        InputError: ``name`` is a folder, a FIFO or a device, or cannot be opened.
     """
     if name == "-":
         if sys.stdin is None:
@@ -83,11 +84,15 @@ def _open(name: str) -> tuple[BinaryIO, int | None]:
     try:
         stream = open_regular(name)
     except IsADirectoryError as exc:
-        raise InputInvalid(f"{name}: is a folder, not a file") from exc
+        raise InputError(f"{name}: is a folder, not a file") from exc
     except NotRegularFile as exc:
-        raise InputInvalid(f"{name}: {exc.strerror}") from exc
-    except OSError as exc:
+        raise InputError(f"{name}: {exc.strerror}") from exc
+    except (FileNotFoundError, NotADirectoryError) as exc:
         raise InputNotFound(f"{name}: {exc.strerror or exc}") from exc
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise InputNotFound(f"{name[:60]}...: no such file: the name is too long for a file") from exc
+        raise InputError(f"{name}: cannot open: {exc.strerror or exc}") from exc
     try:
         size = os.fstat(stream.fileno()).st_size
     except OSError:
@@ -100,7 +105,7 @@ def _texts(stream: BinaryIO, label: str, *, max_uncut: int = MAX_UNCUT_CHARS) ->
     the bytes read since the previous one (so that a progress bar moves as pieces are counted).
 
     Raises:
-        InputNotFound: the stream cannot be read.
+        InputError: the stream cannot be read.
         InputInvalid: the bytes are not UTF-8, or more than ``max_uncut``
             characters run without a place to cut.
     """
@@ -110,7 +115,7 @@ def _texts(stream: BinaryIO, label: str, *, max_uncut: int = MAX_UNCUT_CHARS) ->
         try:
             block = stream.read(_BLOCK)
         except OSError as exc:
-            raise InputNotFound(f"{label}: {exc.strerror or exc}") from exc
+            raise InputError(f"{label}: cannot read: {exc.strerror or exc}") from exc
         carried = len(decoder.getstate()[0])
         try:
             pending += decoder.decode(block, final=not block)

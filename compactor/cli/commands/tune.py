@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ccr.cli_kit import write_stdout
-from compactor.core.errors import OutputWriteError
+from compactor.core.errors import OutputWriteError, UsageError
 from compactor.tune import (
     ResultCache,
     TrialResult,
@@ -74,8 +74,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     """Run the search and write its reports; returns the exit code."""
     if args.jobs is not None and args.jobs < 1:
-        print("compactor: compactor_usage: --jobs must be at least 1", file=sys.stderr)
-        return 2
+        raise UsageError("--jobs must be at least 1")
     space = load_space(args.space)
     out = args.out if args.out is not None else _run_folder()
     from ccr.files import check_output_folder
@@ -158,12 +157,28 @@ def _writable_folder(out: Path) -> None:
         OutputWriteError: ``out`` is not a folder, or cannot be made or written.
     """
     existing = out.absolute()
-    while not existing.exists() and existing != existing.parent:
+    while not _exists(out, existing) and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
         raise OutputWriteError(f"{out}: cannot write the results there: {existing} is not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise OutputWriteError(f"{out}: cannot write the results there: {existing} is not writable")
+
+
+def _exists(out: Path, path: Path) -> bool:
+    """Whether ``path`` exists.
+
+    Raises:
+        OutputWriteError: the file system cannot look (a name in it too long for it, no permission).
+    """
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        shown = str(out) if len(str(out)) <= 80 else f"{str(out)[:60]}... ({len(str(out)):,} characters)"
+        raise OutputWriteError(f"{shown}: cannot write the results there: {exc.strerror or exc}") from exc
+    return True
 
 
 def _write(results: TuneResults, out: Path, inputs: list[Path | None], *, made: bool) -> list[str]:

@@ -268,7 +268,7 @@ def test_a_pre_compact_that_cannot_store_answers_nothing_and_says_why(tmp_path: 
     answer: SyncHookJSONOutput = anyio.run(compaction.pre_compact, hook, None, _CONTEXT)
     assert answer == {}
     ((exc, what),) = said
-    assert exc.error_id == "transcript_not_found" and "without a stored copy" in what
+    assert exc.error_id == "input_not_found" and "without a stored copy" in what
     assert compaction.records == []
 
 

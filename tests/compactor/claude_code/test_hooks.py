@@ -165,7 +165,7 @@ def test_pre_compact_stores_the_transcript_lines_and_the_conversation_in_one_tra
         ({"transcript_path": "x.jsonl"}, "input_invalid"),
         ({"session_id": "../../escape", "transcript_path": "x.jsonl"}, "input_invalid"),
         ({"session_id": "s"}, "input_invalid"),
-        ({"session_id": "s", "transcript_path": "/nonexistent/session.jsonl"}, "transcript_not_found"),
+        ({"session_id": "s", "transcript_path": "/nonexistent/session.jsonl"}, "input_not_found"),
         ("[" * 100_000 + "]" * 100_000, "input_invalid"),
     ],
     ids=[
@@ -221,7 +221,8 @@ def test_an_empty_transcript_stores_nothing_and_says_so(tmp_path: Path, compacto
     empty.write_text("")
     done = hook("pre-compact", pre_compact_input(empty))
     assert done.returncode == 0 and done.stdout == ""
-    assert done.stderr.startswith("compactor: nothing_to_compact: ")
+    assert done.stderr.startswith("compactor: not_a_transcript: ") and "empty" in done.stderr
+    assert not (compactor_home / "ccr.db").exists()
 
 
 # -- session-start ------------------------------------------------------------------
@@ -313,7 +314,7 @@ def test_hook_without_an_event_is_a_usage_error() -> None:
         [sys.executable, "-m", "compactor", "hook"], capture_output=True, text=True, timeout=TIMEOUT_S
     )
     assert done.returncode == 2
-    assert "compactor_usage" in done.stderr
+    assert "usage_error" in done.stderr
 
 
 # -- the pieces -------------------------------------------------------------------------
@@ -482,7 +483,7 @@ def test_a_bad_flag_never_blocks_the_compaction(
     done = hook(event, pre_compact_input(session), *flags)
     assert done.returncode == 0
     assert done.stdout == ""
-    assert done.stderr.startswith("compactor: compactor_usage: ")
+    assert done.stderr.startswith("compactor: usage_error: ")
     assert not (compactor_home / "sessions").exists()
 
 
@@ -653,7 +654,8 @@ def test_a_bug_inside_a_hook_is_named_in_one_line_and_the_hook_still_exits_0(
         env=dict(os.environ),
     )
     assert (done.returncode, done.stdout) == (0, "")
-    assert done.stderr.startswith("compactor: hook_failed: unexpected RuntimeError: injected bug (")
+    assert done.stderr.startswith("compactor: hook_failed: the hook stopped on an error it does not know how to handle")
+    assert "(RuntimeError: injected bug)" in done.stderr and done.stderr.count("\n") == 1
     assert "Traceback" not in done.stderr
 
 

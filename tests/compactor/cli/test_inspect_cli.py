@@ -135,7 +135,7 @@ def test_invalid_utf8_under_strict_is_exit_65_without_a_traceback(tmp_path: Path
     assert "not valid UTF-8" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_lone_surrogates_in_the_session_print_as_escapes_instead_of_a_traceback(tmp_path: Path) -> None:
+def test_lone_surrogates_in_the_session_are_read_as_u_fffd_and_a_non_utf8_name_prints_escaped(tmp_path: Path) -> None:
     path = session(tmp_path / "s\udcff.jsonl")
     text = path.read_text(encoding="utf-8")
     text = text.replace('"sess-cli"', '"sess-\\ud800"').replace('"/repo/a.py"', '"/repo/\\udcffa.py"')
@@ -143,20 +143,21 @@ def test_lone_surrogates_in_the_session_print_as_escapes_instead_of_a_traceback(
     done = inspect(str(path), "--json", "--counter", "rough")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
-    assert summary["path"] == str(path)
-    assert summary["session_id"] == "sess-\ud800"
-    assert summary["files_read"] == ["/repo/\udcffa.py"]
+    assert summary["path"] == str(path)  # the file's own name, not UTF-8, printed as its escape
+    assert summary["session_id"] == "sess-\ufffd"
+    assert summary["files_read"] == ["/repo/\ufffda.py"]
+    assert "lone_surrogate" in done.stderr or "lone surrogate" in done.stderr
     plain = inspect(str(path), "--counter", "rough")
     assert plain.returncode == 0, plain.stderr
-    assert "session      sess-\\ud800" in plain.stdout
-    assert "  /repo/\\udcffa.py" in plain.stdout
+    assert "session      sess-\ufffd" in plain.stdout
+    assert "  /repo/\ufffda.py" in plain.stdout
 
 
 def test_a_missing_session_is_exit_66(tmp_path: Path) -> None:
     done = inspect(str(tmp_path / "absent.jsonl"))
     assert done.returncode == 66
     assert done.stdout == ""
-    assert done.stderr.startswith("compactor: transcript_not_found: ")
+    assert done.stderr.startswith("compactor: input_not_found: ")
 
 
 def test_an_unknown_counter_is_a_usage_error(tmp_path: Path) -> None:

@@ -172,7 +172,7 @@ def test_an_output_that_is_the_input_exits_2_and_leaves_the_input_byte_identical
     before = session.read_bytes()
     done = cli("replay", str(session), "--store", str(tmp_path / "ccr.db"), "--output", str(output))
     assert done.returncode == 2
-    assert b"usage_error" in done.stderr and b"overwrite" in done.stderr
+    assert b"output_refused" in done.stderr and b"overwrite" in done.stderr
     assert done.stdout == b""
     assert session.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".jsonl" or p.name.endswith(".tmp")) == sorted(
@@ -212,7 +212,7 @@ def test_an_html_page_that_would_replace_the_input_exits_2_and_leaves_the_input_
     session.write_bytes(LONG.read_bytes())
     done = cli("replay", str(session), "--store", str(tmp_path / "ccr.db"), "--html", str(tmp_path / "." / "s.jsonl"))
     assert done.returncode == 2
-    assert done.stderr.startswith(b"compactor: usage_error: ") and b"overwrite" in done.stderr
+    assert done.stderr.startswith(b"compactor: output_refused: ") and b"overwrite" in done.stderr
     assert done.stdout == b""
     assert session.read_bytes() == LONG.read_bytes()
 

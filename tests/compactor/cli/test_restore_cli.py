@@ -80,16 +80,16 @@ def test_by_default_restore_undoes_the_last_compaction_and_the_file_reads_as_a_s
 
 
 def test_list_names_every_compaction_that_can_be_undone(replayed: tuple[dict, Path, Path]) -> None:  # type: ignore[type-arg]
-    report, _, output = replayed
-    done = cli("restore", str(output), "--list", "--json")
+    report, store, output = replayed
+    done = cli("restore", str(output), "--list", "--json", "--store", str(store))
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     assert [r["handle"] for r in rows] == [c["transcript"]["handle"] for c in report["compactions"]]
 
 
 def test_list_is_a_table_for_people_by_default(replayed: tuple[dict, Path, Path]) -> None:  # type: ignore[type-arg]
-    report, _, output = replayed
-    done = cli("restore", str(output), "--list")
+    report, store, output = replayed
+    done = cli("restore", str(output), "--list", "--store", str(store))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     n = len(report["compactions"])
@@ -112,7 +112,7 @@ def test_list_of_a_session_whose_compactions_no_one_stored_says_why_and_how_undo
     assert done.stdout.startswith(
         f"nothing to undo: {LONG} holds {recorded} compactions, but none had its lines stored before it happened.\n"
     )
-    assert "claude --plugin-dir plugin" in done.stdout and "--output FILE" in done.stdout
+    assert '--plugin-dir "$(compactor plugin path)"' in done.stdout and "--output FILE" in done.stdout
     assert json.loads(cli("restore", str(LONG), "--list", "--json").stdout) == []
 
 

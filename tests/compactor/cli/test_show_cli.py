@@ -168,7 +168,7 @@ def test_show_html_over_its_own_report_exits_2_and_leaves_the_report(
     copy.write_bytes(report_file.read_bytes())
     done = cli("show", str(copy), "--html", str(copy))
     assert done.returncode == 2
-    assert done.stderr.startswith("compactor: usage_error: ") and "overwrite" in done.stderr
+    assert done.stderr.startswith("compactor: output_refused: ") and "overwrite" in done.stderr
     assert copy.read_bytes() == report_file.read_bytes()
 
 

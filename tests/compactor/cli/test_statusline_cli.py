@@ -175,7 +175,7 @@ def test_install_into_a_missing_file_and_refusing_another_status_line(tmp_path: 
     other = tmp_path / "other.json"
     other.write_text('{"statusLine": {"type": "command", "command": "mine"}}', encoding="utf-8")
     refused = _status("", "--install", "--settings", str(other))
-    assert refused.returncode == 2 and "invalid_request" in refused.stderr and "--force" in refused.stderr
+    assert refused.returncode == 2 and "usage_error" in refused.stderr and "--force" in refused.stderr
     assert json.loads(other.read_text(encoding="utf-8"))["statusLine"]["command"] == "mine"
     forced = _status("", "--install", "--force", "--settings", str(other))
     assert forced.returncode == 0 and "replaced" in forced.stderr

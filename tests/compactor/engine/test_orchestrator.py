@@ -361,3 +361,22 @@ def test_a_pinned_rule_stands_word_for_word_in_every_later_summary(tmp_path: Pat
         assert result.ok, result.report.error
         assert '"Never push to main; open a PR instead."' in result.messages[0].text()
     assert orch.unpin("Never push to main; open a PR instead.") and orch.pins == []
+
+
+@pytest.mark.parametrize("where", ["user", "assistant", "tool_input"])
+def test_compact_fails_closed_on_a_lone_surrogate_and_stores_nothing(where: str, tmp_path: Path) -> None:
+    """Text no UTF-8 holds cannot be stored: the compaction fails closed, naming it, and never raises."""
+    orch = make(tmp_path)
+    for turn in range(12):
+        text = f"turn {turn}: " + "words " * 400
+        broken = "\ud800 " + text if turn == 3 else text
+        orch.add_message(Message(role="user", content=broken if where == "user" else text))
+        blocks: list[Any] = [TextBlock(text=broken if where == "assistant" else text)]
+        if where == "tool_input" and turn == 3:
+            blocks.append(ToolUseBlock(id="t1", name="Bash", input={"command": "echo \udfff"}))
+        orch.add_message(Message(role="assistant", content=blocks))
+    before = list(orch.messages)
+    result = orch.compact("manual")
+    assert not result.ok and result.report.error_id == "input_invalid"
+    assert "lone surrogate" in (result.report.error or "") and "nothing was compacted" in (result.report.error or "")
+    assert orch.messages == before and orch.store.stats().entries == 0

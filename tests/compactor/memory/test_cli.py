@@ -125,8 +125,8 @@ def test_remember_refuses_empty_text_and_stdin_that_is_not_utf8(tmp_path: Path) 
 
 
 def test_remember_needs_exactly_one_of_text_and_stdin(tmp_path: Path) -> None:
-    refused(run_memory("remember", "--stdin", FACT, home=tmp_path, stdin=b"x"), 2, "invalid_request")
-    refused(run_memory("remember", home=tmp_path), 2, "invalid_request")
+    refused(run_memory("remember", "--stdin", FACT, home=tmp_path, stdin=b"x"), 2, "usage_error")
+    refused(run_memory("remember", home=tmp_path), 2, "usage_error")
 
 
 def test_remember_with_a_closed_stdin_exits_66(tmp_path: Path) -> None:
@@ -155,9 +155,9 @@ def test_recall_budget_zero_is_unlimited_omitted_is_2000_and_negative_is_refused
     assert whole["text"] == big and "recovery_handle" not in whole
     (default,) = ok_json(run_memory("recall", "ledger", home=tmp_path))["hits"]
     assert default["tokens_added"] <= 2000 and default["recovery_handle"].startswith("ccr_")
-    refused(run_memory("recall", "ledger", "--token-budget", "-1", home=tmp_path), 2, "invalid_request")
-    refused(run_memory("recall", "ledger", "--limit", "0", home=tmp_path), 2, "invalid_request")
-    refused(run_memory("recall", "ledger", "--limit", "many", home=tmp_path), 2, "memory_usage")
+    refused(run_memory("recall", "ledger", "--token-budget", "-1", home=tmp_path), 2, "usage_error")
+    refused(run_memory("recall", "ledger", "--limit", "0", home=tmp_path), 2, "usage_error")
+    refused(run_memory("recall", "ledger", "--limit", "many", home=tmp_path), 2, "usage_error")
 
 
 def test_recover_writes_the_exact_bytes_behind_a_handle(tmp_path: Path) -> None:
@@ -189,8 +189,8 @@ def test_unknown_and_malformed_ids(tmp_path: Path) -> None:
     unknown = "mem_" + "a" * 16
     refused(run_memory("history", unknown, home=tmp_path), 66, "memory_not_found")
     refused(run_memory("supersede", unknown, "x", home=tmp_path), 66, "memory_not_found")
-    refused(run_memory("history", "mem_1", home=tmp_path), 2, "invalid_request")
-    refused(run_memory("forget", "1234", home=tmp_path), 2, "invalid_request")
+    refused(run_memory("history", "mem_1", home=tmp_path), 2, "usage_error")
+    refused(run_memory("forget", "1234", home=tmp_path), 2, "usage_error")
 
 
 def test_db_flag_and_env_choose_the_database(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from compactor.memory import errors
 @pytest.mark.parametrize(
     ("cls", "error_id", "exit_code"),
     [
-        (errors.InvalidRequest, "invalid_request", 2),
+        (errors.InvalidRequest, "usage_error", 2),
         (errors.MemoryConfigError, "memory_config_invalid", 2),
         (errors.InvalidText, "memory_invalid_text", 65),
         (errors.TextTooLarge, "memory_too_large", 65),

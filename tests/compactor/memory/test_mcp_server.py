@@ -127,7 +127,7 @@ def test_budget_zero_is_unlimited_and_negative_is_an_error_result(tmp_path: Path
     assert whole["text"] == big and "recovery_handle" not in whole
     (head,) = answer(default)["hits"]
     assert head["tokens_added"] <= 2000 and head["recovery_handle"].startswith("ccr_")
-    assert negative.is_error and "invalid_request" in text_of(negative)
+    assert negative.is_error and "usage_error" in text_of(negative)
     (cut,) = answer(small)["hits"]
     assert cut["tokens_added"] <= 100
     with open_memory(tmp_path / "memory.db", recovery=tmp_path / "ccr.db") as db:
@@ -147,7 +147,7 @@ def test_refused_calls_are_error_results_and_the_server_keeps_answering(tmp_path
     empty, too_large, bad_id, unknown, afterwards = talk(conversation)
     assert empty.is_error and "memory_invalid_text" in text_of(empty)
     assert too_large.is_error and "memory_too_large" in text_of(too_large)
-    assert bad_id.is_error and "invalid_request" in text_of(bad_id)
+    assert bad_id.is_error and "usage_error" in text_of(bad_id)
     assert unknown.is_error and "memory_not_found" in text_of(unknown)
     assert answer(afterwards)["created"] is True
 
