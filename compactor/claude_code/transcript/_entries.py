@@ -212,9 +212,10 @@ def _deliver_queued(entries: list[TranscriptEntry], records: list[Record]) -> li
     """``entries`` with the messages the user queued while the agent worked, as the model got them.
 
     Claude Code records such a message only as a ``queue-operation`` line
-    (``enqueue`` with its text); when the next request takes it (``remove`` or
-    ``dequeue``; ``popAll`` puts them back into the input box instead), it rides
-    along with that request. Each becomes a user message of its own, in
+    (``enqueue`` with its text); when a request takes it while the agent works
+    (``remove``), it rides along with that request. (``dequeue`` makes it the
+    next prompt, which the file records as a user line of its own; ``popAll``
+    puts it back into the input box.) Each becomes a user message of its own, in
     ``QUEUED_MESSAGE``'s words, after the chain's messages up to the line that
     took it, and after the results of a call that was in flight there, so that
     a call and its result stay together. These entries have no records of their
@@ -236,7 +237,7 @@ def _deliver_queued(entries: list[TranscriptEntry], records: list[Record]) -> li
             taken.extend((record.line, text) for text in waiting)
             waiting = []
         elif operation == "dequeue" and waiting:
-            taken.append((record.line, waiting.pop(0)))
+            waiting.pop(0)  # taken as the next prompt: the file records it as a user line of its own
         elif operation == "popAll":
             waiting = []
     if not taken:

@@ -788,3 +788,13 @@ def test_a_transcript_written_back_keeps_claude_codes_lines_without_the_delivere
     out = tmp_path / "out.jsonl"
     write_transcript(transcript, out)
     assert [json.loads(line) for line in out.read_text().splitlines()] == log.records
+
+
+def test_a_queued_message_taken_as_the_next_prompt_is_not_delivered_twice(tmp_path: Path) -> None:
+    log = simple_session()
+    queue(log, "enqueue", "we also have merge conflicts")
+    queue(log, "dequeue")
+    log.user("we also have merge conflicts")
+    transcript = read_transcript(log.write(tmp_path / "s.jsonl"))
+    assert not any(queued(m) for m in transcript.messages)
+    assert [m.text() for m in transcript.messages].count("we also have merge conflicts") == 1
