@@ -95,6 +95,8 @@ _COMMENT_LINE = re.compile(r"^\s*(?://|#|/\*|\*|--|;|<!--|[+-](?![+-])|>|\d+[→
 _WORDS_KEPT = 4
 _WORDS_CHARS = 600
 _WHY_CHARS = 300
+_SAID_CHARS = 3_000
+_THOUGHT_CHARS = 1_500
 _NOISE_LINE = re.compile(r"^(?:Shell cwd was reset to .*|\[result-id: r\d+\]|<[^>]{0,40}>)$")
 _THREE_ALNUM = re.compile(r"[^\W_][\W_]*[^\W_][\W_]*[^\W_]")
 """Three letters or digits (``str.isalnum``: ``\\w`` less the underscore) somewhere in a line."""
@@ -236,7 +238,10 @@ class _Words:
             return
         thinking = isinstance(block, ThinkingBlock)
         if not thinking:
-            self.before_call = first_words(text, _WHY_CHARS)
+            self.before_call = first_words(text[:_WHY_CHARS * 4], _WHY_CHARS)
+        # What a block opens with states its point; a long one is read that far (each sentence is
+        # judged by several patterns, the largest share of merging a head).
+        text = text[: _THOUGHT_CHARS if thinking else _SAID_CHARS]
         found = statements(text, thinking=thinking)
         _count_identifiers(ledger, text)
         if self.awaiting:

@@ -16,6 +16,7 @@ summary shows is chosen by the briefing (``compactor.summarizers.briefing``).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -148,6 +149,8 @@ def _words(sentence: str) -> int:
 
 
 def _judge(sentence: str) -> Said | None:
+    if sentence.count(" ") < 2:  # fewer than three words: nothing to judge (and the common case)
+        return None
     words = _words(sentence)
     cause = _CAUSE.search(sentence) is not None
     decision = _DECISION.search(sentence) is not None
@@ -185,6 +188,19 @@ def _goes_on(sentence: str) -> bool:
 
 
 def statements(text: str, *, thinking: bool = False) -> list[Said]:
+    """The statements of one text (or thinking) block worth a briefing, in order (see ``_statements``).
+
+    Remembered for the last 2,048 blocks: a compaction merges the kept tail more than once (into
+    the summary's view and the report's), and a block judged once is not judged again."""
+    return list(_remembered(text, thinking))
+
+
+@functools.lru_cache(maxsize=2048)
+def _remembered(text: str, thinking: bool) -> tuple[Said, ...]:
+    return tuple(_statements(text, thinking=thinking))
+
+
+def _statements(text: str, *, thinking: bool = False) -> list[Said]:
     """The statements of one text (or thinking) block worth a briefing, in order.
 
     A cause or finding followed by a decision is kept as one statement, the
