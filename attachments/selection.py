@@ -57,7 +57,7 @@ __all__ = [
 StrategyName = Literal["recent", "activity"]
 STRATEGIES: tuple[StrategyName, ...] = ("recent", "activity")
 DEFAULT_STRATEGY: StrategyName = "activity"
-"""Chosen with ``compactor tune`` on the project's fixtures and real sessions (see the README, "Tuning")."""
+"""Chosen with ``compactor tune`` on the project's fixtures and real sessions (see docs/replay-and-tune.md)."""
 DEFAULT_ACTIVITY_FILES = 5
 """How many files ``activity`` restores with the default settings: ``[attachments] max_files``, the card's 5."""
 DEFAULT_ACTIVITY_FILE_TOKENS = 5_000

@@ -6,7 +6,7 @@ Each subcommand lives in a module (``ccr/commands/<name>.py``) with
 command runs (``ccr.cli_kit.run_lazy``). Errors become exit codes here,
 in one place: a ``CompactorError`` prints ``ccr: <error_id>: <message>`` to
 stderr and exits with its ``exit_code``; a usage mistake caught by the
-parser exits 2 as ``ccr_usage``. stdout carries only results (payloads
+parser exits 2 as ``usage_error``. stdout carries only results (payloads
 byte-exact).
 """
 

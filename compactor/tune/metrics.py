@@ -3,7 +3,7 @@
 Every figure is computed from a ``ReplayReport`` (and the store the replay
 wrote to); ``Metrics.combine`` pools sessions into a trial's totals by
 adding counts, so the ratios of a total are ratios of sums, never means of
-ratios. Definitions (the README's "Tuning" section repeats them):
+ratios. Definitions (docs/replay-and-tune.md repeats them):
 
 - ``reread_coverage``: of the files read before a compaction and read again
   after it (before the next one), the share the file attachments restored.

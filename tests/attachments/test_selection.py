@@ -231,7 +231,7 @@ def test_under_the_attachment_budgets_the_default_restores_what_recent_misses_on
     assert recent.attachment_tokens is not None and tuned.attachment_tokens is not None
     assert tuned.attachment_tokens <= 1.05 * recent.attachment_tokens
     for name, m in (("recent", recent), ("activity", default), ("tuned", tuned)):
-        print(  # the figures the README quotes, for whoever reruns this with -s
+        print(  # the figures the docs quote, for whoever reruns this with -s
             f"{name}: {m.reread_restored}/{m.reread_files - m.reread_in_tail} beyond tail, "
             f"{m.reread_coverage_with_tail:.0%} with tail, {m.attachment_tokens:,.0f} tokens"
         )
