@@ -238,7 +238,7 @@ class _Words:
             return
         thinking = isinstance(block, ThinkingBlock)
         if not thinking:
-            self.before_call = first_words(text[:_WHY_CHARS * 4], _WHY_CHARS)
+            self.before_call = first_words(text[: _WHY_CHARS * 4], _WHY_CHARS)
         # What a block opens with states its point; a long one is read that far (each sentence is
         # judged by several patterns, the largest share of merging a head).
         text = text[: _THOUGHT_CHARS if thinking else _SAID_CHARS]
