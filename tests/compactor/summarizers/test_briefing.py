@@ -3,26 +3,11 @@
 from __future__ import annotations
 
 from compactor.core.ledger import SessionLedger
-from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.messages import Message
 from compactor.summarizers.briefing import listing_share
 from compactor.summarizers.ledger import merge_messages
 from compactor.summarizers.work_state import is_follow_up, work_state
-
-
-def user(text: str) -> Message:
-    return Message(role="user", content=text)
-
-
-def call(tool_id: str, name: str, **inputs: object) -> Message:
-    return Message(role="assistant", content=[ToolUseBlock(id=tool_id, name=name, input=dict(inputs))])
-
-
-def result(tool_id: str, text: str, *, is_error: bool = False) -> Message:
-    return Message(role="user", content=[ToolResultBlock(tool_use_id=tool_id, content=text, is_error=is_error)])
-
-
-def say(text: str) -> Message:
-    return Message(role="assistant", content=[TextBlock(text=text)])
+from tests.compactor.summarizers.builders import call, result, say, user
 
 
 def state_of(messages: list[Message]):  # type: ignore[no-untyped-def]

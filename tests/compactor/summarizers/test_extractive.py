@@ -8,28 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ccr import find_handles
-from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.messages import Message
 from compactor.summarizers._errors import _ERROR_LINE, _REPORTED_ERROR
 from compactor.summarizers._errors import error_lines as _error_lines
 from compactor.summarizers.base import SECTION_TITLES
 from compactor.summarizers.extractive import ExtractiveSummarizer
-
-
-def user(text: str, **kw: object) -> Message:
-    return Message(role="user", content=text, **kw)  # type: ignore[arg-type]
-
-
-def call(tool_id: str, name: str, **inputs: object) -> Message:
-    return Message(role="assistant", content=[ToolUseBlock(id=tool_id, name=name, input=dict(inputs))])
-
-
-def result(tool_id: str, text: str, *, is_error: bool = False) -> Message:
-    return Message(role="user", content=[ToolResultBlock(tool_use_id=tool_id, content=text, is_error=is_error)])
-
-
-def say(text: str) -> Message:
-    return Message(role="assistant", content=[TextBlock(text=text)])
-
+from tests.compactor.summarizers.builders import call, result, say, user
 
 LONG_REQUEST = "Please refactor the inventory service. " + "Keep the API stable. " * 80
 BIG_LOG = (

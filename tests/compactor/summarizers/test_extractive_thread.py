@@ -8,25 +8,10 @@ request, a request the assistant has not answered yet.
 
 from __future__ import annotations
 
-from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.messages import Message
 from compactor.summarizers.base import Summary
 from compactor.summarizers.extractive import ExtractiveSummarizer
-
-
-def user(text: str, **kw: object) -> Message:
-    return Message(role="user", content=text, **kw)  # type: ignore[arg-type]
-
-
-def call(tool_id: str, name: str, **inputs: object) -> Message:
-    return Message(role="assistant", content=[ToolUseBlock(id=tool_id, name=name, input=dict(inputs))])
-
-
-def result(tool_id: str, text: str, *, is_error: bool = False) -> Message:
-    return Message(role="user", content=[ToolResultBlock(tool_use_id=tool_id, content=text, is_error=is_error)])
-
-
-def say(text: str) -> Message:
-    return Message(role="assistant", content=[TextBlock(text=text)])
+from tests.compactor.summarizers.builders import call, result, say, user
 
 
 def summarize(messages: list[Message]) -> Summary:

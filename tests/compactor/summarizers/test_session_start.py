@@ -3,31 +3,16 @@
 from __future__ import annotations
 
 from compactor.core.ledger import SessionLedger
-from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.messages import Message
 from compactor.summarizers.ledger import merge_messages
 from compactor.summarizers.session_start import session_start_text
+from tests.compactor.summarizers.builders import call, result, say, user
 
 REJECTED = "The user doesn't want to proceed with this tool use. The tool use was rejected."
 NOTIFICATION = (
     "<task-notification>\n<task-id>b1</task-id>\n<output-file>/tmp/b1.output</output-file>\n"
     '<status>completed</status>\n<summary>Background command "review" completed</summary>\n</task-notification>'
 )
-
-
-def user(text: str) -> Message:
-    return Message(role="user", content=text)
-
-
-def call(tool_id: str, name: str, **inputs: object) -> Message:
-    return Message(role="assistant", content=[ToolUseBlock(id=tool_id, name=name, input=dict(inputs))])
-
-
-def result(tool_id: str, text: str, *, is_error: bool = False) -> Message:
-    return Message(role="user", content=[ToolResultBlock(tool_use_id=tool_id, content=text, is_error=is_error)])
-
-
-def say(text: str) -> Message:
-    return Message(role="assistant", content=[TextBlock(text=text)])
 
 
 def session() -> list[Message]:
