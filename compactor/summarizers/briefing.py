@@ -33,6 +33,25 @@ from compactor.summarizers.work_state import last_edit_seq, work_state
 __all__ = ["Briefing", "item_line", "listing_share"]
 
 _REQUEST_CHARS = 900
+_REMARK_WORDS = 12
+_ASKS = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|and|now|then|also|please|hmm|yes|no)[,.!]?\s+)*"
+    r"(?:can|could|would|will|should|let'?s|please|add|make|fix|implement|create|write|run|update|change|remove|"
+    r"delete|rename|move|check|test|look|review|explain|show|tell|find|use|try|build|refactor|merge|rebase|commit|"
+    r"push|open|start|stop|do|go|continue|investigate|debug|help|describe|list|set|get|install|deploy|read|keep|"
+    r"ship|split|clean|draft|respond|reply|mark|port|revert|undo|restore|switch|give|what|why|how|where|which|is|are|do|does)\b",
+    re.I,
+)
+"""How a request opens: a verb, a polite question, a question word."""
+
+
+def _is_remark(text: str) -> bool:
+    """Whether a short typed message comments on the work rather than asking for it ("that was a while
+    back", "I think the reuse is for ..."): under ``_REMARK_WORDS`` words, no question, no request form."""
+    text = text.strip()
+    return len(text.split()) < _REMARK_WORDS and "?" not in text and _ASKS.match(text) is None
+
+
 _EARLIER_REQUEST_CHARS = 400
 _WORDS_CHARS = 500
 _FILES_SHOWN = 6
@@ -140,13 +159,22 @@ class Briefing:
     def request(self) -> str:
         state, lines = self.state, []
         section = "Primary request and intent"
-        if state.request is not None:
+        remark = state.request is not None and _is_remark(state.request.text)
+        if remark and state.earlier is not None and state.request is not None:
+            # A short latest message mostly steers the task before it: the task leads.
+            lines.append(f"The task, in the user's words: {self._quote(state.earlier, _REQUEST_CHARS, section)}")
+            lines.append(f"The user's latest request: {self._quote(state.request, _REQUEST_CHARS, section)}")
+        elif state.request is not None:
             lines.append(f"The user's current request, verbatim: {self._quote(state.request, _REQUEST_CHARS, section)}")
-        if state.earlier is not None:
+        if state.earlier is not None and not remark:
             lines.append(
                 f"It came after this earlier request: {self._quote(state.earlier, _EARLIER_REQUEST_CHARS, section)}"
             )
-        elif self.view.original_goal and (state.request is None or self.view.original_goal != state.request.text):
+        elif (
+            state.earlier is None
+            and self.view.original_goal
+            and (state.request is None or self.view.original_goal != state.request.text)
+        ):
             lines.append(
                 f'It came after this earlier request: "{_flat(self.view.original_goal, _EARLIER_REQUEST_CHARS)}"'
             )
@@ -215,8 +243,8 @@ class Briefing:
     def solving(self, shown_elsewhere: set[str]) -> str:
         picked: list[LedgerStatement] = []
         chosen = self._chosen()
-        # What the assistant wrote out first; what it only thought, when that is all there is.
-        ordered = [s for s in chosen if not s.thought] + [s for s in chosen if s.thought]
+        # What the assistant wrote out; what it only thought was often dropped on the way.
+        ordered = [s for s in chosen if not s.thought] or chosen
         for s in ordered:
             if s.kind not in ("cause", "decision") or s.text in shown_elsewhere:
                 continue

@@ -264,3 +264,17 @@ def test_a_later_part_that_never_touches_the_list_carries_the_earlier_summarys_p
         ]
     )
     assert third.sections["Pending tasks"] == "(no open tasks)"
+
+
+def test_a_short_remark_after_a_task_is_shown_after_the_task_it_steers() -> None:
+    messages = [
+        user("Find out why the checkpoint log is empty after a resume"),
+        say("Looking at the resume path."),
+        user("that was a little while back :|"),
+        say("Noted."),
+    ]
+    request = summarize(messages).sections["Primary request and intent"]
+    assert request.startswith(
+        'The task, in the user\'s words: "Find out why the checkpoint log is empty after a resume"'
+    )
+    assert 'The user\'s latest request: "that was a little while back :|"' in request
