@@ -49,7 +49,7 @@ __all__ = [
     "save_live_state",
 ]
 
-LIVE_STATE_VERSION = 1
+LIVE_STATE_VERSION = 2
 """Bumped when the fold changes: a state of another version is read again from the start."""
 
 IMAGE_TOKENS = 2_000
@@ -72,6 +72,10 @@ _NOT_TYPED = (
     "<bash-stderr>",
     "<user-prompt-submit-hook>",
     "[Request interrupted by user",
+    "Stop hook feedback:",
+    "Base directory for this skill:",
+    "PreToolUse:",
+    "PostToolUse:",
 )
 _COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
@@ -147,6 +151,7 @@ class LiveState:
         seen: list[str] | None = None,
         timeline: list[tuple[int, int]] | None = None,
         bad_lines: int = 0,
+        queued: list[str] | None = None,
     ) -> None:
         self.transcript = transcript
         self.offset = offset
@@ -186,6 +191,8 @@ class LiveState:
         self.timeline: list[tuple[int, int]] = timeline if timeline is not None else []
         """(line, context estimate) after each answer and at each compaction."""
         self.bad_lines = bad_lines
+        self.queued: list[str] = queued if queued is not None else []
+        """Messages the user queued while the agent worked, not yet taken by a request."""
 
     @property
     def tokens(self) -> int:
@@ -431,6 +438,45 @@ def _user(state: LiveState, record: Mapping[str, Any], message: Mapping[str, Any
     said = _typed(record, message)
     if said is not None:
         state.messages[said] = state.messages.get(said, 0) + 1
+    if results:
+        for reason in _refusal_reasons(content):
+            state.messages[reason] = state.messages.get(reason, 0) + 1
+
+
+def _queue(state: LiveState, record: Mapping[str, Any]) -> None:
+    """A message the user queued: typed once a request takes it while the agent works (``remove``), as
+    the transcript reader delivers it (``compactor.claude_code.transcript`` ``_deliver_queued``)."""
+    operation, content = record.get("operation"), record.get("content")
+    if operation == "enqueue" and isinstance(content, str) and content.strip():
+        if not content.lstrip().startswith("<task-notification>"):
+            state.queued.append(content.strip())
+    elif operation == "remove":
+        for text in state.queued:
+            state.messages[text] = state.messages.get(text, 0) + 1
+        state.queued = []
+    elif operation == "dequeue" and state.queued:
+        state.queued.pop(0)
+    elif operation == "popAll":
+        state.queued = []
+
+
+_REFUSED = ("The user doesn't want to proceed", "The user doesn't want to take this action")
+_REASON = re.compile(r"the user said:\s*(.+)", re.S | re.I)
+
+
+def _refusal_reasons(content: list[Any]) -> list[str]:
+    """What the user typed when turning a call down (the ledger counts it as one of their messages)."""
+    found = []
+    for block in content:
+        if not (isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error")):
+            continue
+        text = block.get("content")
+        if isinstance(text, list):
+            text = "\n".join(str(b.get("text", "")) for b in text if isinstance(b, dict) and b.get("type") == "text")
+        reason = _REASON.search(text) if isinstance(text, str) and text.lstrip().startswith(_REFUSED) else None
+        if reason is not None and reason.group(1).strip():
+            found.append(reason.group(1).strip())
+    return found
 
 
 def _boundary(state: LiveState, record: Mapping[str, Any], line: int) -> None:
@@ -461,6 +507,9 @@ def fold(state: LiveState, record: Mapping[str, Any], line: int) -> None:
         state.session_id = session
     if kind == "system" and record.get("subtype") == "compact_boundary":
         _boundary(state, record, line)
+        return
+    if kind == "queue-operation":
+        _queue(state, record)
         return
     message = record.get("message")
     if kind not in ("user", "assistant") or not isinstance(message, dict) or record.get("isSidechain") is True:
