@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ccr.paths import default_store_path
+from compactor.claude_code.typed_records import refusal_reasons, typed_text
 
 __all__ = [
     "LIVE_STATE_VERSION",
@@ -62,24 +63,6 @@ _READ_LINE = re.compile(r"\s*\d+(?:\u2192|\t)")
 _JSON_FILES = (".json", ".jsonl", ".jsonc")
 _PATH_KEYS = ("file_path", "notebook_path")
 _SEARCH_TOOLS = frozenset({"Grep", "Glob", "LS"})
-_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
-_NOT_TYPED = (
-    "<task-notification>",
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "<local-command-caveat>",
-    "<bash-stdout>",
-    "<bash-stderr>",
-    "<user-prompt-submit-hook>",
-    "[Request interrupted by user",
-    "Stop hook feedback:",
-    "Base directory for this skill:",
-    "PreToolUse:",
-    "PostToolUse:",
-)
-_COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
-_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
-_BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 """A key that names a state file as it is (``quick_hooks.SESSION_ID``'s pattern); any other is hashed."""
 _FINGERPRINT_BYTES = 4096
@@ -400,34 +383,6 @@ def _tool_call(state: LiveState, block: Mapping[str, Any], line: int) -> None:
             state.commands[first] = state.commands.get(first, 0) + 1
 
 
-def _typed(record: Mapping[str, Any], message: Mapping[str, Any]) -> str | None:
-    """What the user typed (``compactor.summarizers.prompts.typed``), or None."""
-    content = message.get("content", "")
-    if record.get("isMeta") is True or record.get("isCompactSummary") is True:
-        return None
-    if isinstance(content, list):
-        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
-            return None
-        text = "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
-    elif isinstance(content, str):
-        text = content
-    else:
-        return None
-    text = _REMINDER.sub("", text).strip()
-    if not text or text.startswith(_NOT_TYPED):
-        return None
-    name = _COMMAND_NAME.search(text)
-    if name is not None and text.lstrip().startswith(("<command-name>", "<command-message>")):
-        command = name.group(1).strip()
-        command = command if command.startswith("/") else "/" + command
-        args = _COMMAND_ARGS.search(text)
-        return f"{command} {args.group(1).strip() if args else ''}".strip()
-    shell = _BASH_INPUT.fullmatch(text)
-    if shell is not None:
-        return "!" + shell.group(1).strip()
-    return text
-
-
 def _user(state: LiveState, record: Mapping[str, Any], message: Mapping[str, Any]) -> None:
     content = message.get("content", "")
     tokens = rough_tokens(content)
@@ -435,11 +390,11 @@ def _user(state: LiveState, record: Mapping[str, Any], message: Mapping[str, Any
     _add(state, tokens)
     if not results:
         _close(state)
-    said = _typed(record, message)
+    said = typed_text(record, message)
     if said is not None:
         state.messages[said] = state.messages.get(said, 0) + 1
     if results:
-        for reason in _refusal_reasons(content):
+        for reason in refusal_reasons(content):
             state.messages[reason] = state.messages.get(reason, 0) + 1
 
 
@@ -458,25 +413,6 @@ def _queue(state: LiveState, record: Mapping[str, Any]) -> None:
         state.queued.pop(0)
     elif operation == "popAll":
         state.queued = []
-
-
-_REFUSED = ("The user doesn't want to proceed", "The user doesn't want to take this action")
-_REASON = re.compile(r"the user said:\s*(.+)", re.S | re.I)
-
-
-def _refusal_reasons(content: list[Any]) -> list[str]:
-    """What the user typed when turning a call down (the ledger counts it as one of their messages)."""
-    found = []
-    for block in content:
-        if not (isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error")):
-            continue
-        text = block.get("content")
-        if isinstance(text, list):
-            text = "\n".join(str(b.get("text", "")) for b in text if isinstance(b, dict) and b.get("type") == "text")
-        reason = _REASON.search(text) if isinstance(text, str) and text.lstrip().startswith(_REFUSED) else None
-        if reason is not None and reason.group(1).strip():
-            found.append(reason.group(1).strip())
-    return found
 
 
 def _boundary(state: LiveState, record: Mapping[str, Any], line: int) -> None:
