@@ -26,7 +26,7 @@ COMMANDS: Commands = {
     "get": ("ccr.commands.get", "write what a handle names to stdout, byte-exact"),
     "info": ("ccr.commands.info", "print a record's metadata as JSON"),
     "stats": ("ccr.commands.stats", "print entries, payload bytes, budget and fullness"),
-    "verify": ("ccr.commands.verify", "re-hash every record and name the corrupt ones"),
+    "verify": ("ccr.commands.verify", "re-hash every record, check its metadata, and name the damaged ones"),
     "list": ("ccr.commands.list", "list stored records (handle, size, kind, session, created)"),
     "rm": ("ccr.commands.rm", "remove records by handle"),
     "gc": ("ccr.commands.gc", "remove records older than DAYS or of one session (explicit; never automatic)"),

@@ -146,4 +146,4 @@ def test_the_tune_bar_runs_from_the_start_and_counts_replays(tmp_path: Path) -> 
     done, drawn = _on_terminal(args, columns=250)
     assert done.returncode == 0
     assert b"tuning" in drawn and b"elapsed" in drawn  # before the first replay is back: the time spent runs
-    assert b"replays" in drawn and b"/4 replays" in drawn
+    assert b"replays" in drawn and b"/8 replays" in drawn  # the example space holds 8 trials

@@ -96,7 +96,7 @@ test('token budget: omitted is 2000, explicit 0 is unlimited, negative is refuse
   assert.equal(whole.toString('utf8'), big);
   const negative = await refused(recall('ledger', { ...opts, tokenBudget: -1 }));
   assert.equal(negative.exitCode, 2);
-  assert.equal(negative.errorId, 'invalid_request');
+  assert.equal(negative.errorId, 'usage_error');
 });
 
 test('supersede, history and forget', async () => {

@@ -136,6 +136,14 @@ def test_each_commands_one_line_help_is_the_one_its_module_registers(program: st
 @pytest.mark.parametrize("program", sorted(PROGRAMS))
 def test_options_before_and_after_the_command_still_parse(program: str, tmp_path: object) -> None:
     args = ["tokens", "-", "--json"] if program == "compactor" else ["--store", f"{tmp_path}/s.db", "stats", "--json"]
+    if program == "ccr":  # reading never creates a store: make one first
+        made = subprocess.run(
+            [sys.executable, "-m", "ccr", "--store", f"{tmp_path}/s.db", "put", "-"],
+            input="x",
+            capture_output=True,
+            text=True,
+        )
+        assert made.returncode == 0, made.stderr
     done = subprocess.run(
         [sys.executable, "-m", program, *args], input="hello", capture_output=True, text=True, check=False
     )
