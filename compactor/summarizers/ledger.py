@@ -570,6 +570,9 @@ _WRAPPERS = re.compile(
 variable assignments."""
 
 
+_TASK_VERBS = frozenset({"run", "exec", "run-script", "task", "x"})
+
+
 def _same_command(failed: str, ran: str) -> bool:
     """Whether a successful run ``ran`` answers the failed command ``failed``: the same first line,
     or the same program and first argument once what merely runs it is set aside
@@ -579,4 +582,6 @@ def _same_command(failed: str, ran: str) -> bool:
         return True
     a = _WRAPPERS.sub("", failed, count=1).split()
     b = _WRAPPERS.sub("", ran, count=1).split()
-    return len(a) >= 2 and len(b) >= 2 and a[:2] == b[:2]
+    # ``mise run test`` is not answered by ``mise run fmt``: a task runner's task is part of the program.
+    n = 3 if len(a) >= 2 and a[1] in _TASK_VERBS else 2
+    return len(a) >= n and len(b) >= n and a[:n] == b[:n]

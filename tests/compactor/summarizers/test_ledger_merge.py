@@ -290,3 +290,18 @@ def test_only_a_failed_call_of_another_tool_is_an_error_and_its_next_success_res
         ],
     )
     assert [(e.tool, e.resolved) for e in ledger.errors] == [("Task", "a later Task call went through")]
+
+
+def test_a_task_runners_other_task_does_not_answer_a_failed_one() -> None:
+    ledger = merge_messages(
+        SessionLedger(),
+        [
+            call("b1", "Bash", command="mise run test 2>&1"),
+            result("b1", "FAIL TestResume", is_error=True),
+            call("b2", "Bash", command="mise run fmt && mise run lint 2>&1"),
+            result("b2", "ok"),
+        ],
+    )
+    assert ledger.errors[0].resolved is None
+    merge_messages(ledger, [call("b3", "Bash", command="mise run test"), result("b3", "ok")])
+    assert ledger.errors[0].resolved == "`mise run test 2>&1` ran ok as `mise run test`"
