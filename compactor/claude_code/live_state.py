@@ -37,6 +37,7 @@ from typing import Any, BinaryIO
 
 from ccr.paths import default_store_path
 from compactor.claude_code.typed_records import refusal_reasons, typed_text
+from compactor.core.client_text import take_queued
 
 __all__ = [
     "LIVE_STATE_VERSION",
@@ -401,18 +402,8 @@ def _user(state: LiveState, record: Mapping[str, Any], message: Mapping[str, Any
 def _queue(state: LiveState, record: Mapping[str, Any]) -> None:
     """A message the user queued: typed once a request takes it while the agent works (``remove``), as
     the transcript reader delivers it (``compactor.claude_code.transcript`` ``_deliver_queued``)."""
-    operation, content = record.get("operation"), record.get("content")
-    if operation == "enqueue" and isinstance(content, str) and content.strip():
-        if not content.lstrip().startswith("<task-notification>"):
-            state.queued.append(content.strip())
-    elif operation == "remove":
-        for text in state.queued:
-            state.messages[text] = state.messages.get(text, 0) + 1
-        state.queued = []
-    elif operation == "dequeue" and state.queued:
-        state.queued.pop(0)
-    elif operation == "popAll":
-        state.queued = []
+    for text in take_queued(state.queued, record.get("operation"), record.get("content")):
+        state.messages[text] = state.messages.get(text, 0) + 1
 
 
 def _boundary(state: LiveState, record: Mapping[str, Any], line: int) -> None:

@@ -7,30 +7,20 @@ dicts, so that the status line can stay light: ``typed_text`` for a user record,
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["refusal_reasons", "typed_text"]
-
-_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
-_NOT_TYPED = (
-    "<task-notification>",
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "<local-command-caveat>",
-    "<bash-stdout>",
-    "<bash-stderr>",
-    "<user-prompt-submit-hook>",
-    "[Request interrupted by user",
-    "Stop hook feedback:",
-    "Base directory for this skill:",
-    "PreToolUse:",
-    "PostToolUse:",
+from compactor.core.client_text import (
+    BASH_INPUT,
+    COMMAND_ARGS,
+    COMMAND_NAME,
+    NOT_TYPED,
+    REFUSAL_REASON,
+    REFUSED,
+    REMINDER,
 )
-_COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
-_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
-_BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
+
+__all__ = ["refusal_reasons", "typed_text"]
 
 
 def typed_text(record: Mapping[str, Any], message: Mapping[str, Any]) -> str | None:
@@ -46,23 +36,19 @@ def typed_text(record: Mapping[str, Any], message: Mapping[str, Any]) -> str | N
         text = content
     else:
         return None
-    text = _REMINDER.sub("", text).strip()
-    if not text or text.startswith(_NOT_TYPED):
+    text = REMINDER.sub("", text).strip()
+    if not text or text.startswith(NOT_TYPED):
         return None
-    name = _COMMAND_NAME.search(text)
+    name = COMMAND_NAME.search(text)
     if name is not None and text.lstrip().startswith(("<command-name>", "<command-message>")):
         command = name.group(1).strip()
         command = command if command.startswith("/") else "/" + command
-        args = _COMMAND_ARGS.search(text)
+        args = COMMAND_ARGS.search(text)
         return f"{command} {args.group(1).strip() if args else ''}".strip()
-    shell = _BASH_INPUT.fullmatch(text)
+    shell = BASH_INPUT.fullmatch(text)
     if shell is not None:
         return "!" + shell.group(1).strip()
     return text
-
-
-_REFUSED = ("The user doesn't want to proceed", "The user doesn't want to take this action")
-_REASON = re.compile(r"the user said:\s*(.+)", re.S | re.I)
 
 
 def refusal_reasons(content: list[Any]) -> list[str]:
@@ -74,7 +60,7 @@ def refusal_reasons(content: list[Any]) -> list[str]:
         text = block.get("content")
         if isinstance(text, list):
             text = "\n".join(str(b.get("text", "")) for b in text if isinstance(b, dict) and b.get("type") == "text")
-        reason = _REASON.search(text) if isinstance(text, str) and text.lstrip().startswith(_REFUSED) else None
+        reason = REFUSAL_REASON.search(text) if isinstance(text, str) and text.lstrip().startswith(REFUSED) else None
         if reason is not None and reason.group(1).strip():
             found.append(reason.group(1).strip())
     return found

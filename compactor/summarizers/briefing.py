@@ -16,6 +16,7 @@ stored listing.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -193,6 +194,7 @@ class Briefing:
 
     # -- 2 and 5 -------------------------------------------------------------
 
+    @functools.cached_property
     def _chosen(self) -> list[LedgerStatement]:
         """The statements worth showing: the best by what they say, how recent they are, and whether
         they name what the current work touches. Statements of the current request's work come
@@ -213,7 +215,7 @@ class Briefing:
         return ranked + sorted([s for s in statements if s not in current], key=worth, reverse=True)
 
     def concepts(self) -> str:
-        findings = [s for s in self._chosen() if s.kind == "finding" and not s.thought and not _LOOKING.search(s.text)][
+        findings = [s for s in self._chosen if s.kind == "finding" and not s.thought and not _LOOKING.search(s.text)][
             :_CONCEPTS_SHOWN
         ]
         lines = [f"- {s.text}" for s in sorted(findings, key=lambda s: s.seq)]
@@ -224,7 +226,7 @@ class Briefing:
 
     def names(self) -> list[str]:
         """The names the work turns on (for the index): often written, or in what the briefing quotes."""
-        said = " ".join(s.text for s in self._chosen()[: _STATEMENTS_SHOWN * 2])
+        said = " ".join(s.text for s in self._chosen[: _STATEMENTS_SHOWN * 2])
 
         def weight(item: tuple[str, int]) -> tuple[float, str]:
             name, count = item
@@ -242,7 +244,7 @@ class Briefing:
 
     def solving(self, shown_elsewhere: set[str]) -> str:
         picked: list[LedgerStatement] = []
-        chosen = self._chosen()
+        chosen = self._chosen
         # What the assistant wrote out; what it only thought was often dropped on the way.
         ordered = [s for s in chosen if not s.thought] or chosen
         for s in ordered:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from compactor.core.client_text import REFUSAL_REASON, REFUSED
 from compactor.core.ledger import (
     STATEMENTS_KEPT,
     LedgerBackground,
@@ -76,10 +77,6 @@ theirs (a log read with ``tail``, a diff); only their own failure counts."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _INSTRUCTION_CHARS = 300
 _PASTED_CHARS = 1_500
-_REJECTED = ("The user doesn't want to proceed", "The user doesn't want to take this action")
-"""How the client words a tool call the user turned down: neither an error nor, alone, an instruction."""
-_REJECTION_REASON = re.compile(r"the user said:\s*(.+)", re.S | re.I)
-"""A rejection the user typed a reason with: the reason is the user's own words."""
 _PLUMBING = re.compile(
     r"<tool_use_error>|Sibling tool call errored|File does not exist|File has not been read yet|"
     r"has been modified since (?:it was )?read|String to replace not found|Found \d+ matches of the string|"
@@ -471,9 +468,9 @@ def _result(
     ledger.last_action_seq = seq
 
     key = first or touched_path(call) or call.name
-    if block.is_error and text.lstrip().startswith(_REJECTED):
+    if block.is_error and text.lstrip().startswith(REFUSED):
         # Turned down: an instruction only when the user typed why, and then in their words.
-        reason = _REJECTION_REASON.search(text)
+        reason = REFUSAL_REASON.search(text)
         if reason is not None and reason.group(1).strip():
             _user(ledger, reason.group(1).strip(), True, seq, None)  # the user's own words, typed with the refusal
         return None

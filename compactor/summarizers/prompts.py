@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from compactor.core.client_text import BASH_INPUT, COMMAND_ARGS, COMMAND_NAME, NOT_TYPED, REMINDER
 from compactor.core.messages import Message
 from compactor.engine.rounds import is_prompt
 
@@ -85,25 +86,6 @@ CLIENT_COMMANDS = frozenset(
 )
 """Slash commands that operate the client rather than ask for work."""
 
-_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
-_NOT_TYPED = (
-    "<task-notification>",
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "<local-command-caveat>",
-    "<bash-stdout>",
-    "<bash-stderr>",
-    "<user-prompt-submit-hook>",
-    "[Request interrupted by user",
-    "Stop hook feedback:",
-    "Base directory for this skill:",
-    "PreToolUse:",
-    "PostToolUse:",
-)
-_COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
-_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
-_BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
-
 
 @dataclass(frozen=True)
 class Typed:
@@ -120,7 +102,7 @@ class Typed:
 
 def strip_reminders(text: str) -> str:
     """``text`` without its ``<system-reminder>`` blocks, stripped."""
-    return _REMINDER.sub("", text).strip()
+    return REMINDER.sub("", text).strip()
 
 
 def collapse(text: str) -> str:
@@ -156,18 +138,18 @@ def typed(message: Message) -> Typed | None:
     if not is_prompt(message) or message.is_meta or message.is_compact_summary:
         return None
     text = strip_reminders(message.text())
-    if not text or text.startswith(_NOT_TYPED):
+    if not text or text.startswith(NOT_TYPED):
         return None
-    name = _COMMAND_NAME.search(text)
+    name = COMMAND_NAME.search(text)
     if name is not None and text.lstrip().startswith(("<command-name>", "<command-message>")):
         command = name.group(1).strip()
         command = command if command.startswith("/") else "/" + command
-        args = _COMMAND_ARGS.search(text)
+        args = COMMAND_ARGS.search(text)
         words = args.group(1).strip() if args else ""
         full = f"{command} {words}".strip()
         kind: TypedKind = "client_command" if command[1:] in CLIENT_COMMANDS else "command"
         return Typed(full, kind)
-    shell = _BASH_INPUT.fullmatch(text)
+    shell = BASH_INPUT.fullmatch(text)
     if shell is not None:
         return Typed("!" + shell.group(1).strip(), "shell")
     return Typed(text, "request")

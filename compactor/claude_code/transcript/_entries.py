@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from compactor.claude_code.transcript._chain import _MESSAGE_TYPES, _block_ids, _is_message_record, _message_id
 from compactor.claude_code.transcript._lines import Record, Reporter
 from compactor.claude_code.transcript._models import RecordedCompaction, TranscriptEntry
+from compactor.core.client_text import take_queued
 from compactor.core.messages import Message, Usage
 from compactor.summarizers.prompts import QUEUED_MESSAGE
 
@@ -211,15 +212,12 @@ def _inline_sidechains(records: list[Record], chain: set[int], report: Reporter)
 def _deliver_queued(entries: list[TranscriptEntry], records: list[Record]) -> list[TranscriptEntry]:
     """``entries`` with the messages the user queued while the agent worked, as the model got them.
 
-    Claude Code records such a message only as a ``queue-operation`` line
-    (``enqueue`` with its text); when a request takes it while the agent works
-    (``remove``), it rides along with that request. (``dequeue`` makes it the
-    next prompt, which the file records as a user line of its own; ``popAll``
-    puts it back into the input box.) Each becomes a user message of its own, in
-    ``QUEUED_MESSAGE``'s words, after the chain's messages up to the line that
-    took it, and after the results of a call that was in flight there, so that
-    a call and its result stay together. These entries have no records of their
-    own: a transcript written back keeps Claude Code's own lines.
+    Claude Code records such a message only as ``queue-operation`` lines; which of them reach the
+    model with a request is ``client_text.take_queued``'s to say. Each becomes a user message of its
+    own, in ``QUEUED_MESSAGE``'s words, after the chain's messages up to the line that took it, and
+    after the results of a call that was in flight there, so that a call and its result stay
+    together. These entries have no records of their own: a transcript written back keeps Claude
+    Code's own lines.
     """
     waiting: list[str] = []
     taken: list[tuple[int, str]] = []
@@ -227,19 +225,8 @@ def _deliver_queued(entries: list[TranscriptEntry], records: list[Record]) -> li
         data = record.data
         if data.get("type") != "queue-operation":
             continue
-        operation = data.get("operation")
-        if operation == "enqueue":
-            content = data.get("content")
-            # A background task's notification is queued too, but it is delivered on its own.
-            if isinstance(content, str) and content.strip() and not content.lstrip().startswith("<task-notification>"):
-                waiting.append(content.strip())
-        elif operation == "remove":  # the request took every typed message waiting
-            taken.extend((record.line, text) for text in waiting)
-            waiting = []
-        elif operation == "dequeue" and waiting:
-            waiting.pop(0)  # taken as the next prompt: the file records it as a user line of its own
-        elif operation == "popAll":
-            waiting = []
+        delivered = take_queued(waiting, data.get("operation"), data.get("content"))
+        taken.extend((record.line, text) for text in delivered)
     if not taken:
         return entries
     out = list(entries)
