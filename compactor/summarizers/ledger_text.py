@@ -1,10 +1,10 @@
-"""The session ledger as text: the summary's sections, and the full listing stored beside them.
+"""The session ledger as text: the index that follows a summary, its facts for a model, the listing.
 
-``LedgerText`` renders a ``SessionLedger`` for a reader who must carry on
-the work: paths and what was done to them, commands and their outcomes,
-errors with what resolved them, the user's instructions and messages, and
-where the work stands (from the ledger merged with the preserved tail, so it
-never contradicts the tail). Older facts are compressed, never dropped:
+``LedgerText`` renders a ``SessionLedger``'s bookkeeping: paths and what was
+done to them, commands and their outcomes, errors with what resolved them,
+the user's instructions and messages, the open items (the briefing, in
+``compactor.summarizers.briefing``, says where the work stands). Older facts
+are compressed, never dropped:
 past ``budget_tokens`` a path is shown without its actions and a command as
 its first line only; past that they are left to the full listing, stored as
 its own span (``listing_span``) and cited with how many facts it holds.
@@ -16,7 +16,6 @@ finds it as the session wrote it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -36,13 +35,7 @@ _DETAIL_SHARE = 0.6
 """Of the facts budget, the share spent on full lines (actions, outcomes); the rest on compact ones."""
 _RECENT_USER_MESSAGES = 4
 _MIN_USER_CHARS = 100
-_STATEMENT_CHARS = 700
 _REQUEST_CHARS = 900
-_STEP_REQUEST_CHARS = 300
-_CHECKS = re.compile(
-    r"\b(?:pytest|test|tests|tox|nox|mypy|ruff|lint|check|build|make|cargo|go test|jest|vitest|tsc|"
-    r"unittest|flake8|eslint|prettier|compile|verify)\b"
-)
 
 
 def _flat(text: str, limit: int) -> str:
@@ -301,72 +294,6 @@ class LedgerText:
         if not (view.todos or view.tasks or view.tracker):
             items = [f"{item} (carried from the earlier summary)" for item in view.carried_pending] + items
         return [f"- {item}" for item in items]
-
-    def recent_paths(self, n: int = 5) -> list[str]:
-        """The paths the session touched last (head and tail), newest first."""
-        entries = sorted(self.view.paths.values(), key=lambda p: -p.seq)
-        return [self.rel(e.path) for e in entries[:n]]
-
-    def current_work(self) -> str:
-        view = self.view
-        lines = []
-        if view.last_statement and view.last_statement_seq > view.current_request_seq:
-            lines.append(f"- The assistant's last words: {_flat(view.last_statement, _STATEMENT_CHARS)}")
-        if view.last_actions:
-            lines.append("- Its latest tool calls: " + "; ".join(view.last_actions))
-        recent = self.recent_paths()
-        if recent:
-            lines.append("- Files it worked on last: " + ", ".join(recent))
-        return "\n".join(lines) or "(nothing recorded)"
-
-    def verify_command(self) -> str | None:
-        """The command that checks the work: the latest test, build or lint run, else the latest failure."""
-        commands = sorted(self.view.commands.values(), key=lambda c: -c.seq)
-        for command in commands:
-            if _CHECKS.search(command.first):
-                return command.first
-        failed = next((c for c in commands if c.failed), None)
-        return failed.first if failed else None
-
-    def next_step(self) -> str:
-        view = self.view
-        lines = []
-        request = _cut(view.current_request, _STEP_REQUEST_CHARS) if view.current_request else None
-        if request and view.current_request_seq > max(view.last_statement_seq, view.last_action_seq):
-            lines.append(f"- Answer the user's latest request: {request}")
-        elif request and view.current_request_seq > view.last_statement_seq:
-            lines.append(f"- Carry on with the user's latest request (its calls so far are above): {request}")
-        open_items = view.open_items()
-        doing = [t for t in open_items if t.status == "in_progress"]
-        for item in doing[:3]:
-            lines.append(f"- Finish the item in progress: {_flat(item.text, 200)}")
-        todo = [t for t in open_items if t.status != "in_progress"]
-        if todo:
-            lines.append(f"- Then the next open item: {_flat(todo[0].text, 200)}")
-        open_errors = list(dict.fromkeys(e.line for e in view.unresolved_errors()))
-        for line in open_errors[-2:]:
-            lines.append(f"- Resolve: {line}")
-        edited = [
-            e
-            for e in sorted(view.paths.values(), key=lambda p: -p.seq)
-            if any(a in ("edited", "written") for a in e.actions)
-        ]
-        if edited:
-            lines.append("- Files to carry on with: " + ", ".join(self.rel(e.path) for e in edited[:3]))
-        check = self.verify_command()
-        if check:
-            lines.append(f"- Check the work with: `{_flat(check, _COMMAND_CHARS)}`")
-        waiting = [t for t in view.background.values() if not t.collected]
-        for task in waiting[:3]:
-            if task.status == "running":
-                lines.append(f"- Collect background task {task.id} when it finishes (it is still running)")
-            else:
-                lines.append(f"- Read the output of background task {task.id} ({task.status})")
-        if request and view.current_request_seq <= view.last_statement_seq:
-            lines.append(f"- Within the user's latest request: {request}")
-        if not lines and view.last_statement:
-            lines.append("- Carry on from the assistant's last words (section 8).")
-        return "\n".join(lines) or "(no explicit next step)"
 
 
 def listing_text(ledger: SessionLedger, cwd: str | None = None) -> str:
