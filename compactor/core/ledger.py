@@ -14,6 +14,7 @@ text. It holds:
 - the current request, with the original goal beside it;
 - what the assistant said that matters: its findings, causes and decisions
   (``statements``), why it changed each file, how it explained each error;
+- the assistant's answers: its last words of each turn, with what they answered (``reports``);
 - what the user pinned, to be kept verbatim in every later summary.
 
 ``seq`` numbers the merged messages across the whole session, so that
@@ -26,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "LEDGER_KEY",
+    "REPORTS_KEPT",
     "STATEMENTS_KEPT",
     "LedgerBackground",
     "LedgerCommand",
@@ -33,6 +35,7 @@ __all__ = [
     "LedgerItem",
     "LedgerMessage",
     "LedgerPath",
+    "LedgerReport",
     "LedgerStatement",
     "SessionLedger",
 ]
@@ -40,6 +43,9 @@ __all__ = [
 
 STATEMENTS_KEPT = 60
 """The ledger keeps the assistant's newest this many statements; older ones are in the stored heads."""
+
+REPORTS_KEPT = 8
+"""The ledger keeps the assistant's newest this many answers (``SessionLedger.reports``)."""
 
 LEDGER_KEY = "compactorLedger"
 """The ``compactMetadata`` key under which a written compaction boundary carries the ledger, so that
@@ -143,6 +149,16 @@ class LedgerStatement(_Model):
     """The stored head it came from, when a compaction stored it."""
 
 
+class LedgerReport(_Model):
+    """What the assistant wrote last in a turn, after its last tool call, before the user typed again:
+    its answer, in its own words (what it found, what it changed, what it proposes)."""
+
+    text: str
+    seq: int
+    asked: str = ""
+    """The request it answered (cut), "" when the session had none yet."""
+
+
 class LedgerMessage(_Model):
     """A message the user typed, whole, with how often it was sent."""
 
@@ -188,6 +204,8 @@ class SessionLedger(_Model):
     """That summary's pending tasks, shown while the session has no list of its own."""
     statements: list[LedgerStatement] = Field(default_factory=list)
     """The assistant's statements that matter, oldest first (at most ``STATEMENTS_KEPT``)."""
+    reports: list[LedgerReport] = Field(default_factory=list)
+    """The assistant's answers at the end of its turns, oldest first (at most ``REPORTS_KEPT``)."""
     recent_words: list[str] = Field(default_factory=list)
     """The assistant's last few text blocks since the latest request, oldest first."""
     pins: list[str] = Field(default_factory=list)

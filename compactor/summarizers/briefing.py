@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 
 from compactor.core.ledger import (
+    LedgerError,
     LedgerItem,
     LedgerMessage,
     LedgerPath,
@@ -34,26 +35,13 @@ from compactor.summarizers.work_state import last_edit_seq, work_state
 __all__ = ["Briefing", "item_line", "listing_share"]
 
 _REQUEST_CHARS = 900
-_REMARK_WORDS = 12
-_ASKS = re.compile(
-    r"^(?:(?:ok(?:ay)?|so|and|now|then|also|please|hmm|yes|no)[,.!]?\s+)*"
-    r"(?:can|could|would|will|should|let'?s|please|add|make|fix|implement|create|write|run|update|change|remove|"
-    r"delete|rename|move|check|test|look|review|explain|show|tell|find|use|try|build|refactor|merge|rebase|commit|"
-    r"push|open|start|stop|do|go|continue|investigate|debug|help|describe|list|set|get|install|deploy|read|keep|"
-    r"ship|split|clean|draft|respond|reply|mark|port|revert|undo|restore|switch|give|what|why|how|where|which|is|are|do|does)\b",
-    re.I,
-)
-"""How a request opens: a verb, a polite question, a question word."""
-
-
-def _is_remark(text: str) -> bool:
-    """Whether a short typed message comments on the work rather than asking for it ("that was a while
-    back", "I think the reuse is for ..."): under ``_REMARK_WORDS`` words, no question, no request form."""
-    text = text.strip()
-    return len(text.split()) < _REMARK_WORDS and "?" not in text and _ASKS.match(text) is None
-
-
 _EARLIER_REQUEST_CHARS = 400
+_RECENT_REQUESTS = 3
+_REPORTS_SHOWN = 3
+_REPORT_SHOWN_CHARS = 1_000
+_REPORT_WORDS = 8
+"""An answer shorter than this ("Done.", "No response requested.") says too little to show."""
+_WORKING_SHOWN = 5
 _WORDS_CHARS = 500
 _FILES_SHOWN = 6
 _CHANGED_SHOWN = 14
@@ -61,7 +49,7 @@ _READ_SHOWN = 10
 _EDITS_SHOWN = 2
 _ERRORS_SHOWN = 6
 _STATEMENTS_SHOWN = 12
-_CONCEPTS_SHOWN = 3
+_CONCEPT_NAMES = 15
 _IDENTIFIERS_SHOWN = 30
 
 
@@ -77,7 +65,22 @@ _PATHY = re.compile(
 _BOOKKEEPING = re.compile(
     r"read lines \d|edited x\d|searched x\d|\bread, |-> ok\b|-> FAIL|->\s*(?:not )?resolved|, `[^`]+`, `"
 )
+_CONFLICT = re.compile(r"\bconflict in (\S+)", re.I)
+"""A file git left in conflict (``CONFLICT (content): Merge conflict in PATH``)."""
 _LIST_ITEM = re.compile(r"^(?:[-*] |\d+\.\s)")
+
+
+def _excerpt(text: str, limit: int) -> str:
+    """``text`` with its lines, cut at a line or sentence end before ``limit`` characters."""
+    text = "\n".join(line.rstrip() for line in text.strip().splitlines() if line.strip())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    end = max(cut.rfind("\n"), cut.rfind(". "))
+    cut = (cut[: end + 1] if end > limit // 2 else cut).rstrip()
+    if sum(1 for line in cut.splitlines() if line.lstrip().startswith("```")) % 2:
+        cut += "\n```"  # a code block cut open is closed
+    return cut + " [...]"
 
 
 def listing_share(text: str) -> float:
@@ -112,6 +115,73 @@ def _overlap(a: str, b: str) -> bool:
     x = set(re.findall(r"[a-z0-9_]{3,}", a.lower()))
     y = set(re.findall(r"[a-z0-9_]{3,}", b.lower()))
     return bool(x and y) and len(x & y) >= 0.5 * min(len(x), len(y))
+
+
+_COMMON = frozenset(
+    [
+        "error",
+        "failed",
+        "fail",
+        "failure",
+        "file",
+        "with",
+        "that",
+        "this",
+        "from",
+        "exit",
+        "code",
+        "line",
+        "found",
+        "could",
+        "which",
+        "there",
+        "their",
+        "what",
+        "when",
+        "will",
+        "would",
+        "should",
+        "have",
+        "been",
+        "does",
+        "cannot",
+        "command",
+        "output",
+        "the",
+        "and",
+        "for",
+        "not",
+        "but",
+        "was",
+        "are",
+        "has",
+        "can",
+        "now",
+        "let",
+        "see",
+        "use",
+        "get",
+        "run",
+        "need",
+        "just",
+        "also",
+        "into",
+        "then",
+        "than",
+        "still",
+    ]
+)
+
+
+def _terms_of(text: str) -> set[str]:
+    return {w.rstrip("s") for w in re.findall(r"[a-z0-9_]{3,}", text.lower())} - _COMMON
+
+
+def _explains(explanation: str, error: LedgerError) -> bool:
+    """Whether what the assistant said after an error is about it: they share a word (of three letters
+    or more, not a common one; a number counts). The next sentence after a probe that failed is often
+    about something else, and pairing them reads as nonsense."""
+    return bool(_terms_of(explanation) & _terms_of(f"{error.key} {error.line} {' '.join(error.detail)}"))
 
 
 def item_line(item: LedgerItem, view: SessionLedger) -> str:
@@ -158,35 +228,31 @@ class Briefing:
     # -- 1 -----------------------------------------------------------------
 
     def request(self) -> str:
-        state, lines = self.state, []
+        """The session's first request when it is not among the latest, then the latest requests
+        verbatim (a short remark reads with the request before it), pins and standing instructions."""
+        state, view, lines = self.state, self.view, []
         section = "Primary request and intent"
-        remark = state.request is not None and _is_remark(state.request.text)
-        if remark and state.earlier is not None and state.request is not None:
-            # A short latest message mostly steers the task before it: the task leads.
-            lines.append(f"The task, in the user's words: {self._quote(state.earlier, _REQUEST_CHARS, section)}")
-            lines.append(f"The user's latest request: {self._quote(state.request, _REQUEST_CHARS, section)}")
-        elif state.request is not None:
-            lines.append(f"The user's current request, verbatim: {self._quote(state.request, _REQUEST_CHARS, section)}")
-        if state.earlier is not None and not remark:
-            lines.append(
-                f"It came after this earlier request: {self._quote(state.earlier, _EARLIER_REQUEST_CHARS, section)}"
-            )
-        elif (
-            state.earlier is None
-            and self.view.original_goal
-            and (state.request is None or self.view.original_goal != state.request.text)
-        ):
-            lines.append(
-                f'It came after this earlier request: "{_flat(self.view.original_goal, _EARLIER_REQUEST_CHARS)}"'
-            )
-        if state.follow_up is not None:
-            lines.append(f'Since then the user said: "{_flat(state.follow_up.text, 200)}"')
-        if self.view.carried and state.request is None:
-            lines.append(f"From the earlier summary: {_flat(self.view.carried[-1], _REQUEST_CHARS)}")
-        if self.view.pins:
+        requests = sorted((m for m in view.user_messages if m.is_request), key=lambda m: m.seq)
+        recent = requests[-_RECENT_REQUESTS:]
+        goal = view.original_goal
+        if goal and all(m.text != goal for m in recent):
+            lines.append(f'The session began with: "{_flat(goal, _EARLIER_REQUEST_CHARS)}"')
+        elif not requests and view.carried:
+            lines.append(f"From the earlier summary: {_flat(view.carried[-1], _REQUEST_CHARS)}")
+        if len(recent) == 1:
+            lines.append(f"The user's current request, verbatim: {self._quote(recent[0], _REQUEST_CHARS, section)}")
+        elif recent:
+            lines.append("The user's latest requests, oldest first, verbatim:")
+            for message in recent:
+                limit = _REQUEST_CHARS if message is recent[-1] else _EARLIER_REQUEST_CHARS
+                mark = ""
+                if message is state.request and message is not recent[-1]:
+                    mark = " (the current request; what follows steers it)"
+                lines.append(f"- {self._quote(message, limit, section)}{mark}")
+        if view.pins:
             lines.append("Pinned by the user, to keep as written:")
-            lines.extend(f'- "{pin}"' for pin in self.view.pins)
-        instructions = [i for i in self.view.instructions if not i.startswith("The user turned down")]
+            lines.extend(f'- "{pin}"' for pin in view.pins)
+        instructions = [i for i in view.instructions if not i.startswith("The user turned down")]
         if instructions:
             lines.append("The user's standing instructions, verbatim:")
             lines.extend(f'- "{i}"' for i in instructions[-8:])
@@ -215,15 +281,21 @@ class Briefing:
         return ranked + sorted([s for s in statements if s not in current], key=worth, reverse=True)
 
     def concepts(self) -> str:
-        findings = [s for s in self._chosen if s.kind == "finding" and not s.thought and not _LOOKING.search(s.text)][
-            :_CONCEPTS_SHOWN
-        ]
-        lines = [f"- {s.text}" for s in sorted(findings, key=lambda s: s.seq)]
+        """The names the work turns on (the most used first; the rest go to the index), and the checks."""
+        lines = []
+        names = self.names[:_CONCEPT_NAMES]
+        if names:
+            lines.append("The names the work turns on, most used first: " + ", ".join(f"`{n}`" for n in names) + ".")
         checks = self.checks()
         if checks:
             lines.append("Checks the session runs: " + ", ".join(f"`{c}`" for c in checks) + ".")
         return "\n".join(lines) or "(none recorded)"
 
+    def index_names(self) -> list[str]:
+        """The names the index lists: those the briefing has no room for."""
+        return self.names[_CONCEPT_NAMES:]
+
+    @functools.cached_property
     def names(self) -> list[str]:
         """The names the work turns on (for the index): often written, or in what the briefing quotes."""
         said = " ".join(s.text for s in self._chosen[: _STATEMENTS_SHOWN * 2])
@@ -243,22 +315,44 @@ class Briefing:
         return names[:_IDENTIFIERS_SHOWN]
 
     def solving(self, shown_elsewhere: set[str]) -> str:
+        """The assistant's answers of the last turns, whole (they are its own briefings: what it found,
+        changed and proposes), then what it wrote out while working on since. Without answers (one long
+        turn), its statements of causes and decisions."""
+        reports = [r for r in self.view.reports if len(r.text.split()) >= _REPORT_WORDS][-_REPORTS_SHOWN:]
+        lines: list[str] = []
+        if reports:
+            lines.append(
+                "Its answers of the last turns, in its own words (oldest first; a later one may revise an earlier one):"
+            )
+            for report in reports:
+                lines.append(f'- To "{_flat(report.asked, 160)}":' if report.asked else "- It reported:")
+                lines.extend(f"  {line}" for line in _excerpt(report.text, _REPORT_SHOWN_CHARS).splitlines())
+        after = reports[-1].seq if reports else -1
+        limit = _WORKING_SHOWN if reports else _STATEMENTS_SHOWN
+        picked = self._statements(shown_elsewhere, after=after, limit=limit)
+        if picked:
+            if reports:
+                lines.append("Since then it wrote:")
+            lines.extend(f"- {s.text}" for s in picked)
+        return "\n".join(lines) or "(nothing the assistant concluded is recorded)"
+
+    def _statements(self, shown_elsewhere: set[str], *, after: int, limit: int) -> list[LedgerStatement]:
+        """Up to ``limit`` statements of causes and decisions said after ``after``, oldest first."""
         picked: list[LedgerStatement] = []
-        chosen = self._chosen
         # What the assistant wrote out; what it only thought was often dropped on the way.
-        ordered = [s for s in chosen if not s.thought] or chosen
-        for s in ordered:
+        for s in (s for s in self._chosen if not s.thought and s.seq > after):
             if s.kind not in ("cause", "decision") or s.text in shown_elsewhere:
+                continue
+            if any(s.text in words for words in self.view.recent_words[-2:]):  # "Current work" quotes them
                 continue
             if len(s.text.split()) < 7 and "`" not in s.text:  # "I can see the issue." says nothing
                 continue
             if _LOOKING.search(s.text) or _HEDGE.search(s.text) or any(_overlap(s.text, p.text) for p in picked):
                 continue
             picked.append(s)
-            if len(picked) == _STATEMENTS_SHOWN:
+            if len(picked) == limit:
                 break
-        picked.sort(key=lambda s: s.seq)
-        return "\n".join(f"- {s.text}" for s in picked) or "(nothing the assistant concluded is recorded)"
+        return sorted(picked, key=lambda s: s.seq)
 
     def checks(self, limit: int = 6) -> list[str]:
         """The distinct test, lint and build commands of the session, newest first, without their
@@ -320,7 +414,10 @@ class Briefing:
         worth = [
             e
             for e in view.errors
-            if e in self.state.open_errors or (e.explanation and not (e.resolved or "").startswith("the user moved on"))
+            if e in self.state.open_errors
+            or (
+                e.explanation and _explains(e.explanation, e) and not (e.resolved or "").startswith("the user moved on")
+            )
         ]
         open_now = [e for e in worth if e in self.state.open_errors]
         rest = [e for e in worth if e not in open_now]
@@ -424,7 +521,13 @@ class Briefing:
         for error in state.open_errors[-2:]:
             where = f"`{_flat(error.key, 100)}`" if error.tool == "Bash" else self.rel(error.key)
             lines.append(f"Fix what {where} reported: {error.line}")
-        if state.intent and not (state.unanswered or state.in_progress or state.open_errors):
+        if state.offer:
+            lines.append(f'What it last offered to do: "{state.offer}"')
+        if (
+            state.intent
+            and state.intent != state.offer
+            and not (state.unanswered or state.in_progress or state.open_errors)
+        ):
             lines.append(f'Go on with what it was about to do: "{state.intent}"')
         for task in state.arrived[:2]:
             where = f" ({task.output_file})" if task.output_file else ""
@@ -439,7 +542,7 @@ class Briefing:
                 lines.append(f'All of it serves the current request: "{_flat(state.request.text, 300)}"')
             else:
                 lines.append(f'Carry on with the current request: "{_flat(state.request.text, 300)}"')
-        files = [f"`{self.rel(p.path)}`" for p in self._next_paths()]
+        files = [f"`{f}`" for f in self.next_files()]
         if files:
             lines.append("Files it concerns: " + ", ".join(files) + ".")
         if state.check:
@@ -452,7 +555,17 @@ class Briefing:
         return (self.state.unverified or self.state.current_files or self.state.read_since)[:4]
 
     def next_files(self) -> list[str]:
-        """The files the next step names (none when the work is done)."""
+        """The files the next step names (none when the work is done): files an open merge or rebase
+        left in conflict and not edited since (those alone), else ``_next_paths``."""
         if self.state.finished and not self.state.unanswered:
             return []
-        return [self.rel(p.path) for p in self._next_paths()]
+        conflicted: list[str] = []
+        for error in self.state.open_errors:
+            for line in error.detail:
+                found = _CONFLICT.search(line)
+                if found is None:
+                    continue
+                path = found.group(1)
+                if path not in conflicted and not any(p.endswith(path) for p in error.edited_since):
+                    conflicted.append(path)
+        return conflicted or [self.rel(p.path) for p in self._next_paths()]

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 
 from compactor.core.client_text import REFUSAL_REASON, REFUSED
 from compactor.core.ledger import (
+    REPORTS_KEPT,
     STATEMENTS_KEPT,
     LedgerBackground,
     LedgerCommand,
@@ -30,6 +31,7 @@ from compactor.core.ledger import (
     LedgerItem,
     LedgerMessage,
     LedgerPath,
+    LedgerReport,
     LedgerStatement,
     SessionLedger,
 )
@@ -90,6 +92,8 @@ _BARE_EXIT = re.compile(r"^\W*Exit code \d+\W*$")
 _COMMENT_LINE = re.compile(r"^\s*(?://|#|/\*|\*|--|;|<!--|[+-](?![+-])|>|\d+[→\t])")
 """A line of code, a diff or a numbered file line: an error word there is the content's, not a failure."""
 _WORDS_KEPT = 4
+_REPORT_CHARS = 2_000
+_ASKED_CHARS = 300
 _WORDS_CHARS = 600
 _WHY_CHARS = 300
 _SAID_CHARS = 3_000
@@ -316,6 +320,7 @@ def _user(ledger: SessionLedger, text: str, is_request: bool, seq: int, handle: 
         ledger.user_messages.append(LedgerMessage(text=text, seq=seq, is_request=is_request, handle=handle))
     if not is_request:
         return
+    _report(ledger)
     if ledger.original_goal is None:
         ledger.original_goal = text
     ledger.current_request, ledger.current_request_seq = text, seq
@@ -330,6 +335,20 @@ def _user(ledger: SessionLedger, text: str, is_request: bool, seq: int, handle: 
             ledger.instructions.append(sentence)
 
 
+def _report(ledger: SessionLedger) -> None:
+    """Keep the assistant's answer to the request before a new one: its last words of that turn,
+    when they came after its last tool call (a turn the user cut short has no answer)."""
+    if ledger.last_statement_seq <= max(ledger.current_request_seq, ledger.last_action_seq):
+        return
+    text = ledger.last_statement.strip()
+    if len(text) > _REPORT_CHARS:
+        text = text[:_REPORT_CHARS].rstrip() + " [...]"
+    asked = _flat(ledger.current_request or "", _ASKED_CHARS)
+    ledger.reports = [*ledger.reports, LedgerReport(text=text, seq=ledger.last_statement_seq, asked=asked)][
+        -REPORTS_KEPT:
+    ]
+
+
 def _borrow(ledger: SessionLedger, summary: Message) -> None:
     """What a summary this ledger did not write says of the user: its messages and its request."""
     text = summary.text()
@@ -339,10 +358,10 @@ def _borrow(ledger: SessionLedger, summary: Message) -> None:
     ledger.carried_pending = [item for item in section_items(text, "Pending tasks") if not _placeholder(item)]
     if ledger.original_goal is None:
         lines = section_lines(text, "Primary request and intent")
-        ours = [_CURRENT.match(line) for line in lines]
+        ours = [m for line in lines if (m := _BEGAN.match(line) or _CURRENT.match(line) or _LISTED.match(line))]
         goal = [line.removeprefix("- Original goal: ") for line in lines if line.startswith("- Original goal: ")]
-        if any(ours):
-            request = next(m.group(1) for m in ours if m)
+        if ours:
+            request = ours[0].group(1)
         elif goal:
             request = goal[0]
         else:
@@ -353,7 +372,12 @@ def _borrow(ledger: SessionLedger, summary: Message) -> None:
 _CURRENT = re.compile(
     r'^The user\'s current request, verbatim: "(.*)"(?: <<ccr:[^>]+>>| \(whole in the stored conversation\))?$', re.S
 )
-"""How a briefing states the request (``compactor.summarizers.briefing``): the text between the quotes."""
+_BEGAN = re.compile(r'^The session began with: "(.*)"$', re.S)
+_LISTED = re.compile(
+    r'^- "(.*)"(?: <<ccr:[^>]+>>| \(whole in the stored conversation\))?(?: \(the current request[^)]*\))?$', re.S
+)
+"""How a briefing states the requests (``compactor.summarizers.briefing``): the session's first one, the
+current one alone, or the latest ones as a list (the oldest first); the text between the quotes."""
 
 
 def _placeholder(item: str) -> bool:
@@ -501,8 +525,12 @@ def _result(
             continue
         if first and _same_command(error.key, first):
             fixes = f"after editing {', '.join(_short(error.edited_since))}, " if error.edited_since else ""
-            again = "ran ok again" if error.key == first else f"ran ok as `{_flat(first, 120)}`"
-            error.resolved = f"{fixes}`{_flat(error.key, 120)}` {again}" if error.tool == "Bash" else f"{fixes}{again}"
+            if error.key != first:  # the same step, run another way
+                error.resolved = f"{fixes}a later `{_flat(first, 120)}` ran ok"
+            elif error.tool == "Bash":
+                error.resolved = f"{fixes}`{_flat(error.key, 120)}` ran ok again"
+            else:
+                error.resolved = f"{fixes}ran ok again"
         elif check and error.tool == "Bash" and check_program(error.key) == check:
             error.resolved = f"a later `{_flat(first or check, 120)}` ran ok"
         elif edited and error.key == edited:

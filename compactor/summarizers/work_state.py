@@ -25,7 +25,7 @@ from compactor.core.ledger import (
 from compactor.summarizers.facts import changes_state, check_program
 from compactor.summarizers.statements import sentences
 
-__all__ = ["WorkState", "is_follow_up", "last_edit_seq", "work_state"]
+__all__ = ["WorkState", "is_follow_up", "is_remark", "last_edit_seq", "work_state"]
 
 _FOLLOW_UP = re.compile(
     r"^(?:please\s+)?(?:continue|go on|go ahead|carry on|keep going|proceed|yes|yep|yeah|ok(?:ay)?|sure|do it|"
@@ -33,6 +33,103 @@ _FOLLOW_UP = re.compile(
     r"what now\??|lgtm|ship it|sounds good|looks good)[.!?]*$",
     re.I,
 )
+_REMARK_WORDS = 12
+_ASKING = frozenset(
+    [
+        "can",
+        "could",
+        "would",
+        "will",
+        "should",
+        "let's",
+        "lets",
+        "please",
+        "add",
+        "make",
+        "fix",
+        "implement",
+        "create",
+        "write",
+        "run",
+        "update",
+        "change",
+        "remove",
+        "delete",
+        "rename",
+        "move",
+        "check",
+        "test",
+        "look",
+        "review",
+        "explain",
+        "show",
+        "tell",
+        "find",
+        "use",
+        "try",
+        "build",
+        "refactor",
+        "merge",
+        "rebase",
+        "commit",
+        "push",
+        "open",
+        "start",
+        "stop",
+        "do",
+        "go",
+        "continue",
+        "investigate",
+        "debug",
+        "help",
+        "describe",
+        "list",
+        "set",
+        "get",
+        "install",
+        "deploy",
+        "read",
+        "keep",
+        "ship",
+        "split",
+        "clean",
+        "draft",
+        "respond",
+        "reply",
+        "mark",
+        "port",
+        "revert",
+        "undo",
+        "restore",
+        "switch",
+        "give",
+        "tackle",
+        "handle",
+        "address",
+        "finish",
+        "complete",
+        "resolve",
+        "wire",
+        "document",
+        "log",
+        "note",
+        "bump",
+        "pick",
+    ]
+)
+"""Words a request asks with: a verb of work, a polite form."""
+
+
+def is_remark(text: str) -> bool:
+    """Whether a short typed message comments on the work rather than asking for it ("that was a while
+    back", "I think the reuse is for ..."): under ``_REMARK_WORDS`` words, no question, no word that
+    asks for work ("new beads were added. tackle them" asks)."""
+    text = text.strip()
+    if len(text.split()) >= _REMARK_WORDS or "?" in text:
+        return False
+    return not any(word in _ASKING for word in re.findall(r"[a-z']+", text.lower()))
+
+
 _DONE_WORDS = re.compile(
     r"\b(?:done|complete[d]?|finished|implemented|all (?:\d+ )?tests? pass|tests? pass|0 failures|pushed|committed|"
     r"merged|ready for review|all green|summary of (?:the )?changes|here'?s (?:a |the )?summary|everything (?:is )?in place)\b",
@@ -48,11 +145,12 @@ def _flat(text: str, limit: int) -> str:
 
 
 def _substantive(text: str) -> bool:
-    """Whether a typed request sets work rather than steering it: not a bare "continue", and not an
-    aside in parentheses ("(I'm not sure, but it did start with an 'e')" steers the request before it)."""
+    """Whether a typed request sets work rather than steering it: not a bare "continue", not an aside
+    in parentheses ("(I'm not sure, but it did start with an 'e')") and not a short remark ("that
+    was a little while back"): those steer the request before them."""
     text = text.strip()
     aside = text.startswith("(") and text.rstrip(".!?").endswith(")")
-    return text.startswith("/") or not (is_follow_up(text) or aside)
+    return text.startswith("/") or not (is_follow_up(text) or aside or is_remark(text))
 
 
 def is_follow_up(text: str) -> bool:
@@ -99,6 +197,9 @@ class WorkState:
     """Files read since the request (newest first)."""
     stale_items: list[LedgerItem] = field(default_factory=list)
     """Items the list still shows in progress although the work is done."""
+    offer: str | None = None
+    """What the assistant last offered or proposed to do ("Want me to ...?"), while nothing was
+    changed since and the work is not done."""
 
 
 def _requests(view: SessionLedger) -> list[LedgerMessage]:
@@ -174,6 +275,7 @@ def work_state(view: SessionLedger) -> WorkState:
             finished = f'the assistant reported: "{_flat(_first_sentence(words), 240)}"'
     # Words after the last call say what comes next; words before a call were acted on since.
     intent = None if finished or reported_done or not spoke_last else _intent(words)
+    offer = None if finished else _open_offer(view, words if spoke_last else "", last_edit)
     return WorkState(
         request=request,
         earlier=earlier,
@@ -194,6 +296,7 @@ def work_state(view: SessionLedger) -> WorkState:
         intent=intent,
         read_since=read_since[:_FILES_SHOWN],
         stale_items=stale,
+        offer=offer,
     )
 
 
@@ -201,7 +304,8 @@ _CHECKING = re.compile(r"\b(?:run|running)\b.*\b(?:tests?|lint|fmt|format|checks
 """A list item that is itself the checking ("Run fmt, lint, and tests"): a clean check after the last
 change finishes it."""
 _INTENT = re.compile(
-    r"\b(?:I need to|I'll|I will|I'm going to|let me|now I|next,? I|then I|we need to|still need|left to|remaining)\b",
+    r"\b(?:I need to|I'll|I will|I'm going to|let me|now I|next,? I|then I|we need to|still need|left to|remaining)\b"
+    r"|^(?:now|next|then),?\s+(?:let'?s\s+)?(?:check|fix|add|update|remove|run|read|look|write|edit|implement|test|verify)\b",
     re.I,
 )
 
@@ -210,6 +314,32 @@ def _intent(words: str) -> str | None:
     """The last sentence of the assistant's last words that says what it was about to do."""
     found = [s for s in sentences(words) if _INTENT.search(s) and len(s.split()) >= 4]
     return _flat(found[-1], 300) if found else None
+
+
+_OFFER = re.compile(
+    r"\b(?:want me to|would you like (?:me )?to|shall I|should I|do you want me to|if you(?:'d)? like,? I|"
+    r"I can (?:also )?(?:add|implement|fix|make|update|write|change|remove|create|run|do)|ready to (?:implement|proceed))\b",
+    re.I,
+)
+_OFFERS_BACK = 3
+
+
+def _open_offer(view: SessionLedger, words: str, last_edit: int) -> str | None:
+    """What the assistant's current words or one of its last answers offered to do, when no edit came
+    after it (an offer taken up leaves edits behind)."""
+    candidates = [(view.last_statement_seq, words)] if words else []
+    candidates += [(r.seq, r.text) for r in reversed(view.reports[-_OFFERS_BACK:])]
+    for seq, text in candidates:
+        if seq < last_edit:
+            break
+        said = sentences(text)
+        for index in range(len(said) - 1, -1, -1):
+            if _OFFER.search(said[index]):
+                offer = said[index]
+                if len(offer.split()) < 8 and index > 0:  # "Want me to do that?" says it with the sentence before
+                    offer = f"{said[index - 1]} {offer}"
+                return _flat(offer, 400)
+    return None
 
 
 def _first_sentence(text: str) -> str:

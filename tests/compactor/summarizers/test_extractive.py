@@ -251,8 +251,10 @@ def test_a_second_summary_carries_the_first_ones_user_messages_and_request() -> 
     assert "Fix the failing test in tests/test_api.py" in messages
     assert "Now add pagination" in messages
     request = second.sections["Primary request and intent"]
-    assert request.startswith('The user\'s current request, verbatim: "Now add pagination"')
-    assert "It came after this earlier request" in request
+    assert request.splitlines() == [
+        'The session began with: "Fix the failing test in tests/test_api.py"',
+        'The user\'s current request, verbatim: "Now add pagination"',
+    ]
     assert "system-reminder" not in messages
     own = {s.handle for s in summarizer.spans(head)}
     assert set(find_handles(messages)) <= own | set(find_handles(first.text))

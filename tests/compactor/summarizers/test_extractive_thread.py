@@ -201,8 +201,9 @@ def test_an_unanswered_last_request_comes_first_and_is_not_the_first_request() -
     assert step.startswith('Answer the user\'s latest message: "Now make the expiry configurable"')
     assert "Explain how reservations expire" not in step
     assert sections["Primary request and intent"] == (
-        'The user\'s current request, verbatim: "Now make the expiry configurable"\n'
-        'It came after this earlier request: "Explain how reservations expire"'
+        "The user's latest requests, oldest first, verbatim:\n"
+        '- "Explain how reservations expire"\n'
+        '- "Now make the expiry configurable"'
     )
 
 
@@ -274,7 +275,81 @@ def test_a_short_remark_after_a_task_is_shown_after_the_task_it_steers() -> None
         say("Noted."),
     ]
     request = summarize(messages).sections["Primary request and intent"]
-    assert request.startswith(
-        'The task, in the user\'s words: "Find out why the checkpoint log is empty after a resume"'
+    assert request.splitlines() == [
+        "The user's latest requests, oldest first, verbatim:",
+        '- "Find out why the checkpoint log is empty after a resume" (the current request; what follows steers it)',
+        '- "that was a little while back :|"',
+    ]
+
+
+def test_the_answers_of_the_last_turns_are_problem_solving_and_an_open_offer_is_the_next_step() -> None:
+    messages = [
+        user("our git status has broken, why?"),
+        call("t1", "Bash", command="git fsck --full"),
+        result("t1", "error: invalid sha1 pointer in cache-tree", is_error=True),
+        say("Now let me check the go-git code that creates objects."),
+        call("t2", "Read", file_path="/r/hooks.go"),
+        result("t2", "func getStagedFiles() {}"),
+        say(
+            "**Two hits.** GC prunes the tree objects, then `worktree.Status()` rewrites the index with a "
+            "stale cache-tree.\n\nThe fix: replace `getStagedFiles` with a git CLI call. Want me to do that?"
+        ),
+        user("which commit added it?"),
+        say("Commit `6d61daaa` added the PostCommit path that calls `getStagedFiles`."),
+        user("that was a little while back :|"),
+    ]
+    sections = summarize(messages).sections
+    solving = sections["Problem solving"]
+    assert 'To "our git status has broken, why?":' in solving
+    assert "  **Two hits.** GC prunes the tree objects" in solving
+    assert 'To "which commit added it?":' in solving and "`6d61daaa`" in solving
+    step = sections["Next step"]
+    assert step.startswith('Answer the user\'s latest message: "that was a little while back :|"')
+    assert (
+        'What it last offered to do: "The fix: replace `getStagedFiles` with a git CLI call. Want me to do that?"'
+        in step
     )
-    assert 'The user\'s latest request: "that was a little while back :|"' in request
+    # The probe's failure and the unrelated sentence after it are not paired as an error and its fix.
+    assert "go-git code that creates objects" not in sections["Errors and fixes"]
+    assert "(the current request; what follows steers it)" in sections["Primary request and intent"]
+
+
+def test_an_offer_taken_up_is_no_next_step() -> None:
+    messages = [
+        user("Why is the log empty?"),
+        say("It is cleared on every prompt. Want me to keep it across prompts?"),
+        user("yes"),
+        call("t1", "Edit", file_path="/r/log.go", old_string="clear()", new_string=""),
+        result("t1", "The file /r/log.go has been updated successfully."),
+        say("Removed the clear."),
+    ]
+    assert "offered" not in summarize(messages).sections["Next step"]
+
+
+def test_files_a_merge_left_in_conflict_are_the_next_steps_files_until_edited() -> None:
+    conflict = (
+        "Auto-merging a.go\nCONFLICT (content): Merge conflict in cmd/a.go\n"
+        "CONFLICT (content): Merge conflict in cmd/b.go\nAutomatic merge failed; fix conflicts and then commit the result."
+    )
+    messages = [
+        user("merge with the parent branch"),
+        call("t1", "Bash", command="git merge origin/parent --no-edit"),
+        result("t1", conflict, is_error=True),
+        call("t2", "Edit", file_path="/r/cmd/a.go", old_string="<<<<<<< HEAD", new_string=""),
+        result("t2", "The file /r/cmd/a.go has been updated successfully."),
+        say("Resolved a.go; keeping HEAD's version."),
+    ]
+    summary = ExtractiveSummarizer().summarize(messages, cwd="/r")
+    step = summary.sections["Next step"]
+    assert "Files it concerns: `cmd/b.go`" in step, step
+    assert "cmd/a.go`" not in step.split("Files it concerns:")[1]
+
+
+def test_a_short_message_with_a_request_in_it_is_no_remark() -> None:
+    messages = [
+        user("Implement the review epic"),
+        say("Working on it."),
+        user("new beads for the epic were added. tackle them"),
+    ]
+    request = summarize(messages).sections["Primary request and intent"]
+    assert "what follows steers it" not in request

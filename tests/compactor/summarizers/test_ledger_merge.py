@@ -216,7 +216,7 @@ def test_a_program_is_not_answered_by_another_subcommand_of_it_but_is_through_it
     )
     assert ledger.errors[0].resolved is None
     merge_messages(ledger, [call("b3", "Bash", command="ruff check src"), result("b3", "All checks passed!")])
-    assert ledger.errors[0].resolved == "`uv run ruff check .` ran ok as `ruff check src`"
+    assert ledger.errors[0].resolved == "a later `ruff check src` ran ok"
 
 
 def test_a_call_the_user_turned_down_is_neither_an_error_nor_alone_an_instruction() -> None:
@@ -304,4 +304,28 @@ def test_a_task_runners_other_task_does_not_answer_a_failed_one() -> None:
     )
     assert ledger.errors[0].resolved is None
     merge_messages(ledger, [call("b3", "Bash", command="mise run test"), result("b3", "ok")])
-    assert ledger.errors[0].resolved == "`mise run test 2>&1` ran ok as `mise run test`"
+    assert ledger.errors[0].resolved == "a later `mise run test` ran ok"
+
+
+def test_the_assistants_last_words_of_a_turn_are_kept_as_its_answer_to_that_request() -> None:
+    ledger = merge_messages(
+        SessionLedger(),
+        [
+            user("Why does the checkpoint log stay empty?"),
+            say("Let me look."),
+            call("t1", "Read", file_path="/r/log.go"),
+            result("t1", "package log"),
+            say("The log is cleared on every prompt, so a resume finds it empty. Want me to keep it?"),
+            user("yes, keep it"),
+            say("Keeping it."),
+            call("t2", "Edit", file_path="/r/log.go", old_string="a", new_string="b"),
+            result("t2", "ok"),
+            user("and the docs?"),
+        ],
+    )
+    assert [(r.asked, r.text) for r in ledger.reports] == [
+        (
+            "Why does the checkpoint log stay empty?",
+            "The log is cleared on every prompt, so a resume finds it empty. Want me to keep it?",
+        )
+    ], "a turn that ended on a tool call has no answer"
