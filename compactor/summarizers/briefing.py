@@ -28,16 +28,17 @@ from compactor.core.ledger import (
     LedgerStatement,
     SessionLedger,
 )
-from compactor.summarizers.facts import check_program, relative_path
+from compactor.summarizers.facts import OUTPUT_PLUMBING, check_program, relative_path
 from compactor.summarizers.statements import is_narration
-from compactor.summarizers.work_state import last_edit_seq, work_state
+from compactor.summarizers.work_state import is_probe, last_edit_seq, work_state
 
 __all__ = ["Briefing", "item_line", "listing_share"]
 
 _REQUEST_CHARS = 900
 _EARLIER_REQUEST_CHARS = 400
 _RECENT_REQUESTS = 3
-_REPORTS_SHOWN = 3
+_REPORTS_SHOWN = 2
+_EARLIER_REPORT_CHARS = 500
 _REPORT_SHOWN_CHARS = 1_000
 _REPORT_WORDS = 8
 """An answer shorter than this ("Done.", "No response requested.") says too little to show."""
@@ -49,7 +50,7 @@ _READ_SHOWN = 10
 _EDITS_SHOWN = 2
 _ERRORS_SHOWN = 6
 _STATEMENTS_SHOWN = 12
-_CONCEPT_NAMES = 15
+_CONCEPT_NAMES = 10
 _IDENTIFIERS_SHOWN = 30
 
 
@@ -103,7 +104,6 @@ def listing_share(text: str) -> float:
 
 _PLAIN_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]{1,4}")
 """A name that is also an ordinary word (``text``, ``Read``, ``URL``): shown only when the work uses it often."""
-_PLUMBING_TAIL = re.compile(r"\s*(?:2>&1|\|\s*(?:tail|head|grep|less|tee)\b.*|>\s*/dev/null)+\s*$")
 _HEDGE = re.compile(r"\b(?:probably|likely|might|maybe|perhaps|I think|I suspect|could be|possibly|seems to)\b", re.I)
 """A guess, which the work may have dropped since: not carried as a conclusion."""
 _LOOKING = re.compile(r"\b(?:I need to (?:check|see|look|find|read|understand)|let me|let's)\b", re.I)
@@ -184,6 +184,16 @@ def _explains(explanation: str, error: LedgerError) -> bool:
     return bool(_terms_of(explanation) & _terms_of(f"{error.key} {error.line} {' '.join(error.detail)}"))
 
 
+_REASON = re.compile(
+    r"\b(?:because|since|so that|in order to|to (?:fix|avoid|support|make|handle|match|keep|prevent|allow)|needs?|"
+    r"missing|instead|rather than|the (?:issue|problem|bug|cause|fix)|fails?|broken|wrong|must)\b",
+    re.I,
+)
+"""Words that give a reason: an edit's "why" is shown only when it has one (not "Now let me ...")."""
+_CODE_NAME = re.compile(r"[\w.]*(?:[_./()]|[a-z][A-Z])[\w./()]*|[A-Z][a-z]+[A-Z]\w*")
+"""A name that looks like code (``snake_case``, ``camelCase``, ``a.b``, ``f()``), not an ordinary word."""
+
+
 def item_line(item: LedgerItem, view: SessionLedger) -> str:
     """An open item as a reader wants it: its id, its state and its title."""
     status = item.status.replace("_", " ")
@@ -234,10 +244,9 @@ class Briefing:
         section = "Primary request and intent"
         requests = sorted((m for m in view.user_messages if m.is_request), key=lambda m: m.seq)
         recent = requests[-_RECENT_REQUESTS:]
-        goal = view.original_goal
-        if goal and all(m.text != goal for m in recent):
-            lines.append(f'The session began with: "{_flat(goal, _EARLIER_REQUEST_CHARS)}"')
-        elif not requests and view.carried:
+        # The session's first request is left out: after a resume or a compaction it is one reply among
+        # many ("yeah let's do it"), and read as the task it misleads.
+        if not requests and view.carried:
             lines.append(f"From the earlier summary: {_flat(view.carried[-1], _REQUEST_CHARS)}")
         if len(recent) == 1:
             lines.append(f"The user's current request, verbatim: {self._quote(recent[0], _REQUEST_CHARS, section)}")
@@ -283,7 +292,7 @@ class Briefing:
     def concepts(self) -> str:
         """The names the work turns on (the most used first; the rest go to the index), and the checks."""
         lines = []
-        names = self.names[:_CONCEPT_NAMES]
+        names = [n for n in self.names if _CODE_NAME.fullmatch(n) and len(n) >= 4][:_CONCEPT_NAMES]
         if names:
             lines.append("The names the work turns on, most used first: " + ", ".join(f"`{n}`" for n in names) + ".")
         checks = self.checks()
@@ -293,7 +302,8 @@ class Briefing:
 
     def index_names(self) -> list[str]:
         """The names the index lists: those the briefing has no room for."""
-        return self.names[_CONCEPT_NAMES:]
+        shown = {n for n in self.names if _CODE_NAME.fullmatch(n) and len(n) >= 4}
+        return [n for n in self.names if n not in shown] + [n for n in self.names if n in shown][_CONCEPT_NAMES:]
 
     @functools.cached_property
     def names(self) -> list[str]:
@@ -321,12 +331,11 @@ class Briefing:
         reports = [r for r in self.view.reports if len(r.text.split()) >= _REPORT_WORDS][-_REPORTS_SHOWN:]
         lines: list[str] = []
         if reports:
-            lines.append(
-                "Its answers of the last turns, in its own words (oldest first; a later one may revise an earlier one):"
-            )
+            lines.append("Its latest answers, in its own words (oldest first; the later one may revise the earlier):")
             for report in reports:
+                limit = _REPORT_SHOWN_CHARS if report is reports[-1] else _EARLIER_REPORT_CHARS
                 lines.append(f'- To "{_flat(report.asked, 160)}":' if report.asked else "- It reported:")
-                lines.extend(f"  {line}" for line in _excerpt(report.text, _REPORT_SHOWN_CHARS).splitlines())
+                lines.extend(f"  {line}" for line in _excerpt(report.text, limit).splitlines())
         after = reports[-1].seq if reports else -1
         limit = _WORKING_SHOWN if reports else _STATEMENTS_SHOWN
         picked = self._statements(shown_elsewhere, after=after, limit=limit)
@@ -343,7 +352,7 @@ class Briefing:
         for s in (s for s in self._chosen if not s.thought and s.seq > after):
             if s.kind not in ("cause", "decision") or s.text in shown_elsewhere:
                 continue
-            if any(s.text in words for words in self.view.recent_words[-2:]):  # "Current work" quotes them
+            if s.text.rstrip().endswith(":"):  # it leads into a call: what it was about to do, not a conclusion
                 continue
             if len(s.text.split()) < 7 and "`" not in s.text:  # "I can see the issue." says nothing
                 continue
@@ -361,7 +370,7 @@ class Briefing:
         for command in sorted(self.view.commands.values(), key=lambda c: -c.seq):
             if check_program(command.first) is None:
                 continue
-            bare = _PLUMBING_TAIL.sub("", command.first).strip()
+            bare = OUTPUT_PLUMBING.sub("", command.first).strip()
             if bare and bare not in found:
                 found.append(_flat(bare, 160))
             if len(found) == limit:
@@ -383,7 +392,7 @@ class Briefing:
                 what = "removed since"
             names = ", ".join(f"`{n}`" for n in entry.symbols[-5:])
             line = f"- `{self.rel(entry.path)}` ({what}{': ' + names if names else ''})"
-            if entry.why and entry.why not in said:  # one reason for several files is said once
+            if entry.why and entry.why not in said and _REASON.search(entry.why):  # one reason is said once
                 said.add(entry.why)
                 line += f": {entry.why}"
             lines.append(line)
@@ -416,7 +425,10 @@ class Briefing:
             for e in view.errors
             if e in self.state.open_errors
             or (
-                e.explanation and _explains(e.explanation, e) and not (e.resolved or "").startswith("the user moved on")
+                not is_probe(e)
+                and bool(e.explanation)
+                and _explains(e.explanation, e)
+                and not (e.resolved or "").startswith("the user moved on")
             )
         ]
         open_now = [e for e in worth if e in self.state.open_errors]
@@ -451,7 +463,8 @@ class Briefing:
             )
         for item in state.stale_items:
             lines.append(
-                f"- {item_line(item, view)}: the list still shows it, but the check ran clean after the last change"
+                f"- {item_line(item, view)}: done, it seems (the check ran clean after the last change); "
+                "the list was not updated"
             )
         if not (view.todos or view.tasks or view.tracker) and view.carried_pending:
             lines += [f"- {item} (from the earlier summary)" for item in view.carried_pending]
@@ -488,20 +501,48 @@ class Briefing:
         elif state.in_progress:
             lines.append("In progress: " + "; ".join(item_line(i, view) for i in state.in_progress[:3]) + ".")
         elif state.request is not None:
-            lines.append(f'Working on the current request: "{_flat(state.request.text, 200)}"')
+            answered = any(r.seq > state.request.seq for r in view.reports)
+            if answered and state.follow_up is not None:
+                lines.append(
+                    f'It answered the current request ("{_flat(state.request.text, 200)}"); the user then wrote: '
+                    f'"{_flat(state.follow_up.text, 200)}"'
+                )
+            elif answered:
+                lines.append(f'It answered the current request: "{_flat(state.request.text, 200)}"')
+            else:
+                lines.append(f'Working on the current request: "{_flat(state.request.text, 200)}"')
         if state.current_files:
             names = ", ".join(f"`{self.rel(p.path)}`" for p in state.current_files)
             lines.append(f"Changed for it so far: {names}.")
         last_edit = last_edit_seq(view)
         for statement in [r for r in state.results if r.seq > last_edit and not r.thought][-2:]:
             lines.append(f"- {statement.text}")
-        words = [w for w in view.recent_words if w.strip()]
+        words = self._last_words()
+        if state.finished:  # words that led into a call are stale once the work is done
+            words = [w for w in words if not w.rstrip().endswith(":")]
+        elif view.last_action_seq > view.last_statement_seq and view.last_actions:
+            calls = "; ".join(self._here(a) for a in view.last_actions[-3:])
+            lines.append(f"Where it stopped, its last calls: {calls}.")
+        if len(words) > 1:
+            lines.append(f'Before that it wrote: "{_flat(words[0], _WORDS_CHARS)}"')
         if words:
-            last = words[-1]
-            if len(words) > 1 and (is_narration(last) or last.rstrip().endswith(":")):
-                lines.append(f'Before that it wrote: "{_flat(words[-2], _WORDS_CHARS)}"')
-            lines.append(f'Its last words: "{_flat(last, _WORDS_CHARS)}"')
+            lines.append(f'Its last words: "{_flat(words[-1], _WORDS_CHARS)}"')
         return "\n".join(lines) or "(nothing recorded)"
+
+    def _here(self, text: str) -> str:
+        """``text`` with paths under the working directory shown relative."""
+        return text.replace(f"{self.cwd.rstrip('/')}/", "") if self.cwd else text
+
+    def _last_words(self) -> list[str]:
+        """The assistant's words "Current work" quotes: its last, with the ones before when the last only
+        narrates or leads into a call ("Let me look:")."""
+        words = [w for w in self.view.recent_words if w.strip()]
+        if not words:
+            return []
+        last = words[-1]
+        if len(words) > 1 and (is_narration(last) or last.rstrip().endswith(":")):
+            return words[-2:]
+        return [last]
 
     # -- 9 -------------------------------------------------------------------
 

@@ -17,6 +17,9 @@ __all__ = [
     "EDIT_ACTIONS",
     "changes_state",
     "check_program",
+    "OUTPUT_PLUMBING",
+    "inspects",
+    "plain_check",
     "command_first_line",
     "commits_work",
     "defined_names",
@@ -118,6 +121,34 @@ def check_program(command: str) -> str | None:
     if name == "ruff" and sub == "format" and "--check" not in rest:
         return None
     return f"{name} {sub}" if sub else name
+
+
+OUTPUT_PLUMBING = re.compile(r"\s*(?:2>&1|\|\s*(?:tail|head|grep|less|tee)\b.*|>\s*/dev/null)+\s*$")
+"""What trims a command's output (``2>&1 | tail -5``): not part of the check it runs."""
+
+
+_INSPECTS = re.compile(
+    r"^(?:cd\s+\S+\s*&&\s*)?(?:[A-Z_]+=\S+\s+)*(?:cat|head|tail|less|grep|egrep|rg|ag|awk|sed -n|jq|diff|find|ls|tree|"
+    r"wc|file|stat|which|type|echo|ps|lsof|env|printenv|md5|md5sum|sha\w*sum|python3? -c|node -e|"
+    r"git(?:\s+-C\s+\S+)?\s+(?:diff|show|log|blame|grep|status|fsck|cat-file|ls-files|ls-tree|rev-parse|count-objects|"
+    r"reflog|for-each-ref|describe|gc --auto --dry-run)|gh (?:pr|issue|run|api) (?:view|list|diff|checks))\b"
+)
+
+
+def inspects(command: str) -> bool:
+    """Whether a shell command only looks at something (``git fsck``, ``grep``, ``python3 -c``): its
+    failure is evidence for the work, not an error of it."""
+    if _INSPECTS.match(command.strip()) is None or changes_state(command):
+        return False
+    return re.search(r"\s-(?:delete|exec|execdir|ok)\b|\s>>?\s*(?!/dev/null)\S", command) is None
+
+
+def plain_check(command: str) -> bool:
+    """Whether a shell command is checks alone, its output trimmed at most (``mise run lint && mise run
+    test 2>&1 | tail``), not a check joined to a probe (``go build && ./app list | wc -l``)."""
+    bare = OUTPUT_PLUMBING.sub("", command).strip()
+    parts = [part.strip() for part in re.split(r"&&|\|\||;", bare)]
+    return "|" not in bare.replace("||", "") and all(check_program(part) for part in parts if part)
 
 
 def changes_state(command: str) -> bool:

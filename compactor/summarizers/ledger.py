@@ -428,6 +428,9 @@ def _describe(use: ToolUseBlock) -> str:
     if first:
         return f"{use.name} `{_flat(first, 120)}`"
     target = touched_path(use) or searched_path(use)
+    offset, limit = use.input.get("offset"), use.input.get("limit")
+    if target and use.name == "Read" and isinstance(offset, int) and isinstance(limit, int):
+        return f"Read {target} lines {offset}-{offset + limit - 1}"
     if target:
         pattern = use.input.get("pattern")
         return f"{use.name} {target}" + (f" for {_flat(pattern, 60)!r}" if isinstance(pattern, str) else "")

@@ -22,10 +22,10 @@ from compactor.core.ledger import (
     LedgerStatement,
     SessionLedger,
 )
-from compactor.summarizers.facts import changes_state, check_program
+from compactor.summarizers.facts import changes_state, check_program, inspects, plain_check
 from compactor.summarizers.statements import sentences
 
-__all__ = ["WorkState", "is_follow_up", "is_remark", "last_edit_seq", "work_state"]
+__all__ = ["WorkState", "is_follow_up", "is_probe", "is_remark", "last_edit_seq", "work_state"]
 
 _FOLLOW_UP = re.compile(
     r"^(?:please\s+)?(?:continue|go on|go ahead|carry on|keep going|proceed|yes|yep|yeah|ok(?:ay)?|sure|do it|"
@@ -153,6 +153,12 @@ def _substantive(text: str) -> bool:
     return text.startswith("/") or not (is_follow_up(text) or aside or is_remark(text))
 
 
+def is_probe(error: LedgerError) -> bool:
+    """Whether a failed shell command only looked at something (``facts.inspects``): what it printed
+    is evidence for the work, not an error of it."""
+    return error.tool == "Bash" and check_program(error.key) is None and inspects(error.key)
+
+
 def is_follow_up(text: str) -> bool:
     """Whether a typed request only tells the agent to go on ("continue", "check again")."""
     return _FOLLOW_UP.match(text.strip()) is not None
@@ -230,7 +236,12 @@ def work_state(view: SessionLedger) -> WorkState:
     since = view.current_request_seq
     open_items = view.open_items()
     in_progress = [i for i in open_items if i.status == "in_progress"]
-    open_errors = [e for e in view.errors if e.resolved is None and e.seq > since]
+    # A probe that failed is open only while nothing was done after it.
+    open_errors = [
+        e
+        for e in view.errors
+        if e.resolved is None and e.seq > since and not (is_probe(e) and view.last_action_seq > e.seq)
+    ]
     paths = sorted(view.paths.values(), key=lambda p: -p.edit_seq)
     edited = [p for p in paths if p.edit_seq >= 0 and not p.deleted]
     current = [p for p in edited if p.edit_seq > since]
@@ -247,8 +258,12 @@ def work_state(view: SessionLedger) -> WorkState:
     recent_checks = [c for c in checks if c.seq > since]
     last_clean = max((c.ok_seq for c in checks), default=-1)
     unverified = [p for p in current if p.edit_seq > last_clean]
-    # The check to propose: one this work ran, else (changes wait for one) the session's latest.
-    check = recent_checks[0].first if recent_checks else (checks[0].first if checks and unverified else None)
+    # The check to propose: one this work ran, else (changes wait for one) the session's latest; a
+    # plain one (checks alone) before one joined to a probe of the work before.
+    plain = [c for c in checks if plain_check(c.first)]
+    recent_plain = [c for c in plain if c.seq > since]
+    proposed = recent_plain or ((plain or recent_checks or checks) if unverified else recent_checks)
+    check = proposed[0].first if proposed else None
     last_edit = last_edit_seq(view)
     unanswered = latest is not None and latest.seq > max(view.last_statement_seq, view.last_action_seq)
     results = [s for s in view.statements if s.kind == "result" and s.seq > since]

@@ -353,3 +353,57 @@ def test_a_short_message_with_a_request_in_it_is_no_remark() -> None:
     ]
     request = summarize(messages).sections["Primary request and intent"]
     assert "what follows steers it" not in request
+
+
+def test_a_failed_probe_is_evidence_not_an_error_and_a_check_that_failed_is_one() -> None:
+    messages = [
+        user("Why is the index corrupt?"),
+        call("t1", "Bash", command="git fsck --full"),
+        result("t1", "error: invalid sha1 pointer in cache-tree of .git/index", is_error=True),
+        say("The invalid sha1 pointer in the cache-tree means a pruned tree object."),
+        call("t2", "Bash", command="go test ./..."),
+        result("t2", "--- FAIL: TestIndex\nFAIL", is_error=True),
+        say("TestIndex fails because the index is rewritten by `worktree.Status()`."),
+        call("t3", "Edit", file_path="/r/hooks.go", old_string="Status()", new_string="diffCached()"),
+        result("t3", "The file /r/hooks.go has been updated successfully."),
+        call("t4", "Bash", command="go test ./..."),
+        result("t4", "ok"),
+    ]
+    errors = summarize(messages).sections["Errors and fixes"]
+    assert "fsck" not in errors
+    assert "`go test ./...`" in errors and "TestIndex fails because" in errors
+
+
+def test_current_work_says_where_the_assistant_stopped_and_whether_it_answered() -> None:
+    working = [
+        user("Remove the orphan comments"),
+        say("Now check the analyzer:"),
+        call("t1", "Read", file_path="/r/analyzer.py", offset=310, limit=50),
+        result("t1", "# Type usage percentages"),
+    ]
+    current = ExtractiveSummarizer().summarize(working, cwd="/r").sections["Current work"]
+    assert "Where it stopped, its last calls: Read analyzer.py lines 310-359 -> ok." in current
+    answered = [
+        user("which commit added it?"),
+        say("Commit `6d61daaa` added the PostCommit path that calls `getStagedFiles`."),
+        user("that was a little while back :|"),
+    ]
+    current = summarize(answered).sections["Current work"]
+    assert current.startswith(
+        'It answered the current request ("which commit added it?"); the user then wrote: "that was a little while back :|"'
+    )
+
+
+def test_a_files_note_is_the_reason_for_the_edit_not_narration() -> None:
+    messages = [
+        user("Fix the migration"),
+        say("Migration ran cleanly. Now let me implement Task 2."),
+        call("t1", "Edit", file_path="/r/a.ex", old_string="a", new_string="b"),
+        result("t1", "The file /r/a.ex has been updated successfully."),
+        say("The migration uses ALTER TABLE ... ADD without a default, which fails on SQLite because rows exist."),
+        call("t2", "Edit", file_path="/r/m.exs", old_string="a", new_string="b"),
+        result("t2", "The file /r/m.exs has been updated successfully."),
+    ]
+    files = ExtractiveSummarizer().summarize(messages, cwd="/r").sections["Files and code sections"]
+    assert "Migration ran cleanly" not in files
+    assert "fails on SQLite because rows exist" in files

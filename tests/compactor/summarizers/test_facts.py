@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from compactor.summarizers.facts import changes_state, check_program, commits_work, removed_paths
+from compactor.summarizers.facts import changes_state, check_program, commits_work, inspects, plain_check, removed_paths
 
 
 @pytest.mark.parametrize(
@@ -58,3 +58,27 @@ def test_reading_commands_change_nothing() -> None:
 def test_commits_and_removals_are_recognized() -> None:
     assert commits_work("git add . && git commit -m x") and commits_work("git push") and not commits_work("git log")
     assert removed_paths("rm -f a.py b.py && git rm -r old/ && mv x.py y.py") == ["a.py", "b.py", "old/", "x.py"]
+
+
+def test_a_plain_check_is_checks_alone_with_its_output_trimmed() -> None:
+    assert plain_check("mise run lint && mise run test 2>&1 | tail -20")
+    assert plain_check("uv run pytest -q")
+    assert not plain_check("go build ./cmd/entire && ./entire list --json 2>&1 | grep -o 'ID:' | wc -l")
+    assert not plain_check("pytest -q | sort")
+
+
+@pytest.mark.parametrize(
+    ("command", "looks"),
+    [
+        ("git -C /r fsck --full 2>&1 | head", True),
+        ("GIT_INDEX_FILE=/r/.git/index git ls-files --debug", True),
+        ("python3 -c 'import json'", True),
+        ("grep -rn foo .", True),
+        ("make", False),
+        ("git push", False),
+        ("go run ./cmd/app list", False),
+        ("find . -name '*.pyc' -delete", False),
+    ],
+)
+def test_a_command_that_only_looks_is_told_from_one_that_works(command: str, looks: bool) -> None:
+    assert inspects(command) is looks
