@@ -29,7 +29,7 @@ from compactor.core.ledger import (
     SessionLedger,
 )
 from compactor.summarizers.facts import OUTPUT_PLUMBING, check_program, relative_path
-from compactor.summarizers.statements import is_narration
+from compactor.summarizers.statements import is_narration, sentences
 from compactor.summarizers.work_state import is_probe, last_edit_seq, work_state
 
 __all__ = ["Briefing", "item_line", "listing_share"]
@@ -37,8 +37,8 @@ __all__ = ["Briefing", "item_line", "listing_share"]
 _REQUEST_CHARS = 900
 _EARLIER_REQUEST_CHARS = 400
 _RECENT_REQUESTS = 3
-_REPORTS_SHOWN = 2
-_EARLIER_REPORT_CHARS = 500
+_REPORTS_SHOWN = 4
+_EARLIER_REPORT_CHARS = 360
 _REPORT_SHOWN_CHARS = 1_000
 _REPORT_WORDS = 8
 """An answer shorter than this ("Done.", "No response requested.") says too little to show."""
@@ -84,6 +84,20 @@ def _excerpt(text: str, limit: int) -> str:
     return cut + " [...]"
 
 
+_BOLD = re.compile(r"\*\*([^*]{3,200})\*\*")
+
+
+def _headline(text: str, limit: int) -> str:
+    """An earlier answer in brief: two of its sentences that say something (eight words or more, no
+    narration), the ones it set in bold first (what the assistant stressed: "**That's the change
+    that introduced the bug.**"), in their order, flat."""
+    said = [s for s in sentences(text) if len(s.split()) >= 8 and not is_narration(s)]
+    if not said:
+        return _flat(text, limit)
+    ranked = sorted(range(len(said)), key=lambda i: (_BOLD.search(said[i]) is None, i))[:2]
+    return _flat(" ".join(said[i] for i in sorted(ranked)), limit)
+
+
 def listing_share(text: str) -> float:
     """The share of ``text``'s characters on list lines that are bookkeeping: a line with "read lines
     A-B", "edited xN" or "-> ok", or a path or command with fewer than six words of prose around it."""
@@ -106,6 +120,10 @@ _PLAIN_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]{1,4}")
 """A name that is also an ordinary word (``text``, ``Read``, ``URL``): shown only when the work uses it often."""
 _HEDGE = re.compile(r"\b(?:probably|likely|might|maybe|perhaps|I think|I suspect|could be|possibly|seems to)\b", re.I)
 """A guess, which the work may have dropped since: not carried as a conclusion."""
+_PLAN = re.compile(
+    r"(?:so |now |then |first,? )?(?:I need to|I'll|I will|I should|let me|we need to|I'm going to)\b", re.I
+)
+"""A statement of what the assistant meant to do next, not of what it found or decided."""
 _LOOKING = re.compile(r"\b(?:I need to (?:check|see|look|find|read|understand)|let me|let's)\b", re.I)
 """A statement that only says what the assistant is about to look at, not what it found."""
 
@@ -181,6 +199,8 @@ def _explains(explanation: str, error: LedgerError) -> bool:
     """Whether what the assistant said after an error is about it: they share a word (of three letters
     or more, not a common one; a number counts). The next sentence after a probe that failed is often
     about something else, and pairing them reads as nonsense."""
+    if not explanation:
+        return False
     return bool(_terms_of(explanation) & _terms_of(f"{error.key} {error.line} {' '.join(error.detail)}"))
 
 
@@ -331,11 +351,15 @@ class Briefing:
         reports = [r for r in self.view.reports if len(r.text.split()) >= _REPORT_WORDS][-_REPORTS_SHOWN:]
         lines: list[str] = []
         if reports:
-            lines.append("Its latest answers, in its own words (oldest first; the later one may revise the earlier):")
+            lines.append(
+                "Its latest answers, in its own words (oldest first, the earlier ones in brief; a later one may revise an earlier one):"
+            )
             for report in reports:
-                limit = _REPORT_SHOWN_CHARS if report is reports[-1] else _EARLIER_REPORT_CHARS
                 lines.append(f'- To "{_flat(report.asked, 160)}":' if report.asked else "- It reported:")
-                lines.extend(f"  {line}" for line in _excerpt(report.text, limit).splitlines())
+                if report is reports[-1]:
+                    lines.extend(f"  {line}" for line in _excerpt(report.text, _REPORT_SHOWN_CHARS).splitlines())
+                else:
+                    lines.append(f"  {_headline(report.text, _EARLIER_REPORT_CHARS)}")
         after = reports[-1].seq if reports else -1
         limit = _WORKING_SHOWN if reports else _STATEMENTS_SHOWN
         picked = self._statements(shown_elsewhere, after=after, limit=limit)
@@ -354,7 +378,9 @@ class Briefing:
                 continue
             if s.text.rstrip().endswith(":"):  # it leads into a call: what it was about to do, not a conclusion
                 continue
-            if len(s.text.split()) < 7 and "`" not in s.text:  # "I can see the issue." says nothing
+            if len(s.text.split()) < 8:  # "I can see the issue.", "The `CreatedAt` field doesn't use it."
+                continue
+            if _PLAN.match(s.text):  # what it meant to do then, often done or dropped since
                 continue
             if _LOOKING.search(s.text) or _HEDGE.search(s.text) or any(_overlap(s.text, p.text) for p in picked):
                 continue
@@ -426,9 +452,8 @@ class Briefing:
             if e in self.state.open_errors
             or (
                 not is_probe(e)
-                and bool(e.explanation)
-                and _explains(e.explanation, e)
                 and not (e.resolved or "").startswith("the user moved on")
+                and (_explains(e.explanation, e) or (e.resolved or "").startswith("after editing"))
             )
         ]
         open_now = [e for e in worth if e in self.state.open_errors]
@@ -438,7 +463,7 @@ class Briefing:
         for error in shown:
             where = f"`{_flat(error.key, 100)}`" if error.tool == "Bash" else f"{error.tool} {self.rel(error.key)}"
             line = f"- {where}: {error.line}"
-            if error.explanation:
+            if _explains(error.explanation, error):  # words about something else are not its explanation
                 line += f" - {error.explanation}"
                 used.add(error.explanation)
             if error.resolved:

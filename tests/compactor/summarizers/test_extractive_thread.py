@@ -301,7 +301,7 @@ def test_the_answers_of_the_last_turns_are_problem_solving_and_an_open_offer_is_
     sections = summarize(messages).sections
     solving = sections["Problem solving"]
     assert 'To "our git status has broken, why?":' in solving
-    assert "  **Two hits.** GC prunes the tree objects" in solving
+    assert "GC prunes the tree objects, then `worktree.Status()` rewrites the index" in solving
     assert 'To "which commit added it?":' in solving and "`6d61daaa`" in solving
     step = sections["Next step"]
     assert step.startswith('Answer the user\'s latest message: "that was a little while back :|"')
