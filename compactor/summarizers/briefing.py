@@ -43,14 +43,13 @@ _REPORT_SHOWN_CHARS = 1_000
 _REPORT_WORDS = 8
 """An answer shorter than this ("Done.", "No response requested.") says too little to show."""
 _WORKING_SHOWN = 5
-_WORDS_CHARS = 500
+_WORDS_CHARS = 320
 _FILES_SHOWN = 6
 _CHANGED_SHOWN = 14
 _READ_SHOWN = 10
 _EDITS_SHOWN = 2
 _ERRORS_SHOWN = 6
 _STATEMENTS_SHOWN = 12
-_CONCEPT_NAMES = 10
 _IDENTIFIERS_SHOWN = 30
 
 
@@ -205,13 +204,11 @@ def _explains(explanation: str, error: LedgerError) -> bool:
 
 
 _REASON = re.compile(
-    r"\b(?:because|since|so that|in order to|to (?:fix|avoid|support|make|handle|match|keep|prevent|allow)|needs?|"
+    r"\b(?:because|since|so that|in order to|to (?:fix|avoid|support|make|handle|match|keep|prevent|allow)|"
     r"missing|instead|rather than|the (?:issue|problem|bug|cause|fix)|fails?|broken|wrong|must)\b",
     re.I,
 )
 """Words that give a reason: an edit's "why" is shown only when it has one (not "Now let me ...")."""
-_CODE_NAME = re.compile(r"[\w.]*(?:[_./()]|[a-z][A-Z])[\w./()]*|[A-Z][a-z]+[A-Z]\w*")
-"""A name that looks like code (``snake_case``, ``camelCase``, ``a.b``, ``f()``), not an ordinary word."""
 
 
 def item_line(item: LedgerItem, view: SessionLedger) -> str:
@@ -310,20 +307,12 @@ class Briefing:
         return ranked + sorted([s for s in statements if s not in current], key=worth, reverse=True)
 
     def concepts(self) -> str:
-        """The names the work turns on (the most used first; the rest go to the index), and the checks."""
-        lines = []
-        names = [n for n in self.names if _CODE_NAME.fullmatch(n) and len(n) >= 4][:_CONCEPT_NAMES]
-        if names:
-            lines.append("The names the work turns on, most used first: " + ", ".join(f"`{n}`" for n in names) + ".")
+        """The checks the session runs. (The names the work turns on are in the index: read as a list
+        in the briefing, they bury what matters.)"""
         checks = self.checks()
-        if checks:
-            lines.append("Checks the session runs: " + ", ".join(f"`{c}`" for c in checks) + ".")
-        return "\n".join(lines) or "(none recorded)"
-
-    def index_names(self) -> list[str]:
-        """The names the index lists: those the briefing has no room for."""
-        shown = {n for n in self.names if _CODE_NAME.fullmatch(n) and len(n) >= 4}
-        return [n for n in self.names if n not in shown] + [n for n in self.names if n in shown][_CONCEPT_NAMES:]
+        return (
+            ("Checks the session runs: " + ", ".join(f"`{c}`" for c in checks) + ".") if checks else "(none recorded)"
+        )
 
     @functools.cached_property
     def names(self) -> list[str]:
@@ -389,7 +378,7 @@ class Briefing:
                 break
         return sorted(picked, key=lambda s: s.seq)
 
-    def checks(self, limit: int = 6) -> list[str]:
+    def checks(self, limit: int = 4) -> list[str]:
         """The distinct test, lint and build commands of the session, newest first, without their
         output plumbing (``2>&1 | tail -5``)."""
         found: list[str] = []
@@ -418,7 +407,7 @@ class Briefing:
                 what = "removed since"
             names = ", ".join(f"`{n}`" for n in entry.symbols[-5:])
             line = f"- `{self.rel(entry.path)}` ({what}{': ' + names if names else ''})"
-            if entry.why and entry.why not in said and _REASON.search(entry.why):  # one reason is said once
+            if entry.why and entry.why not in said and _REASON.search(entry.why) and not _PLAN.match(entry.why):
                 said.add(entry.why)
                 line += f": {entry.why}"
             lines.append(line)
@@ -452,7 +441,7 @@ class Briefing:
             if e in self.state.open_errors
             or (
                 not is_probe(e)
-                and not (e.resolved or "").startswith("the user moved on")
+                and not (e.resolved or "").startswith(("the user moved on", "the work was committed"))
                 and (_explains(e.explanation, e) or (e.resolved or "").startswith("after editing"))
             )
         ]
@@ -545,13 +534,10 @@ class Briefing:
         words = self._last_words()
         if state.finished:  # words that led into a call are stale once the work is done
             words = [w for w in words if not w.rstrip().endswith(":")]
-        elif view.last_action_seq > view.last_statement_seq and view.last_actions:
-            calls = "; ".join(self._here(a) for a in view.last_actions[-3:])
-            lines.append(f"Where it stopped, its last calls: {calls}.")
         if len(words) > 1:
-            lines.append(f'Before that it wrote: "{_flat(words[0], _WORDS_CHARS)}"')
+            lines.append(f'Before that it wrote: "{_flat(_excerpt(words[0], _WORDS_CHARS), _WORDS_CHARS + 6)}"')
         if words:
-            lines.append(f'Its last words: "{_flat(words[-1], _WORDS_CHARS)}"')
+            lines.append(f'Its last words: "{_flat(_excerpt(words[-1], _WORDS_CHARS), _WORDS_CHARS + 6)}"')
         return "\n".join(lines) or "(nothing recorded)"
 
     def _here(self, text: str) -> str:
@@ -603,6 +589,8 @@ class Briefing:
             lines.append(f"Then {item_line(waiting[0], view)}.")
         for task in state.running[:2]:
             lines.append(f"Collect background task {task.id} when it finishes (it is still running).")
+        if not state.finished and view.last_action_seq > view.last_statement_seq and view.last_actions:
+            lines.append(f"Pick up where it stopped; its last call: {self._here(view.last_actions[-1])}.")
         if state.request is not None and not state.unanswered:
             if lines:
                 lines.append(f'All of it serves the current request: "{_flat(state.request.text, 300)}"')
@@ -616,9 +604,10 @@ class Briefing:
         return "\n".join(lines) or "(no next step recorded)"
 
     def _next_paths(self) -> list[LedgerPath]:
-        """The files the current work changed and has not checked yet, else the ones it changed, else
-        the ones it read, since the latest request."""
-        return (self.state.unverified or self.state.current_files or self.state.read_since)[:4]
+        """The files the current work changed and has not checked yet, else the ones it changed and did
+        not commit, else the ones it changed, else the ones it read, since the latest request."""
+        state = self.state
+        return (state.unverified or state.current_files or state.changed_since or state.read_since)[:4]
 
     def next_files(self) -> list[str]:
         """The files the next step names (none when the work is done): files an open merge or rebase

@@ -197,7 +197,7 @@ class ExtractiveSummarizer:
             budget_tokens=self.facts_tokens,
             listing=citations.cite("index", listing_handle),
             cite=citations.cite,
-            names=briefing.index_names(),
+            names=briefing.names,
         )
         cited = [head_handle]
         for handles in citations.handles.values():

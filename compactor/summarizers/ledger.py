@@ -76,8 +76,12 @@ _CONTENT_COMMANDS = re.compile(
 )
 """Shell commands that show content: an error line in what they print is the content's, not
 theirs (a log read with ``tail``, a diff); only their own failure counts."""
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE_END = re.compile(r"(?<=[^\s.][.!?])\s+|\n+")
+"""A sentence ends at a stop after a word, not at a lone dot ("uv tool install . --reinstall")."""
 _INSTRUCTION_CHARS = 300
+_OF_THE_MOMENT = re.compile(r"\b(?:this|these|those|yet|as well|for now|right now)\b(?![-_/.]\w)", re.I)
+"""Words that tie a sentence to the moment ("don't check this in", "we should do a commit as well"):
+an instruction for the work at hand, not a standing rule."""
 _PASTED_CHARS = 1_500
 _PLUMBING = re.compile(
     r"<tool_use_error>|Sibling tool call errored|File does not exist|File has not been read yet|"
@@ -137,7 +141,12 @@ def instruction_sentences(text: str) -> list[str]:
     found: list[str] = []
     for sentence in _SENTENCE_END.split(text):
         sentence = sentence.strip().lstrip("-*• ").strip()
-        if sentence and _INSTRUCTION.search(sentence) and not sentence.endswith("?"):
+        if (
+            sentence
+            and _INSTRUCTION.search(sentence)
+            and not sentence.endswith("?")
+            and not _OF_THE_MOMENT.search(sentence)
+        ):
             found.append(_flat(sentence, _INSTRUCTION_CHARS))
     return found
 

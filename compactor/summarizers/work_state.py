@@ -203,6 +203,8 @@ class WorkState:
     """Files read since the request (newest first)."""
     stale_items: list[LedgerItem] = field(default_factory=list)
     """Items the list still shows in progress although the work is done."""
+    changed_since: list[LedgerPath] = field(default_factory=list)
+    """Files edited or written since ``since``, committed or not (newest first)."""
     offer: str | None = None
     """What the assistant last offered or proposed to do ("Want me to ...?"), while nothing was
     changed since and the work is not done."""
@@ -244,7 +246,8 @@ def work_state(view: SessionLedger) -> WorkState:
     ]
     paths = sorted(view.paths.values(), key=lambda p: -p.edit_seq)
     edited = [p for p in paths if p.edit_seq >= 0 and not p.deleted]
-    current = [p for p in edited if p.edit_seq > since]
+    # What the current request changed and has not committed yet (a commit closes a piece of the work).
+    current = [p for p in edited if p.edit_seq > max(since, view.last_commit_seq)]
     read = [
         p
         for p in sorted(view.paths.values(), key=lambda p: -p.seq)
@@ -312,6 +315,7 @@ def work_state(view: SessionLedger) -> WorkState:
         read_since=read_since[:_FILES_SHOWN],
         stale_items=stale,
         offer=offer,
+        changed_since=[p for p in edited if p.edit_seq > since][:_FILES_SHOWN],
     )
 
 

@@ -382,7 +382,8 @@ def test_current_work_says_where_the_assistant_stopped_and_whether_it_answered()
         result("t1", "# Type usage percentages"),
     ]
     current = ExtractiveSummarizer().summarize(working, cwd="/r").sections["Current work"]
-    assert "Where it stopped, its last calls: Read analyzer.py lines 310-359 -> ok." in current
+    step = ExtractiveSummarizer().summarize(working, cwd="/r").sections["Next step"]
+    assert "Pick up where it stopped; its last call: Read analyzer.py lines 310-359 -> ok." in step
     answered = [
         user("which commit added it?"),
         say("Commit `6d61daaa` added the PostCommit path that calls `getStagedFiles`."),

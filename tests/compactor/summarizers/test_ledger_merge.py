@@ -329,3 +329,14 @@ def test_the_assistants_last_words_of_a_turn_are_kept_as_its_answer_to_that_requ
             "The log is cleared on every prompt, so a resume finds it empty. Want me to keep it?",
         )
     ], "a turn that ended on a tool call has no answer"
+
+
+def test_a_rule_is_kept_whole_and_a_word_for_the_moment_is_no_standing_rule() -> None:
+    assert instruction_sentences("you need to uv tool install . --reinstall after changes") == [
+        "you need to uv tool install . --reinstall after changes"
+    ]
+    assert instruction_sentences("don't check this in") == []
+    assert instruction_sentences("we should do a commit as well") == []
+    assert instruction_sentences("prefer subagents to save on the main context") == [
+        "prefer subagents to save on the main context"
+    ]
