@@ -204,6 +204,12 @@ class SessionLedger(_Model):
     """That summary's pending tasks, shown while the session has no list of its own."""
     statements: list[LedgerStatement] = Field(default_factory=list)
     """The assistant's statements that matter, oldest first (at most ``STATEMENTS_KEPT``)."""
+    plan: str = ""
+    """The assistant's latest plan of steps ("I'll need to: 1. ... 2. ..."), from its text or thinking."""
+    plan_seq: int = -1
+    last_thought: str = ""
+    """The end of the assistant's latest thinking block: what it was about to do, in its own terms."""
+    last_thought_seq: int = -1
     reports: list[LedgerReport] = Field(default_factory=list)
     """The assistant's answers at the end of its turns, oldest first (at most ``REPORTS_KEPT``)."""
     recent_words: list[str] = Field(default_factory=list)

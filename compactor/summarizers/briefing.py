@@ -534,6 +534,15 @@ class Briefing:
         words = self._last_words()
         if state.finished:  # words that led into a call are stale once the work is done
             words = [w for w in words if not w.rstrip().endswith(":")]
+        thought = view.last_thought
+        if (
+            thought
+            and sum(thought.count(c) for c in "{}();=<>") < 0.03 * len(thought)  # prose, not code it read
+            and not state.finished
+            and view.last_thought_seq > state.since
+            and view.last_thought_seq >= view.last_statement_seq - 1
+        ):
+            lines.append(f'What it was thinking last: "{thought}"')
         if len(words) > 1:
             lines.append(f'Before that it wrote: "{_flat(_excerpt(words[0], _WORDS_CHARS), _WORDS_CHARS + 6)}"')
         if words:
@@ -589,6 +598,10 @@ class Briefing:
             lines.append(f"Then {item_line(waiting[0], view)}.")
         for task in state.running[:2]:
             lines.append(f"Collect background task {task.id} when it finishes (it is still running).")
+        if view.plan and view.plan_seq > state.since and not state.finished:
+            cue, *steps = view.plan.splitlines()
+            lines.append(f'Its plan for the current request ("{cue}"), the steps done since shown above:')
+            lines.extend(f"  {step}" for step in steps)
         if not state.finished and view.last_action_seq > view.last_statement_seq and view.last_actions:
             lines.append(f"Pick up where it stopped; its last call: {self._here(view.last_actions[-1])}.")
         if state.request is not None and not state.unanswered:

@@ -18,6 +18,7 @@ everything the model will see.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 
@@ -97,6 +98,7 @@ _COMMENT_LINE = re.compile(r"^\s*(?://|#|/\*|\*|--|;|<!--|[+-](?![+-])|>|\d+[→
 """A line of code, a diff or a numbered file line: an error word there is the content's, not a failure."""
 _WORDS_KEPT = 4
 _REPORT_CHARS = 2_000
+_THOUGHT_END_CHARS = 400
 _ASKED_CHARS = 300
 _WORDS_CHARS = 600
 _WHY_CHARS = 300
@@ -249,6 +251,11 @@ class _Words:
         thinking = isinstance(block, ThinkingBlock)
         if not thinking:
             self.before_call = first_words(text[: _WHY_CHARS * 4], _WHY_CHARS)
+        else:
+            ledger.last_thought, ledger.last_thought_seq = _thought_end(text[-_THOUGHT_CHARS:]), seq
+        plan = plan_of(text[:_SAID_CHARS])
+        if plan:
+            ledger.plan, ledger.plan_seq = plan, seq
         # What a block opens with states its point; a long one is read that far (each sentence is
         # judged by several patterns, the largest share of merging a head).
         text = text[: _THOUGHT_CHARS if thinking else _SAID_CHARS]
@@ -298,8 +305,11 @@ def _explanation(text: str) -> str:
     return ""
 
 
-def _terms(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9_]{3,}", text.lower())}
+@functools.lru_cache(maxsize=4_096)
+def _terms(text: str) -> frozenset[str]:
+    """The words of ``text`` (three letters or more), cached: each statement is compared with the
+    ones before it many times while a session is merged."""
+    return frozenset(re.findall(r"[a-z0-9_]{3,}", text.lower()))
 
 
 def _restated(text: str, recent: Sequence[LedgerStatement]) -> LedgerStatement | None:
@@ -311,6 +321,45 @@ def _restated(text: str, recent: Sequence[LedgerStatement]) -> LedgerStatement |
         if words and theirs and len(words & theirs) >= 0.6 * min(len(words), len(theirs)):
             return other
     return None
+
+
+_PLAN_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+(\S.*)$")
+_PLAN_CUE = re.compile(r"\b(?:I'll|I will|I need to|I'm going to|let me|plan|steps|we need to|need to|next)\b", re.I)
+_PLAN_ITEMS = 6
+_PLAN_ITEM_CHARS = 160
+
+
+def plan_of(text: str) -> str:
+    """The plan a block of the assistant's lays out, as its cue line and its items ("I'll need to:" and
+    two or more numbered or bulleted steps after it), or "" when it lays out none."""
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if not _PLAN_CUE.search(line) or not line.rstrip().endswith(":"):
+            continue
+        items: list[str] = []
+        for after in lines[index + 1 :]:
+            found = _PLAN_ITEM.match(after)
+            if found is None:
+                if items or after.strip():
+                    break
+                continue
+            items.append(_flat(found.group(1), _PLAN_ITEM_CHARS))
+        if len(items) >= 2:
+            cue = _flat(sentences(line)[-1] if sentences(line) else line, 200)
+            return "\n".join([cue, *(f"{n}. {item}" for n, item in enumerate(items[:_PLAN_ITEMS], 1))])
+    return ""
+
+
+def _thought_end(text: str) -> str:
+    """The last sentences of a thinking block, as many as fit ``_THOUGHT_END_CHARS``: where it says
+    what it will do."""
+    flat = " ".join(line.strip() for line in text.splitlines() if line.strip())
+    kept: list[str] = []
+    for sentence in reversed(sentences(flat) or [flat]):
+        if kept and sum(len(k) + 1 for k in kept) + len(sentence) > _THOUGHT_END_CHARS:
+            break
+        kept.insert(0, sentence)
+    return _flat(" ".join(kept), _THOUGHT_END_CHARS)
 
 
 def tail_view(ledger: SessionLedger, tail: Sequence[Message]) -> SessionLedger:

@@ -408,3 +408,42 @@ def test_a_files_note_is_the_reason_for_the_edit_not_narration() -> None:
     files = ExtractiveSummarizer().summarize(messages, cwd="/r").sections["Files and code sections"]
     assert "Migration ran cleanly" not in files
     assert "fails on SQLite because rows exist" in files
+
+
+def test_the_assistants_plan_and_its_last_thought_say_what_is_left() -> None:
+    messages = [
+        user("can we add a safety check before overwriting a newer log?"),
+        Message(
+            role="assistant",
+            content=[
+                {
+                    "type": "text",
+                    "text": "Let me add the safety check. I'll need to:\n1. Add a `--force` flag\n"
+                    "2. Create a helper for the last timestamp\n3. Check timestamps before overwriting",
+                }
+            ],
+        ),
+        call("t1", "Edit", file_path="/r/resume.go", old_string="a", new_string="b"),
+        result("t1", "The file /r/resume.go has been updated successfully."),
+        Message(
+            role="assistant",
+            content=[
+                {
+                    "type": "thinking",
+                    "thinking": "Compiles? No. I need to fix `getLastTimestampFromBytes` - there's junk code in there.",
+                    "signature": "",
+                }
+            ],
+        ),
+        say("I need to fix the helper function:"),
+        call("t2", "Read", file_path="/r/resume.go", offset=530, limit=20),
+        result("t2", "func getLastTimestampFromBytes() {}"),
+    ]
+    sections = ExtractiveSummarizer().summarize(messages, cwd="/r").sections
+    step = sections["Next step"]
+    assert 'Its plan for the current request ("I\'ll need to:")' in step
+    assert "  1. Add a `--force` flag\n  2. Create a helper for the last timestamp" in step
+    assert (
+        'What it was thinking last: "Compiles? No. I need to fix `getLastTimestampFromBytes` - there\'s junk code in there."'
+        in sections["Current work"]
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compactor.summarizers.ledger import instruction_sentences, merge_messages, tail_view, useful_last_line
+from compactor.summarizers.ledger import instruction_sentences, merge_messages, plan_of, tail_view, useful_last_line
 
 
 def user(text: str, **kw: object) -> Message:
@@ -340,3 +340,11 @@ def test_a_rule_is_kept_whole_and_a_word_for_the_moment_is_no_standing_rule() ->
     assert instruction_sentences("prefer subagents to save on the main context") == [
         "prefer subagents to save on the main context"
     ]
+
+
+def test_a_plan_is_steps_the_assistant_lays_out_not_a_list_of_what_it_did() -> None:
+    assert plan_of("Let me add it. I'll need to:\n1. Add a flag\n2. Check timestamps\n\nStarting now.") == (
+        "I'll need to:\n1. Add a flag\n2. Check timestamps"
+    )
+    assert plan_of("## Summary\n### Changes made:\n1. Added a flag\n2. Checked timestamps") == ""
+    assert plan_of("Next I need to:\n- only one step") == ""
