@@ -69,10 +69,10 @@ def build(
 
 
 def _claude_codes_rule(budgets: Budgets) -> Budgets:
-    """These tests pin Claude Code's rule (recent, 5 files of 5,000 tokens) unless they choose a strategy."""
-    if "selection" in budgets.model_fields_set:
-        return budgets
-    return budgets.model_copy(update={"selection": FileSelection(strategy="recent")})
+    """These tests pin Claude Code's rule (recent, 5 files of 5,000 tokens; the default is 12 of 1,500)
+    except for what they set themselves."""
+    card: dict[str, object] = {"max_files": 5, "file_tokens": 5_000, "selection": FileSelection(strategy="recent")}
+    return budgets.model_copy(update={k: v for k, v in card.items() if k not in budgets.model_fields_set})
 
 
 def reasons(skipped: list[SkippedEntry]) -> dict[str | None, str]:
