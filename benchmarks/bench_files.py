@@ -87,7 +87,7 @@ class _Cuts:
         for entry in result.report.attachments:
             if entry.type != "file" or not entry.truncated or not edits.get(entry.path) or entry.handle is None:
                 continue
-            text = next((t for t in texts if f"file_path {entry.path}" in t), "")
+            text = next((t for t in texts if f'<file-content path="{entry.path}"' in t), "")
             stored = self.store.get(entry.handle).decode("utf-8", "replace")
             live = next((e for e in edits[entry.path] if e in stored or e in text), None)
             if live is None:

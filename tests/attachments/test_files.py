@@ -208,7 +208,7 @@ def test_a_partial_read_is_restored_as_the_same_lines_and_compared_as_a_slice(
     [attachment], _ = build({entry.path: entry}, counter=counter, store=store)
     text = attachment.message.text()
     assert shown_content(text) == "b\nc\n"
-    assert "for lines 2 to 3" in text and "has changed" not in text
+    assert "lines 2 to 3" in text and "has changed" not in text
     Path(entry.path).write_text("a\nB\nc\nd\ne\n")
     [attachment], _ = build({entry.path: entry}, counter=counter, store=store)
     assert shown_content(attachment.message.text()) == "B\nc\n"
@@ -224,7 +224,8 @@ def test_every_message_is_a_meta_user_system_reminder(
     assert message.role == "user" and message.is_meta
     text = message.text()
     assert text.startswith("<system-reminder>\n") and text.endswith("\n</system-reminder>")
-    assert f"the Read tool was called with file_path {entry.path}" in text
+    assert f'<file-content path="{entry.path}">' in text and text.count(entry.path) == 1, "the path once"
+    assert "You read this file before the compaction" in text
 
 
 def test_a_replay_serves_recorded_content_and_says_so(
@@ -240,7 +241,7 @@ def test_a_replay_serves_recorded_content_and_says_so(
     )
     text = attachment.message.text()
     assert shown_content(text) == "a = 1\nb = 3\n"
-    assert "replay of a recorded session" in text and "has changed" in text
+    assert "replay of a recorded session" in text and "has changed" in text and text.count("replay") == 1
     assert [(s.path, s.reason) for s in skipped] == [
         (missing.path, "unavailable: deleted or not readable in the recorded session")
     ]
