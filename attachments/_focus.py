@@ -40,7 +40,7 @@ _LOOK_BACK = 2_000
 """How far above a site its enclosing definition is looked for, and how far down the outline is."""
 _WRAPPER_SLACK = 8
 """Tokens the estimate adds for the counts in the wrapper's sentences, which it counts with zeros."""
-OUTLINE_LINES = 12
+OUTLINE_LINES = 8
 """At most this many outline lines of the lines not otherwise shown: the definition each shown part is
 in first, then definitions from the top, then imports. Each costs a line and a gap marker: at 40, the
 outline took about 2,000 tokens of the median context after compaction on real sessions."""
