@@ -247,6 +247,18 @@ def test_a_replay_serves_recorded_content_and_says_so(
     ]
 
 
+def test_a_replay_says_so_once_in_the_first_file_it_restores(counter: TiktokenCounter, store: ccr.Store) -> None:
+    recorded = RecordedFiles()
+    entries = []
+    for n in range(3):
+        recorded.record_read(f"/repo/m{n}.py", f"m = {n}\n")
+        entries.append(ReadFileEntry(path=f"/repo/m{n}.py", content=f"m = {n}\n", timestamp=float(n)))
+    attached, _ = build({e.path: e for e in entries}, counter=counter, store=store, files=recorded)
+    texts = [a.message.text() for a in attached]
+    assert len(texts) == 3 and "replay of a recorded session" in texts[0]
+    assert not any("replay" in t for t in texts[1:]), "said once, not once per file"
+
+
 def test_a_refusing_store_fails_closed(write_file: WriteFile, counter: TiktokenCounter) -> None:
     entry = write_file("big.py", lines(2_000), at=1.0)
     tiny_store = ccr.open_store(":memory:", max_bytes=16)
