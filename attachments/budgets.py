@@ -7,22 +7,25 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
 from attachments.bounds import within_bound
-from attachments.selection import FileSelection
+from attachments.selection import DEFAULT_ACTIVITY_FILE_TOKENS, DEFAULT_ACTIVITY_FILES, FileSelection
 
 __all__ = ["Budgets", "DEFAULT_BUDGETS"]
 
 
 class Budgets(BaseModel):
-    """Token budgets for restored files and skills (Claude Code's defaults).
+    """Token budgets for restored files and skills.
 
-    Every budget applies to the rendered attachment text, wrapper and notes
+    Files: 12 of at most 1,500 tokens by default (what ``tune`` chose on real
+    sessions; Claude Code's 5 of 5,000 are ``examples/claude-code-card.toml``),
+    under the card's 50,000 in all. Skills keep the card's budgets. Every
+    budget applies to the rendered attachment text, wrapper and notes
     included, counted with the counter the compaction uses.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_files: PositiveInt = 5
-    file_tokens: PositiveInt = 5_000
+    max_files: PositiveInt = DEFAULT_ACTIVITY_FILES
+    file_tokens: PositiveInt = DEFAULT_ACTIVITY_FILE_TOKENS
     files_total: PositiveInt = 50_000
     skill_tokens: PositiveInt = 5_000
     skills_total: PositiveInt = 25_000

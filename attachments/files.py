@@ -159,14 +159,16 @@ def _attach_in_order(
             continue
         newlines = content.count("\n")
         lines = newlines + (0 if not content or content.endswith("\n") else 1)
-        render = _renderer(entry, origin, changed=entry.stale or content_changed(entry, content), lines=lines)
+        # A replay says once, in the first file it restores, that the files are rebuilt from the recording.
+        replay_note = origin == "recorded" and not attachments
+        render = _renderer(entry, replay_note, changed=entry.stale or content_changed(entry, content), lines=lines)
         located = locate(
             sites.get(normalize_path(entry.path, cwd), ()),
             content,
             first_line=max(entry.offset or 1, 1),
             newlines=newlines,
         )
-        plan, focus = _plan(entry, content, located, render, origin, file_tokens, counter, newlines)
+        plan, focus = _plan(entry, content, located, render, replay_note, file_tokens, counter, newlines)
         if plan is None and focus is None:
             skipped.append(
                 _skip(
@@ -222,7 +224,7 @@ def _plan(
     content: str,
     located: Sequence[LineRange],
     render: Render,
-    origin: str,
+    replay_note: bool,
     limit: int,
     counter: TextCounter,
     newlines: int,
@@ -232,7 +234,7 @@ def _plan(
     Content surely too long to fit goes to the focused cut without first counting whether it fits.
     """
     first_line = max(entry.offset or 1, 1)
-    focus_render = _focus_renderer(entry, origin, changed=entry.stale or content_changed(entry, content))
+    focus_render = _focus_renderer(entry, replay_note, changed=entry.stale or content_changed(entry, content))
     surely_over = len(content) > limit * _SURELY_OVER_CHARS_PER_TOKEN
     if located and surely_over:
         focus = plan_focus(content, located, focus_render, limit=limit, counter=counter, first_line=first_line)
@@ -246,7 +248,7 @@ def _plan(
     return plan, None
 
 
-def _renderer(entry: ReadFileEntry, origin: str, *, changed: bool, lines: int) -> Render:
+def _renderer(entry: ReadFileEntry, replay_note: bool, *, changed: bool, lines: int) -> Render:
     first_line = max(entry.offset or 1, 1)
 
     def render(head: str, cut: CutInfo | None) -> str:
@@ -257,7 +259,7 @@ def _renderer(entry: ReadFileEntry, origin: str, *, changed: bool, lines: int) -
                 partial=entry.is_partial,
                 first_line=first_line,
                 last_line=first_line + max(lines, 1) - 1,
-                origin=origin,
+                replay_note=replay_note,
                 changed=changed,
                 head=head,
                 cut=cut,
@@ -268,7 +270,7 @@ def _renderer(entry: ReadFileEntry, origin: str, *, changed: bool, lines: int) -
     return render
 
 
-def _focus_renderer(entry: ReadFileEntry, origin: str, *, changed: bool) -> Callable[[str, FocusInfo], str]:
+def _focus_renderer(entry: ReadFileEntry, replay_note: bool, *, changed: bool) -> Callable[[str, FocusInfo], str]:
     first_line = max(entry.offset or 1, 1)
 
     def render(body: str, focus: FocusInfo) -> str:
@@ -279,7 +281,7 @@ def _focus_renderer(entry: ReadFileEntry, origin: str, *, changed: bool) -> Call
                 partial=entry.is_partial,
                 first_line=first_line,
                 last_line=first_line + max(focus.total_lines, 1) - 1,
-                origin=origin,
+                replay_note=replay_note,
                 changed=changed,
                 head=body,
                 cut=None,

@@ -16,14 +16,13 @@ that order and fits them to the token budgets.
   one the model reaches for next.
 
 The weights are settings (``[attachments.selection]``) so that ``compactor
-tune`` can vary them. Both strategies restore within the card's caps by
-default (``[attachments] max_files``, ``file_tokens`` and ``files_total``: 5
-files of at most 5,000 tokens, 50,000 in all): ``activity`` ranks
-differently, it does not restore more or larger. ``[attachments.selection]
-max_files`` and ``file_tokens`` give ``activity`` its own count and cut; a
-count above ``[attachments] max_files`` is something a user opts into (the
-tuned preset ``examples/activity-tuned.toml``: 12 files of at most 1,500
-tokens), while the cut never exceeds ``[attachments] file_tokens``.
+tune`` can vary them. Both strategies restore within ``[attachments]
+max_files``, ``file_tokens`` and ``files_total``: by default 12 files of at
+most 1,500 tokens, 18,000 at most, inside the card's 50,000 for all files
+(Claude Code's 5 files of 5,000 are the preset
+``examples/claude-code-card.toml``). ``[attachments.selection] max_files``
+and ``file_tokens`` give ``activity`` its own count and cut, for ``tune`` to
+vary; the cut never exceeds ``[attachments] file_tokens``.
 """
 
 from __future__ import annotations
@@ -58,10 +57,11 @@ StrategyName = Literal["recent", "activity"]
 STRATEGIES: tuple[StrategyName, ...] = ("recent", "activity")
 DEFAULT_STRATEGY: StrategyName = "activity"
 """Chosen with ``compactor tune`` on the project's fixtures and real sessions (see docs/replay-and-tune.md)."""
-DEFAULT_ACTIVITY_FILES = 5
-"""How many files ``activity`` restores with the default settings: ``[attachments] max_files``, the card's 5."""
-DEFAULT_ACTIVITY_FILE_TOKENS = 5_000
-"""... each cut to ``[attachments] file_tokens``, the card's 5,000 (the rest of a longer file is in CCR)."""
+DEFAULT_ACTIVITY_FILES = 12
+"""How many files a compaction restores by default (``[attachments] max_files``): what ``tune`` chose on
+real sessions, where 5 (Claude Code's cap) left a tenth of the files read again after a compaction out."""
+DEFAULT_ACTIVITY_FILE_TOKENS = 1_500
+"""... each cut to at most this (``[attachments] file_tokens``; the rest of a longer file is in CCR)."""
 
 _READ_TOOLS = frozenset({"Read"})
 _EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
@@ -74,9 +74,7 @@ class FileSelection(BaseModel):
 
     strategy: StrategyName = DEFAULT_STRATEGY
     max_files: PositiveInt | None = None
-    """``activity`` only: how many files it restores; None takes ``[attachments] max_files``.
-
-    A number above ``[attachments] max_files`` goes past the card's cap: the user opts into it."""
+    """``activity`` only: how many files it restores; None takes ``[attachments] max_files``."""
     file_tokens: PositiveInt | None = None
     """``activity`` only: the cut of each file; None, or a number above ``[attachments] file_tokens``, takes that."""
     read_weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)

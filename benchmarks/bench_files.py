@@ -12,8 +12,9 @@ when it is there, the shared corpus (missing without either).
   edit whose new text is still in the file) is shown, every line of it.
 - Size: the median context right after compaction (``post_tokens``) against
   the median of what Claude Code's next request carried there.
-- The same four for the opt-in preset ``examples/activity-tuned.toml``
-  (12 files of at most 1,500 tokens), unless ``--quick``.
+- The same four for the preset ``examples/claude-code-card.toml`` (Claude
+  Code's card: 5 files of at most 5,000 tokens, where the default restores
+  12 of at most 1,500), unless ``--quick``.
 - The README's first command (``replay fixtures/sessions/long.jsonl``):
   the share of its compactions that restore at least one file.
 
@@ -34,8 +35,8 @@ from _common import REPO, Figure, main, missing, shared_sessions
 SHARED_CORPUS = REPO.parent / "shared" / "corpus"
 """More real sessions next to the repository (for evaluation and tuning; absent on most machines)."""
 README_SESSION = REPO / "fixtures" / "sessions" / "long.jsonl"
-PRESET = REPO / "examples" / "activity-tuned.toml"
-"""The opt-in preset, measured beside the defaults."""
+PRESET = REPO / "examples" / "claude-code-card.toml"
+"""Claude Code's card for files (5 of 5,000 tokens), measured beside the defaults."""
 _EDIT_TOOLS = ("Edit", "MultiEdit")
 
 
@@ -86,7 +87,7 @@ class _Cuts:
         for entry in result.report.attachments:
             if entry.type != "file" or not entry.truncated or not edits.get(entry.path) or entry.handle is None:
                 continue
-            text = next((t for t in texts if f"file_path {entry.path}" in t), "")
+            text = next((t for t in texts if f'<file-content path="{entry.path}"' in t), "")
             stored = self.store.get(entry.handle).decode("utf-8", "replace")
             live = next((e for e in edits[entry.path] if e in stored or e in text), None)
             if live is None:
@@ -212,7 +213,7 @@ def figures(quick: bool = False) -> list[Figure]:
         if not real:
             out += [missing(n, t, d, "../shared/transcripts is not present") for n, t, d in names]  # type: ignore[arg-type]
         else:
-            for config, prefix in ((None, ""), (PRESET, "preset: ")):
+            for config, prefix in ((None, ""), (PRESET, "card preset: ")):
                 if quick and config is not None:
                     continue
                 out += _figures(measure(real, folder, config), names, prefix)

@@ -175,7 +175,7 @@ DEFAULT_TAIL_TOKENS = 3_000
 """The tail's own cap: the context after compaction stays near Claude Code's next request
 (``benchmarks/bench_files.py``; 6,000 makes it about 1.2x, 12,000 1.35x)."""
 DEFAULT_CONTEXT_TOKENS: int | None = None
-"""No shared ceiling: the summary, the tail and the attachments (the card's budgets) each keep their own."""
+"""No shared ceiling: the summary, the tail and the attachments each keep their own budgets."""
 MIN_CONTEXT_TOKENS = 1_000  # the smallest shared ceiling
 _NoCeiling = Annotated[Literal[0], BeforeValidator(lambda v: int(v) if isinstance(v, str) and v.strip() == "0" else v)]
 DEFAULT_SUMMARY_FACTS_TOKENS = 2_400

@@ -1,4 +1,4 @@
-"""Step 5 of a compaction: the attachments under their own budgets (the card's, by default).
+"""Step 5 of a compaction: the attachments under their own budgets (12 files of 1,500 tokens by default).
 
 The summary and the preserved tail have their own caps and never take from
 the files. Only with ``CompactOptions.context_tokens`` set (an opt-in shared

@@ -25,7 +25,7 @@ def render(head: str, cut: CutInfo | None) -> str:
             partial=False,
             first_line=1,
             last_line=400,
-            origin="disk",
+            replay_note=False,
             changed=False,
             head=head,
             cut=cut,

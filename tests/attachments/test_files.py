@@ -69,10 +69,10 @@ def build(
 
 
 def _claude_codes_rule(budgets: Budgets) -> Budgets:
-    """These tests pin Claude Code's rule (recent, 5 files of 5,000 tokens) unless they choose a strategy."""
-    if "selection" in budgets.model_fields_set:
-        return budgets
-    return budgets.model_copy(update={"selection": FileSelection(strategy="recent")})
+    """These tests pin Claude Code's rule (recent, 5 files of 5,000 tokens; the default is 12 of 1,500)
+    except for what they set themselves."""
+    card: dict[str, object] = {"max_files": 5, "file_tokens": 5_000, "selection": FileSelection(strategy="recent")}
+    return budgets.model_copy(update={k: v for k, v in card.items() if k not in budgets.model_fields_set})
 
 
 def reasons(skipped: list[SkippedEntry]) -> dict[str | None, str]:
@@ -208,7 +208,7 @@ def test_a_partial_read_is_restored_as_the_same_lines_and_compared_as_a_slice(
     [attachment], _ = build({entry.path: entry}, counter=counter, store=store)
     text = attachment.message.text()
     assert shown_content(text) == "b\nc\n"
-    assert "for lines 2 to 3" in text and "has changed" not in text
+    assert "lines 2 to 3" in text and "has changed" not in text
     Path(entry.path).write_text("a\nB\nc\nd\ne\n")
     [attachment], _ = build({entry.path: entry}, counter=counter, store=store)
     assert shown_content(attachment.message.text()) == "B\nc\n"
@@ -224,7 +224,8 @@ def test_every_message_is_a_meta_user_system_reminder(
     assert message.role == "user" and message.is_meta
     text = message.text()
     assert text.startswith("<system-reminder>\n") and text.endswith("\n</system-reminder>")
-    assert f"the Read tool was called with file_path {entry.path}" in text
+    assert f'<file-content path="{entry.path}">' in text and text.count(entry.path) == 1, "the path once"
+    assert "You read this file before the compaction" in text
 
 
 def test_a_replay_serves_recorded_content_and_says_so(
@@ -240,10 +241,22 @@ def test_a_replay_serves_recorded_content_and_says_so(
     )
     text = attachment.message.text()
     assert shown_content(text) == "a = 1\nb = 3\n"
-    assert "replay of a recorded session" in text and "has changed" in text
+    assert "replay of a recorded session" in text and "has changed" in text and text.count("replay") == 1
     assert [(s.path, s.reason) for s in skipped] == [
         (missing.path, "unavailable: deleted or not readable in the recorded session")
     ]
+
+
+def test_a_replay_says_so_once_in_the_first_file_it_restores(counter: TiktokenCounter, store: ccr.Store) -> None:
+    recorded = RecordedFiles()
+    entries = []
+    for n in range(3):
+        recorded.record_read(f"/repo/m{n}.py", f"m = {n}\n")
+        entries.append(ReadFileEntry(path=f"/repo/m{n}.py", content=f"m = {n}\n", timestamp=float(n)))
+    attached, _ = build({e.path: e for e in entries}, counter=counter, store=store, files=recorded)
+    texts = [a.message.text() for a in attached]
+    assert len(texts) == 3 and "replay of a recorded session" in texts[0]
+    assert not any("replay" in t for t in texts[1:]), "said once, not once per file"
 
 
 def test_a_refusing_store_fails_closed(write_file: WriteFile, counter: TiktokenCounter) -> None:

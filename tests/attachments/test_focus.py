@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import ccr
 from attachments import Budgets, DiskFiles, build_file_attachments
-from attachments._focus import plan_focus
+from attachments._focus import OUTLINE_LINES, plan_focus
 from attachments.selection import FileSelection
 from attachments.worksites import LineRange
 from compactor.core.messages import Message, ToolUseBlock
@@ -70,9 +70,24 @@ def test_a_long_file_shows_its_last_edit_with_line_numbers_and_not_its_head(
     assert counter.count_text(text) == attachment.tokens <= 5_000
     assert "1511\t    total_1510 = fixed(1510)" in text  # line 1 is the import: the edit is on line 1511
     assert "2\t    total_1 = compute(1, 7)" not in text, "the head is not where the work was"
-    assert " 1\timport os" in text, "the outline keeps the imports"
-    assert "1501\tdef handler_1500(request):" in text, "and the definition the edit is in"
+    assert "1501\tdef handler_1500(request):" in text, "the outline leads with the definition the edit is in"
+    assert "  26\tdef handler_25(request):" in text, "then the file's definitions from the top"
+    assert text.count("\tdef handler_") <= OUTLINE_LINES, "a short outline"
     assert store.get(entry.handle).decode() == content, "the whole file is stored, so any range can be fetched"
+
+
+def test_a_long_import_block_leaves_the_outline_to_the_definitions(
+    tmp_path: Path, counter: TiktokenCounter, store: ccr.Store
+) -> None:
+    imports = "".join(f"import module_{i}\n" for i in range(30))
+    body = "".join(f"    total_{i} = compute({i})\n" for i in range(800))
+    path = tmp_path / "big.py"
+    path.write_text(imports + "def first(request):\n" + body + "def second(request):\n" + body)
+    history = [use("r", "Read", file_path=str(path), offset=1_500, limit=10)]
+    text = restore(path, history, counter, store).message.text()
+    assert "\tdef first(request):" in text and "\tdef second(request):" in text
+    shown_imports = text.count("\timport module_")
+    assert 0 < shown_imports <= OUTLINE_LINES - 2, "imports fill what the definitions leave of the outline"
 
 
 def test_the_newest_partial_read_is_shown_when_no_edit_is_found(

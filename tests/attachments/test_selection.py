@@ -162,11 +162,11 @@ def test_recent_ignores_the_history_in_the_file_builder(
     assert [a.entries[0].path for a in attached] == [entries[2].path, entries[1].path]
 
 
-def test_the_default_stays_within_the_cards_caps_and_a_larger_count_is_opted_into(
+def test_the_default_restores_twelve_files_of_1500_and_the_card_is_one_preset_away(
     write_file: WriteFile, counter: TiktokenCounter, store: ccr.Store
 ) -> None:
     big = "".join(f"line {i} = value({i})\n" for i in range(3_000))
-    entries = [write_file(f"f{i}.py", big, at=float(i)) for i in range(9)]
+    entries = [write_file(f"f{i}.py", big, at=float(i)) for i in range(14)]
     snapshot = {e.path: e for e in entries}
 
     def attach(budgets: Budgets) -> list[int]:
@@ -178,23 +178,24 @@ def test_the_default_stays_within_the_cards_caps_and_a_larger_count_is_opted_int
     default = load_settings(None, env={}).attachments
     assert default.selection.strategy == "activity"
     own = attach(default)
-    assert len(own) == 5 and 2_000 < max(own) <= 5_000 and sum(own) <= 50_000, "the card: 5 files, 5K each"
+    assert len(own) == 12 and 1_000 < max(own) <= 1_500 and sum(own) <= 18_000, "12 files, 1,500 each"
     assert len(attach(Budgets(max_files=3))) == 3, "activity follows [attachments] max_files"
     assert max(attach(Budgets(file_tokens=800))) <= 800
-    assert max(attach(Budgets(selection=FileSelection(file_tokens=9_000)))) <= 5_000, "never a larger cut"
-    tuned = load_settings(EXAMPLES / "activity-tuned.toml", env={}).attachments
-    assert (tuned.selection.max_files, tuned.selection.file_tokens) == (12, 1_500)
-    opted = attach(tuned)
-    assert len(opted) == 9 and max(opted) <= 1_500, "all nine candidates, each cut to 1,500"
-    claude = attach(Budgets(selection=FileSelection(strategy="recent")))
-    assert len(claude) == 5 and 2_000 < max(claude) <= 5_000
+    assert max(attach(Budgets(selection=FileSelection(file_tokens=9_000)))) <= 1_500, "never a larger cut"
+    assert len(attach(Budgets(selection=FileSelection(max_files=2)))) == 2, "activity's own count"
+    card = load_settings(EXAMPLES / "claude-code-card.toml", env={}).attachments
+    assert (card.max_files, card.file_tokens, card.files_total) == (5, 5_000, 50_000)
+    carded = attach(card)
+    assert len(carded) == 5 and 2_000 < max(carded) <= 5_000, "the card: 5 files, 5K each"
+    recent = attach(card.model_copy(update={"selection": FileSelection(strategy="recent")}))
+    assert len(recent) == 5 and 2_000 < max(recent) <= 5_000
 
 
-def test_the_default_count_constants_are_the_cards_caps() -> None:
+def test_the_default_count_constants_are_the_budgets_defaults_and_skills_keep_the_cards() -> None:
     from attachments.selection import DEFAULT_ACTIVITY_FILE_TOKENS, DEFAULT_ACTIVITY_FILES
 
     assert (Budgets().max_files, Budgets().file_tokens) == (DEFAULT_ACTIVITY_FILES, DEFAULT_ACTIVITY_FILE_TOKENS)
-    assert (Budgets().max_files, Budgets().file_tokens, Budgets().files_total) == (5, 5_000, 50_000)
+    assert (Budgets().max_files, Budgets().file_tokens, Budgets().files_total) == (12, 1_500, 50_000)
     assert (Budgets().skill_tokens, Budgets().skills_total) == (5_000, 25_000)
 
 
@@ -210,27 +211,26 @@ def _pooled(paths: list[Path], strategy: str, file: Path | None = None) -> Metri
     return Metrics.combine(parts)
 
 
-def test_under_the_attachment_budgets_the_default_restores_what_recent_misses_on_the_shared_real_sessions(
+def test_on_the_shared_real_sessions_the_default_restores_what_the_cards_budgets_miss(
     shared_transcripts: Path,
 ) -> None:
-    """At Claude Code's own compaction points, within the same caps and with no shared context budget:
-    more re-read files restored than recent.
-
-    The tuned preset (12 files of 1,500 tokens, opt-in) restores nearly all of them with about the
-    tokens recent spends.
+    """At Claude Code's own compaction points, with no shared context budget: under the card's budgets
+    (5 files of 5,000) activity restores more re-read files than recent, and the default (12 files of
+    1,500) restores nearly all of them with about the tokens recent spends.
     """
+    card = EXAMPLES / "claude-code-card.toml"
     paths = sorted(p for p in shared_transcripts.rglob("*.jsonl") if "subagents" not in p.parts)
-    recent = _pooled(paths, "recent")
+    recent = _pooled(paths, "recent", card)
+    carded = _pooled(paths, "activity", card)
     default = _pooled(paths, "activity")
-    tuned = _pooled(paths, "activity", EXAMPLES / "activity-tuned.toml")
-    assert default.compactions == recent.compactions == tuned.compactions > 0 and default.reread_files > 0
-    assert recent.reread_coverage_beyond_tail is not None and default.reread_coverage_beyond_tail is not None
-    assert default.reread_coverage_beyond_tail >= 0.65 > 0.5 > recent.reread_coverage_beyond_tail
-    assert default.reread_coverage_with_tail is not None and default.reread_coverage_with_tail >= 0.65
-    assert tuned.reread_coverage_with_tail is not None and tuned.reread_coverage_with_tail >= 0.9
-    assert recent.attachment_tokens is not None and tuned.attachment_tokens is not None
-    assert tuned.attachment_tokens <= 1.05 * recent.attachment_tokens
-    for name, m in (("recent", recent), ("activity", default), ("tuned", tuned)):
+    assert carded.compactions == recent.compactions == default.compactions > 0 and carded.reread_files > 0
+    assert recent.reread_coverage_beyond_tail is not None and carded.reread_coverage_beyond_tail is not None
+    assert carded.reread_coverage_beyond_tail >= 0.65 > 0.5 > recent.reread_coverage_beyond_tail
+    assert carded.reread_coverage_with_tail is not None and carded.reread_coverage_with_tail >= 0.65
+    assert default.reread_coverage_with_tail is not None and default.reread_coverage_with_tail >= 0.9
+    assert recent.attachment_tokens is not None and default.attachment_tokens is not None
+    assert default.attachment_tokens <= 1.05 * recent.attachment_tokens
+    for name, m in (("recent, card", recent), ("activity, card", carded), ("default", default)):
         print(  # the figures the docs quote, for whoever reruns this with -s
             f"{name}: {m.reread_restored}/{m.reread_files - m.reread_in_tail} beyond tail, "
             f"{m.reread_coverage_with_tail:.0%} with tail, {m.attachment_tokens:,.0f} tokens"

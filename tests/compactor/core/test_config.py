@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from attachments.selection import DEFAULT_ACTIVITY_FILES
 from compactor.core.config import (
     CONFIG_ENV,
     DEFAULT_CONTEXT_WINDOW,
@@ -32,7 +33,7 @@ def test_defaults_are_the_named_constants() -> None:
     assert settings.policy.context_window == DEFAULT_CONTEXT_WINDOW
     assert settings.pipeline.tail_tokens == DEFAULT_TAIL_TOKENS
     assert settings.counter == "tiktoken" and settings.summarizer == "extractive"
-    assert settings.attachments.max_files == 5 and settings.attachments.skills_total == 25_000
+    assert settings.attachments.max_files == DEFAULT_ACTIVITY_FILES and settings.attachments.skills_total == 25_000
 
 
 def test_read_is_unbounded_bash_and_grep_have_claude_codes_thresholds_and_others_fifty_thousand() -> None:
@@ -289,11 +290,11 @@ def test_the_largest_bound_value_itself_is_accepted(tmp_path: Path) -> None:
     assert settings.policy.context_window == 1_000_000_000
 
 
-def test_there_is_no_shared_ceiling_by_default_and_the_files_keep_the_cards_budgets() -> None:
+def test_there_is_no_shared_ceiling_by_default_and_the_files_keep_their_own_budgets() -> None:
     settings = load_settings(env={})
     assert context_budget(settings) is None
     budgets = settings.attachments
-    assert (budgets.max_files, budgets.file_tokens, budgets.files_total) == (5, 5_000, 50_000)
+    assert (budgets.max_files, budgets.file_tokens, budgets.files_total) == (12, 1_500, 50_000)
     assert (budgets.skill_tokens, budgets.skills_total) == (5_000, 25_000)
 
 

@@ -1,4 +1,4 @@
-"""Step 5: the attachments keep the card's budgets unless a shared ceiling is opted into."""
+"""Step 5: the attachments keep their own budgets (12 files of 1,500 by default) unless a shared ceiling is opted into."""
 
 from __future__ import annotations
 
@@ -50,24 +50,33 @@ def _compact(state: SessionState, options: CompactOptions):  # type: ignore[no-u
     )
 
 
-def test_by_default_five_files_of_four_thousand_tokens_come_back_whole(tmp_path: Path) -> None:
-    state = _state_with_files(tmp_path, count=6, lines=420)  # each file about 4,000 rough tokens
+def test_by_default_twelve_files_come_back_each_within_1500_tokens(tmp_path: Path) -> None:
+    state = _state_with_files(tmp_path, count=13, lines=420)  # each file about 4,000 rough tokens
     out = _compact(state, CompactOptions(tail_tokens=2_000))
     files = [a for a in out.report.attachments if a.type == "file"]
-    assert out.ok and len(files) == 5
-    assert all(not a.truncated and 3_500 < a.tokens <= 5_000 for a in files)
+    assert out.ok and len(files) == 12
+    assert all(a.truncated and a.handle is not None and 1_000 < a.tokens <= 1_500 for a in files)
     assert sum(a.tokens for a in files) > 6_000 * 2  # far more than the old 3% ceiling could have left
+
+
+def test_the_cards_budgets_bring_five_files_of_four_thousand_tokens_back_whole(tmp_path: Path) -> None:
+    state = _state_with_files(tmp_path, count=6, lines=420)
+    card = Budgets(max_files=5, file_tokens=5_000, files_total=50_000)
+    out = _compact(state, CompactOptions(tail_tokens=2_000, budgets=card))
+    files = [a for a in out.report.attachments if a.type == "file"]
+    assert out.ok and len(files) == 5
+    assert all(not a.truncated and 3_000 < a.tokens <= 5_000 for a in files)
 
 
 def test_with_the_default_settings_the_summary_never_squeezes_the_files_out(tmp_path: Path) -> None:
     orch = Orchestrator(settings=load_settings(env={}), store=open_store(":memory:"), counter=COUNTER)
     for message in _conversation():
         orch.add_message(message)
-    for path, entry in _state_with_files(tmp_path, count=6, lines=420).read_files.items():
+    for path, entry in _state_with_files(tmp_path, count=13, lines=100).read_files.items():
         orch.state.read_files[path] = entry
     out = orch.compact("manual")
     files = [a for a in out.report.attachments if a.type == "file"]
-    assert out.ok and len(files) == 5 and not any(a.truncated for a in files)
+    assert out.ok and len(files) == 12 and not any(a.truncated for a in files)
 
 
 def test_an_opted_in_shared_ceiling_cuts_the_files_to_what_the_summary_and_tail_leave(tmp_path: Path) -> None:
@@ -87,7 +96,7 @@ def test_the_tail_takes_its_own_cap_and_a_ceiling_only_when_one_is_set() -> None
 
 
 def test_shared_budgets_never_exceed_the_cards() -> None:
-    cut = shared_budgets(Budgets(), 1_000_000, with_skills=True)
+    cut = shared_budgets(Budgets(max_files=5, file_tokens=5_000), 1_000_000, with_skills=True)
     assert cut.file_tokens <= 5_000 and cut.files_total <= 50_000 and cut.skills_total <= 25_000
 
 

@@ -334,7 +334,9 @@ def _restored_paths(orch: Orchestrator) -> list[str]:
 
 
 def test_without_timestamps_recent_restores_the_last_files_read(tmp_path: Path) -> None:
-    orch, paths = _read_ten_files_without_timestamps(tmp_path, **{"attachments.selection.strategy": "recent"})
+    orch, paths = _read_ten_files_without_timestamps(
+        tmp_path, **{"attachments.selection.strategy": "recent", "attachments.max_files": 5}
+    )
     assert _restored_paths(orch) == paths[9:4:-1]
 
 

@@ -111,6 +111,9 @@ def test_a_replay_with_a_seeded_memory_store_shows_a_memory_attachment_within_it
     assert budget == 2_000
     seen = 0
     for result in results:
+        if not result.ok:  # failed closed (in a 60,000 window, a late one would not shrink): nothing restored
+            assert result.report.attachments == []
+            continue
         attached = [m for m, e in zip(result.messages, result.report.context, strict=True) if e.part == "attachment"]
         memories = [m for m in attached if "<memory id=" in m.text()]
         entries = [a for a in result.report.attachments if a.type == "memory"]
