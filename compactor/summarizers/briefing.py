@@ -38,6 +38,8 @@ _REQUEST_CHARS = 900
 _EARLIER_REQUEST_CHARS = 400
 _RECENT_REQUESTS = 3
 _REPORTS_SHOWN = 4
+_CAUSES_SHOWN = 4
+_CONCEPT_NAMES = 8
 _EARLIER_REPORT_CHARS = 360
 _REPORT_SHOWN_CHARS = 1_000
 _REPORT_WORDS = 8
@@ -211,6 +213,10 @@ _REASON = re.compile(
 """Words that give a reason: an edit's "why" is shown only when it has one (not "Now let me ...")."""
 
 
+_CODE_NAME = re.compile(r"[\w.]*(?:[_./()]|[a-z][A-Z])[\w./()]*|[A-Z][a-z]+[A-Z]\w*")
+"""A name that looks like code (``snake_case``, ``camelCase``, ``a.b``, ``f()``), not an ordinary word."""
+
+
 def item_line(item: LedgerItem, view: SessionLedger) -> str:
     """An open item as a reader wants it: its id, its state and its title."""
     status = item.status.replace("_", " ")
@@ -307,12 +313,16 @@ class Briefing:
         return ranked + sorted([s for s in statements if s not in current], key=worth, reverse=True)
 
     def concepts(self) -> str:
-        """The checks the session runs. (The names the work turns on are in the index: read as a list
-        in the briefing, they bury what matters.)"""
+        """The checks the session runs; in a session without any (an investigation), the few names it
+        turns on most. (The full list of names is in the index: read as a list in the briefing, it
+        buries what matters.)"""
         checks = self.checks()
-        return (
-            ("Checks the session runs: " + ", ".join(f"`{c}`" for c in checks) + ".") if checks else "(none recorded)"
-        )
+        if checks:
+            return "Checks the session runs: " + ", ".join(f"`{c}`" for c in checks) + "."
+        names = [n for n in self.names if _CODE_NAME.fullmatch(n)][:_CONCEPT_NAMES]
+        if names:
+            return "The names the work turns on: " + ", ".join(f"`{n}`" for n in names) + "."
+        return "(none recorded)"
 
     @functools.cached_property
     def names(self) -> list[str]:
@@ -462,6 +472,23 @@ class Briefing:
             lines.append(line)
             if error in open_now:
                 lines.extend(f"  {detail}" for detail in error.detail)
+        if not lines:
+            # No tool error to fix (an investigation): the causes the assistant stated are its findings.
+            # (Without answers of turns, "Problem solving" shows the causes itself.)
+            answered = max((r.seq for r in self.view.reports), default=-1)
+            causes = [
+                c
+                for c in self._chosen
+                if c.kind == "cause"
+                and c.seq <= answered
+                and not c.thought
+                and len(c.text.split()) >= 8
+                and not (_PLAN.match(c.text) or _HEDGE.search(c.text) or c.text.rstrip().endswith("?"))
+            ][:_CAUSES_SHOWN]
+            if causes:
+                lines.append("No tool error is open or worth repeating; the causes it stated, oldest first:")
+                lines.extend(f"- {c.text}" for c in sorted(causes, key=lambda c: c.seq))
+                used.update(c.text for c in causes)
         return "\n".join(lines) or "(no errors that are still relevant)", used
 
     # -- 7 -------------------------------------------------------------------

@@ -447,3 +447,23 @@ def test_the_assistants_plan_and_its_last_thought_say_what_is_left() -> None:
         'What it was thinking last: "Compiles? No. I need to fix `getLastTimestampFromBytes` - there\'s junk code in there."'
         in sections["Current work"]
     )
+
+
+def test_an_investigation_without_errors_names_the_causes_it_found_and_the_names_it_turns_on() -> None:
+    messages = [
+        user("why does the index break?"),
+        call("t1", "Read", file_path="/r/hooks.go"),
+        result("t1", "func getStagedFiles() {}"),
+        say(
+            "The index breaks because `worktree.Status()` rewrites it from the post-commit hook. Maybe GC is involved?"
+        ),
+        user("which commit added that path?"),
+        say("Commit `6d61daaa` added the PostCommit path that calls `getStagedFiles`."),
+        user("ok"),
+    ]
+    sections = summarize(messages).sections
+    errors = sections["Errors and fixes"]
+    assert errors.startswith("No tool error is open or worth repeating; the causes it stated, oldest first:")
+    assert "- The index breaks because `worktree.Status()` rewrites it from the post-commit hook." in errors
+    assert "Maybe GC" not in errors
+    assert "`getStagedFiles`" in sections["Key technical concepts"]
