@@ -65,7 +65,7 @@ from compactor.engine.rounds import split_rounds, split_tail
 from compactor.engine.spans import Span, head_span, head_spans, not_text
 from compactor.engine.survival import context_retention, continuation, fact_survival, model_text
 from compactor.summarizers.base import CitingSummarizer, Summarizer, Summary
-from compactor.summarizers.briefing import listing_share
+from compactor.summarizers.briefing_text import listing_share
 from compactor.summarizers.ledger import merge_messages, tail_view
 from compactor.summarizers.ledger_text import listing_span, with_index
 from compactor.summarizers.provider_compaction import (

@@ -21,18 +21,18 @@ import re
 from collections.abc import Callable
 
 from compactor.core.ledger import (
-    LedgerError,
     LedgerItem,
     LedgerMessage,
     LedgerPath,
     LedgerStatement,
     SessionLedger,
 )
+from compactor.summarizers.briefing_text import excerpt, explains, flat, headline, overlap
 from compactor.summarizers.facts import OUTPUT_PLUMBING, check_program, relative_path
-from compactor.summarizers.statements import is_narration, sentences
+from compactor.summarizers.statements import is_narration
 from compactor.summarizers.work_state import is_probe, last_edit_seq, work_state
 
-__all__ = ["Briefing", "item_line", "listing_share"]
+__all__ = ["Briefing", "item_line"]
 
 _REQUEST_CHARS = 900
 _EARLIER_REQUEST_CHARS = 400
@@ -46,77 +46,15 @@ _REPORT_WORDS = 8
 """An answer shorter than this ("Done.", "No response requested.") says too little to show."""
 _WORKING_SHOWN = 5
 _WORDS_CHARS = 320
-_FILES_SHOWN = 6
 _CHANGED_SHOWN = 14
-_READ_SHOWN = 10
 _EDITS_SHOWN = 2
 _ERRORS_SHOWN = 6
 _STATEMENTS_SHOWN = 12
 _IDENTIFIERS_SHOWN = 30
 
 
-def _flat(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 5].rstrip() + " [...]"
-
-
-_PATHY = re.compile(
-    r"(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|go|ts|tsx|js|jsx|rs|java|kt|swift|rb|ex|exs|md|json|toml|yaml|yml|sh|c|h|"
-    r"cpp|cs|sql|html|css)\b"
-)
-_BOOKKEEPING = re.compile(
-    r"read lines \d|edited x\d|searched x\d|\bread, |-> ok\b|-> FAIL|->\s*(?:not )?resolved|, `[^`]+`, `"
-)
 _CONFLICT = re.compile(r"\bconflict in (\S+)", re.I)
 """A file git left in conflict (``CONFLICT (content): Merge conflict in PATH``)."""
-_LIST_ITEM = re.compile(r"^(?:[-*] |\d+\.\s)")
-
-
-def _excerpt(text: str, limit: int) -> str:
-    """``text`` with its lines, cut at a line or sentence end before ``limit`` characters."""
-    text = "\n".join(line.rstrip() for line in text.strip().splitlines() if line.strip())
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    end = max(cut.rfind("\n"), cut.rfind(". "))
-    cut = (cut[: end + 1] if end > limit // 2 else cut).rstrip()
-    if sum(1 for line in cut.splitlines() if line.lstrip().startswith("```")) % 2:
-        cut += "\n```"  # a code block cut open is closed
-    return cut + " [...]"
-
-
-_BOLD = re.compile(r"\*\*([^*]{3,200})\*\*")
-
-
-def _headline(text: str, limit: int) -> str:
-    """An earlier answer in brief: two of its sentences that say something (eight words or more, no
-    narration), the ones it set in bold first (what the assistant stressed: "**That's the change
-    that introduced the bug.**"), in their order, flat."""
-    said = [s for s in sentences(text) if len(s.split()) >= 8 and not is_narration(s)]
-    if not said:
-        return _flat(text, limit)
-    ranked = sorted(range(len(said)), key=lambda i: (_BOLD.search(said[i]) is None, i))[:2]
-    return _flat(" ".join(said[i] for i in sorted(ranked)), limit)
-
-
-def listing_share(text: str) -> float:
-    """The share of ``text``'s characters on list lines that are bookkeeping: a line with "read lines
-    A-B", "edited xN" or "-> ok", or a path or command with fewer than six words of prose around it."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    total = sum(len(line) for line in lines) or 1
-    listed = 0
-    for line in lines:
-        body = line.strip()
-        if not _LIST_ITEM.match(body):
-            continue
-        body = _LIST_ITEM.sub("", body)
-        prose = re.sub(r"`[^`]*`|<<[^>]*>>", " ", _PATHY.sub(" ", body))
-        words = len(re.findall(r"[A-Za-z]{3,}", prose))
-        if _BOOKKEEPING.search(body) or ((_PATHY.search(body) or "`" in body) and words < 6):
-            listed += len(line)
-    return listed / total
-
-
 _PLAIN_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]{1,4}")
 """A name that is also an ordinary word (``text``, ``Read``, ``URL``): shown only when the work uses it often."""
 _HEDGE = re.compile(r"\b(?:probably|likely|might|maybe|perhaps|I think|I suspect|could be|possibly|seems to)\b", re.I)
@@ -127,82 +65,6 @@ _PLAN = re.compile(
 """A statement of what the assistant meant to do next, not of what it found or decided."""
 _LOOKING = re.compile(r"\b(?:I need to (?:check|see|look|find|read|understand)|let me|let's)\b", re.I)
 """A statement that only says what the assistant is about to look at, not what it found."""
-
-
-def _overlap(a: str, b: str) -> bool:
-    """Whether two statements say mostly the same (half the words of the shorter are the other's)."""
-    x = set(re.findall(r"[a-z0-9_]{3,}", a.lower()))
-    y = set(re.findall(r"[a-z0-9_]{3,}", b.lower()))
-    return bool(x and y) and len(x & y) >= 0.5 * min(len(x), len(y))
-
-
-_COMMON = frozenset(
-    [
-        "error",
-        "failed",
-        "fail",
-        "failure",
-        "file",
-        "with",
-        "that",
-        "this",
-        "from",
-        "exit",
-        "code",
-        "line",
-        "found",
-        "could",
-        "which",
-        "there",
-        "their",
-        "what",
-        "when",
-        "will",
-        "would",
-        "should",
-        "have",
-        "been",
-        "does",
-        "cannot",
-        "command",
-        "output",
-        "the",
-        "and",
-        "for",
-        "not",
-        "but",
-        "was",
-        "are",
-        "has",
-        "can",
-        "now",
-        "let",
-        "see",
-        "use",
-        "get",
-        "run",
-        "need",
-        "just",
-        "also",
-        "into",
-        "then",
-        "than",
-        "still",
-    ]
-)
-
-
-def _terms_of(text: str) -> set[str]:
-    return {w.rstrip("s") for w in re.findall(r"[a-z0-9_]{3,}", text.lower())} - _COMMON
-
-
-def _explains(explanation: str, error: LedgerError) -> bool:
-    """Whether what the assistant said after an error is about it: they share a word (of three letters
-    or more, not a common one; a number counts). The next sentence after a probe that failed is often
-    about something else, and pairing them reads as nonsense."""
-    if not explanation:
-        return False
-    return bool(_terms_of(explanation) & _terms_of(f"{error.key} {error.line} {' '.join(error.detail)}"))
 
 
 _REASON = re.compile(
@@ -224,8 +86,8 @@ def item_line(item: LedgerItem, view: SessionLedger) -> str:
         title = view.titles.get(item.key)
         return f"{item.key} ({status})" + (f": {title}" if title else "")
     if item.key in view.tasks and view.tasks[item.key] is item:
-        return f"task #{item.key} ({status}): {_flat(item.text, 200)}"
-    return f"({status}) {_flat(item.text, 200)}"
+        return f"task #{item.key} ({status}): {flat(item.text, 200)}"
+    return f"({status}) {flat(item.text, 200)}"
 
 
 class Briefing:
@@ -270,7 +132,7 @@ class Briefing:
         # The session's first request is left out: after a resume or a compaction it is one reply among
         # many ("yeah let's do it"), and read as the task it misleads.
         if not requests and view.carried:
-            lines.append(f"From the earlier summary: {_flat(view.carried[-1], _REQUEST_CHARS)}")
+            lines.append(f"From the earlier summary: {flat(view.carried[-1], _REQUEST_CHARS)}")
         if len(recent) == 1:
             lines.append(f"The user's current request, verbatim: {self._quote(recent[0], _REQUEST_CHARS, section)}")
         elif recent:
@@ -354,11 +216,11 @@ class Briefing:
                 "Its latest answers, in its own words (oldest first, the earlier ones in brief; a later one may revise an earlier one):"
             )
             for report in reports:
-                lines.append(f'- To "{_flat(report.asked, 160)}":' if report.asked else "- It reported:")
+                lines.append(f'- To "{flat(report.asked, 160)}":' if report.asked else "- It reported:")
                 if report is reports[-1]:
-                    lines.extend(f"  {line}" for line in _excerpt(report.text, _REPORT_SHOWN_CHARS).splitlines())
+                    lines.extend(f"  {line}" for line in excerpt(report.text, _REPORT_SHOWN_CHARS).splitlines())
                 else:
-                    lines.append(f"  {_headline(report.text, _EARLIER_REPORT_CHARS)}")
+                    lines.append(f"  {headline(report.text, _EARLIER_REPORT_CHARS)}")
         after = reports[-1].seq if reports else -1
         limit = _WORKING_SHOWN if reports else _STATEMENTS_SHOWN
         picked = self._statements(shown_elsewhere, after=after, limit=limit)
@@ -381,7 +243,7 @@ class Briefing:
                 continue
             if _PLAN.match(s.text):  # what it meant to do then, often done or dropped since
                 continue
-            if _LOOKING.search(s.text) or _HEDGE.search(s.text) or any(_overlap(s.text, p.text) for p in picked):
+            if _LOOKING.search(s.text) or _HEDGE.search(s.text) or any(overlap(s.text, p.text) for p in picked):
                 continue
             picked.append(s)
             if len(picked) == limit:
@@ -397,7 +259,7 @@ class Briefing:
                 continue
             bare = OUTPUT_PLUMBING.sub("", command.first).strip()
             if bare and bare not in found:
-                found.append(_flat(bare, 160))
+                found.append(flat(bare, 160))
             if len(found) == limit:
                 break
         return found
@@ -452,7 +314,7 @@ class Briefing:
             or (
                 not is_probe(e)
                 and not (e.resolved or "").startswith(("the user moved on", "the work was committed"))
-                and (_explains(e.explanation, e) or (e.resolved or "").startswith("after editing"))
+                and (explains(e.explanation, e) or (e.resolved or "").startswith("after editing"))
             )
         ]
         open_now = [e for e in worth if e in self.state.open_errors]
@@ -460,9 +322,9 @@ class Briefing:
         shown = sorted([*rest[-(_ERRORS_SHOWN - len(open_now[-3:])) :], *open_now[-3:]], key=lambda e: e.seq)
         lines, used = [], set()
         for error in shown:
-            where = f"`{_flat(error.key, 100)}`" if error.tool == "Bash" else f"{error.tool} {self.rel(error.key)}"
+            where = f"`{flat(error.key, 100)}`" if error.tool == "Bash" else f"{error.tool} {self.rel(error.key)}"
             line = f"- {where}: {error.line}"
-            if _explains(error.explanation, error):  # words about something else are not its explanation
+            if explains(error.explanation, error):  # words about something else are not its explanation
                 line += f" - {error.explanation}"
                 used.add(error.explanation)
             if error.resolved:
@@ -497,10 +359,10 @@ class Briefing:
         view, state = self.view, self.state
         lines = [f"- {item_line(item, view)}" for item in state.open_items]
         for task in state.running:
-            lines.append(f"- background task {task.id} is still running: {_flat(task.description, 160)}")
+            lines.append(f"- background task {task.id} is still running: {flat(task.description, 160)}")
         for task in state.arrived:
             lines.append(
-                f"- background task {task.id} has just {task.status}; its output is not read yet: {_flat(task.description, 160)}"
+                f"- background task {task.id} has just {task.status}; its output is not read yet: {flat(task.description, 160)}"
             )
         for item in state.stale_items:
             lines.append(
@@ -520,13 +382,13 @@ class Briefing:
         after it, changes not checked yet, what the assistant said it would do next."""
         state, left = self.state, []
         if state.unanswered and self.view.user_messages:
-            left.append(f'answer the user\'s latest message: "{_flat(self.view.user_messages[-1].text, 200)}"')
+            left.append(f'answer the user\'s latest message: "{flat(self.view.user_messages[-1].text, 200)}"')
         for error in state.open_errors[-2:]:
-            where = f"`{_flat(error.key, 100)}`" if error.tool == "Bash" else self.rel(error.key)
+            where = f"`{flat(error.key, 100)}`" if error.tool == "Bash" else self.rel(error.key)
             left.append(f"{where} still fails: {error.line}")
         if state.unverified and not state.finished:
             names = ", ".join(f"`{self.rel(p.path)}`" for p in state.unverified[:4])
-            check = f" (`{_flat(state.check, 120)}`)" if state.check else ""
+            check = f" (`{flat(state.check, 120)}`)" if state.check else ""
             left.append(f"the changes to {names} are not checked yet{check}")
         if state.intent:
             left.append(f'it was about to: "{state.intent}"')
@@ -545,13 +407,13 @@ class Briefing:
             answered = any(r.seq > state.request.seq for r in view.reports)
             if answered and state.follow_up is not None:
                 lines.append(
-                    f'It answered the current request ("{_flat(state.request.text, 200)}"); the user then wrote: '
-                    f'"{_flat(state.follow_up.text, 200)}"'
+                    f'It answered the current request ("{flat(state.request.text, 200)}"); the user then wrote: '
+                    f'"{flat(state.follow_up.text, 200)}"'
                 )
             elif answered:
-                lines.append(f'It answered the current request: "{_flat(state.request.text, 200)}"')
+                lines.append(f'It answered the current request: "{flat(state.request.text, 200)}"')
             else:
-                lines.append(f'Working on the current request: "{_flat(state.request.text, 200)}"')
+                lines.append(f'Working on the current request: "{flat(state.request.text, 200)}"')
         if state.current_files:
             names = ", ".join(f"`{self.rel(p.path)}`" for p in state.current_files)
             lines.append(f"Changed for it so far: {names}.")
@@ -571,9 +433,9 @@ class Briefing:
         ):
             lines.append(f'What it was thinking last: "{thought}"')
         if len(words) > 1:
-            lines.append(f'Before that it wrote: "{_flat(_excerpt(words[0], _WORDS_CHARS), _WORDS_CHARS + 6)}"')
+            lines.append(f'Before that it wrote: "{flat(excerpt(words[0], _WORDS_CHARS), _WORDS_CHARS + 6)}"')
         if words:
-            lines.append(f'Its last words: "{_flat(_excerpt(words[-1], _WORDS_CHARS), _WORDS_CHARS + 6)}"')
+            lines.append(f'Its last words: "{flat(excerpt(words[-1], _WORDS_CHARS), _WORDS_CHARS + 6)}"')
         return "\n".join(lines) or "(nothing recorded)"
 
     def _here(self, text: str) -> str:
@@ -603,11 +465,11 @@ class Briefing:
         lines = []
         latest = view.user_messages[-1] if view.user_messages else None
         if state.unanswered and latest is not None:
-            lines.append(f'Answer the user\'s latest message: "{_flat(latest.text, 300)}"')
+            lines.append(f'Answer the user\'s latest message: "{flat(latest.text, 300)}"')
         for item in state.in_progress[:2]:
             lines.append(f"Finish {item_line(item, view)}.")
         for error in state.open_errors[-2:]:
-            where = f"`{_flat(error.key, 100)}`" if error.tool == "Bash" else self.rel(error.key)
+            where = f"`{flat(error.key, 100)}`" if error.tool == "Bash" else self.rel(error.key)
             lines.append(f"Fix what {where} reported: {error.line}")
         if state.offer:
             lines.append(f'What it last offered to do: "{state.offer}"')
@@ -633,14 +495,14 @@ class Briefing:
             lines.append(f"Pick up where it stopped; its last call: {self._here(view.last_actions[-1])}.")
         if state.request is not None and not state.unanswered:
             if lines:
-                lines.append(f'All of it serves the current request: "{_flat(state.request.text, 300)}"')
+                lines.append(f'All of it serves the current request: "{flat(state.request.text, 300)}"')
             else:
-                lines.append(f'Carry on with the current request: "{_flat(state.request.text, 300)}"')
+                lines.append(f'Carry on with the current request: "{flat(state.request.text, 300)}"')
         files = [f"`{f}`" for f in self.next_files()]
         if files:
             lines.append("Files it concerns: " + ", ".join(files) + ".")
         if state.check:
-            lines.append(f"Check the work with: `{_flat(state.check, 200)}`")
+            lines.append(f"Check the work with: `{flat(state.check, 200)}`")
         return "\n".join(lines) or "(no next step recorded)"
 
     def _next_paths(self) -> list[LedgerPath]:

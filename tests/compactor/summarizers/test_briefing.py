@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message
-from compactor.summarizers.briefing import listing_share
+from compactor.summarizers.briefing_text import listing_share
 from compactor.summarizers.ledger import merge_messages
 from compactor.summarizers.work_state import is_follow_up, work_state
 from tests.compactor.summarizers.builders import call, result, say, user

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from compactor.summarizers.ledger import instruction_sentences, merge_messages, plan_of, tail_view, useful_last_line
+from compactor.summarizers.ledger import instruction_sentences, merge_messages, tail_view, useful_last_line
+from compactor.summarizers.ledger_words import plan_of
 
 
 def user(text: str, **kw: object) -> Message:

@@ -1,0 +1,148 @@
+"""How the briefing cuts, weighs and pairs text: an answer cut at a line or sentence end, an earlier
+answer in brief, the share of a summary that is bookkeeping, whether two statements say the same,
+whether what the assistant said after an error is about it."""
+
+from __future__ import annotations
+
+import re
+
+from compactor.core.ledger import LedgerError
+from compactor.summarizers.statements import is_narration, sentences
+
+__all__ = ["excerpt", "explains", "flat", "headline", "listing_share", "overlap"]
+
+
+def flat(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 5].rstrip() + " [...]"
+
+
+_PATHY = re.compile(
+    r"(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|go|ts|tsx|js|jsx|rs|java|kt|swift|rb|ex|exs|md|json|toml|yaml|yml|sh|c|h|"
+    r"cpp|cs|sql|html|css)\b"
+)
+_BOOKKEEPING = re.compile(
+    r"read lines \d|edited x\d|searched x\d|\bread, |-> ok\b|-> FAIL|->\s*(?:not )?resolved|, `[^`]+`, `"
+)
+_LIST_ITEM = re.compile(r"^(?:[-*] |\d+\.\s)")
+
+
+def excerpt(text: str, limit: int) -> str:
+    """``text`` with its lines, cut at a line or sentence end before ``limit`` characters."""
+    text = "\n".join(line.rstrip() for line in text.strip().splitlines() if line.strip())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    end = max(cut.rfind("\n"), cut.rfind(". "))
+    cut = (cut[: end + 1] if end > limit // 2 else cut).rstrip()
+    if sum(1 for line in cut.splitlines() if line.lstrip().startswith("```")) % 2:
+        cut += "\n```"  # a code block cut open is closed
+    return cut + " [...]"
+
+
+_BOLD = re.compile(r"\*\*([^*]{3,200})\*\*")
+
+
+def headline(text: str, limit: int) -> str:
+    """An earlier answer in brief: two of its sentences that say something (eight words or more, no
+    narration), the ones it set in bold first (what the assistant stressed: "**That's the change
+    that introduced the bug.**"), in their order, flat."""
+    said = [s for s in sentences(text) if len(s.split()) >= 8 and not is_narration(s)]
+    if not said:
+        return flat(text, limit)
+    ranked = sorted(range(len(said)), key=lambda i: (_BOLD.search(said[i]) is None, i))[:2]
+    return flat(" ".join(said[i] for i in sorted(ranked)), limit)
+
+
+def listing_share(text: str) -> float:
+    """The share of ``text``'s characters on list lines that are bookkeeping: a line with "read lines
+    A-B", "edited xN" or "-> ok", or a path or command with fewer than six words of prose around it."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    total = sum(len(line) for line in lines) or 1
+    listed = 0
+    for line in lines:
+        body = line.strip()
+        if not _LIST_ITEM.match(body):
+            continue
+        body = _LIST_ITEM.sub("", body)
+        prose = re.sub(r"`[^`]*`|<<[^>]*>>", " ", _PATHY.sub(" ", body))
+        words = len(re.findall(r"[A-Za-z]{3,}", prose))
+        if _BOOKKEEPING.search(body) or ((_PATHY.search(body) or "`" in body) and words < 6):
+            listed += len(line)
+    return listed / total
+
+
+def overlap(a: str, b: str) -> bool:
+    """Whether two statements say mostly the same (half the words of the shorter are the other's)."""
+    x = set(re.findall(r"[a-z0-9_]{3,}", a.lower()))
+    y = set(re.findall(r"[a-z0-9_]{3,}", b.lower()))
+    return bool(x and y) and len(x & y) >= 0.5 * min(len(x), len(y))
+
+
+_COMMON = frozenset(
+    [
+        "error",
+        "failed",
+        "fail",
+        "failure",
+        "file",
+        "with",
+        "that",
+        "this",
+        "from",
+        "exit",
+        "code",
+        "line",
+        "found",
+        "could",
+        "which",
+        "there",
+        "their",
+        "what",
+        "when",
+        "will",
+        "would",
+        "should",
+        "have",
+        "been",
+        "does",
+        "cannot",
+        "command",
+        "output",
+        "the",
+        "and",
+        "for",
+        "not",
+        "but",
+        "was",
+        "are",
+        "has",
+        "can",
+        "now",
+        "let",
+        "see",
+        "use",
+        "get",
+        "run",
+        "need",
+        "just",
+        "also",
+        "into",
+        "then",
+        "than",
+        "still",
+    ]
+)
+
+
+def _terms_of(text: str) -> set[str]:
+    return {w.rstrip("s") for w in re.findall(r"[a-z0-9_]{3,}", text.lower())} - _COMMON
+
+
+def explains(explanation: str, error: LedgerError) -> bool:
+    """Whether what the assistant said after an error is about it: they share a word (of three letters
+    or more, not a common one; a number counts). The next sentence after a probe that failed is often
+    about something else, and pairing them reads as nonsense."""
+    if not explanation:
+        return False
+    return bool(_terms_of(explanation) & _terms_of(f"{error.key} {error.line} {' '.join(error.detail)}"))

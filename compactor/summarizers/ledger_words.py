@@ -1,0 +1,155 @@
+"""What the ledger keeps of the assistant's words as a head is merged (``ledger.merge_messages``).
+
+``Words`` follows one merge: the words before each tool call (what an edit is for), the errors
+waiting for the assistant's explanation, its statements of findings, causes and decisions (a
+statement said again replaces the first, what it wrote out replaces what it thought), the code
+names it writes, its latest plan of steps and the end of its latest thinking.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+from compactor.core.ledger import STATEMENTS_KEPT, LedgerError, LedgerStatement, SessionLedger
+from compactor.core.messages import TextBlock, ThinkingBlock
+from compactor.summarizers.statements import first_words, identifiers, is_narration, sentences, statements
+
+__all__ = ["Words", "plan_of"]
+
+_WHY_CHARS = 300
+_SAID_CHARS = 3_000
+_THOUGHT_CHARS = 1_500
+_THOUGHT_END_CHARS = 400
+
+
+def _flat(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 5].rstrip() + " [...]"
+
+
+class Words:
+    """What the assistant just said, while one head is merged: the words before its next tool call
+    (what an edit is for) and the errors waiting for its explanation."""
+
+    def __init__(self) -> None:
+        self.before_call = ""
+        self.awaiting: list[LedgerError] = []
+
+    def said(self, ledger: SessionLedger, block: TextBlock | ThinkingBlock, seq: int) -> None:
+        text = block.text if isinstance(block, TextBlock) else block.thinking
+        if not text.strip():
+            return
+        thinking = isinstance(block, ThinkingBlock)
+        if not thinking:
+            self.before_call = first_words(text[: _WHY_CHARS * 4], _WHY_CHARS)
+        else:
+            ledger.last_thought, ledger.last_thought_seq = _thought_end(text[-_THOUGHT_CHARS:]), seq
+        plan = plan_of(text[:_SAID_CHARS])
+        if plan:
+            ledger.plan, ledger.plan_seq = plan, seq
+        # What a block opens with states its point; a long one is read that far (each sentence is
+        # judged by several patterns, the largest share of merging a head).
+        text = text[: _THOUGHT_CHARS if thinking else _SAID_CHARS]
+        found = statements(text, thinking=thinking)
+        _count_identifiers(ledger, text)
+        if self.awaiting:
+            explained = max(found, key=lambda s: s.score).text if found else _explanation(text)
+            if explained:
+                for error in self.awaiting:
+                    error.explanation = error.explanation or explained
+                self.awaiting = []
+        known = {s.text for s in ledger.statements}
+        for item in found:
+            if item.text in known:
+                continue
+            said_before = _restated(item.text, ledger.statements[-6:])
+            if said_before is None:
+                ledger.statements.append(
+                    LedgerStatement(text=item.text, seq=seq, kind=item.kind, score=item.score, thought=thinking)
+                )
+            elif not thinking:  # what the assistant wrote out, in place of what it thought first
+                said_before.text, said_before.seq, said_before.thought = item.text, seq, False
+                said_before.score = max(said_before.score, item.score)
+        if len(ledger.statements) > STATEMENTS_KEPT:
+            del ledger.statements[: len(ledger.statements) - STATEMENTS_KEPT]
+
+
+_IDENTIFIERS_KEPT = 400
+
+
+def _count_identifiers(ledger: SessionLedger, text: str) -> None:
+    """Count the code spans of ``text``; past ``_IDENTIFIERS_KEPT`` names the rarest are forgotten."""
+    counts = ledger.identifiers
+    for name in identifiers(text):
+        if 2 <= len(name) <= 60 and not name.isdigit():
+            counts[name] = counts.get(name, 0) + 1
+    if len(counts) > _IDENTIFIERS_KEPT:
+        keep = sorted(counts.items(), key=lambda item: -item[1])[: _IDENTIFIERS_KEPT // 2]
+        ledger.identifiers = dict(keep)
+
+
+def _explanation(text: str) -> str:
+    """The first sentence of ``text`` that says something about an error (six words or more)."""
+    for sentence in sentences(text):
+        if len(sentence.split()) >= 6 and not sentence.endswith(":") and not is_narration(sentence):
+            return _flat(sentence, 300)
+    return ""
+
+
+@functools.lru_cache(maxsize=4_096)
+def _terms(text: str) -> frozenset[str]:
+    """The words of ``text`` (three letters or more), cached: each statement is compared with the
+    ones before it many times while a session is merged."""
+    return frozenset(re.findall(r"[a-z0-9_]{3,}", text.lower()))
+
+
+def _restated(text: str, recent: Sequence[LedgerStatement]) -> LedgerStatement | None:
+    """The one of the ``recent`` statements that ``text`` says again (the text block after a
+    thinking block often does: most of its words are that statement's), if any."""
+    words = _terms(text)
+    for other in recent:
+        theirs = _terms(other.text)
+        if words and theirs and len(words & theirs) >= 0.6 * min(len(words), len(theirs)):
+            return other
+    return None
+
+
+_PLAN_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+(\S.*)$")
+_PLAN_CUE = re.compile(r"\b(?:I'll|I will|I need to|I'm going to|let me|plan|steps|we need to|need to|next)\b", re.I)
+_PLAN_ITEMS = 6
+_PLAN_ITEM_CHARS = 160
+
+
+def plan_of(text: str) -> str:
+    """The plan a block of the assistant's lays out, as its cue line and its items ("I'll need to:" and
+    two or more numbered or bulleted steps after it), or "" when it lays out none."""
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if not _PLAN_CUE.search(line) or not line.rstrip().endswith(":"):
+            continue
+        items: list[str] = []
+        for after in lines[index + 1 :]:
+            found = _PLAN_ITEM.match(after)
+            if found is None:
+                if items or after.strip():
+                    break
+                continue
+            items.append(_flat(found.group(1), _PLAN_ITEM_CHARS))
+        if len(items) >= 2:
+            cue = _flat(sentences(line)[-1] if sentences(line) else line, 200)
+            return "\n".join([cue, *(f"{n}. {item}" for n, item in enumerate(items[:_PLAN_ITEMS], 1))])
+    return ""
+
+
+def _thought_end(text: str) -> str:
+    """The last sentences of a thinking block, as many as fit ``_THOUGHT_END_CHARS``: where it says
+    what it will do."""
+    flat = " ".join(line.strip() for line in text.splitlines() if line.strip())
+    kept: list[str] = []
+    for sentence in reversed(sentences(flat) or [flat]):
+        if kept and sum(len(k) + 1 for k in kept) + len(sentence) > _THOUGHT_END_CHARS:
+            break
+        kept.insert(0, sentence)
+    return _flat(" ".join(kept), _THOUGHT_END_CHARS)
