@@ -27,9 +27,9 @@ from compactor.core.ledger import (
     LedgerStatement,
     SessionLedger,
 )
-from compactor.summarizers.briefing_text import excerpt, explains, flat, headline, overlap
+from compactor.summarizers.briefing_text import excerpt, explains, headline, overlap
 from compactor.summarizers.facts import OUTPUT_PLUMBING, check_program, relative_path
-from compactor.summarizers.statements import is_narration
+from compactor.summarizers.statements import flat, is_narration
 from compactor.summarizers.work_state import is_probe, last_edit_seq, work_state
 
 __all__ = ["Briefing", "item_line"]

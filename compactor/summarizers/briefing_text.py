@@ -7,14 +7,9 @@ from __future__ import annotations
 import re
 
 from compactor.core.ledger import LedgerError
-from compactor.summarizers.statements import is_narration, sentences
+from compactor.summarizers.statements import flat, is_narration, sentences
 
-__all__ = ["excerpt", "explains", "flat", "headline", "listing_share", "overlap"]
-
-
-def flat(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 5].rstrip() + " [...]"
+__all__ = ["excerpt", "explains", "headline", "listing_share", "overlap"]
 
 
 _PATHY = re.compile(

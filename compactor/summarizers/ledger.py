@@ -50,6 +50,7 @@ from compactor.summarizers.facts import (
 )
 from compactor.summarizers.ledger_words import Words
 from compactor.summarizers.prompts import queued, typed
+from compactor.summarizers.statements import flat
 
 __all__ = ["instruction_sentences", "merge_messages", "searched_path", "tail_view", "useful_last_line"]
 
@@ -102,11 +103,6 @@ _THREE_ALNUM = re.compile(r"[^\W_][\W_]*[^\W_][\W_]*[^\W_]")
 """Three letters or digits (``str.isalnum``: ``\\w`` less the underscore) somewhere in a line."""
 
 
-def _flat(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 5].rstrip() + " [...]"
-
-
 def searched_path(use: ToolUseBlock) -> str | None:
     """The folder or file a search tool call looked in (``Grep``/``Glob``/``LS`` ``path``), if any."""
     if use.name not in _SEARCH_TOOLS:
@@ -127,7 +123,7 @@ def useful_last_line(text: str, limit: int = _OUTPUT_CHARS) -> str:
         line = line.strip()
         if not line or _NOISE_LINE.match(line) or _THREE_ALNUM.search(line) is None:
             continue
-        return _flat(line, limit)
+        return flat(line, limit)
     return ""
 
 
@@ -142,7 +138,7 @@ def instruction_sentences(text: str) -> list[str]:
             and not sentence.endswith("?")
             and not _OF_THE_MOMENT.search(sentence)
         ):
-            found.append(_flat(sentence, _INSTRUCTION_CHARS))
+            found.append(flat(sentence, _INSTRUCTION_CHARS))
     return found
 
 
@@ -210,7 +206,7 @@ def merge_messages(
             text = message.text().strip()
             if text:
                 ledger.last_statement, ledger.last_statement_seq = text, seq
-                ledger.recent_words = [*ledger.recent_words, _flat(text, _WORDS_CHARS)][-_WORDS_KEPT:]
+                ledger.recent_words = [*ledger.recent_words, flat(text, _WORDS_CHARS)][-_WORDS_KEPT:]
         for block in message.blocks():
             if isinstance(block, TextBlock | ThinkingBlock) and message.role == "assistant":
                 words.said(ledger, block, seq)
@@ -268,7 +264,7 @@ def _report(ledger: SessionLedger) -> None:
     text = ledger.last_statement.strip()
     if len(text) > _REPORT_CHARS:
         text = text[:_REPORT_CHARS].rstrip() + " [...]"
-    asked = _flat(ledger.current_request or "", _ASKED_CHARS)
+    asked = flat(ledger.current_request or "", _ASKED_CHARS)
     ledger.reports = [*ledger.reports, LedgerReport(text=text, seq=ledger.last_statement_seq, asked=asked)][
         -REPORTS_KEPT:
     ]
@@ -351,18 +347,18 @@ def _call(ledger: SessionLedger, use: ToolUseBlock, seq: int, why: str = "") -> 
 def _describe(use: ToolUseBlock) -> str:
     first = command_first_line(use)
     if first:
-        return f"{use.name} `{_flat(first, 120)}`"
+        return f"{use.name} `{flat(first, 120)}`"
     target = touched_path(use) or searched_path(use)
     offset, limit = use.input.get("offset"), use.input.get("limit")
     if target and use.name == "Read" and isinstance(offset, int) and isinstance(limit, int):
         return f"Read {target} lines {offset}-{offset + limit - 1}"
     if target:
         pattern = use.input.get("pattern")
-        return f"{use.name} {target}" + (f" for {_flat(pattern, 60)!r}" if isinstance(pattern, str) else "")
+        return f"{use.name} {target}" + (f" for {flat(pattern, 60)!r}" if isinstance(pattern, str) else "")
     for key in ("pattern", "description", "subject", "skill", "prompt", "url", "query"):
         value = use.input.get(key)
         if isinstance(value, str) and value:
-            return f"{use.name}: {_flat(value, 100)}"
+            return f"{use.name}: {flat(value, 100)}"
     return use.name
 
 
@@ -399,7 +395,7 @@ def _result(
     if block.is_error and first_error is None and text.strip():
         first_error, count = text.strip().splitlines()[0], 1
     failed = block.is_error or first_error is not None
-    outcome = f"failed: {_flat(first_error or '', 120)}" if failed else "ok"
+    outcome = f"failed: {flat(first_error or '', 120)}" if failed else "ok"
 
     path = touched_path(call) or searched_path(call)
     if path and path in ledger.paths:
@@ -432,7 +428,7 @@ def _result(
         error = LedgerError(
             tool=call.name,
             key=key,
-            line=_flat(first_error, _ERROR_CHARS),
+            line=flat(first_error, _ERROR_CHARS),
             more=max(0, count - 1),
             handle=handle,
             seq=seq,
@@ -454,19 +450,19 @@ def _result(
         if first and _same_command(error.key, first):
             fixes = f"after editing {', '.join(_short(error.edited_since))}, " if error.edited_since else ""
             if error.key != first:  # the same step, run another way
-                error.resolved = f"{fixes}a later `{_flat(first, 120)}` ran ok"
+                error.resolved = f"{fixes}a later `{flat(first, 120)}` ran ok"
             elif error.tool == "Bash":
-                error.resolved = f"{fixes}`{_flat(error.key, 120)}` ran ok again"
+                error.resolved = f"{fixes}`{flat(error.key, 120)}` ran ok again"
             else:
                 error.resolved = f"{fixes}ran ok again"
         elif check and error.tool == "Bash" and check_program(error.key) == check:
-            error.resolved = f"a later `{_flat(first or check, 120)}` ran ok"
+            error.resolved = f"a later `{flat(first or check, 120)}` ran ok"
         elif edited and error.key == edited:
             error.resolved = f"{EDIT_ACTIONS[call.name]} successfully afterwards"
         elif error.key == call.name == error.tool:
             error.resolved = f"a later {call.name} call went through"
         elif first and commits_work(first):
-            error.resolved = f"the work was committed afterwards (`{_flat(first, 120)}`)"
+            error.resolved = f"the work was committed afterwards (`{flat(first, 120)}`)"
         elif edited and edited not in error.edited_since and len(error.edited_since) < _EDITED_KEPT:
             error.edited_since.append(edited)
         if error.resolved is not None:
@@ -485,7 +481,7 @@ def _is_plumbing(first: str | None, line: str, text: str, count: int) -> bool:
 def _shell_effects(ledger: SessionLedger, command: str, seq: int) -> None:
     """What a shell command that went through did to the session: a commit or push, removed files."""
     if commits_work(command):
-        ledger.last_commit_seq, ledger.last_commit = seq, _flat(_first_line(command), 160)
+        ledger.last_commit_seq, ledger.last_commit = seq, flat(_first_line(command), 160)
     for gone in removed_paths(command):
         gone = gone.rstrip("/")
         for path, entry in ledger.paths.items():

@@ -26,6 +26,7 @@ from compactor.core.messages import Message
 from compactor.engine.spans import Span
 from compactor.summarizers.base import Summary
 from compactor.summarizers.facts import DEFAULT_COMMAND_LINE_CHARS, relative_path
+from compactor.summarizers.statements import flat
 
 __all__ = ["FactsShown", "LedgerText", "index_text", "ledger_digest", "listing_span", "listing_text", "with_index"]
 
@@ -36,11 +37,6 @@ _DETAIL_SHARE = 0.6
 _RECENT_USER_MESSAGES = 4
 _MIN_USER_CHARS = 100
 _REQUEST_CHARS = 900
-
-
-def _flat(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 5].rstrip() + " [...]"
 
 
 def _cut(text: str, limit: int) -> str:
@@ -217,7 +213,7 @@ class LedgerText:
 
     def _error_line(self, error: LedgerError, resolved: str | None) -> str:
         where = (
-            f"`{_flat(error.key, 100)}`"
+            f"`{flat(error.key, 100)}`"
             if error.tool == "Bash"
             else (self.rel(error.key) if error.key.startswith("/") else error.key)
         )
@@ -283,14 +279,14 @@ class LedgerText:
             if item.key in view.tasks and view.tasks[item.key] is item:
                 items.append(f"task #{item.key} [{item.status}] {item.text}")
             elif item.key in view.tracker and view.tracker[item.key] is item:
-                items.append(f"{item.key} [{item.status}] (last tracker command: `{_flat(item.text, 160)}`)")
+                items.append(f"{item.key} [{item.status}] (last tracker command: `{flat(item.text, 160)}`)")
             else:
                 items.append(f"[{item.status}] {item.text}")
         for task in view.background.values():
             if not task.collected:
                 state = "still running" if task.status == "running" else f"{task.status}, output not read yet"
                 where = f" (output: {task.output_file})" if task.output_file else ""
-                items.append(f"background task {task.id} ({state}): {_flat(task.description, 160)}{where}")
+                items.append(f"background task {task.id} ({state}): {flat(task.description, 160)}{where}")
         if not (view.todos or view.tasks or view.tracker):
             items = [f"{item} (carried from the earlier summary)" for item in view.carried_pending] + items
         return [f"- {item}" for item in items]

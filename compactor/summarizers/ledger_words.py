@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from compactor.core.ledger import STATEMENTS_KEPT, LedgerError, LedgerStatement, SessionLedger
 from compactor.core.messages import TextBlock, ThinkingBlock
-from compactor.summarizers.statements import first_words, identifiers, is_narration, sentences, statements
+from compactor.summarizers.statements import first_words, flat, identifiers, is_narration, sentences, statements
 
 __all__ = ["Words", "plan_of"]
 
@@ -22,11 +22,6 @@ _WHY_CHARS = 300
 _SAID_CHARS = 3_000
 _THOUGHT_CHARS = 1_500
 _THOUGHT_END_CHARS = 400
-
-
-def _flat(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 5].rstrip() + " [...]"
 
 
 class Words:
@@ -94,7 +89,7 @@ def _explanation(text: str) -> str:
     """The first sentence of ``text`` that says something about an error (six words or more)."""
     for sentence in sentences(text):
         if len(sentence.split()) >= 6 and not sentence.endswith(":") and not is_narration(sentence):
-            return _flat(sentence, 300)
+            return flat(sentence, 300)
     return ""
 
 
@@ -136,9 +131,9 @@ def plan_of(text: str) -> str:
                 if items or after.strip():
                     break
                 continue
-            items.append(_flat(found.group(1), _PLAN_ITEM_CHARS))
+            items.append(flat(found.group(1), _PLAN_ITEM_CHARS))
         if len(items) >= 2:
-            cue = _flat(sentences(line)[-1] if sentences(line) else line, 200)
+            cue = flat(sentences(line)[-1] if sentences(line) else line, 200)
             return "\n".join([cue, *(f"{n}. {item}" for n, item in enumerate(items[:_PLAN_ITEMS], 1))])
     return ""
 
@@ -146,10 +141,10 @@ def plan_of(text: str) -> str:
 def _thought_end(text: str) -> str:
     """The last sentences of a thinking block, as many as fit ``_THOUGHT_END_CHARS``: where it says
     what it will do."""
-    flat = " ".join(line.strip() for line in text.splitlines() if line.strip())
+    joined = " ".join(line.strip() for line in text.splitlines() if line.strip())
     kept: list[str] = []
-    for sentence in reversed(sentences(flat) or [flat]):
+    for sentence in reversed(sentences(joined) or [joined]):
         if kept and sum(len(k) + 1 for k in kept) + len(sentence) > _THOUGHT_END_CHARS:
             break
         kept.insert(0, sentence)
-    return _flat(" ".join(kept), _THOUGHT_END_CHARS)
+    return flat(" ".join(kept), _THOUGHT_END_CHARS)

@@ -23,6 +23,7 @@ from ccr import marker
 from compactor.core.ledger import SessionLedger
 from compactor.summarizers.briefing import item_line
 from compactor.summarizers.facts import relative_path
+from compactor.summarizers.statements import flat
 from compactor.summarizers.work_state import work_state
 
 __all__ = ["SessionStartText", "session_start_text"]
@@ -51,11 +52,6 @@ class SessionStartText:
         return len(str(self))
 
 
-def _flat(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 5].rstrip() + " [...]"
-
-
 def session_start_text(
     ledger: SessionLedger,
     *,
@@ -80,8 +76,8 @@ def session_start_text(
     reads = read_handles or {}
 
     def new(fact: str, *, whole: bool = False) -> bool:
-        flat = " ".join(fact.split())
-        return not known or (flat if whole else flat[:_PROBE]) not in known
+        folded = " ".join(fact.split())
+        return not known or (folded if whole else folded[:_PROBE]) not in known
 
     def rel(path: str) -> str:
         return relative_path(path, cwd)
@@ -90,13 +86,13 @@ def session_start_text(
     lead: list[str] = []
     where: list[str] = []
     if state.request is not None and new(state.request.text):
-        where.append(f'- The current request, verbatim: "{_flat(state.request.text, _REQUEST_CHARS)}"')
+        where.append(f'- The current request, verbatim: "{flat(state.request.text, _REQUEST_CHARS)}"')
     if state.finished:
         where.append(f"- Done: {state.finished}. Nothing is open until the user asks for more.")
     for item in state.open_items[:8]:
         where.append(f"- Open: {item_line(item, ledger)}")
     for error in state.open_errors[-2:]:
-        source = f"`{_flat(error.key, 80)}`" if error.tool == "Bash" else rel(error.key)
+        source = f"`{flat(error.key, 80)}`" if error.tool == "Bash" else rel(error.key)
         where.append(f"- Still failing: {source}: {error.line}")
     if where:
         lead += ["Where the work stands (compactor's ledger of the whole session):", *where]
@@ -107,7 +103,7 @@ def session_start_text(
             stored = f" (stored read: {marker(reads[entry.path])})" if entry.path in reads else ""
             lead.append(f"- {rel(entry.path)}{stored}")  # the assistant's old narration would read as orders
     if state.check and not state.finished:
-        lead.append(f"\nCheck the work with: `{_flat(state.check, 200)}`")
+        lead.append(f"\nCheck the work with: `{flat(state.check, 200)}`")
     # Messages the summary never mentions lead, short; the ones it paraphrases follow the note, whole.
     unquoted = [m for m in ledger.user_messages if not raw or m.text.strip() not in raw]
     dropped = [m for m in unquoted if new(m.text)]
@@ -149,18 +145,18 @@ def session_start_text(
         # A record of what ran, not a to-do list: one line, newest first, cut by whole commands.
         rest.append(
             "\nFor reference, commands the session ran (already run; first lines, newest first): "
-            + ", ".join(f"`{_flat(c.first, _COMMAND_CHARS)}`" for c in commands)
+            + ", ".join(f"`{flat(c.first, _COMMAND_CHARS)}`" for c in commands)
         )
     return _fit("\n".join(lead).strip(), pointer, "\n".join(rest).strip(), budget)
 
 
 def _quoted(text: str, handle: str | None, limit: int) -> str:
     """A typed message whole, or cut at ``limit`` with where it is stored."""
-    flat = text.strip()
-    if len(flat) <= limit:
-        return f'"{flat}"'
+    said = text.strip()
+    if len(said) <= limit:
+        return f'"{said}"'
     where = f" (whole: {marker(handle)})" if handle else " (whole in the stored conversation)"
-    return f'"{flat[:limit].rstrip()} [...]"{where}'
+    return f'"{said[:limit].rstrip()} [...]"{where}'
 
 
 def _fit(lead: str, pointer: str, rest: str, budget: int) -> SessionStartText | None:

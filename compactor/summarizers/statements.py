@@ -20,7 +20,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-__all__ = ["Said", "first_words", "identifiers", "is_narration", "sentences", "statements"]
+__all__ = ["Said", "first_words", "flat", "identifiers", "is_narration", "sentences", "statements"]
 
 _CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$", re.M)
@@ -131,6 +131,12 @@ def identifiers(text: str) -> list[str]:
     spans = [m.strip() for m in _IDENTIFIER.findall(text) if m.strip()]
     bare = _BARE_NAME.findall(_CODE_SPAN.sub(" ", text))
     return spans + [name for name in bare if name not in spans]
+
+
+def flat(text: str, limit: int) -> str:
+    """``text`` on one line (whitespace folded), cut to ``limit`` characters with a ``[...]`` mark."""
+    folded = " ".join(text.split())
+    return folded if len(folded) <= limit else folded[: limit - 5].rstrip() + " [...]"
 
 
 def first_words(text: str, limit: int = 300) -> str:

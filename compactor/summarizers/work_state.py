@@ -23,7 +23,7 @@ from compactor.core.ledger import (
     SessionLedger,
 )
 from compactor.summarizers.facts import changes_state, check_program, inspects, plain_check
-from compactor.summarizers.statements import sentences
+from compactor.summarizers.statements import flat, sentences
 
 __all__ = ["WorkState", "is_follow_up", "is_probe", "is_remark", "last_edit_seq", "work_state"]
 
@@ -137,11 +137,6 @@ _DONE_WORDS = re.compile(
 )
 _FILES_SHOWN = 6
 _READ_SHOWN = 10
-
-
-def _flat(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 5].rstrip() + " [...]"
 
 
 def _substantive(text: str) -> bool:
@@ -286,11 +281,11 @@ def work_state(view: SessionLedger) -> WorkState:
         in_progress = [i for i in in_progress if i not in stale]
     if not (unanswered or in_progress or open_items or open_errors or running or arrived) and since >= 0:
         if view.last_commit_seq > max(since, last_edit):
-            finished = f"the work was committed after its last change (`{_flat(view.last_commit, 120)}`)"
+            finished = f"the work was committed after its last change (`{flat(view.last_commit, 120)}`)"
         elif checked_clean:
-            finished = f"`{_flat(checks[0].first, 120)}` ran clean after the last change"
+            finished = f"`{flat(checks[0].first, 120)}` ran clean after the last change"
         elif reported_done:
-            finished = f'the assistant reported: "{_flat(_first_sentence(words), 240)}"'
+            finished = f'the assistant reported: "{flat(_first_sentence(words), 240)}"'
     # Words after the last call say what comes next; words before a call were acted on since.
     intent = None if finished or reported_done or not spoke_last else _intent(words)
     offer = None if finished else _open_offer(view, words if spoke_last else "", last_edit)
@@ -332,7 +327,7 @@ _INTENT = re.compile(
 def _intent(words: str) -> str | None:
     """The last sentence of the assistant's last words that says what it was about to do."""
     found = [s for s in sentences(words) if _INTENT.search(s) and len(s.split()) >= 4]
-    return _flat(found[-1], 300) if found else None
+    return flat(found[-1], 300) if found else None
 
 
 _OFFER = re.compile(
@@ -357,7 +352,7 @@ def _open_offer(view: SessionLedger, words: str, last_edit: int) -> str | None:
                 offer = said[index]
                 if len(offer.split()) < 8 and index > 0:  # "Want me to do that?" says it with the sentence before
                     offer = f"{said[index - 1]} {offer}"
-                return _flat(offer, 400)
+                return flat(offer, 400)
     return None
 
 
