@@ -3,25 +3,10 @@
 from __future__ import annotations
 
 from compactor.core.ledger import SessionLedger
-from compactor.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from compactor.core.messages import Message
 from compactor.summarizers.ledger import instruction_sentences, merge_messages, tail_view, useful_last_line
 from compactor.summarizers.ledger_words import plan_of
-
-
-def user(text: str, **kw: object) -> Message:
-    return Message(role="user", content=text, **kw)  # type: ignore[arg-type]
-
-
-def call(tool_id: str, name: str, **inputs: object) -> Message:
-    return Message(role="assistant", content=[ToolUseBlock(id=tool_id, name=name, input=dict(inputs))])
-
-
-def result(tool_id: str, text: str, *, is_error: bool = False) -> Message:
-    return Message(role="user", content=[ToolResultBlock(tool_use_id=tool_id, content=text, is_error=is_error)])
-
-
-def say(text: str) -> Message:
-    return Message(role="assistant", content=[TextBlock(text=text)])
+from tests.compactor.summarizers.builders import call, result, say, user
 
 
 def test_paths_and_commands_accumulate_across_merges_with_runs_and_last_outcome() -> None:
