@@ -248,46 +248,45 @@ def _plan(
     return plan, None
 
 
-def _renderer(entry: ReadFileEntry, replay_note: bool, *, changed: bool, lines: int) -> Render:
+def _file_text(
+    entry: ReadFileEntry,
+    replay_note: bool,
+    *,
+    changed: bool,
+    body: str,
+    lines: int,
+    cut: CutInfo | None = None,
+    focus: FocusInfo | None = None,
+) -> str:
+    """A restored file's attachment text: ``body`` (``lines`` long from the read's first line), cut or
+    focused."""
     first_line = max(entry.offset or 1, 1)
-
-    def render(head: str, cut: CutInfo | None) -> str:
-        return wrap(
-            render_body(
-                "file.j2",
-                path=entry.path,
-                partial=entry.is_partial,
-                first_line=first_line,
-                last_line=first_line + max(lines, 1) - 1,
-                replay_note=replay_note,
-                changed=changed,
-                head=head,
-                cut=cut,
-                focus=None,
-            )
+    return wrap(
+        render_body(
+            "file.j2",
+            path=entry.path,
+            partial=entry.is_partial,
+            first_line=first_line,
+            last_line=first_line + max(lines, 1) - 1,
+            replay_note=replay_note,
+            changed=changed,
+            head=body,
+            cut=cut,
+            focus=focus,
         )
+    )
+
+
+def _renderer(entry: ReadFileEntry, replay_note: bool, *, changed: bool, lines: int) -> Render:
+    def render(head: str, cut: CutInfo | None) -> str:
+        return _file_text(entry, replay_note, changed=changed, body=head, lines=lines, cut=cut)
 
     return render
 
 
 def _focus_renderer(entry: ReadFileEntry, replay_note: bool, *, changed: bool) -> Callable[[str, FocusInfo], str]:
-    first_line = max(entry.offset or 1, 1)
-
     def render(body: str, focus: FocusInfo) -> str:
-        return wrap(
-            render_body(
-                "file.j2",
-                path=entry.path,
-                partial=entry.is_partial,
-                first_line=first_line,
-                last_line=first_line + max(focus.total_lines, 1) - 1,
-                replay_note=replay_note,
-                changed=changed,
-                head=body,
-                cut=None,
-                focus=focus,
-            )
-        )
+        return _file_text(entry, replay_note, changed=changed, body=body, lines=focus.total_lines, focus=focus)
 
     return render
 
