@@ -28,7 +28,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from ccr import Store
 from ccr._conversation import message_of, render_rows
-from ccr.retrieval import Retrieval, notice_text
+from ccr.retrieval import Retrieval, is_utf8, notice_text
 from ccr.root_errors import CompactorError
 from ccr.tokens import TextCounter
 
@@ -160,7 +160,7 @@ def recover(store: Store, tool_input: dict[str, Any], *, counter: TextCounter | 
     except CompactorError as exc:  # ccr's own errors and the shared concepts it raises (StoreError, ...)
         return RecoveryAnswer(content=f"{exc.error_id}: {exc}", is_error=True)
     notice = notice_text(found, query=request.query)  # no match, no units, or past the end
-    if request.exact and not _is_utf8(found.data):  # as text it could not be exact: give base64
+    if request.exact and not is_utf8(found.data):  # as text it could not be exact: give base64
         return RecoveryAnswer(content=_base64_answer(found, request.max_tokens, _counter(counter)))
     try:
         return RecoveryAnswer(content=_answer_text(store, found, request, counter, notice))
@@ -169,14 +169,6 @@ def recover(store: Store, tool_input: dict[str, Any], *, counter: TextCounter | 
 
 
 # -- bytes that are not text -----------------------------------------------------------------------------
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _base64_answer(found: Retrieval, max_tokens: int, count: TextCounter) -> str:

@@ -33,6 +33,7 @@ __all__ = [
     "RetrievalNotice",
     "check_selection",
     "gap_marker",
+    "is_utf8",
     "notice_text",
     "rank_units",
     "retrieve",
@@ -230,7 +231,7 @@ def select_bytes(data: bytes, byte_range: tuple[int, int]) -> Retrieval:
     size = len(data)
     past_end = start > 0 and start >= size  # nothing at or after start
     start, end = min(start, size), min(end, size)
-    if _is_utf8(data):
+    if is_utf8(data):
         empty = end <= start
         start = _char_start(data, start)
         end = start if empty else _char_end(data, end)
@@ -336,7 +337,8 @@ def _partial(mode: RetrievalMode, data: bytes, chunk: bytes, start: int, end: in
     )
 
 
-def _is_utf8(data: bytes) -> bool:
+def is_utf8(data: bytes) -> bool:
+    """Whether ``data`` decodes as UTF-8 (else an exact answer must be base64)."""
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
