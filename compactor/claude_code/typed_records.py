@@ -10,15 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from compactor.core.client_text import (
-    BASH_INPUT,
-    COMMAND_ARGS,
-    COMMAND_NAME,
-    NOT_TYPED,
-    REFUSAL_REASON,
-    REFUSED,
-    REMINDER,
-)
+from compactor.core.client_text import NOT_TYPED, REFUSAL_REASON, REFUSED, REMINDER, shell_input, slash_command
 
 __all__ = ["refusal_reasons", "typed_text"]
 
@@ -39,16 +31,7 @@ def typed_text(record: Mapping[str, Any], message: Mapping[str, Any]) -> str | N
     text = REMINDER.sub("", text).strip()
     if not text or text.startswith(NOT_TYPED):
         return None
-    name = COMMAND_NAME.search(text)
-    if name is not None and text.lstrip().startswith(("<command-name>", "<command-message>")):
-        command = name.group(1).strip()
-        command = command if command.startswith("/") else "/" + command
-        args = COMMAND_ARGS.search(text)
-        return f"{command} {args.group(1).strip() if args else ''}".strip()
-    shell = BASH_INPUT.fullmatch(text)
-    if shell is not None:
-        return "!" + shell.group(1).strip()
-    return text
+    return slash_command(text) or shell_input(text) or text
 
 
 def refusal_reasons(content: list[Any]) -> list[str]:

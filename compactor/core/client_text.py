@@ -18,6 +18,8 @@ __all__ = [
     "REFUSAL_REASON",
     "REFUSED",
     "REMINDER",
+    "shell_input",
+    "slash_command",
     "take_queued",
 ]
 
@@ -44,6 +46,23 @@ REFUSED = ("The user doesn't want to proceed", "The user doesn't want to take th
 """How the client words a tool call the user turned down: neither an error nor, alone, an instruction."""
 REFUSAL_REASON = re.compile(r"the user said:\s*(.+)", re.S | re.I)
 """A refusal the user typed a reason with: the reason is the user's own words."""
+
+
+def slash_command(text: str) -> str | None:
+    """``/name args`` when ``text`` is the client's wrapper of a slash command the user typed, else None."""
+    name = COMMAND_NAME.search(text)
+    if name is None or not text.lstrip().startswith(("<command-name>", "<command-message>")):
+        return None
+    command = name.group(1).strip()
+    command = command if command.startswith("/") else "/" + command
+    args = COMMAND_ARGS.search(text)
+    return f"{command} {args.group(1).strip() if args else ''}".strip()
+
+
+def shell_input(text: str) -> str | None:
+    """``!command`` when ``text`` is the client's wrapper of shell input the user typed, else None."""
+    shell = BASH_INPUT.fullmatch(text)
+    return None if shell is None else "!" + shell.group(1).strip()
 
 
 def take_queued(waiting: list[str], operation: object, content: object) -> list[str]:

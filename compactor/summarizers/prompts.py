@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from compactor.core.client_text import BASH_INPUT, COMMAND_ARGS, COMMAND_NAME, NOT_TYPED, REMINDER
+from compactor.core.client_text import NOT_TYPED, REMINDER, shell_input, slash_command
 from compactor.core.messages import Message
 from compactor.engine.rounds import is_prompt
 
@@ -140,16 +140,11 @@ def typed(message: Message) -> Typed | None:
     text = strip_reminders(message.text())
     if not text or text.startswith(NOT_TYPED):
         return None
-    name = COMMAND_NAME.search(text)
-    if name is not None and text.lstrip().startswith(("<command-name>", "<command-message>")):
-        command = name.group(1).strip()
-        command = command if command.startswith("/") else "/" + command
-        args = COMMAND_ARGS.search(text)
-        words = args.group(1).strip() if args else ""
-        full = f"{command} {words}".strip()
-        kind: TypedKind = "client_command" if command[1:] in CLIENT_COMMANDS else "command"
-        return Typed(full, kind)
-    shell = BASH_INPUT.fullmatch(text)
+    command = slash_command(text)
+    if command is not None:
+        name = command.split(" ", 1)[0]
+        return Typed(command, "client_command" if name[1:] in CLIENT_COMMANDS else "command")
+    shell = shell_input(text)
     if shell is not None:
-        return Typed("!" + shell.group(1).strip(), "shell")
+        return Typed(shell, "shell")
     return Typed(text, "request")
