@@ -279,7 +279,7 @@ def _borrow(ledger: SessionLedger, summary: Message) -> None:
     ledger.carried_pending = [item for item in section_items(text, "Pending tasks") if not _placeholder(item)]
     if ledger.original_goal is None:
         lines = section_lines(text, "Primary request and intent")
-        ours = [m for line in lines if (m := _BEGAN.match(line) or _CURRENT.match(line) or _LISTED.match(line))]
+        ours = [m for line in lines if (m := _CURRENT.match(line) or _LISTED.match(line))]
         goal = [line.removeprefix("- Original goal: ") for line in lines if line.startswith("- Original goal: ")]
         if ours:
             request = ours[0].group(1)
@@ -293,12 +293,11 @@ def _borrow(ledger: SessionLedger, summary: Message) -> None:
 _CURRENT = re.compile(
     r'^The user\'s current request, verbatim: "(.*)"(?: <<ccr:[^>]+>>| \(whole in the stored conversation\))?$', re.S
 )
-_BEGAN = re.compile(r'^The session began with: "(.*)"$', re.S)
 _LISTED = re.compile(
     r'^- "(.*)"(?: <<ccr:[^>]+>>| \(whole in the stored conversation\))?(?: \(the current request[^)]*\))?$', re.S
 )
-"""How a briefing states the requests (``compactor.summarizers.briefing``): the session's first one, the
-current one alone, or the latest ones as a list (the oldest first); the text between the quotes."""
+"""How a briefing states the requests (``compactor.summarizers.briefing``): the current one alone, or the
+latest ones as a list (the oldest first); the text between the quotes."""
 
 
 def _placeholder(item: str) -> bool:

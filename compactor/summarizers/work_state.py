@@ -25,7 +25,7 @@ from compactor.core.ledger import (
 from compactor.summarizers.facts import changes_state, check_program, inspects, plain_check
 from compactor.summarizers.statements import flat, sentences
 
-__all__ = ["WorkState", "is_follow_up", "is_probe", "is_remark", "last_edit_seq", "work_state"]
+__all__ = ["WorkState", "is_follow_up", "is_probe", "last_edit_seq", "work_state"]
 
 _FOLLOW_UP = re.compile(
     r"^(?:please\s+)?(?:continue|go on|go ahead|carry on|keep going|proceed|yes|yep|yeah|ok(?:ay)?|sure|do it|"
@@ -120,7 +120,7 @@ _ASKING = frozenset(
 """Words a request asks with: a verb of work, a polite form."""
 
 
-def is_remark(text: str) -> bool:
+def _is_remark(text: str) -> bool:
     """Whether a short typed message comments on the work rather than asking for it ("that was a while
     back", "I think the reuse is for ..."): under ``_REMARK_WORDS`` words, no question, no word that
     asks for work ("new beads were added. tackle them" asks)."""
@@ -145,7 +145,7 @@ def _substantive(text: str) -> bool:
     was a little while back"): those steer the request before them."""
     text = text.strip()
     aside = text.startswith("(") and text.rstrip(".!?").endswith(")")
-    return text.startswith("/") or not (is_follow_up(text) or aside or is_remark(text))
+    return text.startswith("/") or not (is_follow_up(text) or aside or _is_remark(text))
 
 
 def is_probe(error: LedgerError) -> bool:
@@ -165,8 +165,6 @@ class WorkState:
 
     request: LedgerMessage | None
     """The latest substantive request (not a bare "continue")."""
-    earlier: LedgerMessage | None
-    """The substantive request before it, when there is one: the task the latest may belong to."""
     follow_up: LedgerMessage | None
     """A bare follow-up typed after ``request`` ("check again"), if any."""
     since: int
@@ -227,7 +225,6 @@ def work_state(view: SessionLedger) -> WorkState:
     requests = _requests(view)
     substantive = [m for m in requests if _substantive(m.text)]
     request = substantive[-1] if substantive else (requests[-1] if requests else None)
-    earlier = substantive[-2] if len(substantive) > 1 else None
     latest = requests[-1] if requests else None
     follow_up = latest if latest is not None and latest is not request else None
     since = view.current_request_seq
@@ -291,7 +288,6 @@ def work_state(view: SessionLedger) -> WorkState:
     offer = None if finished else _open_offer(view, words if spoke_last else "", last_edit)
     return WorkState(
         request=request,
-        earlier=earlier,
         follow_up=follow_up,
         since=since,
         open_items=open_items,
