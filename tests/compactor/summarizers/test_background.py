@@ -362,6 +362,8 @@ def test_a_store_that_refuses_fails_the_compaction_closed_with_a_background_summ
         settings=settings, store=MemoryStore(max_bytes=1_000), counter=RoughCounter(), summarizer=summarizer
     ) as orch:
         loop(orch, 10)
+        # The model's summary is ready before the compaction (on a loaded machine it may not be yet).
+        assert orch.background is not None and orch.background.wait_idle(30)
         before = list(orch.messages)
         result = orch.compact("auto")
         assert not result.ok and orch.messages == before
