@@ -110,6 +110,12 @@ class LedgerError(_Model):
     detail: list[str] = Field(default_factory=list)
     """A few more lines of the failed output that say what failed (``CONFLICT ... in FILE``, test names)."""
     resolved: str | None = None
+    """What resolved it, in words for the summary."""
+    resolved_by: str = ""
+    """How it was resolved, for code to judge: ``rerun`` (the same step ran ok, ``edited_since`` says
+    after which edits), ``check`` (a later run of its check), ``edit`` (the file was edited
+    successfully), ``call`` (a later call of the tool), ``commit`` (the work was committed) or
+    ``moved_on`` (the user made a new request); "" while unresolved."""
     resolved_seq: int = -1
     explanation: str = ""
     """What the assistant said next about it: the cause it found or the fix it chose."""

@@ -206,9 +206,9 @@ class Briefing:
         return names[:_IDENTIFIERS_SHOWN]
 
     def solving(self, shown_elsewhere: set[str]) -> str:
-        """The assistant's answers of the last turns, whole (they are its own briefings: what it found,
-        changed and proposes), then what it wrote out while working on since. Without answers (one long
-        turn), its statements of causes and decisions."""
+        """The assistant's answers of the last turns (its own briefings: what it found, changed and
+        proposes), the latest whole and the ones before in brief, then what it wrote out while working
+        on since. Without answers (one long turn), its statements of causes and decisions."""
         reports = [r for r in self.view.reports if len(r.text.split()) >= _REPORT_WORDS][-_REPORTS_SHOWN:]
         lines: list[str] = []
         if reports:
@@ -313,8 +313,8 @@ class Briefing:
             if e in self.state.open_errors
             or (
                 not is_probe(e)
-                and not (e.resolved or "").startswith(("the user moved on", "the work was committed"))
-                and (explains(e.explanation, e) or (e.resolved or "").startswith("after editing"))
+                and e.resolved_by not in ("moved_on", "commit")
+                and (explains(e.explanation, e) or (e.resolved_by == "rerun" and bool(e.edited_since)))
             )
         ]
         open_now = [e for e in worth if e in self.state.open_errors]

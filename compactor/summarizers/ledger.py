@@ -248,7 +248,11 @@ def _user(ledger: SessionLedger, text: str, is_request: bool, seq: int, handle: 
     ledger.recent_words = []
     for error in ledger.errors:
         if error.resolved is None:
-            error.resolved, error.resolved_seq = "the user moved on to a new request", seq
+            error.resolved, error.resolved_by, error.resolved_seq = (
+                "the user moved on to a new request",
+                "moved_on",
+                seq,
+            )
     if len(text) > _PASTED_CHARS:  # a pasted plan, document or log: its imperatives are not the user's rules
         return
     for sentence in instruction_sentences(text):
@@ -454,14 +458,15 @@ def _result(
                 error.resolved = f"{fixes}`{flat(error.key, 120)}` ran ok again"
             else:
                 error.resolved = f"{fixes}ran ok again"
+            error.resolved_by = "rerun"
         elif check and error.tool == "Bash" and check_program(error.key) == check:
-            error.resolved = f"a later `{flat(first or check, 120)}` ran ok"
+            error.resolved, error.resolved_by = f"a later `{flat(first or check, 120)}` ran ok", "check"
         elif edited and error.key == edited:
-            error.resolved = f"{EDIT_ACTIONS[call.name]} successfully afterwards"
+            error.resolved, error.resolved_by = f"{EDIT_ACTIONS[call.name]} successfully afterwards", "edit"
         elif error.key == call.name == error.tool:
-            error.resolved = f"a later {call.name} call went through"
+            error.resolved, error.resolved_by = f"a later {call.name} call went through", "call"
         elif first and commits_work(first):
-            error.resolved = f"the work was committed afterwards (`{flat(first, 120)}`)"
+            error.resolved, error.resolved_by = f"the work was committed afterwards (`{flat(first, 120)}`)", "commit"
         elif edited and edited not in error.edited_since and len(error.edited_since) < _EDITED_KEPT:
             error.edited_since.append(edited)
         if error.resolved is not None:

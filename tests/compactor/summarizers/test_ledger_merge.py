@@ -56,6 +56,7 @@ def test_a_failed_command_is_resolved_by_its_next_successful_run_naming_the_file
     assert "AssertionError: 500 != 201" in error.line
     merge_messages(ledger, [call("b2", "Bash", command="pytest -q tests/test_api.py"), result("b2", "1 passed")])
     assert error.resolved == "after editing api.py, `pytest -q tests/test_api.py` ran ok again"
+    assert error.resolved_by == "rerun"
 
 
 def test_a_failed_edit_is_resolved_by_a_later_successful_edit_of_the_same_file() -> None:
@@ -203,6 +204,7 @@ def test_a_program_is_not_answered_by_another_subcommand_of_it_but_is_through_it
     assert ledger.errors[0].resolved is None
     merge_messages(ledger, [call("b3", "Bash", command="ruff check src"), result("b3", "All checks passed!")])
     assert ledger.errors[0].resolved == "a later `ruff check src` ran ok"
+    assert ledger.errors[0].resolved_by == "rerun"
 
 
 def test_a_call_the_user_turned_down_is_neither_an_error_nor_alone_an_instruction() -> None:
@@ -261,6 +263,7 @@ def test_an_error_is_resolved_when_the_user_moves_on_or_the_work_is_committed() 
         "the user moved on to a new request",
         "the work was committed afterwards (`git commit -am wip`)",
     ]
+    assert [e.resolved_by for e in ledger.errors] == ["moved_on", "commit"]
 
 
 def test_only_a_failed_call_of_another_tool_is_an_error_and_its_next_success_resolves_it() -> None:
