@@ -25,6 +25,7 @@ __all__ = [
     "defined_names",
     "edit_lines",
     "relative_path",
+    "shows_content",
     "removed_paths",
     "touched_path",
 ]
@@ -127,12 +128,27 @@ OUTPUT_PLUMBING = re.compile(r"\s*(?:2>&1|\|\s*(?:tail|head|grep|less|tee)\b.*|>
 """What trims a command's output (``2>&1 | tail -5``): not part of the check it runs."""
 
 
+_READERS = r"cat|head|tail|less|grep|egrep|rg|ag|awk|sed -n|jq|diff|find|ls|tree|wc"
+"""Programs that print what they read."""
+_GIT_READS = r"diff|show|log|blame|grep|status"
+"""git subcommands that print what they read."""
+_SHOWS_CONTENT = re.compile(
+    rf"^(?:cd\s+\S+\s*&&\s*)?(?:{_READERS}|more|zcat|git (?:{_GIT_READS})|"
+    r"gh (?:pr|issue|run|api|release) (?:diff|view|list|checks|comments)|gh api|"
+    r"curl|wget|bd (?:show|list|ready)|bat|nl|strings|xxd|od)\b"
+)
 _INSPECTS = re.compile(
-    r"^(?:cd\s+\S+\s*&&\s*)?(?:[A-Z_]+=\S+\s+)*(?:cat|head|tail|less|grep|egrep|rg|ag|awk|sed -n|jq|diff|find|ls|tree|"
-    r"wc|file|stat|which|type|echo|ps|lsof|env|printenv|md5|md5sum|sha\w*sum|python3? -c|node -e|"
-    r"git(?:\s+-C\s+\S+)?\s+(?:diff|show|log|blame|grep|status|fsck|cat-file|ls-files|ls-tree|rev-parse|count-objects|"
+    rf"^(?:cd\s+\S+\s*&&\s*)?(?:[A-Z_]+=\S+\s+)*(?:{_READERS}|"
+    r"file|stat|which|type|echo|ps|lsof|env|printenv|md5|md5sum|sha\w*sum|python3? -c|node -e|"
+    rf"git(?:\s+-C\s+\S+)?\s+(?:{_GIT_READS}|fsck|cat-file|ls-files|ls-tree|rev-parse|count-objects|"
     r"reflog|for-each-ref|describe|gc --auto --dry-run)|gh (?:pr|issue|run|api) (?:view|list|diff|checks))\b"
 )
+
+
+def shows_content(first: str) -> bool:
+    """Whether a shell command (its first line) shows content: an error line in what it prints is the
+    content's, not its own (a log read with ``tail``, a diff); only its own failure counts."""
+    return _SHOWS_CONTENT.match(first) is not None
 
 
 def inspects(command: str) -> bool:

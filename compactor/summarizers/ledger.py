@@ -46,6 +46,7 @@ from compactor.summarizers.facts import (
     defined_names,
     edit_lines,
     removed_paths,
+    shows_content,
     touched_path,
 )
 from compactor.summarizers.ledger_words import Words
@@ -68,13 +69,6 @@ _INSTRUCTION = re.compile(
 )
 """A sentence that tells the agent how to work: it starts with an imperative of that kind
 ("don't ...", "always ...", "use X ..."), or it says to do one thing instead of another."""
-_CONTENT_COMMANDS = re.compile(
-    r"^(?:cd\s+\S+\s*&&\s*)?(?:cat|head|tail|less|more|zcat|grep|egrep|rg|ag|awk|sed -n|jq|diff|find|ls|tree|wc|"
-    r"git (?:diff|show|log|blame|grep|status)|gh (?:pr|issue|run|api|release) (?:diff|view|list|checks|comments)|gh api|"
-    r"curl|wget|bd (?:show|list|ready)|bat|nl|strings|xxd|od)\b"
-)
-"""Shell commands that show content: an error line in what they print is the content's, not
-theirs (a log read with ``tail``, a diff); only their own failure counts."""
 _SENTENCE_END = re.compile(r"(?<=[^\s.][.!?])\s+|\n+")
 """A sentence ends at a stop after a word, not at a lone dot ("uv tool install . --reinstall")."""
 _INSTRUCTION_CHARS = 300
@@ -392,8 +386,8 @@ def _result(
     first = command_first_line(call)
     # Only a shell command's own output reports errors in its lines; any other tool's output is
     # content (a file, a page, a plan) unless the call failed.
-    shows_content = first is None or _CONTENT_COMMANDS.match(first) is not None
-    first_error, count = (None, 0) if shows_content and not block.is_error else error_lines(text, block.is_error)
+    is_content = first is None or shows_content(first)
+    first_error, count = (None, 0) if is_content and not block.is_error else error_lines(text, block.is_error)
     first_error, count = _first_error(text, block.is_error, first_error, count)
     if block.is_error and first_error is None and text.strip():
         first_error, count = text.strip().splitlines()[0], 1
