@@ -43,6 +43,7 @@ __all__ = [
     "commit_cut",
     "count_joined",
     "plan_cut",
+    "put_named",
 ]
 
 _LIKELY_FIT_CHARS_PER_TOKEN = 3
@@ -68,6 +69,21 @@ class TailStore(Protocol):
         tokens_after: int | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> str: ...
+
+
+def put_named(store: TailStore, request: PutRequest, handle: str) -> str:
+    """Store ``request`` under the content ``handle`` computed beforehand (a batch takes it as named;
+    a plain store names it itself, and the caller compares); returns the handle the store gave."""
+    if isinstance(store, StoreBatch):
+        return store.put_named(request, handle)
+    return store.put(
+        request.data,
+        content_type=request.content_type,
+        producer=request.producer,
+        tokens_before=request.tokens_before,
+        tokens_after=request.tokens_after,
+        metadata=request.metadata,
+    )
 
 
 class CutInfo(BaseModel):
@@ -206,17 +222,7 @@ def commit_cut(
         tokens_after=counter.count_text(marker(cut.handle)),
         metadata={**(metadata or {}), "from_line": cut.first_line + cut.head.count("\n")},
     )
-    if isinstance(store, StoreBatch):
-        handle = store.put_named(request, cut.handle)  # the tail's handle was computed when the cut was planned
-    else:
-        handle = store.put(
-            request.data,
-            content_type=request.content_type,
-            producer=request.producer,
-            tokens_before=request.tokens_before,
-            tokens_after=request.tokens_after,
-            metadata=request.metadata,
-        )
+    handle = put_named(store, request, cut.handle)  # the tail's handle was computed when the cut was planned
     if handle == cut.handle:
         return cut
     text = render(cut.head, _info(cut.head, cut.tail, handle, cut.first_line))

@@ -21,11 +21,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from attachments._cut import TailStore
+from attachments._cut import TailStore, put_named
 from attachments.errors import TailNotStored
 from attachments.render import render_body
 from attachments.worksites import LineRange
-from ccr.batch import StoreBatch
 from ccr.handles import handle_for, marker
 from ccr.records import PutRequest
 from ccr.tokens import TextCounter
@@ -202,16 +201,7 @@ def commit_focus(
         tokens_after=counter.count_text(focus.info.marker),
         metadata={**(metadata or {}), "from_line": 1, "shown": focus.info.shown},
     )
-    if isinstance(store, StoreBatch):
-        handle = store.put_named(request, focus.handle)
-    else:
-        handle = store.put(
-            request.data,
-            content_type=request.content_type,
-            producer=request.producer,
-            tokens_after=request.tokens_after,
-            metadata=request.metadata,
-        )
+    handle = put_named(store, request, focus.handle)
     if handle != focus.handle:
         raise TailNotStored(f"the store named a focused file {handle}, not its content handle {focus.handle}")
     return focus
