@@ -35,13 +35,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 __all__ = [
     "Figure",
     "REPO",
     "SHARED_TRANSCRIPTS",
     "best",
+    "claude_code_next_requests",
     "cold_start_ratios",
     "forget_remembered_results",
     "interleaved",
@@ -173,6 +174,23 @@ def shared_sessions() -> list[Path]:
     if not SHARED_TRANSCRIPTS.is_dir():
         return []
     return sorted(p for p in SHARED_TRANSCRIPTS.rglob("*.jsonl") if "subagents" not in p.parts)
+
+
+def claude_code_next_requests(records: Sequence[dict[str, Any]]) -> list[int]:
+    """What Claude Code's first request after each recorded compaction carried (the usage of the first
+    assistant record with one: input, cache creation and cache reads), in the order of the boundaries."""
+    found: list[int] = []
+    waiting = False
+    for record in records:
+        if record.get("type") == "system" and record.get("subtype") == "compact_boundary":
+            waiting = True
+        elif waiting and record.get("type") == "assistant":
+            usage = (record.get("message") or {}).get("usage")
+            if isinstance(usage, dict):
+                keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+                found.append(sum(int(usage.get(k) or 0) for k in keys))
+                waiting = False
+    return found
 
 
 def session_name(path: Path) -> str:

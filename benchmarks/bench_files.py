@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import REPO, Figure, main, missing, shared_sessions
+from _common import REPO, Figure, claude_code_next_requests, main, missing, shared_sessions
 
 SHARED_CORPUS = REPO.parent / "shared" / "corpus"
 """More real sessions next to the repository (for evaluation and tuning; absent on most machines)."""
@@ -99,22 +99,6 @@ class _Cuts:
                 self.misses.append(f"{Path(entry.path).name} at line {line}")
 
 
-def _next_requests(records: Sequence[dict[str, Any]]) -> list[int]:
-    """What Claude Code's first request after each recorded compaction carried (its usage)."""
-    found: list[int] = []
-    waiting = False
-    for record in records:
-        if record.get("type") == "system" and record.get("subtype") == "compact_boundary":
-            waiting = True
-        elif waiting and record.get("type") == "assistant":
-            usage = (record.get("message") or {}).get("usage")
-            if isinstance(usage, dict):
-                keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-                found.append(sum(int(usage.get(k) or 0) for k in keys))
-                waiting = False
-    return found
-
-
 def _replay(
     session: Path, folder: Path, *, at: str, on_compaction: Any = None, store: Any = None, config: Path | None = None
 ) -> Any:
@@ -163,7 +147,7 @@ def measure(paths: Sequence[Path], folder: Path, config: Path | None = None) -> 
         counts["reread"] += totals.reread_files
         counts["attached"] += totals.reread_restored
         counts["with_tail"] += totals.reread_restored + totals.reread_in_tail
-        for compaction, theirs in zip(report.compactions, _next_requests(records), strict=False):
+        for compaction, theirs in zip(report.compactions, claude_code_next_requests(records), strict=False):
             if theirs:
                 counts["ours"].append(compaction.post_tokens)
                 counts["theirs"].append(theirs)

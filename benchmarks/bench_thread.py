@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from _common import Figure, main, missing, shared_sessions
+from _common import Figure, claude_code_next_requests, main, missing, shared_sessions
 
 FORCED_PCT = 25
 SUMMARY_CHARS = 20_000
@@ -44,27 +44,6 @@ def _replay(session: Path, folder: Path, *, at: str, pct: float | None) -> Any:
         return replay(session, settings=settings, store=store, at=at, summarizer=make_summarizer(settings))  # type: ignore[arg-type]
     finally:
         store.close()
-
-
-def _claude_code_post_tokens(session: Path) -> list[int]:
-    """What Claude Code's first request after each recorded compaction carried (its usage)."""
-    records = [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines() if line.strip()]
-    found: list[int] = []
-    waiting = False
-    for record in records:
-        if record.get("type") == "system" and record.get("subtype") == "compact_boundary":
-            waiting = True
-        elif waiting and record.get("type") == "assistant":
-            usage = (record.get("message") or {}).get("usage")
-            if isinstance(usage, dict):
-                found.append(
-                    sum(
-                        int(usage.get(k) or 0)
-                        for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-                    )
-                )
-                waiting = False
-    return found
 
 
 def _share(kept: int, total: int) -> tuple[float, ...]:
@@ -133,7 +112,10 @@ def figures(quick: bool = False) -> list[Figure]:
             )
             if not quick:
                 recorded = _replay(session, folder, at="recorded", pct=None)
-                cc = _claude_code_post_tokens(session)
+                records = [
+                    json.loads(line) for line in session.read_text(encoding="utf-8").splitlines() if line.strip()
+                ]
+                cc = claude_code_next_requests(records)
                 for c, theirs_n in zip(recorded.compactions, cc, strict=False):
                     if c.ok and theirs_n:
                         ours.append(c.post_tokens)
