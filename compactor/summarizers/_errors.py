@@ -100,7 +100,10 @@ def error_lines(text: str, failed: bool) -> tuple[str | None, int]:
     return first, count
 
 
-_DETAIL = re.compile(r"\b(?:CONFLICT|FAIL|FAILED|ERROR|Error|error|panic|undefined|cannot|not found)\b")
+_DETAIL = re.compile(
+    r"\b(?:CONFLICT|FAIL|FAILED|ERROR|Error|error|panic|undefined|cannot|not found)\b"
+    r"|^[\w./-]+\.\w+:\d+(?::\d+)?:\s"  # a compiler's or linter's diagnostic: path:line:col: message
+)
 _DETAIL_LINES = 6
 
 
