@@ -27,6 +27,8 @@ __all__ = [
     "relative_path",
     "shows_content",
     "removed_paths",
+    "wraps_up",
+    "wrap_up_steps",
     "touched_path",
 ]
 
@@ -124,7 +126,7 @@ def check_program(command: str) -> str | None:
     return f"{name} {sub}" if sub else name
 
 
-OUTPUT_PLUMBING = re.compile(r"\s*(?:2>&1|\|\s*(?:tail|head|grep|less|tee)\b.*|>\s*/dev/null)+\s*$")
+OUTPUT_PLUMBING = re.compile(r"(?:\s*(?:2>&1|\|\s*(?:tail|head|grep|less|tee)\b.*|>\s*/dev/null))+\s*$")
 """What trims a command's output (``2>&1 | tail -5``): not part of the check it runs."""
 
 
@@ -175,6 +177,29 @@ def changes_state(command: str) -> bool:
 def commits_work(command: str) -> bool:
     """Whether a shell command commits or pushes work (``git commit``, ``git push``, ``gh pr create``)."""
     return _COMMIT.search(command) is not None
+
+
+_CLOSES_ITEM = re.compile(
+    r"^(?:cd\s+\S+\s*&&\s*)?(?:(?:bd|beads)\s+close|gh\s+(?:issue|pr)\s+close|glab\s+issue\s+close|linear\s+issue\s+close)\b"
+)
+
+
+def wraps_up(command: str) -> bool:
+    """Whether a shell command is one of those that finish a piece of work: a check, closing a tracker
+    item, a commit or a push (what a session runs between its last edit and moving on)."""
+    return check_program(command) is not None or commits_work(command) or _CLOSES_ITEM.match(command) is not None
+
+
+def wrap_up_steps(command: str) -> list[str]:
+    """The steps of a command line that wrap work up (``wraps_up``), each without its output plumbing,
+    a commit without its message: ``git add x && git commit -m "..." && git push`` gives
+    ``git commit``, ``git push``."""
+    steps = []
+    for part in re.split(r"&&|;", command):
+        part = OUTPUT_PLUMBING.sub("", part).strip()
+        if part and wraps_up(part):
+            steps.append("git commit" if re.match(r"git\s+commit\b", part) else part)
+    return steps
 
 
 def removed_paths(command: str) -> list[str]:

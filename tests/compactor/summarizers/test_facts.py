@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from compactor.summarizers.facts import changes_state, check_program, commits_work, inspects, plain_check, removed_paths
+from compactor.summarizers.facts import (
+    OUTPUT_PLUMBING,
+    changes_state,
+    check_program,
+    commits_work,
+    inspects,
+    plain_check,
+    removed_paths,
+    wrap_up_steps,
+    wraps_up,
+)
 
 
 @pytest.mark.parametrize(
@@ -82,3 +92,16 @@ def test_a_plain_check_is_checks_alone_with_its_output_trimmed() -> None:
 )
 def test_a_command_that_only_looks_is_told_from_one_that_works(command: str, looks: bool) -> None:
     assert inspects(command) is looks
+
+
+def test_output_plumbing_is_trimmed_however_it_is_chained() -> None:
+    for command in ("mix test 2>&1 | tail -20", "mix test 2>&1", "mix test > /dev/null 2>&1", "mix test | head"):
+        assert OUTPUT_PLUMBING.sub("", command) == "mix test", command
+
+
+def test_the_steps_that_wrap_work_up_are_checks_closes_commits_and_pushes() -> None:
+    assert wrap_up_steps('git add a.ex && git commit -m "$(cat <<EOF" && git push') == ["git commit", "git push"]
+    assert wrap_up_steps("mix test 2>&1 | tail -5") == ["mix test"]
+    assert wrap_up_steps("bd close spotter-gqc.5") == ["bd close spotter-gqc.5"]
+    assert wrap_up_steps("git status && ls") == []
+    assert wraps_up("gh issue close 12") and not wraps_up("gh issue view 12")
