@@ -203,6 +203,9 @@ class SessionLedger(_Model):
     last_actions: list[str] = Field(default_factory=list)
     """The latest tool calls, each with its outcome."""
     last_action_seq: int = -1
+    calls_since_words: int = 0
+    """Tool calls since the assistant last wrote or thought anything: the tail of ``last_actions``
+    that came after its latest words."""
     carried: list[str] = Field(default_factory=list)
     """User messages read from a summary this ledger did not write (a transcript that starts
     after someone else's compaction): kept as that summary listed them."""
@@ -225,6 +228,11 @@ class SessionLedger(_Model):
     last_commit_seq: int = -1
     """When a commit or push last went through."""
     last_commit: str = ""
+    wrap_up: list[str] = Field(default_factory=list)
+    """The checks, tracker closes, commits and pushes that went through since the last edit, in order."""
+    routine: list[str] = Field(default_factory=list)
+    """How the latest finished piece of work was wrapped up: ``wrap_up`` as it stood at the latest
+    commit or push (``mix test``, ``bd close X``, ``git commit ...``, ``git push``)."""
     last_notification_seq: int = -1
     """When a background task's notification last arrived."""
     identifiers: dict[str, int] = Field(default_factory=dict)

@@ -48,6 +48,7 @@ from compactor.summarizers.facts import (
     removed_paths,
     shows_content,
     touched_path,
+    wrap_up_steps,
 )
 from compactor.summarizers.ledger_words import Words
 from compactor.summarizers.prompts import queued, typed
@@ -203,6 +204,8 @@ def merge_messages(
                 ledger.recent_words = [*ledger.recent_words, flat(text, _WORDS_CHARS)][-_WORDS_KEPT:]
         for block in message.blocks():
             if isinstance(block, TextBlock | ThinkingBlock) and message.role == "assistant":
+                if block.text.strip() if isinstance(block, TextBlock) else block.thinking.strip():
+                    ledger.calls_since_words = 0
                 words.said(ledger, block, seq)
             elif isinstance(block, ToolUseBlock):
                 calls[block.id] = block
@@ -307,11 +310,13 @@ _SYMBOLS_KEPT = 8
 
 
 def _call(ledger: SessionLedger, use: ToolUseBlock, seq: int, why: str = "") -> None:
+    ledger.calls_since_words += 1
     path = touched_path(use)
     if path:
         entry = ledger.paths.setdefault(path, LedgerPath(path=path))
         entry.seq = seq
         if use.name in EDIT_ACTIONS:
+            ledger.wrap_up = []
             entry.edit_seq, entry.deleted = seq, False
             entry.why = why or entry.why
             entry.last_edit = edit_lines(use)
@@ -478,14 +483,21 @@ def _is_plumbing(first: str | None, line: str, text: str, count: int) -> bool:
 
 def _shell_effects(ledger: SessionLedger, command: str, seq: int) -> None:
     """What a shell command that went through did to the session: a commit or push, removed files."""
+    first = _first_line(command)
+    for step in wrap_up_steps(first):
+        step = flat(step, 120)
+        ledger.wrap_up = [*(c for c in ledger.wrap_up if c != step), step][-_WRAP_UP_KEPT:]
     if commits_work(command):
-        ledger.last_commit_seq, ledger.last_commit = seq, flat(_first_line(command), 160)
+        ledger.last_commit_seq, ledger.last_commit = seq, flat(first, 160)
+        ledger.routine = list(ledger.wrap_up)
     for gone in removed_paths(command):
         gone = gone.rstrip("/")
         for path, entry in ledger.paths.items():
             if gone and (path == gone or path.endswith("/" + gone) or path.startswith(gone + "/")):
                 entry.deleted = True
 
+
+_WRAP_UP_KEPT = 8
 
 _TRACKER_CLI = re.compile(r"^(?:cd\s+\S+\s*&&\s*)?(?:bd|beads|gh|glab|jira|linear|tea)\s")
 _TITLE = re.compile(r"(?:^|[\s(\[])((?:[A-Za-z][\w]*-[\w.]*\d[\w.]*)|#\d+)\]?:\s+([^\n●|]{4,140})", re.M)

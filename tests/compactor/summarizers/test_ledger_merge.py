@@ -337,3 +337,42 @@ def test_a_plan_is_steps_the_assistant_lays_out_not_a_list_of_what_it_did() -> N
     )
     assert plan_of("## Summary\n### Changes made:\n1. Added a flag\n2. Checked timestamps") == ""
     assert plan_of("Next I need to:\n- only one step") == ""
+
+
+def test_the_routine_is_how_the_latest_commit_was_wrapped_up_after_the_last_edit() -> None:
+    def edit(n: int) -> list[Message]:
+        return [call(f"e{n}", "Edit", file_path="/r/a.ex", old_string="a", new_string="b"), result(f"e{n}", "ok")]
+
+    def run(n: int, command: str) -> list[Message]:
+        return [call(f"b{n}", "Bash", command=command), result(f"b{n}", "ok")]
+
+    messages = [
+        user("tackle the beads"),
+        *run(1, "mix test 2>&1 | tail -5"),  # before the last edit: not part of wrapping up
+        *edit(1),
+        *run(2, "mix compile --warnings-as-errors"),
+        *run(3, "mix test 2>&1 | tail -5"),
+        *run(4, "git status"),
+        *run(5, "bd close spotter-gqc.5"),
+        *run(6, 'git add -A && git commit -m "close the session"'),
+        *run(7, "git push"),
+        *edit(2),
+        *run(8, "mix test"),
+    ]
+    ledger = merge_messages(SessionLedger(), messages)
+    assert ledger.routine == ["mix compile --warnings-as-errors", "mix test", "bd close spotter-gqc.5", "git commit", "git push"]
+    assert ledger.wrap_up == ["mix test"], "what ran since the last edit starts again at it"
+
+
+def test_the_calls_since_the_assistants_last_words_are_counted() -> None:
+    messages = [
+        user("fix it"),
+        say("Two comments left: line 312 and line 342. Let me fix these."),
+        call("e1", "Edit", file_path="/r/a.py", old_string="a", new_string="b"),
+        result("e1", "ok"),
+        call("r1", "Read", file_path="/r/a.py"),
+        result("r1", "x"),
+    ]
+    ledger = merge_messages(SessionLedger(), messages)
+    assert ledger.calls_since_words == 2
+    assert merge_messages(ledger, [say("Done.")]).calls_since_words == 0
