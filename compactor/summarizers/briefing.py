@@ -37,6 +37,10 @@ __all__ = ["Briefing", "item_line"]
 _REQUEST_CHARS = 900
 _EARLIER_REQUEST_CHARS = 400
 _RECENT_REQUESTS = 3
+_TASK_WORDS = 5
+"""A first request shorter than this ("yeah let's do it", after a resume) is a reply, not the task."""
+_COMPACT_FOCUS = re.compile(r"/compact\s+(?=\S+\s+\S+\s+\S)")
+"""``/compact`` with what the user asked it to keep: their own words for the work."""
 _REPORTS_SHOWN = 4
 _CAUSES_SHOWN = 4
 _CONCEPT_NAMES = 8
@@ -46,7 +50,7 @@ _REPORT_WORDS = 8
 """An answer shorter than this ("Done.", "No response requested.") says too little to show."""
 _WORKING_SHOWN = 5
 _WORDS_CHARS = 320
-_CHANGED_SHOWN = 14
+_CHANGED_SHOWN = 8
 _EDITS_SHOWN = 2
 _ERRORS_SHOWN = 6
 _STATEMENTS_SHOWN = 12
@@ -63,6 +67,8 @@ _PLAN = re.compile(
     r"(?:so |now |then |first,? )?(?:I need to|I'll|I will|I should|let me|we need to|I'm going to)\b", re.I
 )
 """A statement of what the assistant meant to do next, not of what it found or decided."""
+_REACTION = re.compile(r"(?:Expected|Good|Great|Perfect|OK|Okay|Right|Hmm|Interesting|Ah|Oh|Excellent)\b\W", re.I)
+"""A reaction to what a call printed ("Expected — the module doesn't exist yet."): of its moment only."""
 _LOOKING = re.compile(r"\b(?:I need to (?:check|see|look|find|read|understand)|let me|let's)\b", re.I)
 """A statement that only says what the assistant is about to look at, not what it found."""
 
@@ -133,6 +139,21 @@ class Briefing:
         # many ("yeah let's do it"), and read as the task it misleads.
         if not requests and view.carried:
             lines.append(f"From the earlier summary: {flat(view.carried[-1], _REQUEST_CHARS)}")
+        first = requests[0] if requests else None
+        if (
+            first is not None
+            and first not in recent
+            and len(first.text.split()) >= _TASK_WORDS
+            and len(first.text) <= _REQUEST_CHARS
+            and view.last_commit_seq < first.seq  # nothing committed since: the same task, most likely
+        ):
+            lines.append(f"The session began with: {self._quote(first, _EARLIER_REQUEST_CHARS, section)}")
+        focus = [m for m in view.user_messages if _COMPACT_FOCUS.match(m.text)]
+        if focus and focus[-1] not in recent:
+            said = _COMPACT_FOCUS.sub("", focus[-1].text, count=1)
+            lines.append(
+                f'When the user last compacted, they described the work as: "{flat(said, _EARLIER_REQUEST_CHARS)}"'
+            )
         if len(recent) == 1:
             lines.append(f"The user's current request, verbatim: {self._quote(recent[0], _REQUEST_CHARS, section)}")
         elif recent:
@@ -241,7 +262,7 @@ class Briefing:
                 continue
             if len(s.text.split()) < 8:  # "I can see the issue.", "The `CreatedAt` field doesn't use it."
                 continue
-            if _PLAN.match(s.text):  # what it meant to do then, often done or dropped since
+            if _PLAN.match(s.text) or _REACTION.match(s.text):  # what it meant to do then; a reaction
                 continue
             if _LOOKING.search(s.text) or _HEDGE.search(s.text) or any(overlap(s.text, p.text) for p in picked):
                 continue
@@ -279,7 +300,14 @@ class Briefing:
                 what = "removed since"
             names = ", ".join(f"`{n}`" for n in entry.symbols[-5:])
             line = f"- `{self.rel(entry.path)}` ({what}{': ' + names if names else ''})"
-            if entry.why and entry.why not in said and _REASON.search(entry.why) and not _PLAN.match(entry.why):
+            # Why an older file was changed is mostly stale ("Now also replace ..."): the current files' only.
+            if (
+                entry.path in current
+                and entry.why
+                and entry.why not in said
+                and _REASON.search(entry.why)
+                and not _PLAN.match(entry.why)
+            ):
                 said.add(entry.why)
                 line += f": {entry.why}"
             lines.append(line)
@@ -324,7 +352,14 @@ class Briefing:
         for error in shown:
             where = f"`{flat(error.key, 100)}`" if error.tool == "Bash" else f"{error.tool} {self.rel(error.key)}"
             line = f"- {where}: {error.line}"
-            if explains(error.explanation, error):  # words about something else are not its explanation
+            if error.detail and error not in open_now and len(error.line.split()) <= 5:
+                line += f" ({error.detail[0]})"  # "[lint] ERROR task failed" says nothing of what failed
+            # Words about something else, or about what it will do next, are not its explanation.
+            if (
+                explains(error.explanation, error)
+                and not _PLAN.match(error.explanation)
+                and not _HEDGE.search(error.explanation)
+            ):
                 line += f" - {error.explanation}"
                 used.add(error.explanation)
             if error.resolved:
@@ -420,18 +455,9 @@ class Briefing:
         last_edit = last_edit_seq(view)
         for statement in [r for r in state.results if r.seq > last_edit and not r.thought][-2:]:
             lines.append(f"- {statement.text}")
-        words = self._last_words()
+        words = [] if self._stopped_at else self._last_words()
         if state.finished:  # words that led into a call are stale once the work is done
             words = [w for w in words if not w.rstrip().endswith(":")]
-        thought = view.last_thought
-        if (
-            thought
-            and sum(thought.count(c) for c in "{}();=<>") < 0.03 * len(thought)  # prose, not code it read
-            and not state.finished
-            and view.last_thought_seq > state.since
-            and view.last_thought_seq >= view.last_statement_seq - 1
-        ):
-            lines.append(f'What it was thinking last: "{thought}"')
         if len(words) > 1:
             lines.append(f'Before that it wrote: "{flat(excerpt(words[0], _WORDS_CHARS), _WORDS_CHARS + 6)}"')
         if words:
@@ -445,7 +471,8 @@ class Briefing:
     def _last_words(self) -> list[str]:
         """The assistant's words "Current work" quotes: its last, with the ones before when the last only
         narrates or leads into a call ("Let me look:")."""
-        words = [w for w in self.view.recent_words if w.strip()]
+        # "No response requested." is what the client has the assistant say when a turn needs no answer.
+        words = [w for w in self.view.recent_words if w.strip() and w.strip() != "No response requested."]
         if not words:
             return []
         last = words[-1]
@@ -491,8 +518,11 @@ class Briefing:
             cue, *steps = view.plan.splitlines()
             lines.append(f'Its plan for the current request ("{cue}"), the steps done since shown above:')
             lines.extend(f"  {step}" for step in steps)
-        if not state.finished and view.last_action_seq > view.last_statement_seq and view.last_actions:
-            lines.append(f"Pick up where it stopped; its last call: {self._here(view.last_actions[-1])}.")
+        if self._stopped_at:
+            lines.extend(self._stopped_at)
+        if len(view.routine) > 1 and state.current_files and view.last_commit_seq < last_edit_seq(view):
+            steps = ", ".join(f"`{flat(c, 80)}`" for c in view.routine)
+            lines.append(f"How it wrapped up its last finished piece of work, after its last edit: {steps}.")
         if state.request is not None and not state.unanswered:
             if lines:
                 lines.append(f'All of it serves the current request: "{flat(state.request.text, 300)}"')
@@ -504,6 +534,32 @@ class Briefing:
         if state.check:
             lines.append(f"Check the work with: `{flat(state.check, 200)}`")
         return "\n".join(lines) or "(no next step recorded)"
+
+    @functools.cached_property
+    def _stopped_at(self) -> list[str]:
+        """Where the work stopped, when it stopped in the middle of its calls: what the assistant last
+        thought or wrote it would do, and the calls it made since (what of that is done)."""
+        view, state = self.view, self.state
+        if state.finished or view.last_action_seq <= view.last_statement_seq or not view.last_actions:
+            return []
+        thought, words = view.last_thought, flat(excerpt(view.last_statement, _WORDS_CHARS), _WORDS_CHARS + 6)
+        prose = bool(thought) and sum(thought.count(c) for c in "{}();=<>") < 0.03 * len(thought)  # not code it read
+        said = "It stopped in the middle of its work."
+        if prose and view.last_thought_seq >= view.last_statement_seq - 1 and view.last_thought_seq > state.since:
+            said += f' What it was thinking last: "{thought}"'
+            if view.last_statement_seq > view.last_thought_seq and words:
+                said += f' Then it wrote: "{words}"'
+        elif words and view.last_statement_seq > state.since:
+            said += f' Its last words: "{words}"'
+        else:
+            return [f"Pick up where it stopped; its last call: {self._here(view.last_actions[-1])}."]
+        since = view.calls_since_words
+        calls = view.last_actions[-since:] if since else []
+        if not calls:
+            return [said]
+        more = f" (the last {len(calls)} of {since})" if since > len(calls) else ""
+        done = "; ".join(self._here(c) for c in calls)
+        return [said, f"The calls it made after that{more}: {done}."]
 
     def _next_paths(self) -> list[LedgerPath]:
         """The files the current work changed and has not checked yet, else the ones it changed and did

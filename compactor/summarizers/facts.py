@@ -197,7 +197,7 @@ def wrap_up_steps(command: str) -> list[str]:
     steps = []
     for part in re.split(r"&&|;", command):
         part = OUTPUT_PLUMBING.sub("", part).strip()
-        if part and wraps_up(part):
+        if part and wraps_up(part) and not part.startswith("gh pr "):  # a branch's PR is opened once, not per task
             steps.append("git commit" if re.match(r"git\s+commit\b", part) else part)
     return steps
 

@@ -122,7 +122,12 @@ def plan_of(text: str) -> str:
     two or more numbered or bulleted steps after it), or "" when it lays out none."""
     lines = text.splitlines()
     for index, line in enumerate(lines):
-        if not _PLAN_CUE.search(line) or not line.rstrip().endswith(":"):
+        if not line.rstrip().endswith(":") or not _PLAN_CUE.search(line):
+            continue
+        # The cue is the sentence that leads into the list ("The `explain` command can:" lists what is,
+        # not what it will do, though an earlier sentence of the line says "Let me check").
+        cue = flat(sentences(line)[-1] if sentences(line) else line, 200)
+        if not _PLAN_CUE.search(cue):
             continue
         items: list[str] = []
         for after in lines[index + 1 :]:
@@ -133,7 +138,6 @@ def plan_of(text: str) -> str:
                 continue
             items.append(flat(found.group(1), _PLAN_ITEM_CHARS))
         if len(items) >= 2:
-            cue = flat(sentences(line)[-1] if sentences(line) else line, 200)
             return "\n".join([cue, *(f"{n}. {item}" for n, item in enumerate(items[:_PLAN_ITEMS], 1))])
     return ""
 

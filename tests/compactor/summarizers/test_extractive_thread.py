@@ -381,9 +381,11 @@ def test_current_work_says_where_the_assistant_stopped_and_whether_it_answered()
         call("t1", "Read", file_path="/r/analyzer.py", offset=310, limit=50),
         result("t1", "# Type usage percentages"),
     ]
-    current = ExtractiveSummarizer().summarize(working, cwd="/r").sections["Current work"]
-    step = ExtractiveSummarizer().summarize(working, cwd="/r").sections["Next step"]
-    assert "Pick up where it stopped; its last call: Read analyzer.py lines 310-359 -> ok." in step
+    sections = ExtractiveSummarizer().summarize(working, cwd="/r").sections
+    step = sections["Next step"]
+    assert 'It stopped in the middle of its work. Its last words: "Now check the analyzer:"' in step
+    assert "The calls it made after that: Read analyzer.py lines 310-359 -> ok." in step
+    assert "Now check the analyzer" not in sections["Current work"]  # said once, where it says what is left
     answered = [
         user("which commit added it?"),
         say("Commit `6d61daaa` added the PostCommit path that calls `getStagedFiles`."),
@@ -445,8 +447,9 @@ def test_the_assistants_plan_and_its_last_thought_say_what_is_left() -> None:
     assert "  1. Add a `--force` flag\n  2. Create a helper for the last timestamp" in step
     assert (
         'What it was thinking last: "Compiles? No. I need to fix `getLastTimestampFromBytes` - there\'s junk code in there."'
-        in sections["Current work"]
+        ' Then it wrote: "I need to fix the helper function:"' in step
     )
+    assert "junk code" not in sections["Current work"]
 
 
 def test_an_investigation_without_errors_names_the_causes_it_found_and_the_names_it_turns_on() -> None:
@@ -467,3 +470,93 @@ def test_an_investigation_without_errors_names_the_causes_it_found_and_the_names
     assert "- The index breaks because `worktree.Status()` rewrites it from the post-commit hook." in errors
     assert "Maybe GC" not in errors
     assert "`getStagedFiles`" in sections["Key technical concepts"]
+
+
+def _ran(n: int, command: str, output: str = "ok") -> list[Message]:
+    return [call(f"b{n}", "Bash", command=command), result(f"b{n}", output)]
+
+
+def _edited(n: int, path: str) -> list[Message]:
+    return [call(f"e{n}", "Edit", file_path=path, old_string="a", new_string="b"), result(f"e{n}", "ok")]
+
+
+def test_the_next_step_says_how_the_session_wrapped_up_its_last_piece_of_work() -> None:
+    finished_one = [
+        user("new beads were added. tackle them"),
+        *_edited(1, "/r/a.ex"),
+        *_ran(2, "mix test 2>&1 | tail -5"),
+        *_ran(3, "bd close gqc.5"),
+        *_ran(4, 'git commit -am "gqc.5"'),
+        *_ran(5, "git push"),
+    ]
+    open_work = [*finished_one, say("Now gqc.6: close the session."), *_edited(6, "/r/b.ex")]
+    step = summarize(open_work).sections["Next step"]
+    assert (
+        "How it wrapped up its last finished piece of work, after its last edit: "
+        "`mix test`, `bd close gqc.5`, `git commit`, `git push`." in step
+    )
+    assert "wrapped up" not in summarize(finished_one).sections["Next step"], "nothing open: nothing to wrap up"
+
+
+def test_the_request_names_the_task_the_latest_follow_ups_belong_to() -> None:
+    messages = [
+        user("our git status has broken, why?"),
+        say("The index has a stale cache-tree entry."),
+        user("is it problematic?"),
+        say("No."),
+        user("/compact we are debugging an index corruption in the worktree"),
+        user("which commit?"),
+        say("Commit 6d61daaa."),
+        user("that was a while back"),
+        say("Then it is older."),
+        user("hmm ok"),
+    ]
+    request = summarize(messages).sections["Primary request and intent"]
+    assert 'The session began with: "our git status has broken, why?"' in request
+    assert (
+        'When the user last compacted, they described the work as: "we are debugging an index corruption in the worktree"'
+        in request
+    )
+    resumed = summarize([user("yeah let's do it"), say("ok"), *messages[1:]]).sections["Primary request and intent"]
+    assert "yeah let's do it" not in resumed, "a reply after a resume is not the task"
+
+
+def test_problem_solving_leaves_out_reactions_and_older_files_keep_no_stale_note() -> None:
+    messages = [
+        user("add the annotations"),
+        say("Now also replace `build_conn()` because the helper is missing from the import."),
+        *_edited(1, "/r/old_test.exs"),
+        *_ran(2, "git commit -am wip"),
+        say("Expected — the `AnnotationMessageRef` module doesn't exist yet at this point."),
+        say("The migration fails on SQLite because the column is NOT NULL without a default value."),
+        *_edited(3, "/r/migration.exs"),
+    ]
+    sections = ExtractiveSummarizer().summarize(messages, cwd="/r").sections
+    assert "AnnotationMessageRef" not in sections["Problem solving"]
+    assert "fails on SQLite because the column is NOT NULL" in sections["Problem solving"]
+    files = sections["Files and code sections"]
+    assert "`old_test.exs` (changed)" in files and "build_conn" not in files
+
+
+def test_a_resolved_error_that_says_nothing_shows_what_failed() -> None:
+    messages = [
+        user("lint it"),
+        call("b1", "Bash", command="mise run lint"),
+        result(
+            "b1", "[lint] ERROR task failed\nview.go:12:3: ineffectual assignment to err (ineffassign)", is_error=True
+        ),
+        *_edited(2, "/r/view.go"),
+        *_ran(3, "mise run lint"),
+    ]
+    errors = summarize(messages).sections["Errors and fixes"]
+    assert "ineffectual assignment to err" in errors
+
+
+def test_the_clients_no_response_requested_is_not_the_assistants_last_words() -> None:
+    messages = [
+        user("has the filtering been applied to explain too?"),
+        say("Let me check explain.go for it."),
+        say("No response requested."),
+    ]
+    current = summarize(messages).sections["Current work"]
+    assert "No response requested" not in current and "Let me check explain.go" in current

@@ -104,4 +104,5 @@ def test_the_steps_that_wrap_work_up_are_checks_closes_commits_and_pushes() -> N
     assert wrap_up_steps("mix test 2>&1 | tail -5") == ["mix test"]
     assert wrap_up_steps("bd close spotter-gqc.5") == ["bd close spotter-gqc.5"]
     assert wrap_up_steps("git status && ls") == []
+    assert wrap_up_steps("git push -u origin x && gh pr create --title y") == ["git push -u origin x"]
     assert wraps_up("gh issue close 12") and not wraps_up("gh issue view 12")

@@ -360,7 +360,13 @@ def test_the_routine_is_how_the_latest_commit_was_wrapped_up_after_the_last_edit
         *run(8, "mix test"),
     ]
     ledger = merge_messages(SessionLedger(), messages)
-    assert ledger.routine == ["mix compile --warnings-as-errors", "mix test", "bd close spotter-gqc.5", "git commit", "git push"]
+    assert ledger.routine == [
+        "mix compile --warnings-as-errors",
+        "mix test",
+        "bd close spotter-gqc.5",
+        "git commit",
+        "git push",
+    ]
     assert ledger.wrap_up == ["mix test"], "what ran since the last edit starts again at it"
 
 
@@ -376,3 +382,9 @@ def test_the_calls_since_the_assistants_last_words_are_counted() -> None:
     ledger = merge_messages(SessionLedger(), messages)
     assert ledger.calls_since_words == 2
     assert merge_messages(ledger, [say("Done.")]).calls_since_words == 0
+
+
+def test_a_plan_is_a_list_led_by_words_of_intent_not_any_list() -> None:
+    listing = "I checked it. Let me look at explain.go. The `explain` command can:\n1. Show the transcript\n2. Generate a summary"
+    assert plan_of(listing) == ""
+    assert plan_of("I'll need to:\n1. Add a flag\n2. Check timestamps").startswith("I'll need to:\n1. Add a flag")
