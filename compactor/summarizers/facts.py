@@ -7,6 +7,7 @@ and ``compactor.engine.survival`` measures with the same definitions.
 
 from __future__ import annotations
 
+import difflib
 import re
 import shlex
 
@@ -224,7 +225,8 @@ _EDIT_CHARS = 500
 
 
 def edit_lines(use: ToolUseBlock) -> str:
-    """A small edit as ``-``/``+`` lines ("" when it is too large to show: it is in the stored head)."""
+    """A small edit as the ``-``/``+`` lines it changed ("" when that is too large to show: it is in
+    the stored head)."""
     edit: dict[str, object] = dict(use.input)
     edits = use.input.get("edits")
     if use.name == "MultiEdit" and isinstance(edits, list) and edits and isinstance(edits[-1], dict):
@@ -235,9 +237,17 @@ def edit_lines(use: ToolUseBlock) -> str:
     if not isinstance(old, str) or not isinstance(new, str):
         return ""
     old_lines, new_lines = old.splitlines(), new.splitlines()
-    if len(old_lines) + len(new_lines) > 2 * _EDIT_LINES or len(old) + len(new) > _EDIT_CHARS or not new_lines:
+    if not new_lines and not old_lines:
         return ""
-    return "\n".join([*(f"-{line}" for line in old_lines), *(f"+{line}" for line in new_lines)])
+    # Only the lines that changed: an edit that removes one comment from a 20-line block is that line.
+    changed: list[str] = []
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag != "equal":
+            changed += [f"-{line}" for line in old_lines[a0:a1]] + [f"+{line}" for line in new_lines[b0:b1]]
+    if not changed or len(changed) > 2 * _EDIT_LINES or sum(len(line) for line in changed) > _EDIT_CHARS:
+        return ""
+    return "\n".join(changed)
 
 
 _DEFINES = re.compile(

@@ -14,6 +14,7 @@ from compactor.summarizers._errors import _ERROR_LINE, _REPORTED_ERROR
 from compactor.summarizers._errors import error_lines as _error_lines
 from compactor.summarizers.base import SECTION_TITLES
 from compactor.summarizers.extractive import ExtractiveSummarizer
+from compactor.summarizers.facts import edit_lines
 from compactor.summarizers.ledger import merge_messages
 from tests.compactor.summarizers.builders import call, result, say, user
 
@@ -86,9 +87,21 @@ def test_a_changed_file_says_why_in_the_assistants_words_and_shows_a_small_edit(
         call("t3", "Edit", file_path="/repo/app/api.py", old_string="    return 500", new_string="    return 201"),
         result("t3", "The file /repo/app/api.py has been updated."),
     ]
-    files = ExtractiveSummarizer().summarize(messages).sections["Files and code sections"]
+    sections = ExtractiveSummarizer().summarize(messages).sections
+    files = sections["Files and code sections"]
     assert "`/repo/app/api.py` (changed): The endpoint returns 500 because it never sets the status." in files
+    # The edit the work stopped after is shown once, where the next step says what is left.
+    assert "-    return 500" in sections["Next step"] and "+    return 201" in sections["Next step"]
+    assert "return 500" not in files
+    done = [*messages, say("Fixed: create returns 201 now.")]
+    files = ExtractiveSummarizer().summarize(done).sections["Files and code sections"]
     assert "-    return 500" in files and "+    return 201" in files
+
+
+def test_an_edit_shows_only_the_lines_it_changed() -> None:
+    old = "def f():\n    # Note: a comment\n    return 1\n"
+    edit = call("t1", "Edit", file_path="/r/a.py", old_string=old, new_string="def f():\n    return 1\n")
+    assert edit_lines(edit.blocks()[0]) == "-    # Note: a comment"  # type: ignore[arg-type]
 
 
 def test_errors_keep_their_line_the_assistants_explanation_and_what_resolved_them() -> None:
