@@ -119,6 +119,8 @@ class LedgerError(_Model):
     resolved_seq: int = -1
     explanation: str = ""
     """What the assistant said next about it: the cause it found or the fix it chose."""
+    fix: str = ""
+    """The assistant's words before the first edit after it (what that edit is for), "" without any."""
 
 
 class LedgerItem(_Model):

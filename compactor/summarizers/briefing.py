@@ -30,6 +30,7 @@ from compactor.core.ledger import (
 from compactor.summarizers.briefing_text import excerpt, explains, headline, overlap
 from compactor.summarizers.facts import OUTPUT_PLUMBING, check_program, relative_path
 from compactor.summarizers.statements import flat, is_narration
+from compactor.summarizers.where_stopped import Stopped, routine_line, stopped_at
 from compactor.summarizers.work_state import is_probe, last_edit_seq, work_state
 
 __all__ = ["Briefing", "item_line"]
@@ -41,7 +42,7 @@ _TASK_WORDS = 5
 """A first request shorter than this ("yeah let's do it", after a resume) is a reply, not the task."""
 _COMPACT_FOCUS = re.compile(r"/compact\s+(?=\S+\s+\S+\s+\S)")
 """``/compact`` with what the user asked it to keep: their own words for the work."""
-_REPORTS_SHOWN = 4
+_REPORTS_SHOWN = 3
 _CAUSES_SHOWN = 4
 _CONCEPT_NAMES = 8
 _EARLIER_REPORT_CHARS = 360
@@ -146,6 +147,7 @@ class Briefing:
             and len(first.text.split()) >= _TASK_WORDS
             and len(first.text) <= _REQUEST_CHARS
             and view.last_commit_seq < first.seq  # nothing committed since: the same task, most likely
+            and view.compactions == 0  # after a compaction, the session's start is long behind
         ):
             lines.append(f"The session began with: {self._quote(first, _EARLIER_REQUEST_CHARS, section)}")
         focus = [m for m in view.user_messages if _COMPACT_FOCUS.match(m.text)]
@@ -199,13 +201,14 @@ class Briefing:
         """The checks the session runs; in a session without any (an investigation), the few names it
         turns on most. (The full list of names is in the index: read as a list in the briefing, it
         buries what matters.)"""
-        checks = self.checks()
-        if checks:
-            return "Checks the session runs: " + ", ".join(f"`{c}`" for c in checks) + "."
+        lines = []
         names = [n for n in self.names if _CODE_NAME.fullmatch(n)][:_CONCEPT_NAMES]
         if names:
-            return "The names the work turns on: " + ", ".join(f"`{n}`" for n in names) + "."
-        return "(none recorded)"
+            lines.append("The names the work turns on: " + ", ".join(f"`{n}`" for n in names) + ".")
+        checks = self.checks()
+        if checks:
+            lines.append("Checks the session runs: " + ", ".join(f"`{c}`" for c in checks) + ".")
+        return "\n".join(lines) or "(none recorded)"
 
     @functools.cached_property
     def names(self) -> list[str]:
@@ -311,7 +314,12 @@ class Briefing:
                 said.add(entry.why)
                 line += f": {entry.why}"
             lines.append(line)
-            if entry.path in current and entry.last_edit and shown < _EDITS_SHOWN:
+            if (
+                entry.path in current
+                and entry.last_edit
+                and shown < _EDITS_SHOWN
+                and entry.path != self._stopped.shown_edit
+            ):
                 shown += 1
                 body = "\n".join(f"  {x}" for x in entry.last_edit.splitlines())
                 lines.append(f"  Its last edit:\n  ```\n{body}\n  ```")
@@ -362,6 +370,14 @@ class Briefing:
             ):
                 line += f" - {error.explanation}"
                 used.add(error.explanation)
+            fix = error.fix.strip().rstrip(":.")
+            if (
+                error.resolved
+                and len(fix.split()) >= 5
+                and not _LOOKING.search(fix.split(".")[0])  # "Let me check the file" looks, it does not fix
+                and not overlap(fix, error.explanation)
+            ):
+                line += f" The fix, in its words: {fix}."
             if error.resolved:
                 line += f" Resolved: {error.resolved}."
             elif error in open_now:
@@ -455,7 +471,7 @@ class Briefing:
         last_edit = last_edit_seq(view)
         for statement in [r for r in state.results if r.seq > last_edit and not r.thought][-2:]:
             lines.append(f"- {statement.text}")
-        words = [] if self._stopped_at else self._last_words()
+        words = [] if self._stopped.lines else self._last_words()
         if state.finished:  # words that led into a call are stale once the work is done
             words = [w for w in words if not w.rstrip().endswith(":")]
         if len(words) > 1:
@@ -518,11 +534,10 @@ class Briefing:
             cue, *steps = view.plan.splitlines()
             lines.append(f'Its plan for the current request ("{cue}"), the steps done since shown above:')
             lines.extend(f"  {step}" for step in steps)
-        if self._stopped_at:
-            lines.extend(self._stopped_at)
-        if len(view.routine) > 1 and state.current_files and view.last_commit_seq < last_edit_seq(view):
-            steps = ", ".join(f"`{flat(c, 80)}`" for c in view.routine)
-            lines.append(f"How it wrapped up its last finished piece of work, after its last edit: {steps}.")
+        lines.extend(self._stopped.lines)
+        routine = routine_line(view, state)
+        if routine:
+            lines.append(routine)
         if state.request is not None and not state.unanswered:
             if lines:
                 lines.append(f'All of it serves the current request: "{flat(state.request.text, 300)}"')
@@ -536,30 +551,8 @@ class Briefing:
         return "\n".join(lines) or "(no next step recorded)"
 
     @functools.cached_property
-    def _stopped_at(self) -> list[str]:
-        """Where the work stopped, when it stopped in the middle of its calls: what the assistant last
-        thought or wrote it would do, and the calls it made since (what of that is done)."""
-        view, state = self.view, self.state
-        if state.finished or view.last_action_seq <= view.last_statement_seq or not view.last_actions:
-            return []
-        thought, words = view.last_thought, flat(excerpt(view.last_statement, _WORDS_CHARS), _WORDS_CHARS + 6)
-        prose = bool(thought) and sum(thought.count(c) for c in "{}();=<>") < 0.03 * len(thought)  # not code it read
-        said = "It stopped in the middle of its work."
-        if prose and view.last_thought_seq >= view.last_statement_seq - 1 and view.last_thought_seq > state.since:
-            said += f' What it was thinking last: "{thought}"'
-            if view.last_statement_seq > view.last_thought_seq and words:
-                said += f' Then it wrote: "{words}"'
-        elif words and view.last_statement_seq > state.since:
-            said += f' Its last words: "{words}"'
-        else:
-            return [f"Pick up where it stopped; its last call: {self._here(view.last_actions[-1])}."]
-        since = view.calls_since_words
-        calls = view.last_actions[-since:] if since else []
-        if not calls:
-            return [said]
-        more = f" (the last {len(calls)} of {since})" if since > len(calls) else ""
-        done = "; ".join(self._here(c) for c in calls)
-        return [said, f"The calls it made after that{more}: {done}."]
+    def _stopped(self) -> Stopped:
+        return stopped_at(self.view, self.state, self.rel, self._here)
 
     def _next_paths(self) -> list[LedgerPath]:
         """The files the current work changed and has not checked yet, else the ones it changed and did

@@ -317,6 +317,11 @@ def _call(ledger: SessionLedger, use: ToolUseBlock, seq: int, why: str = "") -> 
         entry.seq = seq
         if use.name in EDIT_ACTIONS:
             ledger.wrap_up = []
+            for error in ledger.errors[-_FIX_LOOKBACK:]:
+                if (
+                    error.resolved is None and not error.edited_since and not error.fix and why
+                ):  # the first edit after it
+                    error.fix = why
             entry.edit_seq, entry.deleted = seq, False
             entry.why = why or entry.why
             entry.last_edit = edit_lines(use)
@@ -498,6 +503,8 @@ def _shell_effects(ledger: SessionLedger, command: str, seq: int) -> None:
 
 
 _WRAP_UP_KEPT = 8
+_FIX_LOOKBACK = 8
+"""How many of the latest errors an edit's words can be the fix of."""
 
 _TRACKER_CLI = re.compile(r"^(?:cd\s+\S+\s*&&\s*)?(?:bd|beads|gh|glab|jira|linear|tea)\s")
 _TITLE = re.compile(r"(?:^|[\s(\[])((?:[A-Za-z][\w]*-[\w.]*\d[\w.]*)|#\d+)\]?:\s+([^\n●|]{4,140})", re.M)

@@ -384,7 +384,7 @@ def test_current_work_says_where_the_assistant_stopped_and_whether_it_answered()
     sections = ExtractiveSummarizer().summarize(working, cwd="/r").sections
     step = sections["Next step"]
     assert 'It stopped in the middle of its work. Its last words: "Now check the analyzer:"' in step
-    assert "The calls it made after that: Read analyzer.py lines 310-359 -> ok." in step
+    assert "Its calls after that: Read analyzer.py lines 310-359." in step  # not "-> ok": done is not known
     assert "Now check the analyzer" not in sections["Current work"]  # said once, where it says what is left
     answered = [
         user("which commit added it?"),
@@ -492,10 +492,11 @@ def test_the_next_step_says_how_the_session_wrapped_up_its_last_piece_of_work() 
     open_work = [*finished_one, say("Now gqc.6: close the session."), *_edited(6, "/r/b.ex")]
     step = summarize(open_work).sections["Next step"]
     assert (
-        "How it wrapped up its last finished piece of work, after its last edit: "
+        "When this piece is done, finish it as the session finished its last one: "
         "`mix test`, `bd close gqc.5`, `git commit`, `git push`." in step
     )
-    assert "wrapped up" not in summarize(finished_one).sections["Next step"], "nothing open: nothing to wrap up"
+    assert "After that it edited `/r/b.ex`; whether that finished the step is not recorded." in step
+    assert "finish it as" not in summarize(finished_one).sections["Next step"], "nothing open: nothing to wrap up"
 
 
 def test_the_request_names_the_task_the_latest_follow_ups_belong_to() -> None:

@@ -1,0 +1,96 @@
+"""Where the work stopped, for the briefing's next step: the lines that say what is left to do
+when the cut fell in the middle of the assistant's calls, and how the session finishes a piece of work.
+
+A model taking over reads "Edit resume.go -> ok" after "I need to fix the junk code" as the fix
+done; it is not known to be. So the next step quotes what the assistant last thought or wrote it
+would do and shows the edit it made after that, not the call's outcome, and leaves the judgement
+to the reader. The routine (``SessionLedger.routine``) is how the session wrapped up its latest
+finished piece of work: the checks, the tracker close, the commit and push it ran after its last
+edit, the steps a model would otherwise guess.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from compactor.core.ledger import LedgerPath, SessionLedger
+from compactor.summarizers.briefing_text import excerpt
+from compactor.summarizers.statements import flat
+from compactor.summarizers.work_state import WorkState, last_edit_seq
+
+__all__ = ["Stopped", "routine_line", "stopped_at"]
+
+_WORDS_CHARS = 320
+_OUTCOME = re.compile(r" -> ok$")
+
+
+class Stopped:
+    """What ``stopped_at`` found: the lines for the next step and the file whose last edit they show."""
+
+    def __init__(self, lines: list[str], shown_edit: str | None = None) -> None:
+        self.lines = lines
+        self.shown_edit = shown_edit
+
+
+def _is_prose(text: str) -> bool:
+    return bool(text) and sum(text.count(c) for c in "{}();=<>") < 0.03 * len(text)  # not code it read
+
+
+def stopped_at(view: SessionLedger, state: WorkState, rel: Callable[[str], str], here: Callable[[str], str]) -> Stopped:
+    """The next step's lines when the work stopped between the assistant's words and its calls: what
+    it last thought or wrote it would do, then its last edit after that (or the calls it made), with
+    the reminder that whether they finished the step is not recorded. Nothing when the work is done
+    or the assistant's words came after its last call (an answer, not an interruption). ``rel``
+    shortens a path, ``here`` the paths in a call's description."""
+    if state.finished or view.last_action_seq <= view.last_statement_seq or not view.last_actions:
+        return Stopped([])
+    thought, words = view.last_thought, flat(excerpt(view.last_statement, _WORDS_CHARS), _WORDS_CHARS + 6)
+    said = "It stopped in the middle of its work."
+    if (
+        _is_prose(thought)
+        and view.last_thought_seq >= view.last_statement_seq - 1
+        and view.last_thought_seq > state.since
+    ):
+        said += f' What it was thinking last: "{thought}"'
+        if view.last_statement_seq > view.last_thought_seq and words:
+            said += f' Then it wrote: "{words}"'
+        words_seq = max(view.last_thought_seq, view.last_statement_seq)
+    elif words and view.last_statement_seq > state.since:
+        said += f' Its last words: "{words}"'
+        words_seq = view.last_statement_seq
+    else:
+        return Stopped([f"Pick up where it stopped; its last call: {here(view.last_actions[-1])}."])
+    edited = _edited_after(view, words_seq)
+    if edited is not None and edited.last_edit:
+        body = "\n".join(f"  {line}" for line in edited.last_edit.splitlines())
+        return Stopped(
+            [
+                said,
+                f"After that it edited `{rel(edited.path)}`; whether that finished the step is not recorded. "
+                f"Its last edit there:\n  ```\n{body}\n  ```",
+            ],
+            shown_edit=edited.path,
+        )
+    since = view.calls_since_words
+    calls = [here(_OUTCOME.sub("", c)) for c in view.last_actions[-since:]] if since else []
+    if not calls:
+        return Stopped([said])
+    more = f" (the last {len(calls)} of {since})" if since > len(calls) else ""
+    return Stopped([said, f"Its calls after that{more}: {'; '.join(calls)}."])
+
+
+def _edited_after(view: SessionLedger, seq: int) -> LedgerPath | None:
+    """The file last edited after ``seq`` (or in the same message), if any."""
+    edited = [p for p in view.paths.values() if p.edit_seq >= seq and not p.deleted]  # one message may hold both
+    return max(edited, key=lambda p: p.edit_seq, default=None)
+
+
+def routine_line(view: SessionLedger, state: WorkState) -> str | None:
+    """How to finish the current piece of work, as the session finished its last one (its checks,
+    tracker close, commit and push after its last edit), while the current work has changes not
+    committed; None when the session has no such routine (a commit alone is none)."""
+    if len(view.routine) < 2 or not state.current_files or view.last_commit_seq >= last_edit_seq(view):
+        return None
+    steps = ", ".join(f"`{'git push' if step.startswith('git push') else flat(step, 80)}`" for step in view.routine)
+    return f"When this piece is done, finish it as the session finished its last one: {steps}."
