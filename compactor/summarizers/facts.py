@@ -222,6 +222,7 @@ def removed_paths(command: str) -> list[str]:
 
 _EDIT_LINES = 6
 _EDIT_CHARS = 500
+_DIFFED_LINES = 400
 
 
 def edit_lines(use: ToolUseBlock) -> str:
@@ -237,8 +238,8 @@ def edit_lines(use: ToolUseBlock) -> str:
     if not isinstance(old, str) or not isinstance(new, str):
         return ""
     old_lines, new_lines = old.splitlines(), new.splitlines()
-    if not new_lines and not old_lines:
-        return ""
+    if (not new_lines and not old_lines) or len(old_lines) + len(new_lines) > _DIFFED_LINES:
+        return ""  # nothing, or too large to compare at every merge
     # Only the lines that changed: an edit that removes one comment from a 20-line block is that line.
     changed: list[str] = []
     matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)

@@ -23,6 +23,9 @@ __all__ = ["Stopped", "routine_line", "stopped_at"]
 
 _WORDS_CHARS = 320
 _OUTCOME = re.compile(r" -> ok$")
+_SPAN = re.compile(r"`([^`\n]{1,120})`")
+_EDIT_CALLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
+_LEFT_SHOWN = 4
 
 
 class Stopped:
@@ -61,23 +64,35 @@ def stopped_at(view: SessionLedger, state: WorkState, rel: Callable[[str], str],
         words_seq = view.last_statement_seq
     else:
         return Stopped([f"Pick up where it stopped; its last call: {here(view.last_actions[-1])}."])
+    since = view.calls_since_words
+    calls = [here(_OUTCOME.sub("", c)) for c in view.last_actions[-since:]] if since else []
     edited = _edited_after(view, words_seq)
     if edited is not None and edited.last_edit:
         body = "\n".join(f"  {line}" for line in edited.last_edit.splitlines())
-        return Stopped(
-            [
-                said,
-                f"After that it edited `{rel(edited.path)}`; whether that finished the step is not recorded. "
-                f"Its last edit there:\n  ```\n{body}\n  ```",
-            ],
-            shown_edit=edited.path,
-        )
-    since = view.calls_since_words
-    calls = [here(_OUTCOME.sub("", c)) for c in view.last_actions[-since:]] if since else []
+        lines = [said, f"After that it edited `{rel(edited.path)}`:\n  ```\n{body}\n  ```"]
+        edits = [c for c in calls if c.split(" ", 1)[0] in _EDIT_CALLS]
+        if len(edits) == 1 and len(calls) == since:  # that edit alone came after its words
+            lines += _covered(f"{thought} {words}", edited.last_edit)
+        return Stopped(lines, shown_edit=edited.path)
     if not calls:
         return Stopped([said])
     more = f" (the last {len(calls)} of {since})" if since > len(calls) else ""
     return Stopped([said, f"Its calls after that{more}: {'; '.join(calls)}."])
+
+
+def _covered(said: str, edit: str) -> list[str]:
+    """Which of the code spans the assistant named before its edit the edit touched, and which not
+    yet: what of the step is left ("`# Type usage percentages`" when it named two comments and
+    removed one). Nothing when it named fewer than two or the edit touched all or none of them."""
+    named = list(dict.fromkeys(span.strip() for span in _SPAN.findall(said) if len(span.strip()) >= 3))
+    done = [n for n in named if n in edit]
+    left = [n for n in named if n not in edit]
+    if len(named) < 2 or not done or not left:
+        return []
+    quoted = ", ".join(f"`{n}`" for n in left[:_LEFT_SHOWN])
+    return [
+        f"Of what it named, that edit touched {', '.join(f'`{n}`' for n in done[:_LEFT_SHOWN])}; not yet: {quoted}."
+    ]
 
 
 def _edited_after(view: SessionLedger, seq: int) -> LedgerPath | None:
@@ -92,5 +107,19 @@ def routine_line(view: SessionLedger, state: WorkState) -> str | None:
     committed; None when the session has no such routine (a commit alone is none)."""
     if len(view.routine) < 2 or not state.current_files or view.last_commit_seq >= last_edit_seq(view):
         return None
-    steps = ", ".join(f"`{'git push' if step.startswith('git push') else flat(step, 80)}`" for step in view.routine)
+    steps = ", ".join(f"`{_general(step)}`" for step in view.routine)
     return f"When this piece is done, finish it as the session finished its last one: {steps}."
+
+
+_CLOSE = re.compile(r"^(.*?\bclose)\s+\S.*$")
+
+
+def _general(step: str) -> str:
+    """A routine step as it applies to the next piece: a push without its branch, a tracker close
+    without the item it closed then."""
+    if step.startswith("git push"):
+        return "git push"
+    closed = _CLOSE.match(step)
+    if closed and not step.startswith("git"):
+        return f"{closed.group(1)} <item>"
+    return flat(step, 80)

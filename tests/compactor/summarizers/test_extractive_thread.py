@@ -493,9 +493,9 @@ def test_the_next_step_says_how_the_session_wrapped_up_its_last_piece_of_work() 
     step = summarize(open_work).sections["Next step"]
     assert (
         "When this piece is done, finish it as the session finished its last one: "
-        "`mix test`, `bd close gqc.5`, `git commit`, `git push`." in step
+        "`mix test`, `bd close <item>`, `git commit`, `git push`." in step
     )
-    assert "After that it edited `/r/b.ex`; whether that finished the step is not recorded." in step
+    assert "After that it edited `/r/b.ex`:" in step
     assert "finish it as" not in summarize(finished_one).sections["Next step"], "nothing open: nothing to wrap up"
 
 
@@ -561,3 +561,45 @@ def test_the_clients_no_response_requested_is_not_the_assistants_last_words() ->
     ]
     current = summarize(messages).sections["Current work"]
     assert "No response requested" not in current and "Let me check explain.go" in current
+
+
+def test_where_it_stopped_says_which_of_the_things_it_named_its_edit_left() -> None:
+    old = "        x = 1\n        # Note: ValueError handles empty files\n        y = 2\n"
+    messages = [
+        user("remove the orphan comments"),
+        say("Two left: `# Note: ValueError handles empty files` and `# Type usage percentages`. Let me fix these."),
+        call("e1", "Edit", file_path="/r/an.py", old_string=old, new_string="        x = 1\n        y = 2\n"),
+        result("e1", "ok"),
+    ]
+    step = ExtractiveSummarizer().summarize(messages, cwd="/r").sections["Next step"]
+    assert "After that it edited `an.py`:\n  ```\n  -        # Note: ValueError handles empty files\n  ```" in step
+    assert (
+        "Of what it named, that edit touched `# Note: ValueError handles empty files`; not yet: `# Type usage percentages`."
+        in step
+    )
+    assert "-> ok" not in step
+    two_edits = [*messages, call("e2", "Edit", file_path="/r/b.py", old_string="a", new_string="b"), result("e2", "ok")]
+    assert "not yet" not in summarize(two_edits).sections["Next step"], "which edit did what is not known"
+
+
+def test_the_routine_is_said_as_it_applies_to_the_next_piece() -> None:
+    messages = [
+        user("tackle the beads"),
+        *_edited(1, "/r/a.ex"),
+        *_ran(2, "mix test"),
+        *_ran(3, 'bd close spotter-gqc.5 --reason="done"'),
+        *_ran(4, "git commit -am gqc.5 && git push -u origin spotter-gqc"),
+        *_edited(5, "/r/b.ex"),
+    ]
+    step = summarize(messages).sections["Next step"]
+    assert "`mix test`, `bd close <item>`, `git commit`, `git push`." in step
+
+
+def test_the_request_carries_the_users_choices_among_the_offered_options() -> None:
+    offered = "**1. Subagent-Driven** - a subagent per task\n**2. Parallel Session** - a new session\n\nWhich approach?"
+    messages = [user("write the plan and run it"), say(offered), user("1"), say("Dispatching the first subagent.")]
+    request = summarize(messages).sections["Primary request and intent"]
+    assert (
+        "The user's choices among the options it offered, oldest first:\n"
+        '- To "Which approach?" the user chose 1. Subagent-Driven — a subagent per task. Their reply: "1"' in request
+    )
