@@ -26,6 +26,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "DECISIONS_KEPT",
     "LEDGER_KEY",
     "REPORTS_KEPT",
     "STATEMENTS_KEPT",
@@ -45,6 +46,7 @@ STATEMENTS_KEPT = 60
 """The ledger keeps the assistant's newest this many statements; older ones are in the stored heads."""
 
 REPORTS_KEPT = 8
+DECISIONS_KEPT = 12
 """The ledger keeps the assistant's newest this many answers (``SessionLedger.reports``)."""
 
 LEDGER_KEY = "compactorLedger"
@@ -225,6 +227,9 @@ class SessionLedger(_Model):
     """The assistant's answers at the end of its turns, oldest first (at most ``REPORTS_KEPT``)."""
     recent_words: list[str] = Field(default_factory=list)
     """The assistant's last few text blocks since the latest request, oldest first."""
+    decisions: list[str] = Field(default_factory=list)
+    """The user's choices among options the assistant offered (``ledger_words.decision_of``), oldest
+    first (at most ``DECISIONS_KEPT``)."""
     pins: list[str] = Field(default_factory=list)
     """What the user pinned (``Orchestrator.pin``): kept verbatim in every summary."""
     last_commit_seq: int = -1

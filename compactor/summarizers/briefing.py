@@ -38,6 +38,7 @@ __all__ = ["Briefing", "item_line"]
 _REQUEST_CHARS = 900
 _EARLIER_REQUEST_CHARS = 400
 _RECENT_REQUESTS = 3
+_DECISIONS_SHOWN = 6
 _TASK_WORDS = 5
 """A first request shorter than this ("yeah let's do it", after a resume) is a reply, not the task."""
 _COMPACT_FOCUS = re.compile(r"/compact\s+(?=\S+\s+\S+\s+\S)")
@@ -169,6 +170,9 @@ class Briefing:
         if view.pins:
             lines.append("Pinned by the user, to keep as written:")
             lines.extend(f'- "{pin}"' for pin in view.pins)
+        if view.decisions:
+            lines.append("The user's choices among the options it offered, oldest first:")
+            lines.extend(f"- {d}" for d in view.decisions[-_DECISIONS_SHOWN:])
         instructions = [i for i in view.instructions if not i.startswith("The user turned down")]
         if instructions:
             lines.append("The user's standing instructions, verbatim:")

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 
 from compactor.core.client_text import REFUSAL_REASON, REFUSED
 from compactor.core.ledger import (
+    DECISIONS_KEPT,
     REPORTS_KEPT,
     LedgerBackground,
     LedgerCommand,
@@ -50,7 +51,7 @@ from compactor.summarizers.facts import (
     touched_path,
     wrap_up_steps,
 )
-from compactor.summarizers.ledger_words import Words
+from compactor.summarizers.ledger_words import Words, decision_of
 from compactor.summarizers.prompts import queued, typed
 from compactor.summarizers.statements import flat
 
@@ -238,6 +239,10 @@ def _user(ledger: SessionLedger, text: str, is_request: bool, seq: int, handle: 
         ledger.user_messages.append(LedgerMessage(text=text, seq=seq, is_request=is_request, handle=handle))
     if not is_request:
         return
+    if ledger.last_statement_seq > max(ledger.current_request_seq, ledger.last_action_seq):
+        decision = decision_of(ledger.last_statement, text)  # a reply to the options it had just offered
+        if decision:
+            ledger.decisions = [*ledger.decisions, decision][-DECISIONS_KEPT:]
     _report(ledger)
     if ledger.original_goal is None:
         ledger.original_goal = text

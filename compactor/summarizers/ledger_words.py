@@ -16,7 +16,7 @@ from compactor.core.ledger import STATEMENTS_KEPT, LedgerError, LedgerStatement,
 from compactor.core.messages import TextBlock, ThinkingBlock
 from compactor.summarizers.statements import first_words, flat, identifiers, is_narration, sentences, statements
 
-__all__ = ["Words", "plan_of"]
+__all__ = ["Words", "decision_of", "plan_of"]
 
 _WHY_CHARS = 300
 _SAID_CHARS = 3_000
@@ -152,3 +152,48 @@ def _thought_end(text: str) -> str:
             break
         kept.insert(0, sentence)
     return flat(" ".join(kept), _THOUGHT_END_CHARS)
+
+
+_OPTION = re.compile(
+    r"^\W*(?:\|\s*)?(?:\*\*)?(?:Option\s+)?(?P<label>[A-H]|[1-9])[.):]\s+(?P<title>[^|*\n]{2,120}?)\s*(?:\*\*)?"
+    r"\s*(?:\||[-—–:]\s|$)(?P<what>[^|\n]*)",
+    re.M,
+)
+"""An option the assistant offered, in a table row or a list: ``| **A. At commit time** | Generate ... |``,
+``**1. Subagent-Driven** - I dispatch ...``."""
+_CHOICE = re.compile(
+    r"^\s*(?:(?:yes|yeah|ok|okay)[,.]?\s+)?(?:I think\s+|let'?s (?:go with|do)\s+|go with\s+|option\s+)?"
+    r"\(?(?P<label>[A-H]|[1-9])\b(?![.)]?\s*(?:is|are|was)\s+\w+ing\b)(?:[.),]|\s|$)",
+    re.I,
+)
+"""A reply that picks one: ``A.``, ``I think B, nested in ...``, ``1``, ``C) update this branch first``."""
+_DECISION_CHARS = 360
+_REPLY_WORDS = 30
+
+
+def decision_of(offered: str, reply: str) -> str:
+    """The user's choice among the options the assistant's last words offered, with the question, the
+    option and the reply verbatim (its reason), or "" when the words offered no options or the reply
+    picks none of them."""
+    chosen = _CHOICE.match(reply)
+    if chosen is None:
+        return ""
+    options = {m.group("label").upper(): m for m in _OPTION.finditer(offered[-_SAID_CHARS:])}
+    label = chosen.group("label").upper()
+    if len(options) < 2 or label not in options:
+        return ""
+    if 2 * sum(o.group("title").rstrip().endswith("?") for o in options.values()) > len(options):
+        return ""  # numbered questions ("1. Are these fields right?"), not options to choose from
+    rest = reply[chosen.end() :]
+    if len(rest.split()) > _REPLY_WORDS and chosen.start("label") == len(reply) - len(reply.lstrip()):
+        return ""  # "2. User committed: ..." and a long discussion: about item 2, not choosing it
+    if re.search(r"(?:^|\s)(?:[B-H]|[2-9])[.)]\s", rest):
+        return ""  # answers to numbered questions ("1. option 3, 2. left most"), not one choice
+    option = options[label]
+    what = option.group("what").replace("**", "").strip()
+    title = " ".join(f"{label}. {option.group('title')}".replace("**", "").split()) + (f" — {what}" if what else "")
+    title = flat(title, 200).rstrip()
+    title += "" if title.endswith((".", "?", "!", "]")) else "."
+    questions = [q for q in sentences(offered[-600:]) if q.rstrip().endswith("?") and not _OPTION.match(q)]
+    asked = f'To "{flat(questions[-1], 160)}" ' if questions else ""
+    return flat(f'{asked}the user chose {title} Their reply: "{reply.strip()}"', _DECISION_CHARS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message
 from compactor.summarizers.ledger import instruction_sentences, merge_messages, tail_view, useful_last_line
-from compactor.summarizers.ledger_words import plan_of
+from compactor.summarizers.ledger_words import decision_of, plan_of
 from tests.compactor.summarizers.builders import call, result, say, user
 
 
@@ -388,3 +388,38 @@ def test_a_plan_is_a_list_led_by_words_of_intent_not_any_list() -> None:
     listing = "I checked it. Let me look at explain.go. The `explain` command can:\n1. Show the transcript\n2. Generate a summary"
     assert plan_of(listing) == ""
     assert plan_of("I'll need to:\n1. Add a flag\n2. Check timestamps").startswith("I'll need to:\n1. Add a flag")
+
+
+OFFERED = (
+    "Two ways to scope it:\n\n| Option | What |\n|---|---|\n"
+    "| **A. Manual-commit only (Recommended)** | Summaries at condensation. |\n"
+    "| **B. Both strategies** | Auto-commit at each `SaveChanges()`. |\n\nWhich scope do you prefer?"
+)
+
+
+def test_a_reply_picking_an_offered_option_is_a_decision_with_the_question_and_the_reply() -> None:
+    assert decision_of(OFFERED, "A. just manual commit for now") == (
+        'To "Which scope do you prefer?" the user chose A. Manual-commit only (Recommended) — Summaries at '
+        'condensation. Their reply: "A. just manual commit for now"'
+    )
+    assert decision_of(OFFERED, "I think B, it leaves us space").startswith(
+        'To "Which scope do you prefer?" the user chose B.'
+    )
+    listed = "**1. Subagent-Driven** - a subagent per task\n**2. Parallel Session** - a new session\nWhich approach?"
+    assert "chose 1. Subagent-Driven — a subagent per task." in decision_of(listed, "1")
+
+
+def test_replies_that_pick_no_offered_option_are_no_decision() -> None:
+    assert decision_of(OFFERED, "hmm, what about C?") == ""
+    assert decision_of(OFFERED, "Actually let's wait") == ""
+    assert decision_of("Nothing offered here.", "A.") == ""
+    questions = "1. Are these fields right?\n2. Should the lanes go left?\nTell me."
+    assert decision_of(questions, "1. yes") == "", "numbered questions are not options"
+    assert decision_of(OFFERED, "A. i like it, B. is wrong though") == "", "answers to several items are not one choice"
+    assert decision_of(OFFERED, "A. " + "the user goes on about something else entirely " * 5) == ""
+
+
+def test_the_ledger_keeps_the_users_decisions_in_order() -> None:
+    messages = [user("plan the summaries"), say(OFFERED), user("A."), say("Done, scoped to manual-commit."), user("B")]
+    ledger = merge_messages(SessionLedger(), messages)
+    assert len(ledger.decisions) == 1 and 'Their reply: "A."' in ledger.decisions[0]
