@@ -247,6 +247,12 @@ class Briefing:
                 lines.append(f'- To "{flat(report.asked, 160)}":' if report.asked else "- It reported:")
                 if report is reports[-1]:
                     lines.extend(f"  {line}" for line in excerpt(report.text, _REPORT_SHOWN_CHARS).splitlines())
+                    # What the user said to it, right there: a correction ("I think the reuse is for
+                    # ...") read pages later leaves the answer looking like the conclusion.
+                    replies = [m for m in self.view.user_messages if m.seq > report.seq]
+                    if replies:
+                        reply = min(replies, key=lambda m: m.seq)
+                        lines.append(f'  The user replied: "{flat(reply.text, _EARLIER_REQUEST_CHARS)}"')
                 else:
                     lines.append(f"  {headline(report.text, _EARLIER_REPORT_CHARS)}")
         after = reports[-1].seq if reports else -1

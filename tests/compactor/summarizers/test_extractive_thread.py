@@ -603,3 +603,17 @@ def test_the_request_carries_the_users_choices_among_the_offered_options() -> No
         "The user's choices among the options it offered, oldest first:\n"
         '- To "Which approach?" the user chose 1. Subagent-Driven — a subagent per task. Their reply: "1"' in request
     )
+
+
+def test_the_latest_answer_is_shown_with_what_the_user_replied_to_it() -> None:
+    messages = [
+        user("should a commit reuse the checkpoint id?"),
+        say("No reuse: every commit of the work should get its own new checkpoint and its own snapshot."),
+        user("I think the reuse is for when the user made the commit and the agent is dormant"),
+        call("r1", "Read", file_path="/r/hooks.go"),
+        result("r1", "func PrepareCommitMsg() {}"),
+    ]
+    solving = summarize(messages).sections["Problem solving"]
+    assert solving.index("No reuse: every commit") < solving.index(
+        '  The user replied: "I think the reuse is for when the user made the commit and the agent is dormant"'
+    )
