@@ -339,6 +339,8 @@ def ledger_digest(
     parts = [f"Current request: {text_of.goal()}"]
     for title, lines in (
         ("The user's instructions, verbatim", text_of.instructions()),
+        ("The user's choices among the options offered", [f"- {d}" for d in view.decisions]),
+        ("How the session finished its last piece of work", [f"- `{step}`" for step in view.routine]),
         ("Files touched", shown.files),
         ("Commands run", shown.commands),
         ("Errors and what resolved them", text_of.errors(12)),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message
 from compactor.summarizers.ledger import instruction_sentences, merge_messages, tail_view, useful_last_line
+from compactor.summarizers.ledger_text import ledger_digest
 from compactor.summarizers.ledger_words import decision_of, plan_of
 from tests.compactor.summarizers.builders import call, result, say, user
 
@@ -423,3 +424,23 @@ def test_the_ledger_keeps_the_users_decisions_in_order() -> None:
     messages = [user("plan the summaries"), say(OFFERED), user("A."), say("Done, scoped to manual-commit."), user("B")]
     ledger = merge_messages(SessionLedger(), messages)
     assert len(ledger.decisions) == 1 and 'Their reply: "A."' in ledger.decisions[0]
+
+
+def test_a_models_input_carries_the_users_decisions_and_the_sessions_routine() -> None:
+    messages = [
+        user("plan the summaries"),
+        say(OFFERED),
+        user("A."),
+        call("e1", "Edit", file_path="/r/a.go", old_string="a", new_string="b"),
+        result("e1", "ok"),
+        call("b1", "Bash", command="go test ./..."),
+        result("b1", "ok"),
+        call("b2", "Bash", command="git commit -am scope"),
+        result("b2", "[main 1] scope"),
+    ]
+    ledger = merge_messages(SessionLedger(), messages)
+    digest = ledger_digest(ledger, ledger, cwd="/r", count=len, budget_tokens=4_000)
+    assert (
+        'The user\'s choices among the options offered:\n- To "Which scope do you prefer?" the user chose A.' in digest
+    )
+    assert "How the session finished its last piece of work:\n- `go test ./...`\n- `git commit`" in digest
