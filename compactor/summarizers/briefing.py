@@ -30,13 +30,13 @@ from compactor.core.ledger import (
 from compactor.summarizers.briefing_text import excerpt, explains, headline, overlap
 from compactor.summarizers.facts import OUTPUT_PLUMBING, check_program, relative_path
 from compactor.summarizers.statements import flat, is_narration
-from compactor.summarizers.where_stopped import Stopped, routine_line, stopped_at
+from compactor.summarizers.where_stopped import Stopped, stopped_at
 from compactor.summarizers.work_state import is_probe, last_edit_seq, work_state
 
 __all__ = ["Briefing", "item_line"]
 
-_REQUEST_CHARS = 900
-_EARLIER_REQUEST_CHARS = 400
+_REQUEST_CHARS = 500
+_EARLIER_REQUEST_CHARS = 240
 _RECENT_REQUESTS = 3
 _DECISIONS_SHOWN = 6
 _TASK_WORDS = 5
@@ -96,6 +96,14 @@ def item_line(item: LedgerItem, view: SessionLedger) -> str:
     if item.key in view.tasks and view.tasks[item.key] is item:
         return f"task #{item.key} ({status}): {flat(item.text, 200)}"
     return f"({status}) {flat(item.text, 200)}"
+
+
+def _about(entry: LedgerPath, words: str) -> bool:
+    """Whether the assistant's words before an edit are about that file: they name it, a name it
+    defines, or a name the edit changed (words about another file read as nonsense beside it)."""
+    stem = entry.path.rsplit("/", 1)[-1].split(".", 1)[0]
+    names = [stem, *entry.symbols, *re.findall(r"[A-Za-z_][\w.]{3,}", entry.last_edit)]
+    return any(len(n) >= 4 and n in words for n in names)
 
 
 class Briefing:
@@ -317,6 +325,7 @@ class Briefing:
             if (
                 entry.path in current
                 and entry.why
+                and _about(entry, entry.why)
                 and entry.why not in said
                 and _REASON.search(entry.why)
                 and not _PLAN.match(entry.why)
@@ -444,9 +453,6 @@ class Briefing:
         state, left = self.state, []
         if state.unanswered and self.view.user_messages:
             left.append(f'answer the user\'s latest message: "{flat(self.view.user_messages[-1].text, 200)}"')
-        for error in state.open_errors[-2:]:
-            where = f"`{flat(error.key, 100)}`" if error.tool == "Bash" else self.rel(error.key)
-            left.append(f"{where} still fails: {error.line}")
         if state.unverified and not state.finished:
             names = ", ".join(f"`{self.rel(p.path)}`" for p in state.unverified[:4])
             check = f" (`{flat(state.check, 120)}`)" if state.check else ""
@@ -545,14 +551,9 @@ class Briefing:
             lines.append(f'Its plan for the current request ("{cue}"), the steps done since shown above:')
             lines.extend(f"  {step}" for step in steps)
         lines.extend(self._stopped.lines)
-        routine = routine_line(view, state)
-        if routine:
-            lines.append(routine)
-        if state.request is not None and not state.unanswered:
-            if lines:
-                lines.append(f'All of it serves the current request: "{flat(state.request.text, 300)}"')
-            else:
-                lines.append(f'Carry on with the current request: "{flat(state.request.text, 300)}"')
+        # The request itself is in "Primary request" and "Current work": said a third time it buries the step.
+        if state.request is not None and not state.unanswered and not lines:
+            lines.append(f'Carry on with the current request: "{flat(state.request.text, 300)}"')
         files = [f"`{f}`" for f in self.next_files()]
         if files:
             lines.append("Files it concerns: " + ", ".join(files) + ".")

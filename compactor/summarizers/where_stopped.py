@@ -1,12 +1,10 @@
 """Where the work stopped, for the briefing's next step: the lines that say what is left to do
-when the cut fell in the middle of the assistant's calls, and how the session finishes a piece of work.
+when the cut fell in the middle of the assistant's calls.
 
 A model taking over reads "Edit resume.go -> ok" after "I need to fix the junk code" as the fix
 done; it is not known to be. So the next step quotes what the assistant last thought or wrote it
 would do and shows the edit it made after that, not the call's outcome, and leaves the judgement
-to the reader. The routine (``SessionLedger.routine``) is how the session wrapped up its latest
-finished piece of work: the checks, the tracker close, the commit and push it ran after its last
-edit, the steps a model would otherwise guess.
+to the reader, with which of the things it named that edit touched and which not yet.
 """
 
 from __future__ import annotations
@@ -17,9 +15,9 @@ from collections.abc import Callable
 from compactor.core.ledger import LedgerPath, SessionLedger
 from compactor.summarizers.briefing_text import excerpt
 from compactor.summarizers.statements import flat
-from compactor.summarizers.work_state import WorkState, last_edit_seq
+from compactor.summarizers.work_state import WorkState
 
-__all__ = ["Stopped", "routine_line", "stopped_at"]
+__all__ = ["Stopped", "stopped_at"]
 
 _WORDS_CHARS = 320
 _OUTCOME = re.compile(r" -> ok$")
@@ -63,7 +61,7 @@ def stopped_at(view: SessionLedger, state: WorkState, rel: Callable[[str], str],
         said += f' Its last words: "{words}"'
         words_seq = view.last_statement_seq
     else:
-        return Stopped([f"Pick up where it stopped; its last call: {here(view.last_actions[-1])}."])
+        return Stopped([f"Pick up where it stopped; its last call: {here(_OUTCOME.sub('', view.last_actions[-1]))}."])
     since = view.calls_since_words
     calls = [here(_OUTCOME.sub("", c)) for c in view.last_actions[-since:]] if since else []
     edited = _edited_after(view, words_seq)
@@ -99,27 +97,3 @@ def _edited_after(view: SessionLedger, seq: int) -> LedgerPath | None:
     """The file last edited after ``seq`` (or in the same message), if any."""
     edited = [p for p in view.paths.values() if p.edit_seq >= seq and not p.deleted]  # one message may hold both
     return max(edited, key=lambda p: p.edit_seq, default=None)
-
-
-def routine_line(view: SessionLedger, state: WorkState) -> str | None:
-    """How to finish the current piece of work, as the session finished its last one (its checks,
-    tracker close, commit and push after its last edit), while the current work has changes not
-    committed; None when the session has no such routine (a commit alone is none)."""
-    if len(view.routine) < 2 or not state.current_files or view.last_commit_seq >= last_edit_seq(view):
-        return None
-    steps = ", ".join(f"`{_general(step)}`" for step in view.routine)
-    return f"When this piece is done, finish it as the session finished its last one: {steps}."
-
-
-_CLOSE = re.compile(r"^(.*?\bclose)\s+\S.*$")
-
-
-def _general(step: str) -> str:
-    """A routine step as it applies to the next piece: a push without its branch, a tracker close
-    without the item it closed then."""
-    if step.startswith("git push"):
-        return "git push"
-    closed = _CLOSE.match(step)
-    if closed and not step.startswith("git"):
-        return f"{closed.group(1)} <item>"
-    return flat(step, 80)
