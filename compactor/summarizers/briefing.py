@@ -53,6 +53,7 @@ _REPORT_WORDS = 8
 _WORKING_SHOWN = 5
 _WORDS_CHARS = 320
 _CHANGED_SHOWN = 8
+_EARLIER_NAMED = 8
 _EDITS_SHOWN = 2
 _ERRORS_SHOWN = 6
 _STATEMENTS_SHOWN = 12
@@ -342,13 +343,16 @@ class Briefing:
                 shown += 1
                 body = "\n".join(f"  {x}" for x in entry.last_edit.splitlines())
                 lines.append(f"  Its last edit:\n  ```\n{body}\n  ```")
-        if len(changed) > _CHANGED_SHOWN:
-            lines.append(f"(and {len(changed) - _CHANGED_SHOWN} files changed earlier, in the index.)")
+        earlier = changed[_CHANGED_SHOWN : _CHANGED_SHOWN + _EARLIER_NAMED]
+        if earlier:
+            more = len(changed) - _CHANGED_SHOWN - len(earlier)
+            rest = f" and {more} more, in the index" if more else ""
+            lines.append("Changed earlier: " + ", ".join(f"`{self.rel(p.path)}`" for p in earlier) + f"{rest}.")
         if state.read_files:
             lines.append(
                 "Files it read (newest first): " + ", ".join(f"`{self.rel(p.path)}`" for p in state.read_files) + "."
             )
-        listed = {p.path for p in [*changed[:_CHANGED_SHOWN], *state.read_files]}
+        listed = {p.path for p in [*changed[: _CHANGED_SHOWN + _EARLIER_NAMED], *state.read_files]}
         others = [p for p in view.paths.values() if p.path not in listed]
         if others:
             lines.append(

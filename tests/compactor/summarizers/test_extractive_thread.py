@@ -586,3 +586,12 @@ def test_the_latest_answer_is_shown_with_what_the_user_replied_to_it() -> None:
     assert solving.index("No reuse: every commit") < solving.index(
         '  The user replied: "I think the reuse is for when the user made the commit and the agent is dormant"'
     )
+
+
+def test_files_changed_before_the_latest_are_named_on_one_line() -> None:
+    messages = [user("refactor the package")]
+    for n in range(12):
+        messages += _edited(n, f"/r/module_{n:02d}.py")
+    files = ExtractiveSummarizer().summarize(messages, cwd="/r").sections["Files and code sections"]
+    assert "- `module_11.py` (changed)" in files and "- `module_03.py`" not in files
+    assert "Changed earlier: `module_03.py`, `module_02.py`, `module_01.py`, `module_00.py`." in files
