@@ -54,6 +54,7 @@ _WORKING_SHOWN = 5
 _WORDS_CHARS = 320
 _CHANGED_SHOWN = 8
 _EARLIER_NAMED = 8
+_LAST_READ_NAMED = 2
 _EDITS_SHOWN = 2
 _ERRORS_SHOWN = 6
 _STATEMENTS_SHOWN = 12
@@ -526,6 +527,8 @@ class Briefing:
                 "finished work."
             )
         lines = []
+        if state.offer:  # the one concrete action on the table, so it leads
+            lines.append(f'What it last offered to do, not taken up yet: "{state.offer}"')
         latest = view.user_messages[-1] if view.user_messages else None
         if state.unanswered and latest is not None:
             lines.append(f'Answer the user\'s latest message: "{flat(latest.text, 300)}"')
@@ -534,8 +537,6 @@ class Briefing:
         for error in state.open_errors[-2:]:
             where = f"`{flat(error.key, 100)}`" if error.tool == "Bash" else self.rel(error.key)
             lines.append(f"Fix what {where} reported: {error.line}")
-        if state.offer:
-            lines.append(f'What it last offered to do: "{state.offer}"')
         if (
             state.intent
             and state.intent != state.offer
@@ -571,9 +572,11 @@ class Briefing:
 
     def _next_paths(self) -> list[LedgerPath]:
         """The files the current work changed and has not checked yet, else the ones it changed and did
-        not commit, else the ones it changed, else the ones it read, since the latest request."""
+        not commit, else the ones it changed, else the ones it read, since the latest request; else the
+        ones it read last (an investigation the user steered with a new message)."""
         state = self.state
-        return (state.unverified or state.current_files or state.changed_since or state.read_since)[:4]
+        worked_on = state.unverified or state.current_files or state.changed_since or state.read_since
+        return worked_on[:4] if worked_on else state.read_files[:_LAST_READ_NAMED]
 
     def next_files(self) -> list[str]:
         """The files the next step names (none when the work is done): files an open merge or rebase

@@ -305,10 +305,9 @@ def test_the_answers_of_the_last_turns_are_problem_solving_and_an_open_offer_is_
     assert "GC prunes the tree objects, then `worktree.Status()` rewrites the index" in solving
     assert 'To "which commit added it?":' in solving and "`6d61daaa`" in solving
     step = sections["Next step"]
-    assert step.startswith('Answer the user\'s latest message: "that was a little while back :|"')
-    assert (
-        'What it last offered to do: "The fix: replace `getStagedFiles` with a git CLI call. Want me to do that?"'
-        in step
+    assert step.startswith(
+        'What it last offered to do, not taken up yet: "The fix: replace `getStagedFiles` with a git CLI call. '
+        'Want me to do that?"\nAnswer the user\'s latest message: "that was a little while back :|"'
     )
     # The probe's failure and the unrelated sentence after it are not paired as an error and its fix.
     assert "go-git code that creates objects" not in sections["Errors and fixes"]
@@ -595,3 +594,19 @@ def test_files_changed_before_the_latest_are_named_on_one_line() -> None:
     files = ExtractiveSummarizer().summarize(messages, cwd="/r").sections["Files and code sections"]
     assert "- `module_11.py` (changed)" in files and "- `module_03.py`" not in files
     assert "Changed earlier: `module_03.py`, `module_02.py`, `module_01.py`, `module_00.py`." in files
+
+
+def test_an_investigation_steered_by_a_new_message_names_the_files_it_read_last() -> None:
+    messages = [
+        user("why is the checkpoint id reused?"),
+        call("r1", "Read", file_path="/r/hooks.go"),
+        result("r1", "func PrepareCommitMsg() {}"),
+        call("r2", "Read", file_path="/r/state.go"),
+        result("r2", "type State struct{}"),
+        call("r3", "Read", file_path="/r/old.go"),
+        result("r3", "package old"),
+        say("The id is reused because the clearing falls back to every session."),
+        user("I think the reuse is for when the agent is dormant and the user commits"),
+    ]
+    step = ExtractiveSummarizer().summarize(messages, cwd="/r").sections["Next step"]
+    assert "Files it concerns: `old.go`, `state.go`." in step
