@@ -24,6 +24,7 @@ from compactor.core.ledger import (
     LedgerItem,
     LedgerMessage,
     LedgerPath,
+    LedgerReport,
     LedgerStatement,
     SessionLedger,
 )
@@ -55,6 +56,7 @@ _WORDS_CHARS = 320
 _CHANGED_SHOWN = 8
 _EARLIER_NAMED = 8
 _LAST_READ_NAMED = 2
+_READ_NAMED = 5
 _EDITS_SHOWN = 2
 _ERRORS_SHOWN = 6
 _STATEMENTS_SHOWN = 12
@@ -71,6 +73,13 @@ _PLAN = re.compile(
     r"(?:so |now |then |first,? )?(?:I need to|I'll|I will|I should|let me|we need to|I'm going to)\b", re.I
 )
 """A statement of what the assistant meant to do next, not of what it found or decided."""
+_PUSHBACK = re.compile(
+    r"\W*(?:no\b|nope|but\b|actually|hmm|hang on|wait\b|I think\b|I don'?t think|that'?s not|not quite|"
+    r"wrong|are you sure|I'?m not sure|why would|shouldn'?t)",
+    re.I,
+)
+"""A reply that may question or correct the answer before it ("I think the reuse is for ..."): the
+answer is then shown in brief, beside the reply, not whole as the conclusion."""
 _REACTION = re.compile(r"(?:Expected|Good|Great|Perfect|OK|Okay|Right|Hmm|Interesting|Ah|Oh|Excellent)\b\W", re.I)
 """A reaction to what a call printed ("Expected — the module doesn't exist yet."): of its moment only."""
 _LOOKING = re.compile(r"\b(?:I need to (?:check|see|look|find|read|understand)|let me|let's)\b", re.I)
@@ -255,16 +264,15 @@ class Briefing:
             )
             for report in reports:
                 lines.append(f'- To "{flat(report.asked, 160)}":' if report.asked else "- It reported:")
-                if report is reports[-1]:
+                reply = self._reply_to(report) if report is reports[-1] else None
+                if report is reports[-1] and not (reply and _PUSHBACK.match(reply.text)):
                     lines.extend(f"  {line}" for line in excerpt(report.text, _REPORT_SHOWN_CHARS).splitlines())
+                else:  # an earlier answer, or one the user pushed back on: in brief
+                    lines.append(f"  {headline(report.text, _EARLIER_REPORT_CHARS)}")
+                if reply is not None:
                     # What the user said to it, right there: a correction ("I think the reuse is for
                     # ...") read pages later leaves the answer looking like the conclusion.
-                    replies = [m for m in self.view.user_messages if m.seq > report.seq]
-                    if replies:
-                        reply = min(replies, key=lambda m: m.seq)
-                        lines.append(f'  The user replied: "{flat(reply.text, _EARLIER_REQUEST_CHARS)}"')
-                else:
-                    lines.append(f"  {headline(report.text, _EARLIER_REPORT_CHARS)}")
+                    lines.append(f'  The user replied: "{flat(reply.text, _EARLIER_REQUEST_CHARS)}"')
         after = reports[-1].seq if reports else -1
         limit = _WORKING_SHOWN if reports else _STATEMENTS_SHOWN
         picked = self._statements(shown_elsewhere, after=after, limit=limit)
@@ -273,6 +281,11 @@ class Briefing:
                 lines.append("Since then it wrote:")
             lines.extend(f"- {s.text}" for s in picked)
         return "\n".join(lines) or "(nothing the assistant concluded is recorded)"
+
+    def _reply_to(self, report: LedgerReport) -> LedgerMessage | None:
+        """The user's first message after ``report``, if any."""
+        replies = [m for m in self.view.user_messages if m.seq > report.seq]
+        return min(replies, key=lambda m: m.seq) if replies else None
 
     def _statements(self, shown_elsewhere: set[str], *, after: int, limit: int) -> list[LedgerStatement]:
         """Up to ``limit`` statements of causes and decisions said after ``after``, oldest first."""
@@ -349,17 +362,9 @@ class Briefing:
             more = len(changed) - _CHANGED_SHOWN - len(earlier)
             rest = f" and {more} more, in the index" if more else ""
             lines.append("Changed earlier: " + ", ".join(f"`{self.rel(p.path)}`" for p in earlier) + f"{rest}.")
-        if state.read_files:
-            lines.append(
-                "Files it read (newest first): " + ", ".join(f"`{self.rel(p.path)}`" for p in state.read_files) + "."
-            )
-        listed = {p.path for p in [*changed[: _CHANGED_SHOWN + _EARLIER_NAMED], *state.read_files]}
-        others = [p for p in view.paths.values() if p.path not in listed]
-        if others:
-            lines.append(
-                f"The session read or searched {len(others)} other path{'s' if len(others) != 1 else ''}; "
-                "the index after this summary lists every one."
-            )
+        if state.read_files:  # every other path is in the index that follows the summary
+            read = state.read_files[:_READ_NAMED]
+            lines.append("Files it read last (newest first): " + ", ".join(f"`{self.rel(p.path)}`" for p in read) + ".")
         return "\n".join(lines) or "(no files touched)"
 
     # -- 4 -------------------------------------------------------------------
@@ -458,10 +463,6 @@ class Briefing:
         state, left = self.state, []
         if state.unanswered and self.view.user_messages:
             left.append(f'answer the user\'s latest message: "{flat(self.view.user_messages[-1].text, 200)}"')
-        if state.unverified and not state.finished:
-            names = ", ".join(f"`{self.rel(p.path)}`" for p in state.unverified[:4])
-            check = f" (`{flat(state.check, 120)}`)" if state.check else ""
-            left.append(f"the changes to {names} are not checked yet{check}")
         if state.intent:
             left.append(f'it was about to: "{state.intent}"')
         return left
@@ -563,7 +564,8 @@ class Briefing:
         if files:
             lines.append("Files it concerns: " + ", ".join(files) + ".")
         if state.check:
-            lines.append(f"Check the work with: `{flat(state.check, 200)}`")
+            unchecked = "" if state.finished or not state.unverified else " (no check has run since the last change)"
+            lines.append(f"Check the work with: `{flat(state.check, 200)}`{unchecked}")
         return "\n".join(lines) or "(no next step recorded)"
 
     @functools.cached_property

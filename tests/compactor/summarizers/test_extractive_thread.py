@@ -610,3 +610,35 @@ def test_an_investigation_steered_by_a_new_message_names_the_files_it_read_last(
     ]
     step = ExtractiveSummarizer().summarize(messages, cwd="/r").sections["Next step"]
     assert "Files it concerns: `old.go`, `state.go`." in step
+
+
+def test_an_answer_the_user_pushed_back_on_is_shown_in_brief_beside_the_reply() -> None:
+    answer = (
+        "**Every commit of the work should get a new checkpoint of its own.** The reuse design assumed nothing "
+        "changed between the commits of a split. So reuse was the wrong approach entirely, as far as I can see now. "
+        "The transcript is read again at each commit, which costs about a second on the long sessions."
+    )
+    messages = [
+        user("how does a reused checkpoint look?"),
+        say(answer),
+        user("no, the reuse is for when the agent is dormant"),
+    ]
+    solving = summarize(messages).sections["Problem solving"]
+    assert "Every commit of the work should get a new checkpoint" in solving
+    assert "costs about a second" not in solving, "in brief: the sentences it stressed"
+    assert 'The user replied: "no, the reuse is for when the agent is dormant"' in solving
+
+
+def test_unchecked_changes_are_said_with_the_check_and_the_files_read_are_the_last_few() -> None:
+    messages = [
+        user("fix the parser"),
+        *[m for n in range(7) for m in (call(f"r{n}", "Read", file_path=f"/r/f{n}.py"), result(f"r{n}", "x"))],
+    ]
+    messages += [*_edited(9, "/r/parser.py"), *_ran(10, "pytest -q", "1 failed"), *_edited(11, "/r/parser.py")]
+    sections = ExtractiveSummarizer().summarize(messages, cwd="/r").sections
+    assert "Check the work with: `pytest -q` (no check has run since the last change)" in sections["Next step"]
+    assert "not checked yet" not in sections["Pending tasks"]
+    assert (
+        "Files it read last (newest first): `f6.py`, `f5.py`, `f4.py`, `f3.py`, `f2.py`."
+        in sections["Files and code sections"]
+    )
