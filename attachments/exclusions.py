@@ -58,14 +58,19 @@ def is_plan_file(path: str, plan_path: str | None = None, cwd: str | None = None
     return any(a == ".claude" and b == "plans" for a, b in itertools.pairwise(parts[:-1]))
 
 
-def read_paths(messages: Sequence[Message], cwd: str | None = None) -> set[str]:
-    """The normalized ``file_path`` of every Read tool call in ``messages``."""
+def read_paths(messages: Sequence[Message], cwd: str | None = None, *, whole: bool = False) -> set[str]:
+    """The normalized ``file_path`` of every Read tool call in ``messages``; with ``whole``, of the
+    reads of a whole file only (a read of 20 lines with ``offset``/``limit`` shows only those)."""
     found: set[str] = set()
     for message in messages:
         for use in message.tool_uses():
-            if use.name in _READ_TOOLS:
+            if use.name in _READ_TOOLS and not (whole and _is_partial(use.input)):
                 found.update(normalize_path(p, cwd) for p in _paths(use.input))
     return found
+
+
+def _is_partial(tool_input: dict[str, object]) -> bool:
+    return any(tool_input.get(key) not in (None, 0, "") for key in ("offset", "limit"))
 
 
 def _paths(tool_input: dict[str, object]) -> Iterable[str]:

@@ -109,7 +109,7 @@ def _candidates(
     """The reads worth restoring, newest first, and the others (plan files, memory files, reads the
     tail shows), each with its reason."""
     plan_path = state.plan.path if state.plan is not None else None
-    in_tail = read_paths(tail, cwd)
+    in_tail = read_paths(tail, cwd, whole=True)  # a partial read in the tail shows only its lines
     memory = {normalize_path(p, cwd) for p in state.memory_paths}
     skipped: list[SkippedEntry] = []
     candidates: list[ReadFileEntry] = []
@@ -121,7 +121,7 @@ def _candidates(
         elif is_memory_file(path) or normal in memory:
             skipped.append(_skip(path, reason("memory_file", "memory files return with the project instructions")))
         elif normal in in_tail:
-            skipped.append(_skip(path, reason("read_in_tail", "the preserved messages already show this read")))
+            skipped.append(_skip(path, reason("read_in_tail", "the preserved messages already show this file whole")))
         else:
             candidates.append(entry)
     return candidates, skipped

@@ -69,3 +69,15 @@ def test_read_paths_collects_only_read_tool_calls() -> None:
         ),
     ]
     assert read_paths(messages, "/repo") == {"/repo/a.py", "/repo/c.py"}
+
+
+def test_a_partial_read_does_not_show_the_whole_file() -> None:
+    messages = [
+        Message(role="assistant", content=[ToolUseBlock(id="a", name="Read", input={"file_path": "/repo/a.py"})]),
+        Message(
+            role="assistant",
+            content=[ToolUseBlock(id="b", name="Read", input={"file_path": "/repo/b.go", "offset": 530, "limit": 20})],
+        ),
+    ]
+    assert read_paths(messages, "/repo") == {"/repo/a.py", "/repo/b.go"}
+    assert read_paths(messages, "/repo", whole=True) == {"/repo/a.py"}
