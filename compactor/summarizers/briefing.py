@@ -455,6 +455,10 @@ class Briefing:
         if left:
             lines.append("Left to do, from the last rounds:")
             lines += [f"- {line}" for line in left]
+        stopped_mid_work = view.last_action_seq >= view.last_statement_seq  # no words after its last call
+        if not lines and not state.finished and state.request is not None and stopped_mid_work:
+            # "(no open tasks)" beside work plainly unfinished reads as a contradiction
+            return "No task list is open; the current request is not done yet (see Current work and Next step)."
         return "\n".join(lines) or "(no open tasks)"
 
     def _left(self) -> list[str]:
@@ -463,6 +467,10 @@ class Briefing:
         state, left = self.state, []
         if state.unanswered and self.view.user_messages:
             left.append(f'answer the user\'s latest message: "{flat(self.view.user_messages[-1].text, 200)}"')
+        if state.unverified and not state.finished:  # without it, unfinished work reads "(no open tasks)"
+            names = ", ".join(f"`{self.rel(p.path)}`" for p in state.unverified[:4])
+            check = f" (`{flat(state.check, 120)}`)" if state.check else ""
+            left.append(f"the changes to {names} are not checked yet{check}")
         if state.intent:
             left.append(f'it was about to: "{state.intent}"')
         return left
@@ -564,8 +572,7 @@ class Briefing:
         if files:
             lines.append("Files it concerns: " + ", ".join(files) + ".")
         if state.check:
-            unchecked = "" if state.finished or not state.unverified else " (no check has run since the last change)"
-            lines.append(f"Check the work with: `{flat(state.check, 200)}`{unchecked}")
+            lines.append(f"Check the work with: `{flat(state.check, 200)}`")
         return "\n".join(lines) or "(no next step recorded)"
 
     @functools.cached_property

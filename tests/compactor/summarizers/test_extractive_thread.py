@@ -629,16 +629,27 @@ def test_an_answer_the_user_pushed_back_on_is_shown_in_brief_beside_the_reply() 
     assert 'The user replied: "no, the reuse is for when the agent is dormant"' in solving
 
 
-def test_unchecked_changes_are_said_with_the_check_and_the_files_read_are_the_last_few() -> None:
+def test_unchecked_changes_are_pending_and_the_files_read_are_the_last_few() -> None:
     messages = [
         user("fix the parser"),
         *[m for n in range(7) for m in (call(f"r{n}", "Read", file_path=f"/r/f{n}.py"), result(f"r{n}", "x"))],
     ]
     messages += [*_edited(9, "/r/parser.py"), *_ran(10, "pytest -q", "1 failed"), *_edited(11, "/r/parser.py")]
     sections = ExtractiveSummarizer().summarize(messages, cwd="/r").sections
-    assert "Check the work with: `pytest -q` (no check has run since the last change)" in sections["Next step"]
-    assert "not checked yet" not in sections["Pending tasks"]
+    assert "Check the work with: `pytest -q`" in sections["Next step"]
+    assert "the changes to `parser.py` are not checked yet (`pytest -q`)" in sections["Pending tasks"]
     assert (
         "Files it read last (newest first): `f6.py`, `f5.py`, `f4.py`, `f3.py`, `f2.py`."
         in sections["Files and code sections"]
     )
+
+
+def test_work_stopped_mid_way_without_a_list_is_not_no_open_tasks() -> None:
+    messages = [
+        user("why does the lane render upside down?"),
+        say("Let me look at the lane code."),
+        call("r1", "Read", file_path="/r/view.go"),
+        result("r1", "func renderLanes() {}"),
+    ]
+    pending = summarize(messages).sections["Pending tasks"]
+    assert pending == "No task list is open; the current request is not done yet (see Current work and Next step)."
