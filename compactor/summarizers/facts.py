@@ -25,6 +25,7 @@ __all__ = [
     "commits_work",
     "defined_names",
     "edit_lines",
+    "edit_text",
     "relative_path",
     "shows_content",
     "removed_paths",
@@ -223,6 +224,16 @@ def removed_paths(command: str) -> list[str]:
 _EDIT_LINES = 6
 _EDIT_CHARS = 500
 _DIFFED_LINES = 400
+
+
+def edit_text(use: ToolUseBlock) -> str:
+    """What an edit writes: its new strings (every one of a MultiEdit) or the content written."""
+    if use.name == "Write":
+        content = use.input.get("content")
+        return content if isinstance(content, str) else ""
+    edits = use.input.get("edits")
+    parts = [e for e in edits if isinstance(e, dict)] if isinstance(edits, list) else [use.input]
+    return "\n".join(str(p.get("new_string", "")) for p in parts if isinstance(p.get("new_string"), str))
 
 
 def edit_lines(use: ToolUseBlock) -> str:

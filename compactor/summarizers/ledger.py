@@ -46,6 +46,7 @@ from compactor.summarizers.facts import (
     commits_work,
     defined_names,
     edit_lines,
+    edit_text,
     removed_paths,
     shows_content,
     touched_path,
@@ -210,6 +211,8 @@ def merge_messages(
                 words.said(ledger, block, seq)
             elif isinstance(block, ToolUseBlock):
                 calls[block.id] = block
+                if block.name in EDIT_ACTIONS:
+                    words.edited(ledger, edit_text(block))
                 _call(ledger, block, seq, words.before_call)
             elif isinstance(block, ToolResultBlock):
                 words.before_call = ""

@@ -31,6 +31,20 @@ class Words:
     def __init__(self) -> None:
         self.before_call = ""
         self.awaiting: list[LedgerError] = []
+        self.chose: tuple[str, list[str]] | None = None
+        """The latest statement of an approach to take, naming code (``I need to use `:auto` mode``),
+        with the names it gave, until the next edit shows whether the work followed it."""
+
+    def edited(self, ledger: SessionLedger, new_text: str) -> None:
+        """The next edit after a stated approach: when it writes none of the names the statement gave
+        (it used `{:shared, self()}`, not `:auto`), the statement is superseded and leaves the ledger's
+        statements (the stored head keeps every word)."""
+        if self.chose is None:
+            return
+        text, names = self.chose
+        self.chose = None
+        if new_text and not any(name in new_text for name in names):
+            ledger.statements = [s for s in ledger.statements if s.text != text]
 
     def said(self, ledger: SessionLedger, block: TextBlock | ThinkingBlock, seq: int) -> None:
         text = block.text if isinstance(block, TextBlock) else block.thinking
@@ -55,6 +69,10 @@ class Words:
                 for error in self.awaiting:
                     error.explanation = error.explanation or explained
                 self.awaiting = []
+        for item in found:
+            names = _CHOICE_NAMES.findall(item.text) if _APPROACH.search(item.text) else []
+            if names:
+                self.chose = (item.text, names)
         known = {s.text for s in ledger.statements}
         for item in found:
             if item.text in known:
@@ -70,6 +88,13 @@ class Words:
         if len(ledger.statements) > STATEMENTS_KEPT:
             del ledger.statements[: len(ledger.statements) - STATEMENTS_KEPT]
 
+
+_APPROACH = re.compile(
+    r"\b(?:I need to|I'll|I will|I'm going to|we need to|I should|let's|let me)\s+(?:use|go with|switch to|set|call|pass)\b",
+    re.I,
+)
+"""Words that choose an approach ("I need to use ..."), which the next edit follows or not."""
+_CHOICE_NAMES = re.compile(r"`([^`\n]{2,60})`")
 
 _IDENTIFIERS_KEPT = 400
 

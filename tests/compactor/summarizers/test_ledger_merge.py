@@ -444,3 +444,28 @@ def test_a_models_input_carries_the_users_decisions_and_the_sessions_routine() -
         'The user\'s choices among the options offered:\n- To "Which scope do you prefer?" the user chose A.' in digest
     )
     assert "How the session finished its last piece of work:\n- `go test ./...`\n- `git commit`" in digest
+
+
+def test_an_approach_the_next_edit_did_not_follow_is_superseded() -> None:
+    chose = "The LiveView runs in a separate process that can't reach the sandbox. I need to use `:auto` mode."
+    messages = [
+        user("fix the live tests"),
+        say(chose),
+        call("r1", "Read", file_path="/r/live_test.exs"),
+        result("r1", "setup do"),
+        call(
+            "e1",
+            "Edit",
+            file_path="/r/live_test.exs",
+            old_string="setup do",
+            new_string="Sandbox.mode(Repo, {:shared, self()})",
+        ),
+        result("e1", "ok"),
+    ]
+    assert chose not in [s.text for s in merge_messages(SessionLedger(), messages).statements]
+    followed = [
+        *messages[:4],
+        call("e1", "Edit", file_path="/r/live_test.exs", old_string="a", new_string="mode: :auto"),
+        result("e1", "ok"),
+    ]
+    assert chose in [s.text for s in merge_messages(SessionLedger(), followed).statements]
