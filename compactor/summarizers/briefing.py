@@ -28,7 +28,15 @@ from compactor.core.ledger import (
     LedgerStatement,
     SessionLedger,
 )
-from compactor.summarizers.briefing_text import excerpt, explains, headline, overlap
+from compactor.summarizers.briefing_text import (
+    about_file,
+    excerpt,
+    explains,
+    headline,
+    is_reaction,
+    overlap,
+    pushes_back,
+)
 from compactor.summarizers.facts import OUTPUT_PLUMBING, check_program, relative_path
 from compactor.summarizers.statements import flat, is_narration
 from compactor.summarizers.where_stopped import Stopped, stopped_at
@@ -73,15 +81,6 @@ _PLAN = re.compile(
     r"(?:so |now |then |first,? )?(?:I need to|I'll|I will|I should|let me|we need to|I'm going to)\b", re.I
 )
 """A statement of what the assistant meant to do next, not of what it found or decided."""
-_PUSHBACK = re.compile(
-    r"\W*(?:no\b|nope|but\b|actually|hmm|hang on|wait\b|I think\b|I don'?t think|that'?s not|not quite|"
-    r"wrong|are you sure|I'?m not sure|why would|shouldn'?t)",
-    re.I,
-)
-"""A reply that may question or correct the answer before it ("I think the reuse is for ..."): the
-answer is then shown in brief, beside the reply, not whole as the conclusion."""
-_REACTION = re.compile(r"(?:Expected|Good|Great|Perfect|OK|Okay|Right|Hmm|Interesting|Ah|Oh|Excellent)\b\W", re.I)
-"""A reaction to what a call printed ("Expected — the module doesn't exist yet."): of its moment only."""
 _LOOKING = re.compile(r"\b(?:I need to (?:check|see|look|find|read|understand)|let me|let's)\b", re.I)
 """A statement that only says what the assistant is about to look at, not what it found."""
 
@@ -107,14 +106,6 @@ def item_line(item: LedgerItem, view: SessionLedger) -> str:
     if item.key in view.tasks and view.tasks[item.key] is item:
         return f"task #{item.key} ({status}): {flat(item.text, 200)}"
     return f"({status}) {flat(item.text, 200)}"
-
-
-def _about(entry: LedgerPath, words: str) -> bool:
-    """Whether the assistant's words before an edit are about that file: they name it, a name it
-    defines, or a name the edit changed (words about another file read as nonsense beside it)."""
-    stem = entry.path.rsplit("/", 1)[-1].split(".", 1)[0]
-    names = [stem, *entry.symbols, *re.findall(r"[A-Za-z_][\w.]{3,}", entry.last_edit)]
-    return any(len(n) >= 4 and n in words for n in names)
 
 
 class Briefing:
@@ -265,7 +256,7 @@ class Briefing:
             for report in reports:
                 lines.append(f'- To "{flat(report.asked, 160)}":' if report.asked else "- It reported:")
                 reply = self._reply_to(report) if report is reports[-1] else None
-                if report is reports[-1] and not (reply and _PUSHBACK.match(reply.text)):
+                if report is reports[-1] and not (reply and pushes_back(reply.text)):
                     lines.extend(f"  {line}" for line in excerpt(report.text, _REPORT_SHOWN_CHARS).splitlines())
                 else:  # an earlier answer, or one the user pushed back on: in brief
                     lines.append(f"  {headline(report.text, _EARLIER_REPORT_CHARS)}")
@@ -298,7 +289,7 @@ class Briefing:
                 continue
             if len(s.text.split()) < 8:  # "I can see the issue.", "The `CreatedAt` field doesn't use it."
                 continue
-            if _PLAN.match(s.text) or _REACTION.match(s.text):  # what it meant to do then; a reaction
+            if _PLAN.match(s.text) or is_reaction(s.text):  # what it meant to do then; a reaction
                 continue
             if _LOOKING.search(s.text) or _HEDGE.search(s.text) or any(overlap(s.text, p.text) for p in picked):
                 continue
@@ -340,7 +331,7 @@ class Briefing:
             if (
                 entry.path in current
                 and entry.why
-                and _about(entry, entry.why)
+                and about_file(entry, entry.why)
                 and entry.why not in said
                 and _REASON.search(entry.why)
                 and not _PLAN.match(entry.why)

@@ -1,15 +1,16 @@
 """How the briefing cuts, weighs and pairs text: an answer cut at a line or sentence end, an earlier
 answer in brief, the share of a summary that is bookkeeping, whether two statements say the same,
-whether what the assistant said after an error is about it."""
+whether what the assistant said after an error (or before an edit) is about it, whether a reply
+pushes back on an answer, whether a sentence only reacts to what a call printed."""
 
 from __future__ import annotations
 
 import re
 
-from compactor.core.ledger import LedgerError
+from compactor.core.ledger import LedgerError, LedgerPath
 from compactor.summarizers.statements import flat, is_narration, sentences
 
-__all__ = ["excerpt", "explains", "headline", "listing_share", "overlap"]
+__all__ = ["about_file", "excerpt", "explains", "headline", "is_reaction", "listing_share", "overlap", "pushes_back"]
 
 
 _PATHY = re.compile(
@@ -141,3 +142,32 @@ def explains(explanation: str, error: LedgerError) -> bool:
     if not explanation:
         return False
     return bool(_terms_of(explanation) & _terms_of(f"{error.key} {error.line} {' '.join(error.detail)}"))
+
+
+_PUSHBACK = re.compile(
+    r"\W*(?:no\b|nope|but\b|actually|hmm|hang on|wait\b|I think\b|I don'?t think|that'?s not|not quite|"
+    r"wrong|are you sure|I'?m not sure|why would|shouldn'?t)",
+    re.I,
+)
+"""A reply that may question or correct the answer before it ("I think the reuse is for ..."): the
+answer is then shown in brief, beside the reply, not whole as the conclusion."""
+_REACTION = re.compile(r"(?:Expected|Good|Great|Perfect|OK|Okay|Right|Hmm|Interesting|Ah|Oh|Excellent)\b\W", re.I)
+"""A reaction to what a call printed ("Expected — the module doesn't exist yet."): of its moment only."""
+
+
+def pushes_back(reply: str) -> bool:
+    """Whether a user's reply may question or correct the answer before it (see ``_PUSHBACK``)."""
+    return _PUSHBACK.match(reply) is not None
+
+
+def is_reaction(sentence: str) -> bool:
+    """Whether a sentence only reacts to what a call printed (see ``_REACTION``)."""
+    return _REACTION.match(sentence) is not None
+
+
+def about_file(entry: LedgerPath, words: str) -> bool:
+    """Whether the assistant's words before an edit are about that file: they name it, a name it
+    defines, or a name the edit changed (words about another file read as nonsense beside it)."""
+    stem = entry.path.rsplit("/", 1)[-1].split(".", 1)[0]
+    names = [stem, *entry.symbols, *re.findall(r"[A-Za-z_][\w.]{3,}", entry.last_edit)]
+    return any(len(n) >= 4 and n in words for n in names)
