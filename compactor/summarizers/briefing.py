@@ -141,21 +141,20 @@ class Briefing:
     # -- 1 -----------------------------------------------------------------
 
     def request(self) -> str:
-        """The session's first request when it is not among the latest, then the latest requests
-        verbatim (a short remark reads with the request before it), pins and standing instructions."""
+        """The session's first request (before its first compaction) and the user's ``/compact``
+        description of the work, then the latest requests verbatim (a short remark reads with the
+        request before it), pins, the user's decisions and standing instructions."""
         state, view, lines = self.state, self.view, []
         section = "Primary request and intent"
         requests = sorted((m for m in view.user_messages if m.is_request), key=lambda m: m.seq)
         recent = requests[-_RECENT_REQUESTS:]
-        # The session's first request is left out: after a resume or a compaction it is one reply among
-        # many ("yeah let's do it"), and read as the task it misleads.
         if not requests and view.carried:
             lines.append(f"From the earlier summary: {flat(view.carried[-1], _REQUEST_CHARS)}")
         first = requests[0] if requests else None
         if (
             first is not None
             and first not in recent
-            and len(first.text.split()) >= _TASK_WORDS
+            and len(first.text.split()) >= _TASK_WORDS  # after a resume it is a reply ("yeah let's do it")
             and len(first.text) <= _REQUEST_CHARS
             and view.last_commit_seq < first.seq  # nothing committed since: the same task, most likely
             and view.compactions == 0  # after a compaction, the session's start is long behind
@@ -212,9 +211,8 @@ class Briefing:
         return ranked + sorted([s for s in statements if s not in current], key=worth, reverse=True)
 
     def concepts(self) -> str:
-        """The checks the session runs; in a session without any (an investigation), the few names it
-        turns on most. (The full list of names is in the index: read as a list in the briefing, it
-        buries what matters.)"""
+        """The few code names the work turns on most, then the checks the session runs. (The full list
+        of names is in the index: read as a long list in the briefing, it buries what matters.)"""
         lines = []
         names = [n for n in self.names if _CODE_NAME.fullmatch(n)][:_CONCEPT_NAMES]
         if names:

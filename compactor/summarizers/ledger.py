@@ -206,8 +206,6 @@ def merge_messages(
                 ledger.recent_words = [*ledger.recent_words, flat(text, _WORDS_CHARS)][-_WORDS_KEPT:]
         for block in message.blocks():
             if isinstance(block, TextBlock | ThinkingBlock) and message.role == "assistant":
-                if block.text.strip() if isinstance(block, TextBlock) else block.thinking.strip():
-                    ledger.calls_since_words = 0
                 words.said(ledger, block, seq)
             elif isinstance(block, ToolUseBlock):
                 calls[block.id] = block
@@ -326,9 +324,8 @@ def _call(ledger: SessionLedger, use: ToolUseBlock, seq: int, why: str = "") -> 
         if use.name in EDIT_ACTIONS:
             ledger.wrap_up = []
             for error in ledger.errors[-_FIX_LOOKBACK:]:
-                if (
-                    error.resolved is None and not error.edited_since and not error.fix and why
-                ):  # the first edit after it
+                # The first edit after an open error: its words are the fix.
+                if error.resolved is None and not error.edited_since and not error.fix and why:
                     error.fix = why
             entry.edit_seq, entry.deleted = seq, False
             entry.why = why or entry.why

@@ -50,6 +50,7 @@ class Words:
         text = block.text if isinstance(block, TextBlock) else block.thinking
         if not text.strip():
             return
+        ledger.calls_since_words = 0
         thinking = isinstance(block, ThinkingBlock)
         if not thinking:
             self.before_call = first_words(text[: _WHY_CHARS * 4], _WHY_CHARS)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from compactor.core.ledger import LedgerPath, SessionLedger
 from compactor.summarizers.briefing_text import excerpt
+from compactor.summarizers.facts import EDIT_ACTIONS
 from compactor.summarizers.statements import flat
 from compactor.summarizers.work_state import WorkState
 
@@ -22,7 +23,6 @@ __all__ = ["Stopped", "stopped_at"]
 _WORDS_CHARS = 320
 _OUTCOME = re.compile(r" -> ok$")
 _SPAN = re.compile(r"`([^`\n]{1,120})`")
-_EDIT_CALLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 _LEFT_SHOWN = 4
 
 
@@ -40,9 +40,9 @@ def _is_prose(text: str) -> bool:
 
 def stopped_at(view: SessionLedger, state: WorkState, rel: Callable[[str], str], here: Callable[[str], str]) -> Stopped:
     """The next step's lines when the work stopped between the assistant's words and its calls: what
-    it last thought or wrote it would do, then its last edit after that (or the calls it made), with
-    the reminder that whether they finished the step is not recorded. Nothing when the work is done
-    or the assistant's words came after its last call (an answer, not an interruption). ``rel``
+    it last thought or wrote it would do, then its last edit after that (with which of the things it
+    named that edit touched) or the calls it made, without their outcome. Nothing when the work is
+    done or the assistant's words came after its last call (an answer, not an interruption). ``rel``
     shortens a path, ``here`` the paths in a call's description."""
     if state.finished or view.last_action_seq <= view.last_statement_seq or not view.last_actions:
         return Stopped([])
@@ -68,7 +68,7 @@ def stopped_at(view: SessionLedger, state: WorkState, rel: Callable[[str], str],
     if edited is not None and edited.last_edit:
         body = "\n".join(f"  {line}" for line in edited.last_edit.splitlines())
         lines = [said, f"After that it edited `{rel(edited.path)}`:\n  ```\n{body}\n  ```"]
-        edits = [c for c in calls if c.split(" ", 1)[0] in _EDIT_CALLS]
+        edits = [c for c in calls if c.split(" ", 1)[0] in EDIT_ACTIONS]
         if len(edits) == 1 and len(calls) == since:  # that edit alone came after its words
             lines += _covered(f"{thought} {words}", edited.last_edit)
         return Stopped(lines, shown_edit=edited.path)
