@@ -19,3 +19,13 @@ def result(tool_id: str, text: str, *, is_error: bool = False) -> Message:
 
 def say(text: str) -> Message:
     return Message(role="assistant", content=[TextBlock(text=text)])
+
+
+def ran(n: int, command: str, output: str = "ok") -> list[Message]:
+    """A shell call numbered ``n`` and its output."""
+    return [call(f"b{n}", "Bash", command=command), result(f"b{n}", output)]
+
+
+def edited(n: int, path: str) -> list[Message]:
+    """An edit numbered ``n`` of ``path`` that went through."""
+    return [call(f"e{n}", "Edit", file_path=path, old_string="a", new_string="b"), result(f"e{n}", "ok")]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from compactor.core.messages import Message
 from compactor.summarizers.base import Summary
 from compactor.summarizers.extractive import ExtractiveSummarizer
-from tests.compactor.summarizers.builders import call, result, say, user
+from tests.compactor.summarizers.builders import call, edited, ran, result, say, user
 
 
 def summarize(messages: list[Message]) -> Summary:
@@ -472,14 +472,6 @@ def test_an_investigation_without_errors_names_the_causes_it_found_and_the_names
     assert "`getStagedFiles`" in sections["Key technical concepts"]
 
 
-def _ran(n: int, command: str, output: str = "ok") -> list[Message]:
-    return [call(f"b{n}", "Bash", command=command), result(f"b{n}", output)]
-
-
-def _edited(n: int, path: str) -> list[Message]:
-    return [call(f"e{n}", "Edit", file_path=path, old_string="a", new_string="b"), result(f"e{n}", "ok")]
-
-
 def test_the_request_names_the_task_the_latest_follow_ups_belong_to() -> None:
     messages = [
         user("our git status has broken, why?"),
@@ -507,11 +499,11 @@ def test_problem_solving_leaves_out_reactions_and_older_files_keep_no_stale_note
     messages = [
         user("add the annotations"),
         say("Now also replace `build_conn()` because the helper is missing from the import."),
-        *_edited(1, "/r/old_test.exs"),
-        *_ran(2, "git commit -am wip"),
+        *edited(1, "/r/old_test.exs"),
+        *ran(2, "git commit -am wip"),
         say("Expected — the `AnnotationMessageRef` module doesn't exist yet at this point."),
         say("The migration fails on SQLite because the column is NOT NULL without a default value."),
-        *_edited(3, "/r/migration.exs"),
+        *edited(3, "/r/migration.exs"),
     ]
     sections = ExtractiveSummarizer().summarize(messages, cwd="/r").sections
     assert "AnnotationMessageRef" not in sections["Problem solving"]
@@ -527,8 +519,8 @@ def test_a_resolved_error_that_says_nothing_shows_what_failed() -> None:
         result(
             "b1", "[lint] ERROR task failed\nview.go:12:3: ineffectual assignment to err (ineffassign)", is_error=True
         ),
-        *_edited(2, "/r/view.go"),
-        *_ran(3, "mise run lint"),
+        *edited(2, "/r/view.go"),
+        *ran(3, "mise run lint"),
     ]
     errors = summarize(messages).sections["Errors and fixes"]
     assert "ineffectual assignment to err" in errors
@@ -590,7 +582,7 @@ def test_the_latest_answer_is_shown_with_what_the_user_replied_to_it() -> None:
 def test_files_changed_before_the_latest_are_named_on_one_line() -> None:
     messages = [user("refactor the package")]
     for n in range(12):
-        messages += _edited(n, f"/r/module_{n:02d}.py")
+        messages += edited(n, f"/r/module_{n:02d}.py")
     files = ExtractiveSummarizer().summarize(messages, cwd="/r").sections["Files and code sections"]
     assert "- `module_11.py` (changed)" in files and "- `module_03.py`" not in files
     assert "Changed earlier: `module_03.py`, `module_02.py`, `module_01.py`, `module_00.py`." in files
@@ -634,7 +626,7 @@ def test_unchecked_changes_are_pending_and_the_files_read_are_the_last_few() -> 
         user("fix the parser"),
         *[m for n in range(7) for m in (call(f"r{n}", "Read", file_path=f"/r/f{n}.py"), result(f"r{n}", "x"))],
     ]
-    messages += [*_edited(9, "/r/parser.py"), *_ran(10, "pytest -q", "1 failed"), *_edited(11, "/r/parser.py")]
+    messages += [*edited(9, "/r/parser.py"), *ran(10, "pytest -q", "1 failed"), *edited(11, "/r/parser.py")]
     sections = ExtractiveSummarizer().summarize(messages, cwd="/r").sections
     assert "Check the work with: `pytest -q`" in sections["Next step"]
     assert "the changes to `parser.py` are not checked yet (`pytest -q`)" in sections["Pending tasks"]

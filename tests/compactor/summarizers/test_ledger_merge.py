@@ -7,7 +7,7 @@ from compactor.core.messages import Message
 from compactor.summarizers.ledger import instruction_sentences, merge_messages, tail_view, useful_last_line
 from compactor.summarizers.ledger_text import ledger_digest
 from compactor.summarizers.ledger_words import decision_of, plan_of
-from tests.compactor.summarizers.builders import call, result, say, user
+from tests.compactor.summarizers.builders import call, edited, ran, result, say, user
 
 
 def test_paths_and_commands_accumulate_across_merges_with_runs_and_last_outcome() -> None:
@@ -341,24 +341,18 @@ def test_a_plan_is_steps_the_assistant_lays_out_not_a_list_of_what_it_did() -> N
 
 
 def test_the_routine_is_how_the_latest_commit_was_wrapped_up_after_the_last_edit() -> None:
-    def edit(n: int) -> list[Message]:
-        return [call(f"e{n}", "Edit", file_path="/r/a.ex", old_string="a", new_string="b"), result(f"e{n}", "ok")]
-
-    def run(n: int, command: str) -> list[Message]:
-        return [call(f"b{n}", "Bash", command=command), result(f"b{n}", "ok")]
-
     messages = [
         user("tackle the beads"),
-        *run(1, "mix test 2>&1 | tail -5"),  # before the last edit: not part of wrapping up
-        *edit(1),
-        *run(2, "mix compile --warnings-as-errors"),
-        *run(3, "mix test 2>&1 | tail -5"),
-        *run(4, "git status"),
-        *run(5, "bd close spotter-gqc.5"),
-        *run(6, 'git add -A && git commit -m "close the session"'),
-        *run(7, "git push"),
-        *edit(2),
-        *run(8, "mix test"),
+        *ran(1, "mix test 2>&1 | tail -5"),  # before the last edit: not part of wrapping up
+        *edited(1, "/r/a.ex"),
+        *ran(2, "mix compile --warnings-as-errors"),
+        *ran(3, "mix test 2>&1 | tail -5"),
+        *ran(4, "git status"),
+        *ran(5, "bd close spotter-gqc.5"),
+        *ran(6, 'git add -A && git commit -m "close the session"'),
+        *ran(7, "git push"),
+        *edited(2, "/r/a.ex"),
+        *ran(8, "mix test"),
     ]
     ledger = merge_messages(SessionLedger(), messages)
     assert ledger.routine == [
