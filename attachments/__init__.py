@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from attachments.exclusions import (
         MEMORY_FILE_NAMES,
         is_memory_file,
+        is_partial_read,
         is_plan_file,
         normalize_path,
         read_paths,
@@ -146,6 +147,7 @@ __all__ = [
     "file_activity",
     "full_deltas",
     "is_memory_file",
+    "is_partial_read",
     "is_plan_file",
     "locate",
     "mark_announced",
@@ -241,6 +243,7 @@ _EXPORTS: dict[str, str] = {
     "plan_file_attachment": "attachments.plan",
     "plan_mode_attachment": "attachments.plan",
     "rank_files": "attachments.selection",
+    "is_partial_read": "attachments.exclusions",
     "read_paths": "attachments.exclusions",
     "readable_text": "attachments.readable",
     "reason": "attachments.reasons",

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import itertools
 import posixpath
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from attachments.messages import Message
 
 __all__ = [
     "MEMORY_FILE_NAMES",
     "is_memory_file",
+    "is_partial_read",
     "is_plan_file",
     "normalize_path",
     "read_paths",
@@ -64,13 +65,15 @@ def read_paths(messages: Sequence[Message], cwd: str | None = None, *, whole: bo
     found: set[str] = set()
     for message in messages:
         for use in message.tool_uses():
-            if use.name in _READ_TOOLS and not (whole and _is_partial(use.input)):
+            if use.name in _READ_TOOLS and not (whole and is_partial_read(use.input)):
                 found.update(normalize_path(p, cwd) for p in _paths(use.input))
     return found
 
 
-def _is_partial(tool_input: dict[str, object]) -> bool:
-    return any(tool_input.get(key) not in (None, 0, "") for key in ("offset", "limit"))
+def is_partial_read(tool_input: Mapping[str, object]) -> bool:
+    """Whether a Read call's input asks for part of the file (an ``offset`` or a ``limit``), as
+    ``ReadFileEntry.is_partial`` says of the read it recorded."""
+    return tool_input.get("offset") is not None or tool_input.get("limit") is not None
 
 
 def _paths(tool_input: dict[str, object]) -> Iterable[str]:

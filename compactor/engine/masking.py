@@ -41,6 +41,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from attachments import is_partial_read
 from ccr import PutRequest, Store, handle_for, tinyjuice_marker
 from ccr.root_errors import CompactorError
 from compactor.core.config import MaskingSettings, is_recovery_tool
@@ -212,7 +213,7 @@ class Masker:
             return
         path = touched_path(call) if call is not None else None
         if path and name in _READ_TOOLS | _WRITE_TOOLS and call is not None:
-            partial = name in _READ_TOOLS and _is_partial(call)
+            partial = name in _READ_TOOLS and is_partial_read(call.input)
             for earlier in self._reads.get(path, ()):
                 if earlier.superseded_by is None and (not partial or earlier.partial):
                     earlier.superseded_by = call
@@ -223,7 +224,7 @@ class Masker:
             tool_use_id=block.tool_use_id,
             answer=self.answers,
             path=path if name in _READ_TOOLS else None,
-            partial=name in _READ_TOOLS and call is not None and _is_partial(call),
+            partial=name in _READ_TOOLS and call is not None and is_partial_read(call.input),
         )
         self._pending[block.tool_use_id] = candidate
         if candidate.path is not None:
@@ -391,10 +392,6 @@ class Masker:
                 out[index] = message.model_copy(update={"content": blocks})
                 outcome.changed.append(index)
         return outcome
-
-
-def _is_partial(call: ToolUseBlock) -> bool:
-    return call.input.get("offset") is not None or call.input.get("limit") is not None
 
 
 def _find_block(messages: Sequence[Message], candidate: _Candidate) -> ToolResultBlock | None:
