@@ -145,7 +145,8 @@ _PLAN_ITEM_CHARS = 160
 
 def plan_of(text: str) -> str:
     """The plan a block of the assistant's lays out, as its cue line and its items ("I'll need to:" and
-    two or more numbered or bulleted steps after it), or "" when it lays out none."""
+    two or more numbered or bulleted steps after it, blank lines between them or not), and the
+    sentence after them when it says what it will do of them; or "" when it lays out none."""
     lines = text.splitlines()
     for index, line in enumerate(lines):
         if not line.rstrip().endswith(":") or not _PLAN_CUE.search(line):
@@ -156,15 +157,19 @@ def plan_of(text: str) -> str:
         if not _PLAN_CUE.search(cue):
             continue
         items: list[str] = []
+        closing = ""
         for after in lines[index + 1 :]:
             found = _PLAN_ITEM.match(after)
-            if found is None:
-                if items or after.strip():
-                    break
-                continue
-            items.append(flat(found.group(1), _PLAN_ITEM_CHARS))
+            if found is not None:
+                items.append(flat(found.group(1), _PLAN_ITEM_CHARS))
+            elif after.strip():  # blank lines may part the items; other words end the list
+                # ... and may say which of them it will do ("Let me fix the actionable ones (1, 2, 3).")
+                if items and _PLAN_CUE.search(after) and len(after) <= _PLAN_ITEM_CHARS:
+                    closing = after.strip()
+                break
         if len(items) >= 2:
-            return "\n".join([cue, *(f"{n}. {item}" for n, item in enumerate(items[:_PLAN_ITEMS], 1))])
+            steps = [f"{n}. {item}" for n, item in enumerate(items[:_PLAN_ITEMS], 1)]
+            return "\n".join([cue, *steps, *([closing] if closing else [])])
     return ""
 
 

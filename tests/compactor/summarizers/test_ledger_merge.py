@@ -340,6 +340,23 @@ def test_a_plan_is_steps_the_assistant_lays_out_not_a_list_of_what_it_did() -> N
     assert plan_of("Next I need to:\n- only one step") == ""
 
 
+def test_a_plan_may_part_its_items_with_blank_lines_and_say_which_it_will_do() -> None:
+    text = (
+        "Good feedback. Let me analyze the threads:\n\n"
+        "1. **Copilot #1** — `discardSession` lost idempotency.\n\n"
+        "2. **Copilot #2** — Stale docstring on `DeleteShadowBranches`.\n\n"
+        "3. **cursor[bot] #3** — Duplication. Low priority.\n\n"
+        "Let me fix the actionable ones (1, 2).\n\nMore words."
+    )
+    assert plan_of(text) == (
+        "Let me analyze the threads:\n"
+        "1. **Copilot #1** — `discardSession` lost idempotency.\n"
+        "2. **Copilot #2** — Stale docstring on `DeleteShadowBranches`.\n"
+        "3. **cursor[bot] #3** — Duplication. Low priority.\n"
+        "Let me fix the actionable ones (1, 2)."
+    )
+
+
 def test_the_routine_is_how_the_latest_commit_was_wrapped_up_after_the_last_edit() -> None:
     messages = [
         user("tackle the beads"),
