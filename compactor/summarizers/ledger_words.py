@@ -140,6 +140,9 @@ def _restated(text: str, recent: Sequence[LedgerStatement]) -> LedgerStatement |
 _PLAN_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+(\S.*)$")
 _PLAN_CUE = re.compile(r"\b(?:I'll|I will|I need to|I'm going to|let me|plan|steps|we need to|need to|next)\b", re.I)
 _PLAN_ITEMS = 6
+# A sentence after the items that says which of them it will do names them: by number, or as a
+# group ("these", "all of them", "the actionable ones"); narration ("Let me present this clearly") does not.
+_PLAN_REFERS = re.compile(r"\(\d|\b\d+\b|\b(?:these|those|them|each|all|both|ones|items|fixes|steps)\b", re.I)
 _PLAN_ITEM_CHARS = 160
 
 
@@ -164,7 +167,7 @@ def plan_of(text: str) -> str:
                 items.append(flat(found.group(1), _PLAN_ITEM_CHARS))
             elif after.strip():  # blank lines may part the items; other words end the list
                 # ... and may say which of them it will do ("Let me fix the actionable ones (1, 2, 3).")
-                if items and _PLAN_CUE.search(after) and len(after) <= _PLAN_ITEM_CHARS:
+                if items and _PLAN_CUE.search(after) and _PLAN_REFERS.search(after) and len(after) <= _PLAN_ITEM_CHARS:
                     closing = after.strip()
                 break
         if len(items) >= 2:

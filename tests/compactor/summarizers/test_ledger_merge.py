@@ -357,6 +357,18 @@ def test_a_plan_may_part_its_items_with_blank_lines_and_say_which_it_will_do() -
     )
 
 
+def test_a_plan_drops_the_narration_after_its_items() -> None:
+    text = (
+        "Here is what I found. Let me summarize the state:\n\n"
+        "1. The parser drops `sessionId` on resume.\n\n"
+        "2. The cache key ignores the cwd.\n\n"
+        "Let me present this clearly to the user.\n"
+    )
+    assert plan_of(text) == (
+        "Let me summarize the state:\n1. The parser drops `sessionId` on resume.\n2. The cache key ignores the cwd."
+    )
+
+
 def test_the_routine_is_how_the_latest_commit_was_wrapped_up_after_the_last_edit() -> None:
     messages = [
         user("tackle the beads"),
