@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 
 from compactor.core.ledger import (
+    LedgerError,
     LedgerItem,
     LedgerMessage,
     LedgerPath,
@@ -65,7 +66,9 @@ _CHANGED_SHOWN = 8
 _EARLIER_NAMED = 8
 _LAST_READ_NAMED = 2
 _READ_NAMED = 5
-_EDITS_SHOWN = 2
+_EDITS_SHOWN = 4
+_SMALL_EDIT_LINES = 8
+"""An older file's last edit this short is shown with it: the code itself says what changed."""
 _ERRORS_SHOWN = 6
 _STATEMENTS_SHOWN = 12
 _IDENTIFIERS_SHOWN = 30
@@ -95,6 +98,30 @@ _REASON = re.compile(
 
 _CODE_NAME = re.compile(r"[\w.]*(?:[_./()]|[a-z][A-Z])[\w./()]*|[A-Z][a-z]+[A-Z]\w*")
 """A name that looks like code (``snake_case``, ``camelCase``, ``a.b``, ``f()``), not an ordinary word."""
+
+
+_EXPECTED = re.compile(r"\b(?:as expected|expected to fail|fails? as it should|red phase)\b", re.I)
+"""An explanation saying the failure was meant (a test written before its code): not an error to carry."""
+
+
+_NAMED_FILE = re.compile(r"[\w.-]+\.[A-Za-z]{1,5}\b")
+"""A file name with its extension, as a plan step names one (``manual_commit.go``)."""
+
+
+_UNDEFINED = re.compile(r"\b(?:undefined|not defined|cannot find (?:symbol|name)|has no attribute)[: ]+[`'\"]?([\w.]+)")
+"""A compiler's word for a name that does not exist (yet)."""
+
+
+def _one_per_problem(errors: list[LedgerError]) -> list[LedgerError]:
+    """``errors`` with one entry per problem: errors the assistant explained or fixed in the same
+    words (one failing test seen through three commands) are one, shown as the latest of them."""
+    kept: list[LedgerError] = []
+    for error in reversed(errors):
+        words = {w for w in (error.explanation, error.fix) if len(w.split()) >= 5}
+        if any(words & {k.explanation, k.fix} for k in kept):
+            continue
+        kept.append(error)
+    return kept[::-1]
 
 
 def item_line(item: LedgerItem, view: SessionLedger) -> str:
@@ -166,25 +193,31 @@ class Briefing:
             lines.append(
                 f'When the user last compacted, they described the work as: "{flat(said, _EARLIER_REQUEST_CHARS)}"'
             )
-        if len(recent) == 1:
-            lines.append(f"The user's current request, verbatim: {self._quote(recent[0], _REQUEST_CHARS, section)}")
-        elif recent:
-            lines.append("The user's latest requests, oldest first, verbatim:")
-            for message in recent:
-                limit = _REQUEST_CHARS if message is recent[-1] else _EARLIER_REQUEST_CHARS
-                mark = ""
-                if message is state.request and message is not recent[-1]:
-                    mark = " (the current request; what follows steers it)"
-                lines.append(f"- {self._quote(message, limit, section)}{mark}")
+        # The current request stands on its own line, where a reader looks first; what the user asked
+        # before it and what they wrote after it (a remark that steers it) read around it.
+        current = state.request if state.request in recent else (recent[-1] if recent else None)
+        before = [m for m in recent if current is not None and m.seq < current.seq]
+        after = [m for m in recent if current is not None and m.seq > current.seq]
+        if before:
+            lines.append("Earlier requests, oldest first:")
+            lines.extend(f"- {self._quote(m, _EARLIER_REQUEST_CHARS, section)}" for m in before)
+        if current is not None:
+            lines.append(f"Current request: {self._quote(current, _REQUEST_CHARS, section)}")
+        if after:
+            lines.append("Then the user wrote:")
+            lines.extend(f"- {self._quote(m, _REQUEST_CHARS, section)}" for m in after)
         if view.pins:
             lines.append("Pinned by the user, to keep as written:")
             lines.extend(f'- "{pin}"' for pin in view.pins)
         if view.decisions:
             lines.append("The user's choices among the options it offered, oldest first:")
             lines.extend(f"- {d}" for d in view.decisions[-_DECISIONS_SHOWN:])
-        instructions = [i for i in view.instructions if not i.startswith("The user turned down")]
+        shown = " ".join(flat(m.text, len(m.text)) for m in recent)
+        instructions = [
+            i for i in view.instructions if not i.startswith("The user turned down") and flat(i, len(i)) not in shown
+        ]
         if instructions:
-            lines.append("The user's standing instructions, verbatim:")
+            lines.append("Standing instructions from the user, verbatim:")
             lines.extend(f'- "{i}"' for i in instructions[-8:])
         return "\n".join(lines) or "(no request from the user recorded)"
 
@@ -210,17 +243,43 @@ class Briefing:
         ranked = sorted(current, key=worth, reverse=True)
         return ranked + sorted([s for s in statements if s not in current], key=worth, reverse=True)
 
-    def concepts(self) -> str:
-        """The few code names the work turns on most, then the checks the session runs. (The full list
-        of names is in the index: read as a long list in the briefing, it buries what matters.)"""
-        lines = []
-        names = [n for n in self.names if _CODE_NAME.fullmatch(n)][:_CONCEPT_NAMES]
-        if names:
-            lines.append("The names the work turns on: " + ", ".join(f"`{n}`" for n in names) + ".")
+    def concepts(self, shown_elsewhere: set[str]) -> str:
+        """The code names the work turns on most, each with the assistant's own sentence that says
+        what it is or does (a bare list of names reads as bookkeeping), then the checks the session
+        runs. Names no sentence explains are left to the index."""
+        lines: list[str] = []
+        used: set[str] = set()
+        for name in [n for n in self.names if _CODE_NAME.fullmatch(n)][: _CONCEPT_NAMES * 2]:
+            said = self._explaining(name, shown_elsewhere | used)
+            if said is None:
+                continue
+            used.add(said.text)
+            lines.append(f"- `{name}`: {said.text}")
+            if len(lines) == _CONCEPT_NAMES:
+                break
+        shown_elsewhere.update(used)
         checks = self.checks()
         if checks:
-            lines.append("Checks the session runs: " + ", ".join(f"`{c}`" for c in checks) + ".")
+            lines.append("Test, lint and build commands it used: " + ", ".join(f"`{c}`" for c in checks) + ".")
         return "\n".join(lines) or "(none recorded)"
+
+    def _explaining(self, name: str, taken: set[str]) -> LedgerStatement | None:
+        """The assistant's best written statement about ``name`` (naming it as code) that says what it
+        found it is or does, not what it was about to look at; none when it made none."""
+        quoted = f"`{name}`"
+        for s in self._chosen:
+            text = s.text
+            # Causes and decisions are the problem solving's; here, what a name is or does.
+            if s.kind not in ("finding", "result") or s.thought or quoted not in text or text in taken:
+                continue
+            if len(text.split()) < 6:
+                continue
+            if text.rstrip().endswith((":", "?")) or _PLAN.match(text) or _LOOKING.search(text):
+                continue
+            if _HEDGE.search(text) or is_reaction(text):
+                continue
+            return s
+        return None
 
     @functools.cached_property
     def names(self) -> list[str]:
@@ -248,11 +307,9 @@ class Briefing:
         reports = [r for r in self.view.reports if len(r.text.split()) >= _REPORT_WORDS][-_REPORTS_SHOWN:]
         lines: list[str] = []
         if reports:
-            lines.append(
-                "Its latest answers, in its own words (oldest first, the earlier ones in brief; a later one may revise an earlier one):"
-            )
+            lines.append("What it found and told the user, oldest first (a later answer may revise an earlier one):")
             for report in reports:
-                lines.append(f'- To "{flat(report.asked, 160)}":' if report.asked else "- It reported:")
+                lines.append(f'- Asked "{flat(report.asked, 160)}", it answered:' if report.asked else "- It reported:")
                 reply = self._reply_to(report) if report is reports[-1] else None
                 if report is reports[-1] and not (reply and pushes_back(reply.text)):
                     lines.extend(f"  {line}" for line in excerpt(report.text, _REPORT_SHOWN_CHARS).splitlines())
@@ -267,7 +324,7 @@ class Briefing:
         picked = self._statements(shown_elsewhere, after=after, limit=limit)
         if picked:
             if reports:
-                lines.append("Since then it wrote:")
+                lines.append("What it found since:")
             lines.extend(f"- {s.text}" for s in picked)
         return "\n".join(lines) or "(nothing the assistant concluded is recorded)"
 
@@ -337,15 +394,20 @@ class Briefing:
                 said.add(entry.why)
                 line += f": {entry.why}"
             lines.append(line)
+            small = len(entry.last_edit.splitlines()) <= _SMALL_EDIT_LINES
             if (
-                entry.path in current
+                (entry.path in current or small)
                 and entry.last_edit
                 and shown < _EDITS_SHOWN
                 and entry.path != self._stopped.shown_edit
             ):
                 shown += 1
-                body = "\n".join(f"  {x}" for x in entry.last_edit.splitlines())
-                lines.append(f"  Its last edit:\n  ```\n{body}\n  ```")
+                edit_lines = entry.last_edit.splitlines()
+                if len(edit_lines) == 1 and "`" not in edit_lines[0]:
+                    lines.append(f"  Its last edit: `{' '.join(edit_lines[0].split())}`")
+                else:
+                    body = "\n".join(f"  {x}" for x in edit_lines)
+                    lines.append(f"  Its last edit:\n  ```\n{body}\n  ```")
         earlier = changed[_CHANGED_SHOWN : _CHANGED_SHOWN + _EARLIER_NAMED]
         if earlier:
             more = len(changed) - _CHANGED_SHOWN - len(earlier)
@@ -371,22 +433,26 @@ class Briefing:
                 and (explains(e.explanation, e) or (e.resolved_by == "rerun" and bool(e.edited_since)))
             )
         ]
+        worth = [e for e in worth if e in self.state.open_errors or not self._meant(e)]
+        worth = _one_per_problem(worth)
         open_now = [e for e in worth if e in self.state.open_errors]
         rest = [e for e in worth if e not in open_now]
         shown = sorted([*rest[-(_ERRORS_SHOWN - len(open_now[-3:])) :], *open_now[-3:]], key=lambda e: e.seq)
         lines, used = [], set()
         for error in shown:
-            where = f"`{flat(error.key, 100)}`" if error.tool == "Bash" else f"{error.tool} {self.rel(error.key)}"
+            command = OUTPUT_PLUMBING.sub("", error.key).strip() or error.key
+            where = f"`{flat(command, 100)}`" if error.tool == "Bash" else f"{error.tool} {self.rel(error.key)}"
             line = f"- {where}: {error.line}"
             if error.detail and error not in open_now and len(error.line.split()) <= 5:
                 line += f" ({error.detail[0]})"  # "[lint] ERROR task failed" says nothing of what failed
+            lines.append(line)
             # Words about something else, or about what it will do next, are not its explanation.
             if (
                 explains(error.explanation, error)
                 and not _PLAN.match(error.explanation)
                 and not _HEDGE.search(error.explanation)
             ):
-                line += f" - {error.explanation}"
+                lines.append(f"  Cause: {error.explanation}")
                 used.add(error.explanation)
             fix = error.fix.strip().rstrip(":.")
             if (
@@ -395,13 +461,11 @@ class Briefing:
                 and not _LOOKING.search(fix.split(".")[0])  # "Let me check the file" looks, it does not fix
                 and not overlap(fix, error.explanation)
             ):
-                line += f" The fix, in its words: {fix}."
+                lines.append(f"  Fix, in its words: {fix}.")
             if error.resolved:
-                line += f" Resolved: {error.resolved}."
+                lines.append(f"  Resolved: {error.resolved}.")
             elif error in open_now:
-                line += " Still open."
-            lines.append(line)
-            if error in open_now:
+                lines.append("  Still open:")
                 lines.extend(f"  {detail}" for detail in error.detail)
         if not lines:
             # No tool error to fix (an investigation): the causes the assistant stated are its findings.
@@ -421,6 +485,15 @@ class Briefing:
                 lines.extend(f"- {c.text}" for c in sorted(causes, key=lambda c: c.seq))
                 used.update(c.text for c in causes)
         return "\n".join(lines) or "(no errors that are still relevant)", used
+
+    def _meant(self, error: LedgerError) -> bool:
+        """Whether a resolved failure was meant: the assistant said so ("fails as expected"), or the
+        test named code not written yet (``undefined: SliceFromLine``) that a later edit defined."""
+        if _EXPECTED.search(error.explanation):
+            return True
+        missing = {m.group(1) for m in _UNDEFINED.finditer(" ".join([error.line, *error.detail]))}
+        defined = {n for p in self.view.paths.values() if p.edit_seq > error.seq for n in p.symbols}
+        return bool(missing) and error.resolved is not None and missing <= defined
 
     # -- 7 -------------------------------------------------------------------
 
@@ -488,11 +561,18 @@ class Briefing:
             names = ", ".join(f"`{self.rel(p.path)}`" for p in state.current_files)
             lines.append(f"Changed for it so far: {names}.")
         last_edit = last_edit_seq(view)
+        closing = view.last_statement if view.last_statement_seq > view.last_action_seq else ""
         for statement in [r for r in state.results if r.seq > last_edit and not r.thought][-2:]:
-            lines.append(f"- {statement.text}")
+            if statement.text not in " ".join(closing.split()):  # shown in its closing answer below
+                lines.append(f"- {statement.text}")
         words = [] if self._stopped.lines else self._last_words()
         if state.finished:  # words that led into a call are stale once the work is done
             words = [w for w in words if not w.rstrip().endswith(":")]
+        if words and view.last_statement_seq > view.last_action_seq and len(words[-1].split()) >= _REPORT_WORDS:
+            # Its closing answer after its last call is its own account of the work: shown as it wrote it.
+            lines.append("Its last answer, in its own words:")
+            lines.extend(f"  {line}" for line in excerpt(view.last_statement, _REPORT_SHOWN_CHARS).splitlines())
+            return "\n".join(lines)
         if len(words) > 1:
             lines.append(f'Before that it wrote: "{flat(excerpt(words[0], _WORDS_CHARS), _WORDS_CHARS + 6)}"')
         if words:
@@ -551,8 +631,8 @@ class Briefing:
             lines.append(f"Collect background task {task.id} when it finishes (it is still running).")
         if view.plan and view.plan_seq > state.since and not state.finished:
             cue, *steps = view.plan.splitlines()
-            lines.append(f'Its plan for the current request ("{cue}"), the steps done since shown above:')
-            lines.extend(f"  {step}" for step in steps)
+            lines.append(f'Its plan ("{cue}"):')
+            lines.extend(f"  {step}{self._edited_since_plan(step)}" for step in steps)
         lines.extend(self._stopped.lines)
         # The request itself is in "Primary request" and "Current work": said a third time it buries the step.
         if state.request is not None and not state.unanswered and not lines:
@@ -563,6 +643,16 @@ class Briefing:
         if state.check:
             lines.append(f"Check the work with: `{flat(state.check, 200)}`")
         return "\n".join(lines) or "(no next step recorded)"
+
+    def _edited_since_plan(self, step: str) -> str:
+        """A note for a plan step that names a file edited after the plan was laid out: a step the
+        work may have done since (a reader took such a step, shown bare, as still to do)."""
+        for entry in self.view.paths.values():
+            if entry.edit_seq < self.view.plan_seq or entry.deleted:  # one message may hold both
+                continue
+            if entry.path.rsplit("/", 1)[-1] in _NAMED_FILE.findall(step):
+                return " (its file was edited since)"
+        return ""
 
     @functools.cached_property
     def _stopped(self) -> Stopped:

@@ -220,9 +220,10 @@ class ExtractiveSummarizer:
         if any(listing in line for line in users):
             briefing.cite("All user messages", listing_handle)
         errors, explained = briefing.errors()
+        concepts = briefing.concepts(explained)  # adds the sentences it shows, so "Problem solving" skips them
         values = [
             briefing.request(),
-            briefing.concepts(),
+            concepts,
             briefing.files(),
             errors,
             briefing.solving(explained),

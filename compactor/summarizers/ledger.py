@@ -298,13 +298,14 @@ def _borrow(ledger: SessionLedger, summary: Message) -> None:
 
 
 _CURRENT = re.compile(
-    r'^The user\'s current request, verbatim: "(.*)"(?: <<ccr:[^>]+>>| \(whole in the stored conversation\))?$', re.S
+    r'^(?:The user\'s current request, verbatim|Current request): "(.*)"(?: <<ccr:[^>]+>>| \(whole in the stored conversation\))?$',
+    re.S,
 )
 _LISTED = re.compile(
     r'^- "(.*)"(?: <<ccr:[^>]+>>| \(whole in the stored conversation\))?(?: \(the current request[^)]*\))?$', re.S
 )
-"""How a briefing states the requests (``compactor.summarizers.briefing``): the current one alone, or the
-latest ones as a list (the oldest first); the text between the quotes."""
+"""How a briefing states the requests (``compactor.summarizers.briefing``): the current one on its own
+line (worded as earlier versions did, too), the ones around it as a list; the text between the quotes."""
 
 
 def _placeholder(item: str) -> bool:

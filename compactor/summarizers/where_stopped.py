@@ -47,18 +47,17 @@ def stopped_at(view: SessionLedger, state: WorkState, rel: Callable[[str], str],
     if state.finished or view.last_action_seq <= view.last_statement_seq or not view.last_actions:
         return Stopped([])
     thought, words = view.last_thought, flat(excerpt(view.last_statement, _WORDS_CHARS), _WORDS_CHARS + 6)
-    said = "It stopped in the middle of its work."
     if (
         _is_prose(thought)
         and view.last_thought_seq >= view.last_statement_seq - 1
         and view.last_thought_seq > state.since
     ):
-        said += f' What it was thinking last: "{thought}"'
+        said = f'Its last thought before the cut: "{thought}"'
         if view.last_statement_seq > view.last_thought_seq and words:
             said += f' Then it wrote: "{words}"'
         words_seq = max(view.last_thought_seq, view.last_statement_seq)
     elif words and view.last_statement_seq > state.since:
-        said += f' Its last words: "{words}"'
+        said = f'Its last words before the cut: "{words}"'
         words_seq = view.last_statement_seq
     else:
         return Stopped([f"Pick up where it stopped; its last call: {here(_OUTCOME.sub('', view.last_actions[-1]))}."])

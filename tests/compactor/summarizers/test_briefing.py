@@ -5,9 +5,10 @@ from __future__ import annotations
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message
 from compactor.summarizers.briefing_text import listing_share
+from compactor.summarizers.extractive import ExtractiveSummarizer
 from compactor.summarizers.ledger import merge_messages
 from compactor.summarizers.work_state import is_follow_up, work_state
-from tests.compactor.summarizers.builders import call, result, say, user
+from tests.compactor.summarizers.builders import call, edited, ran, result, say, user
 
 
 def state_of(messages: list[Message]):  # type: ignore[no-untyped-def]
@@ -105,3 +106,110 @@ def test_words_before_a_call_are_no_intent_but_words_after_the_last_call_are() -
         [user("fix it"), call("r", "Read", file_path="/r/p.py"), result("r", "x"), say("I'll fix the parser next.")]
     )
     assert waiting.intent == "I'll fix the parser next."
+
+
+def sections_of(messages: list[Message]) -> dict[str, str]:
+    return ExtractiveSummarizer().summarize(messages, cwd="/r").sections
+
+
+def test_one_failing_test_seen_through_several_commands_is_one_error() -> None:
+    why = "The test fails because it checks the prompts, but the scoped transcript in the test data is empty."
+    fix = "The test gives no `Transcript` field, so the scoped prompts are empty; I will add one to the test."
+    messages = [
+        user("Scope the prompts to the checkpoint"),
+        *edited(1, "/r/explain.go"),
+        call("b1", "Bash", command="go test ./... 2>&1 | tail -50"),
+        result(
+            "b1", "--- FAIL: TestVerbose (0.00s)\nexplain_test.go:10: verbose output should show prompts", is_error=True
+        ),
+        say(why),
+        call("b2", "Bash", command="go test ./... -run TestVerbose -v"),
+        result("b2", "explain_test.go:10: verbose output should show prompts\nExit code 1", is_error=True),
+        say(fix),
+        *edited(2, "/r/explain_test.go"),
+        *ran(3, "go test ./... -run TestVerbose -v", "ok"),
+        *ran(4, "go test ./...", "ok"),
+    ]
+    errors = sections_of(messages)["Errors and fixes"]
+    assert errors.count("\n- ") + errors.startswith("- ") == 1, errors
+    assert "go test ./... -run TestVerbose -v" in errors and "Resolved:" in errors
+
+
+def test_a_test_written_before_its_code_is_no_error_once_the_code_exists() -> None:
+    messages = [
+        user("Add SliceFromLine, test first"),
+        call("w1", "Write", file_path="/r/parse_test.go", content="func TestSlice(t *testing.T) { SliceFromLine() }"),
+        result("w1", "ok"),
+        call("b1", "Bash", command="go test ./transcript/..."),
+        result("b1", "parse_test.go:3:2: undefined: SliceFromLine\nFAIL [build failed]", is_error=True),
+        say("Now I will write the function so that the test compiles and passes."),
+        call(
+            "e1",
+            "Edit",
+            file_path="/r/parse.go",
+            old_string="package t\n",
+            new_string="package t\n\nfunc SliceFromLine() {}\n",
+        ),
+        result("e1", "ok"),
+        *ran(2, "go test ./transcript/...", "ok"),
+    ]
+    assert sections_of(messages)["Errors and fixes"] == "(no errors that are still relevant)"
+
+
+def test_a_name_the_work_turns_on_is_explained_in_the_assistants_words_not_listed_bare() -> None:
+    messages = [
+        user("Where does the checkpoint store its transcript?"),
+        call("r1", "Read", file_path="/r/committed.go"),
+        result("r1", "func writeTranscript() {}"),
+        say("`writeTranscript` stores the whole cumulative transcript in `full.jsonl` on every checkpoint."),
+        say("So `writeTranscript` is where the slicing would go, and `full.jsonl` keeps everything."),
+        call("r2", "Read", file_path="/r/explain.go"),
+        result("r2", "func explain() { writeTranscript() }"),
+        say("`writeTranscript` is called from `explain` too, with the full bytes."),
+    ]
+    concepts = sections_of(messages)["Key technical concepts"]
+    assert concepts.startswith("- `writeTranscript`: ")
+    assert "The names the work turns on" not in concepts
+
+
+def test_work_done_shows_the_assistants_closing_answer_as_it_wrote_it() -> None:
+    answer = (
+        "All tests pass.\n\n## Changes\n- `parse.go`: added `SliceFromLine` to skip the first N lines\n"
+        "- `explain.go`: the prompts come from the scoped transcript now"
+    )
+    messages = [user("Scope the prompts"), *edited(1, "/r/parse.go"), *ran(2, "go test ./...", "ok"), say(answer)]
+    work = sections_of(messages)["Current work"]
+    assert "Its last answer, in its own words:\n  All tests pass.\n  ## Changes\n  - `parse.go`: added" in work
+
+
+def test_a_plan_step_whose_file_was_edited_since_says_so() -> None:
+    messages = [
+        user("merge the parent branch"),
+        *ran(1, "git merge parent", "CONFLICT (content): Merge conflict in state.go"),
+        say(
+            "Let me resolve each one:\n1. `state.go`: keep HEAD's `Phase` field.\n2. `auto_commit.go`: keep HEAD's `StepCount`."
+        ),
+        *edited(2, "/r/state.go"),
+    ]
+    step = sections_of(messages)["Next step"]
+    assert "1. `state.go`: keep HEAD's `Phase` field. (its file was edited since)" in step
+    assert "2. `auto_commit.go`: keep HEAD's `StepCount`.\n" in step + "\n"
+
+
+def test_an_older_files_small_last_edit_is_shown_with_it() -> None:
+    messages = [
+        user("Add the CLI version to the session state"),
+        call("e1", "Edit", file_path="/r/state.go", old_string="ID string", new_string="ID string\nCLIVersion string"),
+        result("e1", "ok"),
+        user("now a test for it"),
+        call("w1", "Write", file_path="/r/state_test.go", content="func TestVersion(t *testing.T) {}"),
+        result("w1", "ok"),
+    ]
+    files = sections_of(messages)["Files and code sections"]
+    assert "- `state.go` (changed" in files and "Its last edit: `+CLIVersion string`" in files
+
+
+def test_a_standing_instruction_is_not_repeated_beside_the_request_it_came_in() -> None:
+    request = "we need to add a unit test that checks the version we save. Which test would you implement?"
+    request_section = sections_of([user(request), say("I would test the writer.")])["Primary request and intent"]
+    assert request_section.count("we need to add a unit test") == 1

@@ -266,7 +266,7 @@ def test_a_second_summary_carries_the_first_ones_user_messages_and_request() -> 
     assert "Fix the failing test in tests/test_api.py" in messages
     assert "Now add pagination" in messages
     request = second.sections["Primary request and intent"]
-    assert request == 'The user\'s current request, verbatim: "Now add pagination"'
+    assert request == 'Current request: "Now add pagination"'
     # The first summary's request is read back as the session's goal.
     assert merge_messages(SessionLedger(), head).original_goal == "Fix the failing test in tests/test_api.py"
     assert "system-reminder" not in messages

@@ -185,9 +185,7 @@ def test_a_slash_command_with_arguments_is_the_request() -> None:
         say("Planning the subtasks."),
     ]
     sections = summarize(messages).sections
-    assert sections["Primary request and intent"] == (
-        'The user\'s current request, verbatim: "/orchestrator create TODO app by Next.js"'
-    )
+    assert sections["Primary request and intent"] == ('Current request: "/orchestrator create TODO app by Next.js"')
     assert "/orchestrator create TODO app by Next.js" in sections["Next step"]
 
 
@@ -202,9 +200,9 @@ def test_an_unanswered_last_request_comes_first_and_is_not_the_first_request() -
     assert step.startswith('Answer the user\'s latest message: "Now make the expiry configurable"')
     assert "Explain how reservations expire" not in step
     assert sections["Primary request and intent"] == (
-        "The user's latest requests, oldest first, verbatim:\n"
+        "Earlier requests, oldest first:\n"
         '- "Explain how reservations expire"\n'
-        '- "Now make the expiry configurable"'
+        'Current request: "Now make the expiry configurable"'
     )
 
 
@@ -277,8 +275,8 @@ def test_a_short_remark_after_a_task_is_shown_after_the_task_it_steers() -> None
     ]
     request = summarize(messages).sections["Primary request and intent"]
     assert request.splitlines() == [
-        "The user's latest requests, oldest first, verbatim:",
-        '- "Find out why the checkpoint log is empty after a resume" (the current request; what follows steers it)',
+        'Current request: "Find out why the checkpoint log is empty after a resume"',
+        "Then the user wrote:",
         '- "that was a little while back :|"',
     ]
 
@@ -301,9 +299,9 @@ def test_the_answers_of_the_last_turns_are_problem_solving_and_an_open_offer_is_
     ]
     sections = summarize(messages).sections
     solving = sections["Problem solving"]
-    assert 'To "our git status has broken, why?":' in solving
+    assert '- Asked "our git status has broken, why?", it answered:' in solving
     assert "GC prunes the tree objects, then `worktree.Status()` rewrites the index" in solving
-    assert 'To "which commit added it?":' in solving and "`6d61daaa`" in solving
+    assert '- Asked "which commit added it?", it answered:' in solving and "`6d61daaa`" in solving
     step = sections["Next step"]
     assert step.startswith(
         'What it last offered to do, not taken up yet: "The fix: replace `getStagedFiles` with a git CLI call. '
@@ -311,7 +309,9 @@ def test_the_answers_of_the_last_turns_are_problem_solving_and_an_open_offer_is_
     )
     # The probe's failure and the unrelated sentence after it are not paired as an error and its fix.
     assert "go-git code that creates objects" not in sections["Errors and fixes"]
-    assert "(the current request; what follows steers it)" in sections["Primary request and intent"]
+    assert sections["Primary request and intent"].endswith(
+        'Current request: "which commit added it?"\nThen the user wrote:\n- "that was a little while back :|"'
+    )
 
 
 def test_an_offer_taken_up_is_no_next_step() -> None:
@@ -383,7 +383,7 @@ def test_current_work_says_where_the_assistant_stopped_and_whether_it_answered()
     ]
     sections = ExtractiveSummarizer().summarize(working, cwd="/r").sections
     step = sections["Next step"]
-    assert 'It stopped in the middle of its work. Its last words: "Now check the analyzer:"' in step
+    assert 'Its last words before the cut: "Now check the analyzer:"' in step
     assert "Its calls after that: Read analyzer.py lines 310-359." in step  # not "-> ok": done is not known
     assert "Now check the analyzer" not in sections["Current work"]  # said once, where it says what is left
     answered = [
@@ -443,10 +443,10 @@ def test_the_assistants_plan_and_its_last_thought_say_what_is_left() -> None:
     ]
     sections = ExtractiveSummarizer().summarize(messages, cwd="/r").sections
     step = sections["Next step"]
-    assert 'Its plan for the current request ("I\'ll need to:")' in step
+    assert 'Its plan ("I\'ll need to:"):' in step
     assert "  1. Add a `--force` flag\n  2. Create a helper for the last timestamp" in step
     assert (
-        'What it was thinking last: "Compiles? No. I need to fix `getLastTimestampFromBytes` - there\'s junk code in there."'
+        'Its last thought before the cut: "Compiles? No. I need to fix `getLastTimestampFromBytes` - there\'s junk code in there."'
         ' Then it wrote: "I need to fix the helper function:"' in step
     )
     assert "junk code" not in sections["Current work"]
