@@ -104,6 +104,11 @@ _EXPECTED = re.compile(r"\b(?:as expected|expected to fail|fails? as it should|r
 """An explanation saying the failure was meant (a test written before its code): not an error to carry."""
 
 
+_HEADING = re.compile(r"^[A-Z][\w ]{0,30}:\s*(?:Why|How|What|Where|When)\b")
+"""A heading of the assistant's ("Root Cause: Why session files aren't cleaned up"), not a cause."""
+_NOT_PROSE = re.compile(r"→|->|[✅❌]|^(?:Task|Step|Phase|Part)\s*\d+\s*[:.)]", re.I)
+"""A line of a table, a flow or a plan's heading (``AfterAgent`` → creates a commit; "Task 3: Update
+`X`"), not a sentence that says what a name is."""
 _NAMED_FILE = re.compile(r"[\w.-]+\.[A-Za-z]{1,5}\b")
 """A file name with its extension, as a plan step names one (``manual_commit.go``)."""
 
@@ -124,15 +129,16 @@ def _one_per_problem(errors: list[LedgerError]) -> list[LedgerError]:
     return kept[::-1]
 
 
-def item_line(item: LedgerItem, view: SessionLedger) -> str:
-    """An open item as a reader wants it: its id, its state and its title."""
-    status = item.status.replace("_", " ")
+def item_line(item: LedgerItem, view: SessionLedger, *, status: bool = True) -> str:
+    """An open item as a reader wants it: its id, its state (unless ``status`` is false: the line
+    around it says it) and its title."""
+    state = f" ({item.status.replace('_', ' ')})" if status else ""
     if item.key in view.tracker and view.tracker[item.key] is item:
         title = view.titles.get(item.key)
-        return f"{item.key} ({status})" + (f": {title}" if title else "")
+        return f"{item.key}{state}" + (f": {title}" if title else "")
     if item.key in view.tasks and view.tasks[item.key] is item:
-        return f"task #{item.key} ({status}): {flat(item.text, 200)}"
-    return f"({status}) {flat(item.text, 200)}"
+        return f"task #{item.key}{state}: {flat(item.text, 200)}"
+    return f"{state.strip()} {flat(item.text, 200)}".strip()
 
 
 class Briefing:
@@ -272,7 +278,8 @@ class Briefing:
             # Causes and decisions are the problem solving's; here, what a name is or does.
             if s.kind not in ("finding", "result") or s.thought or quoted not in text or text in taken:
                 continue
-            if len(text.split()) < 6:
+            prose = re.sub(r"`[^`]*`", " ", text)
+            if len(re.findall(r"[A-Za-z]{2,}", prose)) < 6 or _NOT_PROSE.search(text):
                 continue
             if text.rstrip().endswith((":", "?")) or _PLAN.match(text) or _LOOKING.search(text):
                 continue
@@ -321,7 +328,8 @@ class Briefing:
                     lines.append(f'  The user replied: "{flat(reply.text, _EARLIER_REQUEST_CHARS)}"')
         after = reports[-1].seq if reports else -1
         limit = _WORKING_SHOWN if reports else _STATEMENTS_SHOWN
-        picked = self._statements(shown_elsewhere, after=after, limit=limit)
+        closing = " ".join(self._closing.split())
+        picked = [s for s in self._statements(shown_elsewhere, after=after, limit=limit) if s.text not in closing]
         if picked:
             if reports:
                 lines.append("What it found since:")
@@ -465,7 +473,7 @@ class Briefing:
             if error.resolved:
                 lines.append(f"  Resolved: {error.resolved}.")
             elif error in open_now:
-                lines.append("  Still open:")
+                lines.append("  Still open" + (":" if error.detail else "."))
                 lines.extend(f"  {detail}" for detail in error.detail)
         if not lines:
             # No tool error to fix (an investigation): the causes the assistant stated are its findings.
@@ -478,10 +486,11 @@ class Briefing:
                 and c.seq <= answered
                 and not c.thought
                 and len(c.text.split()) >= 8
-                and not (_PLAN.match(c.text) or _HEDGE.search(c.text) or c.text.rstrip().endswith("?"))
+                and not (_PLAN.match(c.text) or _HEDGE.search(c.text) or c.text.rstrip().endswith(("?", "!")))
+                and not _HEADING.match(c.text)
             ][:_CAUSES_SHOWN]
             if causes:
-                lines.append("No tool error is open or worth repeating; the causes it stated, oldest first:")
+                lines.append("Causes it found, oldest first (no tool error is open):")
                 lines.extend(f"- {c.text}" for c in sorted(causes, key=lambda c: c.seq))
                 used.update(c.text for c in causes)
         return "\n".join(lines) or "(no errors that are still relevant)", used
@@ -545,7 +554,9 @@ class Briefing:
         if state.finished:
             lines.append(f"Done: {state.finished}.")
         elif state.in_progress:
-            lines.append("In progress: " + "; ".join(item_line(i, view) for i in state.in_progress[:3]) + ".")
+            lines.append(
+                "In progress: " + "; ".join(item_line(i, view, status=False) for i in state.in_progress[:3]) + "."
+            )
         elif state.request is not None:
             answered = any(r.seq > state.request.seq for r in view.reports)
             if answered and state.follow_up is not None:
@@ -561,23 +572,39 @@ class Briefing:
             names = ", ".join(f"`{self.rel(p.path)}`" for p in state.current_files)
             lines.append(f"Changed for it so far: {names}.")
         last_edit = last_edit_seq(view)
-        closing = view.last_statement if view.last_statement_seq > view.last_action_seq else ""
+        closing = " ".join(self._closing.split())
         for statement in [r for r in state.results if r.seq > last_edit and not r.thought][-2:]:
-            if statement.text not in " ".join(closing.split()):  # shown in its closing answer below
+            if statement.text not in closing:  # shown in its closing answer below
                 lines.append(f"- {statement.text}")
-        words = [] if self._stopped.lines else self._last_words()
-        if state.finished:  # words that led into a call are stale once the work is done
-            words = [w for w in words if not w.rstrip().endswith(":")]
-        if words and view.last_statement_seq > view.last_action_seq and len(words[-1].split()) >= _REPORT_WORDS:
+        if self._closing:
             # Its closing answer after its last call is its own account of the work: shown as it wrote it.
             lines.append("Its last answer, in its own words:")
-            lines.extend(f"  {line}" for line in excerpt(view.last_statement, _REPORT_SHOWN_CHARS).splitlines())
+            lines.extend(f"  {line}" for line in excerpt(self._closing, _REPORT_SHOWN_CHARS).splitlines())
             return "\n".join(lines)
+        words = self._words_shown
         if len(words) > 1:
             lines.append(f'Before that it wrote: "{flat(excerpt(words[0], _WORDS_CHARS), _WORDS_CHARS + 6)}"')
         if words:
             lines.append(f'Its last words: "{flat(excerpt(words[-1], _WORDS_CHARS), _WORDS_CHARS + 6)}"')
         return "\n".join(lines) or "(nothing recorded)"
+
+    @functools.cached_property
+    def _words_shown(self) -> list[str]:
+        """The assistant's last words "Current work" quotes: none when the next step says where it
+        stopped; once the work is done, not the words that led into a call (stale by then)."""
+        words = [] if self._stopped.lines else self._last_words()
+        if self.state.finished:
+            words = [w for w in words if not w.rstrip().endswith(":")]
+        return words
+
+    @functools.cached_property
+    def _closing(self) -> str:
+        """The assistant's closing answer, shown whole in "Current work": its last words when they came
+        after its last call and say enough (an answer to the turn, not "Done."); else ""."""
+        view, words = self.view, self._words_shown
+        if words and view.last_statement_seq > view.last_action_seq and len(words[-1].split()) >= _REPORT_WORDS:
+            return view.last_statement
+        return ""
 
     def _here(self, text: str) -> str:
         """``text`` with paths under the working directory shown relative."""
@@ -611,7 +638,7 @@ class Briefing:
         if state.unanswered and latest is not None:
             lines.append(f'Answer the user\'s latest message: "{flat(latest.text, 300)}"')
         for item in state.in_progress[:2]:
-            lines.append(f"Finish {item_line(item, view)}.")
+            lines.append(f"Finish: {item_line(item, view, status=False)}.")
         for error in state.open_errors[-2:]:
             where = f"`{flat(error.key, 100)}`" if error.tool == "Bash" else self.rel(error.key)
             lines.append(f"Fix what {where} reported: {error.line}")

@@ -144,6 +144,10 @@ _PLAN_ITEMS = 6
 # group ("these", "all of them", "the actionable ones"); narration ("Let me present this clearly") does not.
 _PLAN_REFERS = re.compile(r"\(\d|\b\d+\b|\b(?:these|those|them|each|all|both|ones|items|fixes|steps)\b", re.I)
 _PLAN_ITEM_CHARS = 160
+_LOOKS_ONLY = re.compile(
+    r"^(?:so |now |first,? |then )?(?:let me|let's|I'll|I will)\s+(?:look|see|view|examine|inspect)\b", re.I
+)
+"""A cue that only looks ("Let me look at the ephemeral branches again:"): what follows is what it saw."""
 
 
 def plan_of(text: str) -> str:
@@ -170,6 +174,8 @@ def plan_of(text: str) -> str:
                 if items and _PLAN_CUE.search(after) and _PLAN_REFERS.search(after) and len(after) <= _PLAN_ITEM_CHARS:
                     closing = after.strip()
                 break
+        if _LOOKS_ONLY.match(cue) and not closing:
+            continue  # what it looked at, listed: findings, not steps to take
         if len(items) >= 2:
             steps = [f"{n}. {item}" for n, item in enumerate(items[:_PLAN_ITEMS], 1)]
             return "\n".join([cue, *steps, *([closing] if closing else [])])

@@ -213,3 +213,60 @@ def test_a_standing_instruction_is_not_repeated_beside_the_request_it_came_in() 
     request = "we need to add a unit test that checks the version we save. Which test would you implement?"
     request_section = sections_of([user(request), say("I would test the writer.")])["Primary request and intent"]
     assert request_section.count("we need to add a unit test") == 1
+
+
+def test_what_it_looked_at_listed_after_let_me_look_is_no_plan() -> None:
+    messages = [
+        user("why are the shadow branches still there?"),
+        say(
+            "Let me look at the ephemeral branches again:\n1. Session 0eb2: entire/82b4027\n2. Session 3415: entire/288a28a"
+        ),
+        call("b1", "Bash", command="git branch --list 'entire/*'"),
+        result("b1", "entire/82b4027"),
+    ]
+    step = sections_of(messages)["Next step"]
+    assert "Its plan" not in step  # its words before the cut are still quoted, as words
+
+
+def test_a_task_in_progress_is_named_once_with_its_state() -> None:
+    messages = [
+        user("Fix the checkpoint reuse"),
+        call(
+            "t1",
+            "TodoWrite",
+            todos=[{"content": "Implement the fix", "status": "in_progress", "activeForm": "Implementing"}],
+        ),
+        result("t1", "Todos have been modified successfully."),
+    ]
+    sections = sections_of(messages)
+    assert "In progress: Implement the fix." in sections["Current work"]
+    assert sections["Next step"].startswith("Finish: Implement the fix.")
+
+
+def test_the_closing_answers_sentences_are_not_repeated_in_problem_solving() -> None:
+    finding = "The checkpoint is reused because `LastCheckpointID` survives the user's own commit."
+    messages = [
+        user("why is the checkpoint reused?"),
+        call("r1", "Read", file_path="/r/hooks.go"),
+        result("r1", "func PostCommit() {}"),
+        say(f"{finding}\n\nSo a commit made while Claude works gets the old checkpoint and its stale transcript."),
+    ]
+    sections = sections_of(messages)
+    assert finding in sections["Current work"]
+    assert finding not in sections["Problem solving"]
+
+
+def test_a_heading_is_not_a_cause_it_found() -> None:
+    messages = [
+        user("why do the session files stay?"),
+        call("r1", "Read", file_path="/r/cleanup.go"),
+        result("r1", "func cleanup() {}"),
+        say(
+            "Root Cause: Why session state files and shadow branches aren't cleaned up\n\n"
+            "The files stay because `git reset` never runs the hook that removes them."
+        ),
+        user("ok, and the branches?"),
+    ]
+    errors = sections_of(messages)["Errors and fixes"]
+    assert "Root Cause: Why" not in errors
+    assert "The files stay because `git reset` never runs the hook" in errors

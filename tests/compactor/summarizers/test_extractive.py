@@ -141,7 +141,7 @@ def test_todo_list_and_next_step_come_from_the_latest_state() -> None:
     assert "(pending) Update the changelog" in pending
     assert "Fix create endpoint" not in pending
     assert "Please refactor the inventory service" in summary.sections["Primary request and intent"]
-    assert "Finish (in progress) Add a regression test" in summary.sections["Next step"]
+    assert "Finish: Add a regression test" in summary.sections["Next step"]
     assert "I will now add the regression test." in summary.sections["Current work"]
 
 

@@ -46,7 +46,7 @@ def test_todo_list_session_pends_open_items_and_continues_the_one_in_progress() 
     assert "(pending) Document the parameters" in pending
     assert "Write the failing test" not in pending
     step = sections["Next step"]
-    assert step.startswith("Finish (in progress) Implement limit and offset.")
+    assert step.startswith("Finish: Implement limit and offset.")
     assert "Now I'll implement limit and offset" in sections["Current work"]
     assert "Now I'll implement" not in step, "the next step does not repeat the current work"
     assert "Add pagination to the items endpoint" in sections["Primary request and intent"]
@@ -466,7 +466,7 @@ def test_an_investigation_without_errors_names_the_causes_it_found_and_the_names
     ]
     sections = summarize(messages).sections
     errors = sections["Errors and fixes"]
-    assert errors.startswith("No tool error is open or worth repeating; the causes it stated, oldest first:")
+    assert errors.startswith("Causes it found, oldest first (no tool error is open):")
     assert "- The index breaks because `worktree.Status()` rewrites it from the post-commit hook." in errors
     assert "Maybe GC" not in errors
     assert "`getStagedFiles`" in sections["Key technical concepts"]
