@@ -328,8 +328,9 @@ class Briefing:
                     lines.append(f'  The user replied: "{flat(reply.text, _EARLIER_REQUEST_CHARS)}"')
         after = reports[-1].seq if reports else -1
         limit = _WORKING_SHOWN if reports else _STATEMENTS_SHOWN
-        closing = " ".join(self._closing.split())
-        picked = [s for s in self._statements(shown_elsewhere, after=after, limit=limit) if s.text not in closing]
+        picked = [
+            s for s in self._statements(shown_elsewhere, after=after, limit=limit) if not self._quoted_later(s.text)
+        ]
         if picked:
             if reports:
                 lines.append("What it found since:")
@@ -396,6 +397,7 @@ class Briefing:
                 and entry.why
                 and about_file(entry, entry.why)
                 and entry.why not in said
+                and not self._quoted_later(entry.why)
                 and _REASON.search(entry.why)
                 and not _PLAN.match(entry.why)
             ):
@@ -587,6 +589,16 @@ class Briefing:
         if words:
             lines.append(f'Its last words: "{flat(excerpt(words[-1], _WORDS_CHARS), _WORDS_CHARS + 6)}"')
         return "\n".join(lines) or "(nothing recorded)"
+
+    def _quoted_later(self, text: str) -> bool:
+        """Whether "Current work" or "Next step" quotes ``text`` (its closing answer, its words before
+        the cut): said once there, where it matters most, and not again."""
+
+        def plain(words: str) -> str:  # markdown emphasis folded, as the ledger keeps an edit's words
+            return " ".join(words.replace("**", "").split())
+
+        said = plain(text).removesuffix(" [...]")
+        return bool(said) and said in plain(" ".join([self._closing, *self._stopped.lines]))
 
     @functools.cached_property
     def _words_shown(self) -> list[str]:

@@ -270,3 +270,19 @@ def test_a_heading_is_not_a_cause_it_found() -> None:
     errors = sections_of(messages)["Errors and fixes"]
     assert "Root Cause: Why" not in errors
     assert "The files stay because `git reset` never runs the hook" in errors
+
+
+def test_words_quoted_where_the_work_stopped_are_not_repeated_with_the_file() -> None:
+    why = "In `view.go` the lanes are wrong because **start and end are swapped** for the newest-first order:"
+    messages = [
+        user("can you explain this line rendering?"),
+        call("r1", "Read", file_path="/r/view.go"),
+        result("r1", "func lanes() {}"),
+        say(why),
+        call("e1", "Edit", file_path="/r/view.go", old_string="Start", new_string="End"),
+        result("e1", "ok"),
+    ]
+    sections = sections_of(messages)
+    assert "start and end are swapped" in sections["Next step"]
+    assert "start and end are swapped" not in sections["Files and code sections"]
+    assert "start and end are swapped" not in sections["Problem solving"]

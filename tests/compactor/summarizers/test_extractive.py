@@ -89,12 +89,14 @@ def test_a_changed_file_says_why_in_the_assistants_words_and_shows_a_small_edit(
     ]
     sections = ExtractiveSummarizer().summarize(messages).sections
     files = sections["Files and code sections"]
-    assert "`/repo/app/api.py` (changed): The endpoint returns 500 because it never sets the status." in files
-    # The edit the work stopped after is shown once, where the next step says what is left.
+    # The edit the work stopped after, and the words before it, are shown once, where the next step
+    # says what is left.
     assert "-    return 500" in sections["Next step"] and "+    return 201" in sections["Next step"]
-    assert "return 500" not in files
+    assert "The endpoint returns 500 because it never sets the status." in sections["Next step"]
+    assert "return 500" not in files and "never sets the status" not in files
     done = [*messages, say("Fixed: create returns 201 now.")]
     files = ExtractiveSummarizer().summarize(done).sections["Files and code sections"]
+    assert "`/repo/app/api.py` (changed): The endpoint returns 500 because it never sets the status." in files
     assert "-    return 500" in files and "+    return 201" in files
 
 

@@ -406,6 +406,7 @@ def test_a_files_note_is_the_reason_for_the_edit_not_narration() -> None:
         say("The migration uses ALTER TABLE ... ADD without a default, which fails on SQLite because rows exist."),
         call("t2", "Edit", file_path="/r/migration.exs", old_string="a", new_string="b"),
         result("t2", "The file /r/migration.exs has been updated successfully."),
+        say("Fixed."),  # the work did not stop at the edit (there, the next step quotes the words)
     ]
     files = ExtractiveSummarizer().summarize(messages, cwd="/r").sections["Files and code sections"]
     assert "Migration ran cleanly" not in files
@@ -504,6 +505,7 @@ def test_problem_solving_leaves_out_reactions_and_older_files_keep_no_stale_note
         say("Expected — the `AnnotationMessageRef` module doesn't exist yet at this point."),
         say("The migration fails on SQLite because the column is NOT NULL without a default value."),
         *edited(3, "/r/migration.exs"),
+        say("Fixed."),  # the work did not stop at the edit (there, the next step quotes the words)
     ]
     sections = ExtractiveSummarizer().summarize(messages, cwd="/r").sections
     assert "AnnotationMessageRef" not in sections["Problem solving"]
