@@ -21,18 +21,22 @@ import re
 from collections.abc import Callable
 
 from compactor.core.ledger import (
-    LedgerError,
-    LedgerItem,
     LedgerMessage,
     LedgerPath,
     LedgerReport,
     LedgerStatement,
     SessionLedger,
 )
+from compactor.summarizers.briefing_errors import errors_section
 from compactor.summarizers.briefing_text import (
+    CODE_NAME,
+    HEDGE,
+    LOOKING,
+    NOT_PROSE,
+    PLAN,
+    REASON,
     about_file,
     excerpt,
-    explains,
     headline,
     is_reaction,
     overlap,
@@ -41,9 +45,9 @@ from compactor.summarizers.briefing_text import (
 from compactor.summarizers.facts import OUTPUT_PLUMBING, check_program, relative_path
 from compactor.summarizers.statements import flat, is_narration
 from compactor.summarizers.where_stopped import Stopped, stopped_at
-from compactor.summarizers.work_state import is_probe, last_edit_seq, work_state
+from compactor.summarizers.work_state import item_line, last_edit_seq, work_state
 
-__all__ = ["Briefing", "item_line"]
+__all__ = ["Briefing"]
 
 _REQUEST_CHARS = 500
 _EARLIER_REQUEST_CHARS = 240
@@ -54,7 +58,6 @@ _TASK_WORDS = 5
 _COMPACT_FOCUS = re.compile(r"/compact\s+(?=\S+\s+\S+\s+\S)")
 """``/compact`` with what the user asked it to keep: their own words for the work."""
 _REPORTS_SHOWN = 3
-_CAUSES_SHOWN = 4
 _CONCEPT_NAMES = 8
 _EARLIER_REPORT_CHARS = 360
 _REPORT_SHOWN_CHARS = 1_000
@@ -69,7 +72,6 @@ _READ_NAMED = 5
 _EDITS_SHOWN = 4
 _SMALL_EDIT_LINES = 8
 """An older file's last edit this short is shown with it: the code itself says what changed."""
-_ERRORS_SHOWN = 6
 _STATEMENTS_SHOWN = 12
 _IDENTIFIERS_SHOWN = 30
 
@@ -78,67 +80,8 @@ _CONFLICT = re.compile(r"\bconflict in (\S+)", re.I)
 """A file git left in conflict (``CONFLICT (content): Merge conflict in PATH``)."""
 _PLAIN_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]{1,4}")
 """A name that is also an ordinary word (``text``, ``Read``, ``URL``): shown only when the work uses it often."""
-_HEDGE = re.compile(r"\b(?:probably|likely|might|maybe|perhaps|I think|I suspect|could be|possibly|seems to)\b", re.I)
-"""A guess, which the work may have dropped since: not carried as a conclusion."""
-_PLAN = re.compile(
-    r"(?:so |now |then |first,? )?(?:I need to|I'll|I will|I should|let me|we need to|I'm going to)\b", re.I
-)
-"""A statement of what the assistant meant to do next, not of what it found or decided."""
-_LOOKING = re.compile(r"\b(?:I need to (?:check|see|look|find|read|understand)|let me|let's)\b", re.I)
-"""A statement that only says what the assistant is about to look at, not what it found."""
-
-
-_REASON = re.compile(
-    r"\b(?:because|since|so that|in order to|to (?:fix|avoid|support|make|handle|match|keep|prevent|allow)|"
-    r"missing|instead|rather than|the (?:issue|problem|bug|cause|fix)|fails?|broken|wrong|must)\b",
-    re.I,
-)
-"""Words that give a reason: an edit's "why" is shown only when it has one (not "Now let me ...")."""
-
-
-_CODE_NAME = re.compile(r"[\w.]*(?:[_./()]|[a-z][A-Z])[\w./()]*|[A-Z][a-z]+[A-Z]\w*")
-"""A name that looks like code (``snake_case``, ``camelCase``, ``a.b``, ``f()``), not an ordinary word."""
-
-
-_EXPECTED = re.compile(r"\b(?:as expected|expected to fail|fails? as it should|red phase)\b", re.I)
-"""An explanation saying the failure was meant (a test written before its code): not an error to carry."""
-
-
-_HEADING = re.compile(r"^[A-Z][\w ]{0,30}:\s*(?:Why|How|What|Where|When)\b")
-"""A heading of the assistant's ("Root Cause: Why session files aren't cleaned up"), not a cause."""
-_NOT_PROSE = re.compile(r"→|->|[✅❌]|^(?:Task|Step|Phase|Part)\s*\d+\s*[:.)]", re.I)
-"""A line of a table, a flow or a plan's heading (``AfterAgent`` → creates a commit; "Task 3: Update
-`X`"), not a sentence that says what a name is."""
 _NAMED_FILE = re.compile(r"[\w.-]+\.[A-Za-z]{1,5}\b")
 """A file name with its extension, as a plan step names one (``manual_commit.go``)."""
-
-
-_UNDEFINED = re.compile(r"\b(?:undefined|not defined|cannot find (?:symbol|name)|has no attribute)[: ]+[`'\"]?([\w.]+)")
-"""A compiler's word for a name that does not exist (yet)."""
-
-
-def _one_per_problem(errors: list[LedgerError]) -> list[LedgerError]:
-    """``errors`` with one entry per problem: errors the assistant explained or fixed in the same
-    words (one failing test seen through three commands) are one, shown as the latest of them."""
-    kept: list[LedgerError] = []
-    for error in reversed(errors):
-        words = {w for w in (error.explanation, error.fix) if len(w.split()) >= 5}
-        if any(words & {k.explanation, k.fix} for k in kept):
-            continue
-        kept.append(error)
-    return kept[::-1]
-
-
-def item_line(item: LedgerItem, view: SessionLedger, *, status: bool = True) -> str:
-    """An open item as a reader wants it: its id, its state (unless ``status`` is false: the line
-    around it says it) and its title."""
-    state = f" ({item.status.replace('_', ' ')})" if status else ""
-    if item.key in view.tracker and view.tracker[item.key] is item:
-        title = view.titles.get(item.key)
-        return f"{item.key}{state}" + (f": {title}" if title else "")
-    if item.key in view.tasks and view.tasks[item.key] is item:
-        return f"task #{item.key}{state}: {flat(item.text, 200)}"
-    return f"{state.strip()} {flat(item.text, 200)}".strip()
 
 
 class Briefing:
@@ -255,7 +198,7 @@ class Briefing:
         runs. Names no sentence explains are left to the index."""
         lines: list[str] = []
         used: set[str] = set()
-        for name in [n for n in self.names if _CODE_NAME.fullmatch(n)][: _CONCEPT_NAMES * 2]:
+        for name in [n for n in self.names if CODE_NAME.fullmatch(n)][: _CONCEPT_NAMES * 2]:
             said = self._explaining(name, shown_elsewhere | used)
             if said is None:
                 continue
@@ -279,11 +222,11 @@ class Briefing:
             if s.kind not in ("finding", "result") or s.thought or quoted not in text or text in taken:
                 continue
             prose = re.sub(r"`[^`]*`", " ", text)
-            if len(re.findall(r"[A-Za-z]{2,}", prose)) < 6 or _NOT_PROSE.search(text):
+            if len(re.findall(r"[A-Za-z]{2,}", prose)) < 6 or NOT_PROSE.search(text):
                 continue
-            if text.rstrip().endswith((":", "?")) or _PLAN.match(text) or _LOOKING.search(text):
+            if text.rstrip().endswith((":", "?")) or PLAN.match(text) or LOOKING.search(text):
                 continue
-            if _HEDGE.search(text) or is_reaction(text):
+            if HEDGE.search(text) or is_reaction(text):
                 continue
             return s
         return None
@@ -353,9 +296,9 @@ class Briefing:
                 continue
             if len(s.text.split()) < 8:  # "I can see the issue.", "The `CreatedAt` field doesn't use it."
                 continue
-            if _PLAN.match(s.text) or is_reaction(s.text):  # what it meant to do then; a reaction
+            if PLAN.match(s.text) or is_reaction(s.text):  # what it meant to do then; a reaction
                 continue
-            if _LOOKING.search(s.text) or _HEDGE.search(s.text) or any(overlap(s.text, p.text) for p in picked):
+            if LOOKING.search(s.text) or HEDGE.search(s.text) or any(overlap(s.text, p.text) for p in picked):
                 continue
             picked.append(s)
             if len(picked) == limit:
@@ -398,8 +341,8 @@ class Briefing:
                 and about_file(entry, entry.why)
                 and entry.why not in said
                 and not self._quoted_later(entry.why)
-                and _REASON.search(entry.why)
-                and not _PLAN.match(entry.why)
+                and REASON.search(entry.why)
+                and not PLAN.match(entry.why)
             ):
                 said.add(entry.why)
                 line += f": {entry.why}"
@@ -432,79 +375,7 @@ class Briefing:
 
     def errors(self) -> tuple[str, set[str]]:
         """The errors that mattered, with how each was explained and fixed; the explanations shown."""
-        view = self.view
-        worth = [
-            e
-            for e in view.errors
-            if e in self.state.open_errors
-            or (
-                not is_probe(e)
-                and e.resolved_by not in ("moved_on", "commit")
-                and (explains(e.explanation, e) or (e.resolved_by == "rerun" and bool(e.edited_since)))
-            )
-        ]
-        worth = [e for e in worth if e in self.state.open_errors or not self._meant(e)]
-        worth = _one_per_problem(worth)
-        open_now = [e for e in worth if e in self.state.open_errors]
-        rest = [e for e in worth if e not in open_now]
-        shown = sorted([*rest[-(_ERRORS_SHOWN - len(open_now[-3:])) :], *open_now[-3:]], key=lambda e: e.seq)
-        lines, used = [], set()
-        for error in shown:
-            command = OUTPUT_PLUMBING.sub("", error.key).strip() or error.key
-            where = f"`{flat(command, 100)}`" if error.tool == "Bash" else f"{error.tool} {self.rel(error.key)}"
-            line = f"- {where}: {error.line}"
-            if error.detail and error not in open_now and len(error.line.split()) <= 5:
-                line += f" ({error.detail[0]})"  # "[lint] ERROR task failed" says nothing of what failed
-            lines.append(line)
-            # Words about something else, or about what it will do next, are not its explanation.
-            if (
-                explains(error.explanation, error)
-                and not _PLAN.match(error.explanation)
-                and not _HEDGE.search(error.explanation)
-            ):
-                lines.append(f"  Cause: {error.explanation}")
-                used.add(error.explanation)
-            fix = error.fix.strip().rstrip(":.")
-            if (
-                error.resolved
-                and len(fix.split()) >= 5
-                and not _LOOKING.search(fix.split(".")[0])  # "Let me check the file" looks, it does not fix
-                and not overlap(fix, error.explanation)
-            ):
-                lines.append(f"  Fix, in its words: {fix}.")
-            if error.resolved:
-                lines.append(f"  Resolved: {error.resolved}.")
-            elif error in open_now:
-                lines.append("  Still open" + (":" if error.detail else "."))
-                lines.extend(f"  {detail}" for detail in error.detail)
-        if not lines:
-            # No tool error to fix (an investigation): the causes the assistant stated are its findings.
-            # (Without answers of turns, "Problem solving" shows the causes itself.)
-            answered = max((r.seq for r in self.view.reports), default=-1)
-            causes = [
-                c
-                for c in self._chosen
-                if c.kind == "cause"
-                and c.seq <= answered
-                and not c.thought
-                and len(c.text.split()) >= 8
-                and not (_PLAN.match(c.text) or _HEDGE.search(c.text) or c.text.rstrip().endswith(("?", "!")))
-                and not _HEADING.match(c.text)
-            ][:_CAUSES_SHOWN]
-            if causes:
-                lines.append("Causes it found, oldest first (no tool error is open):")
-                lines.extend(f"- {c.text}" for c in sorted(causes, key=lambda c: c.seq))
-                used.update(c.text for c in causes)
-        return "\n".join(lines) or "(no errors that are still relevant)", used
-
-    def _meant(self, error: LedgerError) -> bool:
-        """Whether a resolved failure was meant: the assistant said so ("fails as expected"), or the
-        test named code not written yet (``undefined: SliceFromLine``) that a later edit defined."""
-        if _EXPECTED.search(error.explanation):
-            return True
-        missing = {m.group(1) for m in _UNDEFINED.finditer(" ".join([error.line, *error.detail]))}
-        defined = {n for p in self.view.paths.values() if p.edit_seq > error.seq for n in p.symbols}
-        return bool(missing) and error.resolved is not None and missing <= defined
+        return errors_section(self.view, self.state, self._chosen, self.rel)
 
     # -- 7 -------------------------------------------------------------------
 

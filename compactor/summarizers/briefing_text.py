@@ -10,7 +10,51 @@ import re
 from compactor.core.ledger import LedgerError, LedgerPath
 from compactor.summarizers.statements import flat, is_narration, sentences
 
-__all__ = ["about_file", "excerpt", "explains", "headline", "is_reaction", "listing_share", "overlap", "pushes_back"]
+__all__ = [
+    "CODE_NAME",
+    "HEADING",
+    "HEDGE",
+    "LOOKING",
+    "NOT_PROSE",
+    "PLAN",
+    "REASON",
+    "about_file",
+    "excerpt",
+    "explains",
+    "headline",
+    "is_reaction",
+    "listing_share",
+    "overlap",
+    "pushes_back",
+]
+
+HEDGE = re.compile(r"\b(?:probably|likely|might|maybe|perhaps|I think|I suspect|could be|possibly|seems to)\b", re.I)
+"""A guess, which the work may have dropped since: not carried as a conclusion."""
+PLAN = re.compile(
+    r"(?:so |now |then |first,? )?(?:I need to|I'll|I will|I should|let me|we need to|I'm going to)\b", re.I
+)
+"""A statement of what the assistant meant to do next, not of what it found or decided."""
+LOOKING = re.compile(r"\b(?:I need to (?:check|see|look|find|read|understand)|let me|let's)\b", re.I)
+"""A statement that only says what the assistant is about to look at, not what it found."""
+
+
+REASON = re.compile(
+    r"\b(?:because|since|so that|in order to|to (?:fix|avoid|support|make|handle|match|keep|prevent|allow)|"
+    r"missing|instead|rather than|the (?:issue|problem|bug|cause|fix)|fails?|broken|wrong|must)\b",
+    re.I,
+)
+"""Words that give a reason: an edit's "why" is shown only when it has one (not "Now let me ...")."""
+
+
+CODE_NAME = re.compile(r"[\w.]*(?:[_./()]|[a-z][A-Z])[\w./()]*|[A-Z][a-z]+[A-Z]\w*")
+"""A name that looks like code (``snake_case``, ``camelCase``, ``a.b``, ``f()``), not an ordinary word."""
+
+
+HEADING = re.compile(r"^[A-Z][\w ]{0,30}:\s*(?:Why|How|What|Where|When)\b")
+"""A heading of the assistant's ("Root Cause: Why session files aren't cleaned up"), not a cause."""
+NOT_PROSE = re.compile(r"→|->|[✅❌]|^(?:Task|Step|Phase|Part)\s*\d+\s*[:.)]", re.I)
+"""A line of a table, a flow or a plan's heading (``AfterAgent`` → creates a commit; "Task 3: Update
+`X`"), not a sentence that says what a name is."""
 
 
 _PATHY = re.compile(

@@ -21,10 +21,9 @@ from dataclasses import dataclass
 
 from ccr import marker
 from compactor.core.ledger import SessionLedger
-from compactor.summarizers.briefing import item_line
 from compactor.summarizers.facts import relative_path
 from compactor.summarizers.statements import flat
-from compactor.summarizers.work_state import work_state
+from compactor.summarizers.work_state import item_line, work_state
 
 __all__ = ["SessionStartText", "session_start_text"]
 

@@ -25,7 +25,7 @@ from compactor.core.ledger import (
 from compactor.summarizers.facts import changes_state, check_program, inspects, plain_check
 from compactor.summarizers.statements import flat, sentences
 
-__all__ = ["WorkState", "is_follow_up", "is_probe", "last_edit_seq", "work_state"]
+__all__ = ["WorkState", "is_follow_up", "is_probe", "item_line", "last_edit_seq", "work_state"]
 
 _FOLLOW_UP = re.compile(
     r"^(?:please\s+)?(?:continue|go on|go ahead|carry on|keep going|proceed|yes|yep|yeah|ok(?:ay)?|sure|do it|"
@@ -355,3 +355,15 @@ def _open_offer(view: SessionLedger, words: str, last_edit: int) -> str | None:
 def _first_sentence(text: str) -> str:
     said = sentences(text)
     return said[0] if said else text
+
+
+def item_line(item: LedgerItem, view: SessionLedger, *, status: bool = True) -> str:
+    """An open item as a reader wants it: its id, its state (unless ``status`` is false: the line
+    around it says it) and its title."""
+    state = f" ({item.status.replace('_', ' ')})" if status else ""
+    if item.key in view.tracker and view.tracker[item.key] is item:
+        title = view.titles.get(item.key)
+        return f"{item.key}{state}" + (f": {title}" if title else "")
+    if item.key in view.tasks and view.tasks[item.key] is item:
+        return f"task #{item.key}{state}: {flat(item.text, 200)}"
+    return f"{state.strip()} {flat(item.text, 200)}".strip()

@@ -1,0 +1,117 @@
+"""The briefing's "Errors and fixes": the errors that mattered, one entry per problem, each with the
+cause and the fix in the assistant's words and how it was resolved; without any, the causes an
+investigation found. A failure that was meant (a test written before its code) is not an error."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from compactor.core.ledger import LedgerError, LedgerStatement, SessionLedger
+from compactor.summarizers.briefing_text import HEADING, HEDGE, LOOKING, PLAN, explains, overlap
+from compactor.summarizers.facts import OUTPUT_PLUMBING
+from compactor.summarizers.statements import flat
+from compactor.summarizers.work_state import WorkState, is_probe
+
+__all__ = ["errors_section"]
+
+_ERRORS_SHOWN = 6
+_CAUSES_SHOWN = 4
+_EXPECTED = re.compile(r"\b(?:as expected|expected to fail|fails? as it should|red phase)\b", re.I)
+"""An explanation saying the failure was meant (a test written before its code): not an error to carry."""
+
+
+_UNDEFINED = re.compile(r"\b(?:undefined|not defined|cannot find (?:symbol|name)|has no attribute)[: ]+[`'\"]?([\w.]+)")
+"""A compiler's word for a name that does not exist (yet)."""
+
+
+def _one_per_problem(errors: list[LedgerError]) -> list[LedgerError]:
+    """``errors`` with one entry per problem: errors the assistant explained or fixed in the same
+    words (one failing test seen through three commands) are one, shown as the latest of them."""
+    kept: list[LedgerError] = []
+    for error in reversed(errors):
+        words = {w for w in (error.explanation, error.fix) if len(w.split()) >= 5}
+        if any(words & {k.explanation, k.fix} for k in kept):
+            continue
+        kept.append(error)
+    return kept[::-1]
+
+
+def errors_section(
+    view: SessionLedger, state: WorkState, chosen: list[LedgerStatement], rel: Callable[[str], str]
+) -> tuple[str, set[str]]:
+    """The section's text and the explanations it shows (``chosen``: the briefing's statements, best
+    first; ``rel`` shortens a path)."""
+    worth = [
+        e
+        for e in view.errors
+        if e in state.open_errors
+        or (
+            not is_probe(e)
+            and e.resolved_by not in ("moved_on", "commit")
+            and (explains(e.explanation, e) or (e.resolved_by == "rerun" and bool(e.edited_since)))
+        )
+    ]
+    worth = [e for e in worth if e in state.open_errors or not _meant(e, view)]
+    worth = _one_per_problem(worth)
+    open_now = [e for e in worth if e in state.open_errors]
+    rest = [e for e in worth if e not in open_now]
+    shown = sorted([*rest[-(_ERRORS_SHOWN - len(open_now[-3:])) :], *open_now[-3:]], key=lambda e: e.seq)
+    lines, used = [], set()
+    for error in shown:
+        command = OUTPUT_PLUMBING.sub("", error.key).strip() or error.key
+        where = f"`{flat(command, 100)}`" if error.tool == "Bash" else f"{error.tool} {rel(error.key)}"
+        line = f"- {where}: {error.line}"
+        if error.detail and error not in open_now and len(error.line.split()) <= 5:
+            line += f" ({error.detail[0]})"  # "[lint] ERROR task failed" says nothing of what failed
+        lines.append(line)
+        # Words about something else, or about what it will do next, are not its explanation.
+        if (
+            explains(error.explanation, error)
+            and not PLAN.match(error.explanation)
+            and not HEDGE.search(error.explanation)
+        ):
+            lines.append(f"  Cause: {error.explanation}")
+            used.add(error.explanation)
+        fix = error.fix.strip().rstrip(":.")
+        if (
+            error.resolved
+            and len(fix.split()) >= 5
+            and not LOOKING.search(fix.split(".")[0])  # "Let me check the file" looks, it does not fix
+            and not overlap(fix, error.explanation)
+        ):
+            lines.append(f"  Fix, in its words: {fix}.")
+        if error.resolved:
+            lines.append(f"  Resolved: {error.resolved}.")
+        elif error in open_now:
+            lines.append("  Still open" + (":" if error.detail else "."))
+            lines.extend(f"  {detail}" for detail in error.detail)
+    if not lines:
+        # No tool error to fix (an investigation): the causes the assistant stated are its findings.
+        # (Without answers of turns, "Problem solving" shows the causes itself.)
+        answered = max((r.seq for r in view.reports), default=-1)
+        causes = [
+            c
+            for c in chosen
+            if c.kind == "cause"
+            and c.seq <= answered
+            and not c.thought
+            and len(c.text.split()) >= 8
+            and not (PLAN.match(c.text) or HEDGE.search(c.text) or c.text.rstrip().endswith(("?", "!")))
+            and not HEADING.match(c.text)
+        ][:_CAUSES_SHOWN]
+        if causes:
+            lines.append("Causes it found, oldest first (no tool error is open):")
+            lines.extend(f"- {c.text}" for c in sorted(causes, key=lambda c: c.seq))
+            used.update(c.text for c in causes)
+    return "\n".join(lines) or "(no errors that are still relevant)", used
+
+
+def _meant(error: LedgerError, view: SessionLedger) -> bool:
+    """Whether a resolved failure was meant: the assistant said so ("fails as expected"), or the
+    test named code not written yet (``undefined: SliceFromLine``) that a later edit defined."""
+    if _EXPECTED.search(error.explanation):
+        return True
+    missing = {m.group(1) for m in _UNDEFINED.finditer(" ".join([error.line, *error.detail]))}
+    defined = {n for p in view.paths.values() if p.edit_seq > error.seq for n in p.symbols}
+    return bool(missing) and error.resolved is not None and missing <= defined
