@@ -68,8 +68,12 @@ _LIST_ITEM = re.compile(r"^(?:[-*] |\d+\.\s)")
 
 
 def excerpt(text: str, limit: int) -> str:
-    """``text`` with its lines, cut at a line or sentence end before ``limit`` characters."""
-    text = "\n".join(line.rstrip() for line in text.strip().splitlines() if line.strip())
+    """``text`` with its lines, cut at a line or sentence end before ``limit`` characters; a first line
+    that only announces ("Now I can give you the complete answer.") is left out."""
+    lines = [line.rstrip() for line in text.strip().splitlines() if line.strip()]
+    if len(lines) > 1 and is_narration(lines[0]):
+        lines = lines[1:]
+    text = "\n".join(lines)
     if len(text) <= limit:
         return text
     cut = text[:limit]

@@ -56,7 +56,8 @@ _NARRATION = re.compile(
     r"search|open|see|examine|explore|review|verify|test|try|update|add|write|create|fix|apply|implement|do|make|use|go|"
     r"continue|wait|grab|get|find)|i'?m going to|i will (?:now )?(?:check|read|look|run)|now (?:add|update|run|write|"
     r"implement|create|check|the|for|to|we|i|let)|next,?|then,?|first,?|good\b|great\b|perfect\b|ok(?:ay)?\b|excellent\b|"
-    r"alright\b|done\b|got it\b|still\b|waiting\b|checking\b|looking\b|reading\b)",
+    r"alright\b|done\b|got it\b|still\b|waiting\b|checking\b|looking\b|reading\b|here(?:'s| is| are)\b|"
+    r"now i (?:can|have|understand|see)\b|i now (?:have|understand|see)\b)",
     re.I,
 )
 _MIN_WORDS = 5

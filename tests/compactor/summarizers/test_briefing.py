@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message
-from compactor.summarizers.briefing_text import listing_share
+from compactor.summarizers.briefing_text import excerpt, listing_share
 from compactor.summarizers.extractive import ExtractiveSummarizer
 from compactor.summarizers.ledger import merge_messages
 from compactor.summarizers.work_state import is_follow_up, work_state
@@ -286,3 +286,9 @@ def test_words_quoted_where_the_work_stopped_are_not_repeated_with_the_file() ->
     assert "start and end are swapped" in sections["Next step"]
     assert "start and end are swapped" not in sections["Files and code sections"]
     assert "start and end are swapped" not in sections["Problem solving"]
+
+
+def test_an_answer_is_shown_without_the_line_that_only_announces_it() -> None:
+    answer = "Now I can give you the complete answer.\n**The `AtStart` fields are stored but never read.**"
+    assert excerpt(answer, 1_000) == "**The `AtStart` fields are stored but never read.**"
+    assert excerpt("Now I can give you the complete answer.", 1_000) == "Now I can give you the complete answer."

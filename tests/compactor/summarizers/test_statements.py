@@ -17,6 +17,12 @@ def test_narration_of_the_next_call_is_passed_over() -> None:
     assert not is_narration("The migration fails because SQLite cannot alter a column.")
 
 
+def test_a_lead_in_that_only_announces_the_answer_is_narration() -> None:
+    for line in ("Here are the answers based on the code analysis:", "Now I can give you the complete answer."):
+        assert is_narration(line), line
+    assert not is_narration("Here the index is rewritten by `worktree.Status()`.")
+
+
 def test_a_cause_is_kept_with_the_decision_that_follows_it() -> None:
     (said,) = statements(
         "The LiveView runs in a separate process that can't access the test sandbox. I need to use `:auto` mode."
