@@ -30,6 +30,7 @@ from compactor.core.ledger import (
 from compactor.summarizers.briefing_errors import errors_section
 from compactor.summarizers.briefing_text import (
     CODE_NAME,
+    CONFLICT,
     HEDGE,
     LOOKING,
     NOT_PROSE,
@@ -57,8 +58,10 @@ _TASK_WORDS = 5
 """A first request shorter than this ("yeah let's do it", after a resume) is a reply, not the task."""
 _COMPACT_FOCUS = re.compile(r"/compact\s+(?=\S+\s+\S+\s+\S)")
 """``/compact`` with what the user asked it to keep: their own words for the work."""
-_REPORTS_SHOWN = 3
-_CONCEPT_NAMES = 8
+_REPORTS_SHOWN = 2
+_CONCEPT_NAMES = 5
+_ABOUT_CHARS = 30
+"""A sentence names what it is about near its start ("`writeTranscript` stores ...", "The `Phase` field ...")."""
 _EARLIER_REPORT_CHARS = 360
 _REPORT_SHOWN_CHARS = 1_000
 _REPORT_WORDS = 8
@@ -76,8 +79,8 @@ _STATEMENTS_SHOWN = 12
 _IDENTIFIERS_SHOWN = 30
 
 
-_CONFLICT = re.compile(r"\bconflict in (\S+)", re.I)
-"""A file git left in conflict (``CONFLICT (content): Merge conflict in PATH``)."""
+_LABEL = re.compile(r"^[A-Z][\w ]{0,20}:\s")
+"""A fragment under a label ("Result: ...", "Note: ..."), not a sentence of its own."""
 _PLAIN_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]{1,4}")
 """A name that is also an ordinary word (``text``, ``Read``, ``URL``): shown only when the work uses it often."""
 _NAMED_FILE = re.compile(r"[\w.-]+\.[A-Za-z]{1,5}\b")
@@ -224,9 +227,9 @@ class Briefing:
             prose = re.sub(r"`[^`]*`", " ", text)
             if len(re.findall(r"[A-Za-z]{2,}", prose)) < 6 or NOT_PROSE.search(text):
                 continue
-            if text.rstrip().endswith((":", "?")) or PLAN.match(text) or LOOKING.search(text):
-                continue
-            if HEDGE.search(text) or is_reaction(text):
+            if text.find(quoted) > _ABOUT_CHARS or _LABEL.match(text) or not text.rstrip().endswith("."):
+                continue  # about something else; a label's fragment ("Result: ..."); a cut or a lead-in
+            if PLAN.match(text) or LOOKING.search(text) or HEDGE.search(text) or is_reaction(text):
                 continue
             return s
         return None
@@ -347,7 +350,9 @@ class Briefing:
                 said.add(entry.why)
                 line += f": {entry.why}"
             lines.append(line)
-            small = len(entry.last_edit.splitlines()) <= _SMALL_EDIT_LINES
+            # An older file's small edit, unless committed since: work of another piece, maybe of
+            # another branch, read as the current one's.
+            small = len(entry.last_edit.splitlines()) <= _SMALL_EDIT_LINES and entry.edit_seq > view.last_commit_seq
             if (
                 (entry.path in current or small)
                 and entry.last_edit
@@ -388,7 +393,7 @@ class Briefing:
             lines.append(
                 f"- background task {task.id} has just {task.status}; its output is not read yet: {flat(task.description, 160)}"
             )
-        for item in state.stale_items:
+        for item in [] if state.finished else state.stale_items:  # finished: the list's lag is no news
             lines.append(
                 f"- {item_line(item, view)}: done, it seems (the check ran clean after the last change); "
                 "the list was not updated"
@@ -584,7 +589,7 @@ class Briefing:
         conflicted: list[str] = []
         for error in self.state.open_errors:
             for line in error.detail:
-                found = _CONFLICT.search(line)
+                found = CONFLICT.search(line)
                 if found is None:
                     continue
                 path = found.group(1)

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 
 from compactor.core.ledger import LedgerError, LedgerStatement, SessionLedger
-from compactor.summarizers.briefing_text import HEADING, HEDGE, LOOKING, PLAN, explains, overlap
+from compactor.summarizers.briefing_text import CONFLICT, HEADING, HEDGE, LOOKING, PLAN, explains, overlap
 from compactor.summarizers.facts import OUTPUT_PLUMBING
 from compactor.summarizers.statements import flat
 from compactor.summarizers.work_state import WorkState, is_probe
@@ -16,6 +16,8 @@ from compactor.summarizers.work_state import WorkState, is_probe
 __all__ = ["errors_section"]
 
 _ERRORS_SHOWN = 6
+_RESOLVED_SHOWN = 3
+"""Resolved errors shown at most: the latest, with their causes and fixes; the rest are in the index."""
 _CAUSES_SHOWN = 4
 _EXPECTED = re.compile(r"\b(?:as expected|expected to fail|fails? as it should|red phase)\b", re.I)
 """An explanation saying the failure was meant (a test written before its code): not an error to carry."""
@@ -56,7 +58,8 @@ def errors_section(
     worth = _one_per_problem(worth)
     open_now = [e for e in worth if e in state.open_errors]
     rest = [e for e in worth if e not in open_now]
-    shown = sorted([*rest[-(_ERRORS_SHOWN - len(open_now[-3:])) :], *open_now[-3:]], key=lambda e: e.seq)
+    resolved = rest[-min(_RESOLVED_SHOWN, _ERRORS_SHOWN - len(open_now[-3:])) :]
+    shown = sorted([*resolved, *open_now[-3:]], key=lambda e: e.seq)
     lines, used = [], set()
     for error in shown:
         command = OUTPUT_PLUMBING.sub("", error.key).strip() or error.key
@@ -84,8 +87,11 @@ def errors_section(
         if error.resolved:
             lines.append(f"  Resolved: {error.resolved}.")
         elif error in open_now:
-            lines.append("  Still open" + (":" if error.detail else "."))
-            lines.extend(f"  {detail}" for detail in error.detail)
+            left, edited = _conflicts_left(error)
+            lines.append("  Still open" + (":" if left else "."))
+            lines.extend(f"  {detail}" for detail in left)
+            if edited:
+                lines.append(f"  Edited since, its conflicts resolved it seems: {', '.join(edited)}.")
     if not lines:
         # No tool error to fix (an investigation): the causes the assistant stated are its findings.
         # (Without answers of turns, "Problem solving" shows the causes itself.)
@@ -115,3 +121,17 @@ def _meant(error: LedgerError, view: SessionLedger) -> bool:
     missing = {m.group(1) for m in _UNDEFINED.finditer(" ".join([error.line, *error.detail]))}
     defined = {n for p in view.paths.values() if p.edit_seq > error.seq for n in p.symbols}
     return bool(missing) and error.resolved is not None and missing <= defined
+
+
+def _conflicts_left(error: LedgerError) -> tuple[list[str], list[str]]:
+    """An open error's detail lines without the merge conflicts in files edited since, and those files
+    (a conflict whose file the assistant edited after the merge reads as open, though it is not)."""
+    left, edited = [], []
+    for line in error.detail:
+        found = CONFLICT.search(line)
+        path = found.group(1) if found else ""
+        if path and any(p == path or p.endswith("/" + path) for p in error.edited_since):
+            edited.append(f"`{path}`")
+        else:
+            left.append(line)
+    return left, edited

@@ -12,6 +12,7 @@ from compactor.summarizers.statements import flat, is_narration, sentences
 
 __all__ = [
     "CODE_NAME",
+    "CONFLICT",
     "HEADING",
     "HEDGE",
     "LOOKING",
@@ -219,3 +220,7 @@ def about_file(entry: LedgerPath, words: str) -> bool:
     stem = entry.path.rsplit("/", 1)[-1].split(".", 1)[0]
     names = [stem, *entry.symbols, *re.findall(r"[A-Za-z_][\w.]{3,}", entry.last_edit)]
     return any(len(n) >= 4 and n in words for n in names)
+
+
+CONFLICT = re.compile(r"\bconflict in (\S+)", re.I)
+"""A file git left in conflict (``CONFLICT (content): Merge conflict in PATH``)."""

@@ -292,3 +292,56 @@ def test_an_answer_is_shown_without_the_line_that_only_announces_it() -> None:
     answer = "Now I can give you the complete answer.\n**The `AtStart` fields are stored but never read.**"
     assert excerpt(answer, 1_000) == "**The `AtStart` fields are stored but never read.**"
     assert excerpt("Now I can give you the complete answer.", 1_000) == "Now I can give you the complete answer."
+
+
+def test_a_merge_conflict_in_a_file_edited_since_is_not_listed_as_open() -> None:
+    conflicts = "\n".join(f"CONFLICT (content): Merge conflict in {f}" for f in ("state.go", "auto_commit.go"))
+    messages = [
+        user("merge with the parent branch"),
+        call("m1", "Bash", command="git merge parent"),
+        result("m1", f"{conflicts}\nAutomatic merge failed; fix conflicts and then commit the result.", is_error=True),
+        *edited(1, "/r/state.go"),
+    ]
+    errors = sections_of(messages)["Errors and fixes"]
+    assert "Merge conflict in auto_commit.go" in errors
+    assert "Merge conflict in state.go" not in errors
+    assert "Edited since, its conflicts resolved it seems: `state.go`." in errors
+
+
+def test_resolved_errors_are_the_latest_three() -> None:
+    messages: list[Message] = [user("make the suite pass")]
+    for n in range(5):
+        messages += [
+            call(f"b{n}", "Bash", command=f"pytest tests/test_{n}.py"),
+            result(f"b{n}", f"FAILED tests/test_{n}.py::test_x - AssertionError", is_error=True),
+            say(f"The test_{n} check fails because the fixture number {n} is missing its default value."),
+            *edited(10 + n, f"/r/fixture_{n}.py"),
+            *ran(20 + n, f"pytest tests/test_{n}.py", "1 passed"),
+        ]
+    errors = sections_of(messages)["Errors and fixes"]
+    assert [f"test_{n}.py" in errors for n in range(5)] == [False, False, True, True, True]
+
+
+def test_an_older_files_small_edit_committed_since_is_not_shown() -> None:
+    messages = [
+        user("rename the field on main"),
+        call("e1", "Edit", file_path="/r/state.go", old_string="At time", new_string="Time time"),
+        result("e1", "ok"),
+        *ran(1, "git commit -am rename"),
+        user("now the docs"),
+        call("w1", "Write", file_path="/r/docs.md", content="# Docs"),
+        result("w1", "ok"),
+    ]
+    files = sections_of(messages)["Files and code sections"]
+    assert "- `state.go` (changed)" in files and "Time time" not in files
+
+
+def test_a_fragment_under_a_label_is_not_a_concept() -> None:
+    messages = [
+        user("how does auto-commit store metadata?"),
+        call("r1", "Read", file_path="/r/auto_commit.go"),
+        result("r1", "func SaveChanges() {}"),
+        say("Result: `SaveChanges` creates duplicate metadata commits on the sessions branch for every hook."),
+        user("ok"),
+    ]
+    assert "Result:" not in sections_of(messages)["Key technical concepts"]

@@ -462,7 +462,10 @@ def test_an_investigation_without_errors_names_the_causes_it_found_and_the_names
             "The index breaks because `worktree.Status()` rewrites it from the post-commit hook. Maybe GC is involved?"
         ),
         user("which commit added that path?"),
-        say("Commit `6d61daaa` added the PostCommit path that calls `getStagedFiles`."),
+        say(
+            "Commit `6d61daaa` added the PostCommit path that calls `getStagedFiles`.\n\n"
+            "`getStagedFiles` runs `worktree.Status()`, which writes the whole index back."
+        ),
         user("ok"),
     ]
     sections = summarize(messages).sections
@@ -470,7 +473,12 @@ def test_an_investigation_without_errors_names_the_causes_it_found_and_the_names
     assert errors.startswith("Causes it found, oldest first (no tool error is open):")
     assert "- The index breaks because `worktree.Status()` rewrites it from the post-commit hook." in errors
     assert "Maybe GC" not in errors
-    assert "`getStagedFiles`" in sections["Key technical concepts"]
+    # A name with the sentence about it (not one that only mentions it late: "Commit ... calls `getStagedFiles`").
+    concepts = sections["Key technical concepts"]
+    assert (
+        "- `getStagedFiles`: `getStagedFiles` runs `worktree.Status()`, which writes the whole index back." in concepts
+    )
+    assert "6d61daaa" not in concepts
 
 
 def test_the_request_names_the_task_the_latest_follow_ups_belong_to() -> None:
