@@ -195,8 +195,8 @@ def _thought_end(text: str) -> str:
 
 
 _OPTION = re.compile(
-    r"^\W*(?:\|\s*)?(?:\*\*)?(?:Option\s+)?(?P<label>[A-H]|[1-9])[.):]\s+(?P<title>[^|*\n]{2,120}?)\s*(?:\*\*)?"
-    r"\s*(?:\||[-—–:]\s|$)(?P<what>[^|\n]*)",
+    r"^\W*(?:\|\s*)?(?:\*\*)?(?:Option\s+)?(?P<label>[A-H]|[1-9])[.):]\s+(?P<title>[^|*\n]{2,120}?)[ \t]*(?:\*\*)?"
+    r"[ \t]*(?:\||[-—–:]\s|$)(?P<what>[^|\n]*)",
     re.M,
 )
 """An option the assistant offered, in a table row or a list: ``| **A. At commit time** | Generate ... |``,
@@ -207,6 +207,8 @@ _CHOICE = re.compile(
     re.I,
 )
 """A reply that picks one: ``A.``, ``I think B, nested in ...``, ``1``, ``C) update this branch first``."""
+_OPEN_OPTION = re.compile(r"(?:something else|other|none of (?:these|the above)|anything else)\b", re.I)
+"""An option that leaves the choice to the user ("C) Something else?")."""
 _DECISION_CHARS = 360
 _REPLY_WORDS = 30
 
@@ -230,10 +232,16 @@ def decision_of(offered: str, reply: str) -> str:
     if re.search(r"(?:^|\s)(?:[B-H]|[2-9])[.)]\s", rest):
         return ""  # answers to numbered questions ("1. option 3, 2. left most"), not one choice
     option = options[label]
+    questions = [q for q in sentences(offered[-600:]) if q.rstrip().endswith("?") and not _OPTION.match(q)]
+    asked = f'To "{flat(questions[-1], 160)}" ' if questions else ""
+    if _OPEN_OPTION.match(option.group("title").replace("**", "").strip()):
+        # "C) Something else?" chosen: what the user chose is what they wrote, beside what it offered.
+        offers = "; ".join(
+            f"{key}. {flat(o.group('title').replace('**', ''), 60)}" for key, o in options.items() if key != label
+        )
+        return flat(f'{asked}offered {offers}, the user answered: "{reply.strip()}"', _DECISION_CHARS)
     what = option.group("what").replace("**", "").strip()
     title = " ".join(f"{label}. {option.group('title')}".replace("**", "").split()) + (f" — {what}" if what else "")
     title = flat(title, 200).rstrip()
     title += "" if title.endswith((".", "?", "!", "]")) else "."
-    questions = [q for q in sentences(offered[-600:]) if q.rstrip().endswith("?") and not _OPTION.match(q)]
-    asked = f'To "{flat(questions[-1], 160)}" ' if questions else ""
     return flat(f'{asked}the user chose {title} Their reply: "{reply.strip()}"', _DECISION_CHARS)

@@ -74,7 +74,7 @@ def stopped_at(view: SessionLedger, state: WorkState, rel: Callable[[str], str],
     if not calls:
         return Stopped([said])
     more = f" (the last {len(calls)} of {since})" if since > len(calls) else ""
-    return Stopped([said, f"Its calls after that{more}: {'; '.join(calls)}."])
+    return Stopped([said, f"Then it called{more}: {'; '.join(calls)}."])
 
 
 def _covered(said: str, edit: str) -> list[str]:

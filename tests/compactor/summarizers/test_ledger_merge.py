@@ -433,6 +433,13 @@ def test_a_reply_picking_an_offered_option_is_a_decision_with_the_question_and_t
     assert "chose 1. Subagent-Driven — a subagent per task." in decision_of(listed, "1")
 
 
+def test_choosing_something_else_is_the_users_own_answer() -> None:
+    offered = "Do you want to:\n- A) Tackle #10 now\n- B) Close out the PR\n- C) Something else?"
+    assert decision_of(offered, "C) update this branch first, then #10") == (
+        'offered A. Tackle #10 now; B. Close out the PR, the user answered: "C) update this branch first, then #10"'
+    )
+
+
 def test_replies_that_pick_no_offered_option_are_no_decision() -> None:
     assert decision_of(OFFERED, "hmm, what about C?") == ""
     assert decision_of(OFFERED, "Actually let's wait") == ""
