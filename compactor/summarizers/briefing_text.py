@@ -68,11 +68,19 @@ _BOOKKEEPING = re.compile(
 _LIST_ITEM = re.compile(r"^(?:[-*] |\d+\.\s)")
 
 
+_ANNOUNCES = re.compile(
+    r"^\W*(?:here(?:'s| is| are)\b|now i (?:can|have)\b|i now have\b|let me (?:provide|give|present|summari[sz]e)\b)"
+    r"[^.!?\n]*[.:]?\s*$",
+    re.I,
+)
+"""A line that only announces the answer after it ("Here are the answers based on the code analysis:")."""
+
+
 def excerpt(text: str, limit: int) -> str:
     """``text`` with its lines, cut at a line or sentence end before ``limit`` characters; a first line
     that only announces ("Now I can give you the complete answer.") is left out."""
     lines = [line.rstrip() for line in text.strip().splitlines() if line.strip()]
-    if len(lines) > 1 and is_narration(lines[0]):
+    if len(lines) > 1 and _ANNOUNCES.match(lines[0]):
         lines = lines[1:]
     text = "\n".join(lines)
     if len(text) <= limit:
