@@ -27,12 +27,14 @@ from compactor.core.ledger import (
     LedgerStatement,
     SessionLedger,
 )
-from compactor.summarizers.briefing_errors import errors_section
+from compactor.summarizers.briefing_errors import all_conflicts_edited, errors_section
 from compactor.summarizers.briefing_text import (
     CODE_NAME,
     CONFLICT,
     HEDGE,
+    LABEL,
     LOOKING,
+    NAMED_FILE,
     NOT_PROSE,
     PLAN,
     REASON,
@@ -60,8 +62,7 @@ _COMPACT_FOCUS = re.compile(r"/compact\s+(?=\S+\s+\S+\s+\S)")
 """``/compact`` with what the user asked it to keep: their own words for the work."""
 _REPORTS_SHOWN = 2
 _CONCEPT_NAMES = 5
-_ABOUT_CHARS = 30
-"""A sentence names what it is about near its start ("`writeTranscript` stores ...", "The `Phase` field ...")."""
+_ABOUT_CHARS = 30  # a sentence names what it is about near its start ("The `Phase` field ...")
 _EARLIER_REPORT_CHARS = 360
 _REPORT_SHOWN_CHARS = 1_000
 _REPORT_WORDS = 8
@@ -79,12 +80,8 @@ _STATEMENTS_SHOWN = 12
 _IDENTIFIERS_SHOWN = 30
 
 
-_LABEL = re.compile(r"^[A-Z][\w ]{0,20}:\s")
-"""A fragment under a label ("Result: ...", "Note: ..."), not a sentence of its own."""
 _PLAIN_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]{1,4}")
 """A name that is also an ordinary word (``text``, ``Read``, ``URL``): shown only when the work uses it often."""
-_NAMED_FILE = re.compile(r"[\w.-]+\.[A-Za-z]{1,5}\b")
-"""A file name with its extension, as a plan step names one (``manual_commit.go``)."""
 
 
 class Briefing:
@@ -227,7 +224,7 @@ class Briefing:
             prose = re.sub(r"`[^`]*`", " ", text)
             if len(re.findall(r"[A-Za-z]{2,}", prose)) < 6 or NOT_PROSE.search(text):
                 continue
-            if text.find(quoted) > _ABOUT_CHARS or _LABEL.match(text) or not text.rstrip().endswith("."):
+            if text.find(quoted) > _ABOUT_CHARS or LABEL.match(text) or not text.rstrip().endswith("."):
                 continue  # about something else; a label's fragment ("Result: ..."); a cut or a lead-in
             if PLAN.match(text) or LOOKING.search(text) or HEDGE.search(text) or is_reaction(text):
                 continue
@@ -529,7 +526,9 @@ class Briefing:
             lines.append(f"Finish: {item_line(item, view, status=False)}.")
         for error in state.open_errors[-2:]:
             where = f"`{flat(error.key, 100)}`" if error.tool == "Bash" else self.rel(error.key)
-            lines.append(f"Fix what {where} reported: {error.line}")
+            done = all_conflicts_edited(error)
+            fix = f"Finish {where}: its conflicts ({done}) were edited since; commit it once the check passes."
+            lines.append(fix if done else f"Fix what {where} reported: {error.line}")
         if (
             state.intent
             and state.intent != state.offer
@@ -565,7 +564,7 @@ class Briefing:
         for entry in self.view.paths.values():
             if entry.edit_seq < self.view.plan_seq or entry.deleted:  # one message may hold both
                 continue
-            if entry.path.rsplit("/", 1)[-1] in _NAMED_FILE.findall(step):
+            if entry.path.rsplit("/", 1)[-1] in NAMED_FILE.findall(step):
                 return " (its file was edited since)"
         return ""
 

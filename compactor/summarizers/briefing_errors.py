@@ -13,7 +13,7 @@ from compactor.summarizers.facts import OUTPUT_PLUMBING
 from compactor.summarizers.statements import flat
 from compactor.summarizers.work_state import WorkState, is_probe
 
-__all__ = ["errors_section"]
+__all__ = ["all_conflicts_edited", "errors_section"]
 
 _ERRORS_SHOWN = 6
 _RESOLVED_SHOWN = 3
@@ -88,10 +88,13 @@ def errors_section(
             lines.append(f"  Resolved: {error.resolved}.")
         elif error in open_now:
             left, edited = _conflicts_left(error)
-            lines.append("  Still open" + (":" if left else "."))
-            lines.extend(f"  {detail}" for detail in left)
-            if edited:
-                lines.append(f"  Edited since, its conflicts resolved it seems: {', '.join(edited)}.")
+            if all_conflicts_edited(error):
+                lines.append(f"  Its conflicts ({', '.join(edited)}) were edited since; not committed yet.")
+            else:
+                lines.append("  Still open" + (":" if left else "."))
+                lines.extend(f"  {detail}" for detail in left)
+                if edited:
+                    lines.append(f"  Edited since, their conflicts resolved it seems: {', '.join(edited)}.")
     if not lines:
         # No tool error to fix (an investigation): the causes the assistant stated are its findings.
         # (Without answers of turns, "Problem solving" shows the causes itself.)
@@ -135,3 +138,10 @@ def _conflicts_left(error: LedgerError) -> tuple[list[str], list[str]]:
         else:
             left.append(line)
     return left, edited
+
+
+def all_conflicts_edited(error: LedgerError) -> str:
+    """The files of a merge's conflicts, named, when the assistant edited every one of them since (the
+    merge is then left to commit, not to fix); else ""."""
+    left, edited = _conflicts_left(error)
+    return ", ".join(edited) if edited and not any(CONFLICT.search(line) for line in left) else ""

@@ -15,7 +15,9 @@ __all__ = [
     "CONFLICT",
     "HEADING",
     "HEDGE",
+    "LABEL",
     "LOOKING",
+    "NAMED_FILE",
     "NOT_PROSE",
     "PLAN",
     "REASON",
@@ -232,3 +234,7 @@ def about_file(entry: LedgerPath, words: str) -> bool:
 
 CONFLICT = re.compile(r"\bconflict in (\S+)", re.I)
 """A file git left in conflict (``CONFLICT (content): Merge conflict in PATH``)."""
+LABEL = re.compile(r"^[A-Z][\w ]{0,20}:\s")
+"""A fragment under a label ("Result: ...", "Note: ..."), not a sentence of its own."""
+NAMED_FILE = re.compile(r"[\w.-]+\.[A-Za-z]{1,5}\b")
+"""A file name with its extension, as a plan step names one (``manual_commit.go``)."""

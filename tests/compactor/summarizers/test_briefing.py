@@ -305,7 +305,14 @@ def test_a_merge_conflict_in_a_file_edited_since_is_not_listed_as_open() -> None
     errors = sections_of(messages)["Errors and fixes"]
     assert "Merge conflict in auto_commit.go" in errors
     assert "Merge conflict in state.go" not in errors
-    assert "Edited since, its conflicts resolved it seems: `state.go`." in errors
+    assert "Edited since, their conflicts resolved it seems: `state.go`." in errors
+    everything = [*messages, *edited(2, "/r/auto_commit.go")]
+    sections = sections_of(everything)
+    assert (
+        "Its conflicts (`state.go`, `auto_commit.go`) were edited since; not committed yet."
+        in sections["Errors and fixes"]
+    )
+    assert sections["Next step"].startswith("Finish `git merge parent`: its conflicts (`state.go`, `auto_commit.go`)")
 
 
 def test_resolved_errors_are_the_latest_three() -> None:
