@@ -524,11 +524,14 @@ class Briefing:
             lines.append(f'Answer the user\'s latest message: "{flat(latest.text, 300)}"')
         for item in state.in_progress[:2]:
             lines.append(f"Finish: {item_line(item, view, status=False)}.")
+        finish = []  # a merge left to commit comes after the fixes it waits for
         for error in state.open_errors[-2:]:
             where = f"`{flat(error.key, 100)}`" if error.tool == "Bash" else self.rel(error.key)
-            done = all_conflicts_edited(error)
-            fix = f"Finish {where}: its conflicts ({done}) were edited since; commit it once the check passes."
-            lines.append(fix if done else f"Fix what {where} reported: {error.line}")
+            if done := all_conflicts_edited(error):
+                finish.append(f"Then finish {where}: its conflicts ({done}) were edited since; commit it.")
+            else:
+                lines.append(f"Fix what {where} reported: {error.line}")
+        lines += finish
         if (
             state.intent
             and state.intent != state.offer

@@ -312,7 +312,10 @@ def test_a_merge_conflict_in_a_file_edited_since_is_not_listed_as_open() -> None
         "Its conflicts (`state.go`, `auto_commit.go`) were edited since; not committed yet."
         in sections["Errors and fixes"]
     )
-    assert sections["Next step"].startswith("Finish `git merge parent`: its conflicts (`state.go`, `auto_commit.go`)")
+    assert (
+        "Then finish `git merge parent`: its conflicts (`state.go`, `auto_commit.go`) were edited"
+        in sections["Next step"]
+    )
 
 
 def test_resolved_errors_are_the_latest_three() -> None:
