@@ -32,14 +32,13 @@ from compactor.summarizers.briefing_text import (
     CODE_NAME,
     CONFLICT,
     HEDGE,
-    LABEL,
     LOOKING,
     NAMED_FILE,
-    NOT_PROSE,
     PLAN,
     REASON,
     about_file,
     excerpt,
+    explaining,
     headline,
     is_reaction,
     overlap,
@@ -60,9 +59,8 @@ _TASK_WORDS = 5
 """A first request shorter than this ("yeah let's do it", after a resume) is a reply, not the task."""
 _COMPACT_FOCUS = re.compile(r"/compact\s+(?=\S+\s+\S+\s+\S)")
 """``/compact`` with what the user asked it to keep: their own words for the work."""
-_REPORTS_SHOWN = 2
+_REPORTS_SHOWN = 6
 _CONCEPT_NAMES = 5
-_ABOUT_CHARS = 30  # a sentence names what it is about near its start ("The `Phase` field ...")
 _EARLIER_REPORT_CHARS = 360
 _REPORT_SHOWN_CHARS = 1_000
 _REPORT_WORDS = 8
@@ -195,11 +193,12 @@ class Briefing:
     def concepts(self, shown_elsewhere: set[str]) -> str:
         """The code names the work turns on most, each with the assistant's own sentence that says
         what it is or does (a bare list of names reads as bookkeeping), then the checks the session
-        runs. Names no sentence explains are left to the index."""
+        runs. Names no sentence explains are named on one line, the few the work turns on most."""
         lines: list[str] = []
         used: set[str] = set()
-        for name in [n for n in self.names if CODE_NAME.fullmatch(n)][: _CONCEPT_NAMES * 2]:
-            said = self._explaining(name, shown_elsewhere | used)
+        names = [n for n in self.names if CODE_NAME.fullmatch(n)][: _CONCEPT_NAMES * 2]
+        for name in names:
+            said = explaining(name, self._chosen, shown_elsewhere | used)
             if said is None:
                 continue
             used.add(said.text)
@@ -207,29 +206,13 @@ class Briefing:
             if len(lines) == _CONCEPT_NAMES:
                 break
         shown_elsewhere.update(used)
+        others = [f"`{n}`" for n in names if not any(line.startswith(f"- `{n}`:") for line in lines)]
+        if others and len(lines) < _CONCEPT_NAMES:
+            lines.append("Other names the work turns on: " + ", ".join(others[: _CONCEPT_NAMES - len(lines)]) + ".")
         checks = self.checks()
         if checks:
             lines.append("Test, lint and build commands it used: " + ", ".join(f"`{c}`" for c in checks) + ".")
         return "\n".join(lines) or "(none recorded)"
-
-    def _explaining(self, name: str, taken: set[str]) -> LedgerStatement | None:
-        """The assistant's best written statement about ``name`` (naming it as code) that says what it
-        found it is or does, not what it was about to look at; none when it made none."""
-        quoted = f"`{name}`"
-        for s in self._chosen:
-            text = s.text
-            # Causes and decisions are the problem solving's; here, what a name is or does.
-            if s.kind not in ("finding", "result") or s.thought or quoted not in text or text in taken:
-                continue
-            prose = re.sub(r"`[^`]*`", " ", text)
-            if len(re.findall(r"[A-Za-z]{2,}", prose)) < 6 or NOT_PROSE.search(text):
-                continue
-            if text.find(quoted) > _ABOUT_CHARS or LABEL.match(text) or not text.rstrip().endswith("."):
-                continue  # about something else; a label's fragment ("Result: ..."); a cut or a lead-in
-            if PLAN.match(text) or LOOKING.search(text) or HEDGE.search(text) or is_reaction(text):
-                continue
-            return s
-        return None
 
     @functools.cached_property
     def names(self) -> list[str]:
@@ -251,24 +234,28 @@ class Briefing:
         return names[:_IDENTIFIERS_SHOWN]
 
     def solving(self, shown_elsewhere: set[str]) -> str:
-        """The assistant's answers of the last turns (its own briefings: what it found, changed and
-        proposes), the latest whole and the ones before in brief, then what it wrote out while working
-        on since. Without answers (one long turn), its statements of causes and decisions."""
+        """The work told as a story: each earlier turn's request with the assistant's answer in brief and
+        the files it changed for it, oldest first, then the latest answer whole (with what the user
+        replied), then what it wrote out while working on since. Without answers (one long turn), its
+        statements of causes and decisions."""
         reports = [r for r in self.view.reports if len(r.text.split()) >= _REPORT_WORDS][-_REPORTS_SHOWN:]
         lines: list[str] = []
-        if reports:
-            lines.append("What it found and told the user, oldest first (a later answer may revise an earlier one):")
-            for report in reports:
-                lines.append(f'- Asked "{flat(report.asked, 160)}", it answered:' if report.asked else "- It reported:")
-                reply = self._reply_to(report) if report is reports[-1] else None
-                if report is reports[-1] and not (reply and pushes_back(reply.text)):
-                    lines.extend(f"  {line}" for line in excerpt(report.text, _REPORT_SHOWN_CHARS).splitlines())
-                else:  # an earlier answer, or one the user pushed back on: in brief
-                    lines.append(f"  {headline(report.text, _EARLIER_REPORT_CHARS)}")
-                if reply is not None:
-                    # What the user said to it, right there: a correction ("I think the reuse is for
-                    # ...") read pages later leaves the answer looking like the conclusion.
-                    lines.append(f'  The user replied: "{flat(reply.text, _EARLIER_REQUEST_CHARS)}"')
+        if len(reports) > 1:
+            lines.append("The work so far, turn by turn (oldest first; a later answer may revise an earlier one):")
+        for report, before in zip(reports, [None, *reports], strict=False):
+            asked = f'"{flat(report.asked, 160)}"' if report.asked else "its work"
+            changed = [f"`{self.rel(p.path)}`" for p in self.view.paths.values() if self._in_turn(p, before, report)]
+            done = f" It changed {', '.join(changed[:4])}." if changed else ""
+            reply = self._reply_to(report) if report is reports[-1] else None
+            if report is reports[-1] and not (reply and pushes_back(reply.text)):
+                lines.append(f"Its latest answer, to {asked}:{done}")
+                lines.extend(f"  {line}" for line in excerpt(report.text, _REPORT_SHOWN_CHARS).splitlines())
+            else:  # an earlier answer, or one the user pushed back on: in brief
+                lines.append(f"- To {asked}: {headline(report.text, _EARLIER_REPORT_CHARS)}{done}")
+            if reply is not None:
+                # What the user said to it, right there: a correction ("I think the reuse is for
+                # ...") read pages later leaves the answer looking like the conclusion.
+                lines.append(f'  The user replied: "{flat(reply.text, _EARLIER_REQUEST_CHARS)}"')
         after = reports[-1].seq if reports else -1
         limit = _WORKING_SHOWN if reports else _STATEMENTS_SHOWN
         picked = [
@@ -279,6 +266,11 @@ class Briefing:
                 lines.append("What it found since:")
             lines.extend(f"- {s.text}" for s in picked)
         return "\n".join(lines) or "(nothing the assistant concluded is recorded)"
+
+    @staticmethod
+    def _in_turn(path: LedgerPath, before: LedgerReport | None, report: LedgerReport) -> bool:
+        """Whether ``path`` was last edited in the turn ``report`` answered (after the answer ``before``)."""
+        return (before.seq if before else -1) < path.edit_seq <= report.seq and not path.deleted
 
     def _reply_to(self, report: LedgerReport) -> LedgerMessage | None:
         """The user's first message after ``report``, if any."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from compactor.core.ledger import LedgerError, LedgerPath
+from compactor.core.ledger import LedgerError, LedgerPath, LedgerStatement
 from compactor.summarizers.statements import flat, is_narration, sentences
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "REASON",
     "about_file",
     "excerpt",
+    "explaining",
     "explains",
     "headline",
     "is_reaction",
@@ -238,3 +239,25 @@ LABEL = re.compile(r"^[A-Z][\w ]{0,20}:\s")
 """A fragment under a label ("Result: ...", "Note: ..."), not a sentence of its own."""
 NAMED_FILE = re.compile(r"[\w.-]+\.[A-Za-z]{1,5}\b")
 """A file name with its extension, as a plan step names one (``manual_commit.go``)."""
+_ABOUT_CHARS = 30
+"""A sentence names what it is about near its start ("`writeTranscript` stores ...", "The `Phase` field ...")."""
+
+
+def explaining(name: str, chosen: list[LedgerStatement], taken: set[str]) -> LedgerStatement | None:
+    """The assistant's best written statement (of ``chosen``, best first, none of ``taken``) about
+    ``name``, naming it as code near its start, that says what it found it is or does: not a cause or a
+    decision (those are the problem solving's), not what it was about to look at; none when it made none."""
+    quoted = f"`{name}`"
+    for s in chosen:
+        text = s.text
+        if s.kind not in ("finding", "result") or s.thought or quoted not in text or text in taken:
+            continue
+        prose = re.sub(r"`[^`]*`", " ", text)
+        if len(re.findall(r"[A-Za-z]{2,}", prose)) < 6 or NOT_PROSE.search(text):
+            continue
+        if text.find(quoted) > _ABOUT_CHARS or LABEL.match(text) or not text.rstrip().endswith("."):
+            continue  # about something else; a label's fragment ("Result: ..."); a cut or a lead-in
+        if PLAN.match(text) or LOOKING.search(text) or HEDGE.search(text) or is_reaction(text):
+            continue
+        return s
+    return None

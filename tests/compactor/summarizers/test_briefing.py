@@ -355,3 +355,39 @@ def test_a_fragment_under_a_label_is_not_a_concept() -> None:
         user("ok"),
     ]
     assert "Result:" not in sections_of(messages)["Key technical concepts"]
+
+
+def test_problem_solving_tells_the_work_turn_by_turn_with_the_files_each_turn_changed() -> None:
+    messages = [
+        user("why is the shadow branch not created?"),
+        call("r1", "Read", file_path="/r/types.go"),
+        result("r1", "var FileModificationTools = []string{}"),
+        say("The `replace` tool is missing from `FileModificationTools`, so no change is ever seen. Added it."),
+        *edited(1, "/r/types.go"),
+        say("Fixed: the list now has `replace`, and the checkpoint is created for every edit it makes."),
+        user("why did one prompt make three commits?"),
+        *edited(2, "/r/temporary.go"),
+        say("Both `AfterAgent` and `SessionEnd` write a checkpoint; now a tree equal to the last one is skipped."),
+        user("how does this work with auto-commit?"),
+        say("Auto-commit does not use `WriteTemporary` at all: code goes to the active branch, metadata apart."),
+        user("ok"),
+    ]
+    solving = sections_of(messages)["Problem solving"].splitlines()
+    assert solving[0].startswith("The work so far, turn by turn")
+    assert (
+        solving[1].startswith('- To "why is the shadow branch not created?": ')
+        and "It changed `types.go`." in solving[1]
+    )
+    assert solving[2].startswith('- To "why did one prompt make three commits?": ') and "`temporary.go`" in solving[2]
+    assert solving[3] == 'Its latest answer, to "how does this work with auto-commit?":'
+
+
+def test_names_no_sentence_explains_are_named_on_one_line() -> None:
+    messages = [
+        user("rename the field"),
+        *edited(1, "/r/state.go"),
+        say("I went through the whole package and renamed every `LastInteractionAt` to `LastInteractionTime`."),
+        say("I also checked the old tests, and they no longer use `LastInteractionAt` or `LastInteractionTime`."),
+    ]
+    concepts = sections_of(messages)["Key technical concepts"]
+    assert concepts.startswith("Other names the work turns on: ") and "`LastInteractionTime`" in concepts

@@ -299,9 +299,10 @@ def test_the_answers_of_the_last_turns_are_problem_solving_and_an_open_offer_is_
     ]
     sections = summarize(messages).sections
     solving = sections["Problem solving"]
-    assert '- Asked "our git status has broken, why?", it answered:' in solving
+    assert solving.startswith("The work so far, turn by turn (oldest first;")
+    assert '- To "our git status has broken, why?": ' in solving
     assert "GC prunes the tree objects, then `worktree.Status()` rewrites the index" in solving
-    assert '- Asked "which commit added it?", it answered:' in solving and "`6d61daaa`" in solving
+    assert 'Its latest answer, to "which commit added it?":\n' in solving and "`6d61daaa`" in solving
     step = sections["Next step"]
     assert step.startswith(
         'What it last offered to do, not taken up yet: "The fix: replace `getStagedFiles` with a git CLI call. '
