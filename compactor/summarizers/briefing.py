@@ -245,13 +245,16 @@ class Briefing:
         for report, before in zip(reports, [None, *reports], strict=False):
             asked = f'"{flat(report.asked, 160)}"' if report.asked else "its work"
             changed = [f"`{self.rel(p.path)}`" for p in self.view.paths.values() if self._in_turn(p, before, report)]
-            done = f" It changed {', '.join(changed[:4])}." if changed else ""
+            done = f"It changed {', '.join(changed[:4])}." if changed else ""
             reply = self._reply_to(report) if report is reports[-1] else None
             if report is reports[-1] and not (reply and pushes_back(reply.text)):
-                lines.append(f"Its latest answer, to {asked}:{done}")
+                lines.append(f"Its latest answer, to {asked}:")
                 lines.extend(f"  {line}" for line in excerpt(report.text, _REPORT_SHOWN_CHARS).splitlines())
+                lines += [f"  {done}"] if done else []
             else:  # an earlier answer, or one the user pushed back on: in brief
-                lines.append(f"- To {asked}: {headline(report.text, _EARLIER_REPORT_CHARS)}{done}")
+                brief = headline(report.text, _EARLIER_REPORT_CHARS)
+                brief += "" if not done or brief.endswith((".", "!", "?", ":", "]")) else "."
+                lines.append(f"- To {asked}: {brief}{' ' + done if done else ''}")
             if reply is not None:
                 # What the user said to it, right there: a correction ("I think the reuse is for
                 # ...") read pages later leaves the answer looking like the conclusion.
