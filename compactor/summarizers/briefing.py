@@ -242,9 +242,9 @@ class Briefing:
         lines: list[str] = []
         if len(reports) > 1:
             lines.append("The work so far, turn by turn (oldest first; a later answer may revise an earlier one):")
-        for report, before in zip(reports, [None, *reports], strict=False):
+        for report in reports:
             asked = f'"{flat(report.asked, 160)}"' if report.asked else "its work"
-            changed = [f"`{self.rel(p.path)}`" for p in self.view.paths.values() if self._in_turn(p, before, report)]
+            changed = [f"`{self.rel(p.path)}`" for p in self.view.paths.values() if self._in_turn(p, report)]
             done = f"It changed {', '.join(changed[:4])}." if changed else ""
             reply = self._reply_to(report) if report is reports[-1] else None
             if report is reports[-1] and not (reply and pushes_back(reply.text)):
@@ -270,10 +270,10 @@ class Briefing:
             lines.extend(f"- {s.text}" for s in picked)
         return "\n".join(lines) or "(nothing the assistant concluded is recorded)"
 
-    @staticmethod
-    def _in_turn(path: LedgerPath, before: LedgerReport | None, report: LedgerReport) -> bool:
-        """Whether ``path`` was last edited in the turn ``report`` answered (after the answer ``before``)."""
-        return (before.seq if before else -1) < path.edit_seq <= report.seq and not path.deleted
+    def _in_turn(self, path: LedgerPath, report: LedgerReport) -> bool:
+        """Whether ``path`` was last edited in the turn ``report`` answered: after the request before it."""
+        asked = max((m.seq for m in self.view.user_messages if m.is_request and m.seq < report.seq), default=-1)
+        return asked < path.edit_seq <= report.seq and not path.deleted
 
     def _reply_to(self, report: LedgerReport) -> LedgerMessage | None:
         """The user's first message after ``report``, if any."""

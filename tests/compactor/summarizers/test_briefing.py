@@ -380,6 +380,8 @@ def test_problem_solving_tells_the_work_turn_by_turn_with_the_files_each_turn_ch
     )
     assert solving[2].startswith('- To "why did one prompt make three commits?": ') and "`temporary.go`" in solving[2]
     assert solving[3] == 'Its latest answer, to "how does this work with auto-commit?":'
+    earlier_edit = [user("add replace"), *edited(9, "/r/types.go"), say("Done."), *messages[7:]]
+    assert "types.go" not in sections_of(earlier_edit)["Problem solving"], "edited in a turn not shown"
 
 
 def test_names_no_sentence_explains_are_named_on_one_line() -> None:
