@@ -196,19 +196,6 @@ def test_a_plan_step_whose_file_was_edited_since_says_so() -> None:
     assert "2. `auto_commit.go`: keep HEAD's `StepCount`.\n" in step + "\n"
 
 
-def test_an_older_files_small_last_edit_is_shown_with_it() -> None:
-    messages = [
-        user("Add the CLI version to the session state"),
-        call("e1", "Edit", file_path="/r/state.go", old_string="ID string", new_string="ID string\nCLIVersion string"),
-        result("e1", "ok"),
-        user("now a test for it"),
-        call("w1", "Write", file_path="/r/state_test.go", content="func TestVersion(t *testing.T) {}"),
-        result("w1", "ok"),
-    ]
-    files = sections_of(messages)["Files and code sections"]
-    assert "- `state.go` (changed" in files and "Its last edit: `+CLIVersion string`" in files
-
-
 def test_a_standing_instruction_is_not_repeated_beside_the_request_it_came_in() -> None:
     request = "we need to add a unit test that checks the version we save. Which test would you implement?"
     request_section = sections_of([user(request), say("I would test the writer.")])["Primary request and intent"]
@@ -332,18 +319,22 @@ def test_resolved_errors_are_the_latest_three() -> None:
     assert [f"test_{n}.py" in errors for n in range(5)] == [False, False, True, True, True]
 
 
-def test_an_older_files_small_edit_committed_since_is_not_shown() -> None:
-    messages = [
-        user("rename the field on main"),
-        call("e1", "Edit", file_path="/r/state.go", old_string="At time", new_string="Time time"),
+def test_an_older_files_small_last_edit_is_shown_with_it_unless_committed_since() -> None:
+    edit = [
+        user("Add the CLI version to the session state"),
+        call("e1", "Edit", file_path="/r/state.go", old_string="ID string", new_string="ID string\nCLIVersion string"),
         result("e1", "ok"),
-        *ran(1, "git commit -am rename"),
-        user("now the docs"),
-        call("w1", "Write", file_path="/r/docs.md", content="# Docs"),
+    ]
+    later = [
+        user("now a test for it"),
+        call("w1", "Write", file_path="/r/state_test.go", content="func TestVersion(t *testing.T) {}"),
         result("w1", "ok"),
     ]
-    files = sections_of(messages)["Files and code sections"]
-    assert "- `state.go` (changed)" in files and "Time time" not in files
+    files = sections_of([*edit, *later])["Files and code sections"]
+    assert "- `state.go` (changed" in files and "Its last edit: `+CLIVersion string`" in files
+    # Committed since: work of another piece (maybe on another branch), not read as the current one's.
+    files = sections_of([*edit, *ran(1, "git commit -am version"), *later])["Files and code sections"]
+    assert "- `state.go` (changed" in files and "CLIVersion" not in files
 
 
 def test_a_fragment_under_a_label_is_not_a_concept() -> None:
