@@ -159,9 +159,11 @@ class Briefing:
         if view.decisions:
             lines.append("The user's choices among the options it offered, oldest first:")
             lines.extend(f"- {d}" for d in view.decisions[-_DECISIONS_SHOWN:])
-        shown = " ".join(flat(m.text, len(m.text)) for m in recent)
+        shown = " ".join(" ".join(m.text.split()) for m in recent)  # whitespace folded, as instructions are
         instructions = [
-            i for i in view.instructions if not i.startswith("The user turned down") and flat(i, len(i)) not in shown
+            i
+            for i in view.instructions
+            if not i.startswith("The user turned down") and " ".join(i.split()) not in shown
         ]
         if instructions:
             lines.append("Standing instructions from the user, verbatim:")
@@ -244,7 +246,13 @@ class Briefing:
             lines.append("The work so far, turn by turn (oldest first; a later answer may revise an earlier one):")
         for report in reports:
             asked = f'"{flat(report.asked, 160)}"' if report.asked else "its work"
-            changed = [f"`{self.rel(p.path)}`" for p in self.view.paths.values() if self._in_turn(p, report)]
+            # The turn's files: last edited after the request it answered, up to the answer.
+            start = max((m.seq for m in self.view.user_messages if m.is_request and m.seq < report.seq), default=-1)
+            changed = [
+                f"`{self.rel(p.path)}`"
+                for p in self.view.paths.values()
+                if start < p.edit_seq <= report.seq and not p.deleted
+            ]
             done = f"It changed {', '.join(changed[:4])}." if changed else ""
             reply = self._reply_to(report) if report is reports[-1] else None
             if report is reports[-1] and not (reply and pushes_back(reply.text)):
@@ -269,11 +277,6 @@ class Briefing:
                 lines.append("What it found since:")
             lines.extend(f"- {s.text}" for s in picked)
         return "\n".join(lines) or "(nothing the assistant concluded is recorded)"
-
-    def _in_turn(self, path: LedgerPath, report: LedgerReport) -> bool:
-        """Whether ``path`` was last edited in the turn ``report`` answered: after the request before it."""
-        asked = max((m.seq for m in self.view.user_messages if m.is_request and m.seq < report.seq), default=-1)
-        return asked < path.edit_seq <= report.seq and not path.deleted
 
     def _reply_to(self, report: LedgerReport) -> LedgerMessage | None:
         """The user's first message after ``report``, if any."""
