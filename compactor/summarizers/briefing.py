@@ -27,10 +27,9 @@ from compactor.core.ledger import (
     LedgerStatement,
     SessionLedger,
 )
-from compactor.summarizers.briefing_errors import all_conflicts_edited, errors_section
+from compactor.summarizers.briefing_errors import all_conflicts_edited, conflicts, errors_section
 from compactor.summarizers.briefing_text import (
     CODE_NAME,
-    CONFLICT,
     HEDGE,
     LOOKING,
     NAMED_FILE,
@@ -586,13 +585,5 @@ class Briefing:
         left in conflict and not edited since (those alone), else ``_next_paths``."""
         if self.state.finished and not self.state.unanswered:
             return []
-        conflicted: list[str] = []
-        for error in self.state.open_errors:
-            for line in error.detail:
-                found = CONFLICT.search(line)
-                if found is None:
-                    continue
-                path = found.group(1)
-                if path not in conflicted and not any(p.endswith(path) for p in error.edited_since):
-                    conflicted.append(path)
+        conflicted = list(dict.fromkeys(path for error in self.state.open_errors for path in conflicts(error)[0]))
         return conflicted or [self.rel(p.path) for p in self._next_paths()]

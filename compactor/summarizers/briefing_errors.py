@@ -13,7 +13,7 @@ from compactor.summarizers.facts import OUTPUT_PLUMBING
 from compactor.summarizers.statements import flat
 from compactor.summarizers.work_state import WorkState, is_probe
 
-__all__ = ["all_conflicts_edited", "errors_section"]
+__all__ = ["all_conflicts_edited", "conflicts", "errors_section"]
 
 _ERRORS_SHOWN = 6
 _RESOLVED_SHOWN = 3
@@ -87,14 +87,16 @@ def errors_section(
         if error.resolved:
             lines.append(f"  Resolved: {error.resolved}.")
         elif error in open_now:
-            left, edited = _conflicts_left(error)
-            if all_conflicts_edited(error):
-                lines.append(f"  Its conflicts ({', '.join(edited)}) were edited since; not committed yet.")
+            edited = conflicts(error)[1]
+            if done := all_conflicts_edited(error):
+                lines.append(f"  Its conflicts ({done}) were edited since; not committed yet.")
             else:
+                left = [d for d in error.detail if not ((m := CONFLICT.search(d)) and m.group(1) in edited)]
                 lines.append("  Still open" + (":" if left else "."))
                 lines.extend(f"  {detail}" for detail in left)
                 if edited:
-                    lines.append(f"  Edited since, their conflicts resolved it seems: {', '.join(edited)}.")
+                    named = ", ".join(f"`{path}`" for path in edited)
+                    lines.append(f"  Edited since, their conflicts resolved it seems: {named}.")
     if not lines:
         # No tool error to fix (an investigation): the causes the assistant stated are its findings.
         # (Without answers of turns, "Problem solving" shows the causes itself.)
@@ -126,22 +128,25 @@ def _meant(error: LedgerError, view: SessionLedger) -> bool:
     return bool(missing) and error.resolved is not None and missing <= defined
 
 
-def _conflicts_left(error: LedgerError) -> tuple[list[str], list[str]]:
-    """An open error's detail lines without the merge conflicts in files edited since, and those files
-    (a conflict whose file the assistant edited after the merge reads as open, though it is not)."""
-    left, edited = [], []
+def conflicts(error: LedgerError) -> tuple[list[str], list[str]]:
+    """The files an open merge or rebase left in conflict: those not edited since, and those the
+    assistant edited after it (their conflicts resolved, it seems, though the error reads open)."""
+    left: list[str] = []
+    edited: list[str] = []
     for line in error.detail:
         found = CONFLICT.search(line)
-        path = found.group(1) if found else ""
-        if path and any(p == path or p.endswith("/" + path) for p in error.edited_since):
-            edited.append(f"`{path}`")
-        else:
-            left.append(line)
+        if found is None:
+            continue
+        path = found.group(1)
+        done = any(p == path or p.endswith("/" + path) for p in error.edited_since)
+        into = edited if done else left
+        if path not in into:
+            into.append(path)
     return left, edited
 
 
 def all_conflicts_edited(error: LedgerError) -> str:
     """The files of a merge's conflicts, named, when the assistant edited every one of them since (the
     merge is then left to commit, not to fix); else ""."""
-    left, edited = _conflicts_left(error)
-    return ", ".join(edited) if edited and not any(CONFLICT.search(line) for line in left) else ""
+    left, edited = conflicts(error)
+    return ", ".join(f"`{path}`" for path in edited) if edited and not left else ""
