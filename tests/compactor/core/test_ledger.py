@@ -150,7 +150,7 @@ def test_the_next_step_never_contradicts_the_tail(tmp_path: Path) -> None:
     assert any(u.name == "TodoWrite" for m in tail for u in m.tool_uses()), "the second list update is in the tail"
     summary = result.report.summary or ""
     step = summary[summary.index("9. Next step:") :]
-    assert "Finish (in progress) Document X." in step
+    assert "Finish: Document X." in step
     assert "Add X" not in step
     assert "(in progress) Document X" in summary and "(in progress) Add X" not in summary
     assert result.report.continuation is not None
