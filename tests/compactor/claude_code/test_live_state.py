@@ -115,16 +115,17 @@ def test_the_saved_state_comes_back_and_a_broken_one_is_ignored(tmp_path: Path) 
     assert live_state_path("../x", {"COMPACTOR_HOME": "h"}).name != "../x.json"
 
 
-def replay_reference(path: Path) -> list[tuple[int, int, int, int, int]]:
+def replay_reference(path: Path, folder: Path) -> list[tuple[int, int, int, int, int]]:
     """At each recorded compaction: its line, the ledger a compaction there keeps (head and tail), and
-    the replay's context then."""
+    the replay's context then. The replay's store is made in ``folder`` (the test's own, never the
+    transcript's, which tests running at the same time read)."""
     seen: list[tuple[int, int, int, int, int]] = []
 
     def keep(result: CompactionResult, line: int) -> None:
         view = tail_view(result.state.ledger, result.messages)
         seen.append((line, len(view.paths), len(view.commands), len(view.user_messages), result.report.pre_tokens))
 
-    with open_store(path.parent / "ccr.db") as store:
+    with open_store(folder / "ccr.db") as store:
         replay(
             path,
             settings=Settings.model_validate(NO_DEDUP),
@@ -140,7 +141,7 @@ def test_at_every_recorded_compaction_the_state_agrees_with_the_replay(shared_tr
     copy = tmp_path / "session.jsonl"
     lines = shared_transcript.read_bytes().splitlines(keepends=True)
     copy.write_bytes(b"")
-    reference = replay_reference(shared_transcript)
+    reference = replay_reference(shared_transcript, tmp_path)
     recorded = {}
     for number, raw in enumerate(lines, 1):
         record = json.loads(raw)

@@ -241,7 +241,7 @@ def test_the_line_just_before_each_recorded_compaction_agrees_with_the_replay(
             handle.flush()
             if number % 25 == 0:
                 status_for(stdin, environ)  # runs between, each reading what was added since the last
-    for line, paths, commands, messages, _ in replay_reference(shared_transcript):
+    for line, paths, commands, messages, _ in replay_reference(shared_transcript, tmp_path):
         text = shown[line]
         assert f"keeps {paths} path" in text and f" {commands} command" in text and f" {messages} message" in text
         used = int(text.split("% of auto-compact")[0].rsplit(" ", 1)[1])
