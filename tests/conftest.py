@@ -1,6 +1,7 @@
 """Shared test fixtures: an isolated COMPACTOR_HOME, the shared real transcripts, a browser,
 read-only paths, stores that count their transactions, a tokenizer that records what it tokenizes,
-a reader of a database file's schema, and an MCP client that talks to a server over stdio."""
+a reader of a database file's schema, and an MCP client that talks to a server over stdio; and the
+line that says how long the end-to-end suite took."""
 
 from __future__ import annotations
 
@@ -31,6 +32,28 @@ def compactor_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     for name in ("COMPACTOR_CCR_MAX_BYTES",):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+_E2E: dict[str, Any] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if "tests/e2e/" not in report.nodeid.replace("\\", "/"):
+        return
+    _E2E["seconds"] = _E2E.get("seconds", 0.0) + report.duration
+    if report.skipped and isinstance(report.longrepr, tuple):
+        _E2E.setdefault("skipped", str(report.longrepr[2]).removeprefix("Skipped: "))
+    elif report.when == "call":
+        _E2E["ran"] = True
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say how long the end-to-end tests in tests/e2e took, added up (CI prints it; the whole run
+    should stay under 20 minutes). Here rather than in their conftest: under pytest-xdist the
+    process that prints the summary gets every test's report but loads no conftest below this one."""
+    if "seconds" in _E2E:
+        state = "ran" if _E2E.get("ran") else "skipped: " + str(_E2E.get("skipped", ""))
+        terminalreporter.write_line(f"e2e suite: {_E2E['seconds']:.0f} s ({state})")
 
 
 @pytest.fixture
