@@ -7,6 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ccr import find_handles, open_store
 from compactor.claude_code.replay import replay
 from compactor.claude_code.restore import read_lines, restored_bytes
@@ -31,6 +33,23 @@ def _replay_collecting(path: Path, tmp_path: Path, **kw: object) -> tuple[object
     return report, results, store
 
 
+Replayed = tuple[object, list[CompactionResult], object]
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, str], Replayed]:
+    """``replayed(path, at)``: the replay of a real session in that mode, with what it compacted and
+    its store, made once for the tests that only read it (each mode is checked by two of them)."""
+    done: dict[tuple[Path, str], Replayed] = {}
+
+    def get(path: Path, at: str) -> Replayed:
+        if (path, at) not in done:
+            done[(path, at)] = _replay_collecting(path, tmp_path_factory.mktemp("replay"), at=at)
+        return done[(path, at)]
+
+    return get
+
+
 def _head(store: object, result: CompactionResult) -> list[Message]:
     data = store.get(result.report.dropped[0].handle)  # type: ignore[attr-defined]
     return [Message.model_validate(json.loads(line)) for line in data.decode().split("\n")[:-1]]
@@ -46,10 +65,12 @@ def _touched_paths(messages: list[Message]) -> set[str]:
     }
 
 
-def test_replays_of_the_real_sessions_compact_and_keep_what_matters(shared_transcript: Path, tmp_path: Path) -> None:
+def test_replays_of_the_real_sessions_compact_and_keep_what_matters(
+    shared_transcript: Path, replayed: Callable[[Path, str], Replayed]
+) -> None:
     transcript = read_transcript(shared_transcript)
     peak = max((m.usage.total for m in transcript.messages if m.usage), default=0)
-    report, results, store = _replay_collecting(shared_transcript, tmp_path)
+    report, results, store = replayed(shared_transcript, "auto")
     threshold = auto_compact_threshold(load_settings(env={}))
     assert not report.failures  # type: ignore[attr-defined]
     if peak > 150_000:
@@ -72,17 +93,19 @@ def test_replays_of_the_real_sessions_compact_and_keep_what_matters(shared_trans
             assert 0.0 <= coverage <= with_tail <= 1.0
 
 
-def test_recorded_mode_compacts_exactly_where_claude_code_did(shared_transcript: Path, tmp_path: Path) -> None:
+def test_recorded_mode_compacts_exactly_where_claude_code_did(
+    shared_transcript: Path, replayed: Callable[[Path, str], Replayed]
+) -> None:
     transcript = read_transcript(shared_transcript)
-    report, _, _ = _replay_collecting(shared_transcript, tmp_path, at="recorded")
+    report, _, _ = replayed(shared_transcript, "recorded")
     assert [c.at_line for c in report.compactions] == [c.line for c in transcript.compactions]  # type: ignore[attr-defined]
 
 
 def test_recorded_mode_on_every_real_session_compacts_where_it_did_without_a_failure(
-    shared_transcript: Path, tmp_path: Path
+    shared_transcript: Path, replayed: Callable[[Path, str], Replayed]
 ) -> None:
     transcript = read_transcript(shared_transcript)
-    report, _, _ = _replay_collecting(shared_transcript, tmp_path, at="recorded")
+    report, _, _ = replayed(shared_transcript, "recorded")
     assert not report.failures  # type: ignore[attr-defined]
     assert [c.at_line for c in report.compactions] == [c.line for c in transcript.compactions]  # type: ignore[attr-defined]
     threshold = auto_compact_threshold(load_settings(env={}))
@@ -90,13 +113,13 @@ def test_recorded_mode_on_every_real_session_compacts_where_it_did_without_a_fai
 
 
 def test_auto_mode_compacts_every_real_session_whose_recorded_context_passed_the_threshold(
-    shared_transcript: Path, tmp_path: Path
+    shared_transcript: Path, replayed: Callable[[Path, str], Replayed]
 ) -> None:
     transcript = read_transcript(shared_transcript)
     threshold = auto_compact_threshold(load_settings(env={}))
     recorded = [m.usage.total for m in transcript.messages if m.usage is not None]
     recorded += [c.pre_tokens for c in transcript.compactions if c.pre_tokens is not None]
-    report, _, _ = _replay_collecting(shared_transcript, tmp_path, at="auto")
+    report, _, _ = replayed(shared_transcript, "auto")
     assert not report.failures  # type: ignore[attr-defined]
     if max(recorded, default=0) >= threshold:
         assert report.compactions, f"the recording reached {max(recorded):,} tokens but the replay never compacted"  # type: ignore[attr-defined]

@@ -48,6 +48,25 @@ def one_error_line(done: subprocess.CompletedProcess[bytes], error_id: str, code
     return lines[0]
 
 
+@pytest.fixture(scope="module")
+def long_replayed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """``compactor replay fixtures/sessions/long.jsonl --output o.jsonl``, run once: its home (the
+    store the compactions went to) and the compacted session it wrote."""
+    root = tmp_path_factory.mktemp("long-replayed")
+    done = run("replay", LONG, "--output", root / "o.jsonl", home=root / "home")
+    assert done.returncode == 0, done.stderr
+    return root / "home", root / "o.jsonl"
+
+
+@pytest.fixture
+def replayed(long_replayed: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of ``long_replayed`` in the test's folder, the test's own to change: (home, o.jsonl)."""
+    home, out = long_replayed
+    shutil.copytree(home, tmp_path / "home")
+    shutil.copyfile(out, tmp_path / "o.jsonl")
+    return tmp_path / "home", tmp_path / "o.jsonl"
+
+
 def records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
 
@@ -199,14 +218,14 @@ def test_parents_that_loop_between_two_records_are_broken_too(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("length", [256, 300, 5_000])
-def test_a_name_too_long_for_the_file_system_is_one_line_not_a_traceback(length: int, tmp_path: Path) -> None:
-    home = tmp_path / "home"
+def test_a_name_too_long_for_the_file_system_is_one_line_not_a_traceback(
+    length: int, tmp_path: Path, replayed: tuple[Path, Path]
+) -> None:
+    home, out = replayed  # what `replay LONG --output o.jsonl` wrote, with its store
     name = "x" * length
     one_error_line(run("restore", name, "--list", home=home), "input_not_found", 66)
     one_error_line(run("restore", name + ".jsonl", "--list", home=home), "input_not_found", 66)
     one_error_line(run("restore", str(tmp_path / name), "--list", home=home), "input_not_found", 66)
-    out = tmp_path / "o.jsonl"
-    assert run("replay", LONG, "--output", out, home=home).returncode == 0
     line = one_error_line(run("restore", out, "--output", tmp_path / name, home=home), "transcript_write_failed", 73)
     assert "too long" in line.lower()
     space = tmp_path / "space.toml"
@@ -223,10 +242,10 @@ def test_restore_of_a_device_says_it_is_not_a_regular_file(device: str, tmp_path
     assert "not a regular file" in line and "no such" not in line
 
 
-def test_restore_lists_only_compactions_whose_stored_lines_are_still_there(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    out = tmp_path / "o.jsonl"
-    assert run("replay", LONG, "--output", out, home=home).returncode == 0
+def test_restore_lists_only_compactions_whose_stored_lines_are_still_there(
+    tmp_path: Path, replayed: tuple[Path, Path]
+) -> None:
+    home, out = replayed  # what `replay LONG --output o.jsonl` wrote, with its store
     listed = json.loads(run("restore", out, "--list", "--json", home=home).stdout)
     assert len(listed) >= 2, listed
     removed = run("rm", listed[1]["handle"], home=home, program="ccr")

@@ -131,11 +131,18 @@ def test_a_store_too_small_compacts_nothing_says_why_and_exits_73(tmp_path: Path
     )
 
 
-def test_output_writes_claude_code_jsonl_with_boundaries(tmp_path: Path) -> None:
-    out = tmp_path / "compacted.jsonl"
-    done = cli("replay", str(LONG), "--json", "--store", str(tmp_path / "ccr.db"), "--output", str(out))
+@pytest.fixture(scope="module")
+def long_output(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:  # type: ignore[type-arg]
+    """``replay LONG --json --output compacted.jsonl``, run once for the tests that read what it wrote."""
+    folder = tmp_path_factory.mktemp("output")
+    out = folder / "compacted.jsonl"
+    done = cli("replay", str(LONG), "--json", "--store", str(folder / "ccr.db"), "--output", str(out))
     assert done.returncode == 0, done.stderr.decode()
-    report = json.loads(done.stdout)
+    return json.loads(done.stdout), out
+
+
+def test_output_writes_claude_code_jsonl_with_boundaries(long_output: tuple[dict, Path]) -> None:  # type: ignore[type-arg]
+    report, out = long_output
     written = read_transcript(out, strict=True)
     assert [(c.trigger, c.pre_tokens, c.post_tokens) for c in written.compactions] == [
         (c["trigger"], c["pre_tokens"], c["post_tokens"]) for c in report["compactions"]
@@ -143,11 +150,10 @@ def test_output_writes_claude_code_jsonl_with_boundaries(tmp_path: Path) -> None
     assert all(c.summary and "continues from an earlier conversation" in c.summary for c in written.compactions)
 
 
-def test_the_output_holds_the_tail_and_the_attachments_after_each_boundary(tmp_path: Path) -> None:
-    out = tmp_path / "compacted.jsonl"
-    done = cli("replay", str(LONG), "--json", "--store", str(tmp_path / "ccr.db"), "--output", str(out))
-    assert done.returncode == 0, done.stderr.decode()
-    report = json.loads(done.stdout)
+def test_the_output_holds_the_tail_and_the_attachments_after_each_boundary(
+    long_output: tuple[dict, Path],  # type: ignore[type-arg]
+) -> None:
+    report, out = long_output
     written = read_transcript(out, strict=True)
     assert written.warnings == []
     assert any("tail" in [e["part"] for e in c["context"]] for c in report["compactions"])
