@@ -37,8 +37,23 @@ def test_a_session_written_by_replay_output_opens_with_resume(world: World, tmp_
 
     (request,) = session.api.of_kind("main")
     messages = request.body["messages"]
-    summary = next(r for r in tail if r.get("isCompactSummary"))
-    assert messages[0]["role"] == "user" and messages[0]["content"] == summary["message"]["content"]
+    at = next(i for i, r in enumerate(tail) if r.get("isCompactSummary"))
+    summary = tail[at]
+    # The summary, then the attachments written after it (meta user records): the client sends
+    # them as one user message, a text block each in the order they were written, joined by
+    # newlines; the summary alone it sends as it is.
+    opening = [summary["message"]["content"]]
+    for record in tail[at + 1 :]:
+        if record.get("type") != "user" or not record.get("isMeta"):
+            break
+        opening.append(record["message"]["content"])
+    first = messages[0]
+    assert first["role"] == "user"
+    if isinstance(first["content"], str):
+        assert [first["content"]] == opening
+    else:
+        assert [b["type"] for b in first["content"]] == ["text"] * len(opening)
+        assert "".join(b["text"] for b in first["content"]) == "\n".join(opening)
     sent = json.dumps(messages)
     calls = [
         b["id"]
