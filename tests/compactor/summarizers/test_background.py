@@ -157,7 +157,10 @@ def test_an_unreachable_model_gives_an_extractive_compaction_that_says_so(tmp_pa
     server.stop()  # nothing listens any more
     from compactor.summarizers.openai import OpenAISummarizer
 
-    settings = load_settings(env={}, overrides={"policy.context_window": 60_000, "pipeline.tail_tokens": 2_000})
+    # The compaction waits for the background call's refusal (a loaded machine may take longer than the
+    # default wait to see it), so that the reason is the refusal, not a call still in flight.
+    overrides = {"policy.context_window": 60_000, "pipeline.tail_tokens": 2_000, "background.max_wait_seconds": 30.0}
+    settings = load_settings(env={}, overrides=overrides)
     summarizer = OpenAISummarizer(base_url=f"http://127.0.0.1:{closed_port}/v1", model="m", api_key="k")
     with Orchestrator(
         settings=settings, store=open_store(tmp_path / "ccr.db"), counter=RoughCounter(), summarizer=summarizer
