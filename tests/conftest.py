@@ -15,9 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from ccr import SQLiteStore
 from compactor.core.tokens import TiktokenCounter
+
+# No per-example deadline for property tests: a time limit is a benchmark's, not a unit test's, and the
+# suite runs beside other work on both cores (Hypothesis's 200 ms default fails a slow example).
+hypothesis_settings.register_profile("compactor", deadline=None)
+hypothesis_settings.load_profile("compactor")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "fixtures"
