@@ -81,6 +81,11 @@ _PLAIN_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]{1,4}")
 """A name that is also an ordinary word (``text``, ``Read``, ``URL``): shown only when the work uses it often."""
 
 
+def _plain(text: str) -> str:
+    """``text`` on one line with markdown emphasis folded, as the ledger keeps an edit's words."""
+    return " ".join(text.replace("**", "").split())
+
+
 class Briefing:
     """The nine sections of a briefing, from ``ledger`` (up to the end of the head) and ``view`` (the
     same with the tail merged). ``cite(section, handle)`` returns a handle's marker and remembers the
@@ -197,17 +202,19 @@ class Briefing:
         runs. Names no sentence explains are named on one line, the few the work turns on most."""
         lines: list[str] = []
         used: set[str] = set()
+        explained: set[str] = set()
         names = [n for n in self.names if CODE_NAME.fullmatch(n)][: _CONCEPT_NAMES * 2]
         for name in names:
             said = explaining(name, self._chosen, shown_elsewhere | used)
             if said is None:
                 continue
             used.add(said.text)
+            explained.add(name)
             lines.append(f"- `{name}`: {said.text}")
             if len(lines) == _CONCEPT_NAMES:
                 break
         shown_elsewhere.update(used)
-        others = [f"`{n}`" for n in names if not any(line.startswith(f"- `{n}`:") for line in lines)]
+        others = [f"`{n}`" for n in names if n not in explained]
         if others and len(lines) < _CONCEPT_NAMES:
             lines.append("Other names the work turns on: " + ", ".join(others[: _CONCEPT_NAMES - len(lines)]) + ".")
         checks = self.checks()
@@ -444,9 +451,8 @@ class Briefing:
             names = ", ".join(f"`{self.rel(p.path)}`" for p in state.current_files)
             lines.append(f"Changed for it so far: {names}.")
         last_edit = last_edit_seq(view)
-        closing = " ".join(self._closing.split())
         for statement in [r for r in state.results if r.seq > last_edit and not r.thought][-2:]:
-            if statement.text not in closing:  # shown in its closing answer below
+            if not self._quoted_later(statement.text):  # shown in its closing answer below
                 lines.append(f"- {statement.text}")
         if self._closing:
             # Its closing answer after its last call is its own account of the work: shown as it wrote it.
@@ -463,12 +469,13 @@ class Briefing:
     def _quoted_later(self, text: str) -> bool:
         """Whether "Current work" or "Next step" quotes ``text`` (its closing answer, its words before
         the cut): said once there, where it matters most, and not again."""
+        said = _plain(text).removesuffix(" [...]")
+        return bool(said) and said in self._later
 
-        def plain(words: str) -> str:  # markdown emphasis folded, as the ledger keeps an edit's words
-            return " ".join(words.replace("**", "").split())
-
-        said = plain(text).removesuffix(" [...]")
-        return bool(said) and said in plain(" ".join([self._closing, *self._stopped.lines]))
+    @functools.cached_property
+    def _later(self) -> str:
+        """What "Current work" and "Next step" quote (``_quoted_later``), as ``_plain`` text."""
+        return _plain(" ".join([self._closing, *self._stopped.lines]))
 
     @functools.cached_property
     def _words_shown(self) -> list[str]:

@@ -87,15 +87,15 @@ def errors_section(
         if error.resolved:
             lines.append(f"  Resolved: {error.resolved}.")
         elif error in open_now:
-            edited = conflicts(error)[1]
-            if done := all_conflicts_edited(error):
-                lines.append(f"  Its conflicts ({done}) were edited since; not committed yet.")
+            still, edited = conflicts(error)
+            named = ", ".join(f"`{path}`" for path in edited)
+            if edited and not still:
+                lines.append(f"  Its conflicts ({named}) were edited since; not committed yet.")
             else:
                 left = [d for d in error.detail if not ((m := CONFLICT.search(d)) and m.group(1) in edited)]
                 lines.append("  Still open" + (":" if left else "."))
                 lines.extend(f"  {detail}" for detail in left)
                 if edited:
-                    named = ", ".join(f"`{path}`" for path in edited)
                     lines.append(f"  Edited since, their conflicts resolved it seems: {named}.")
     if not lines:
         # No tool error to fix (an investigation): the causes the assistant stated are its findings.

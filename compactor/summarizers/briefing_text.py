@@ -71,6 +71,14 @@ _BOOKKEEPING = re.compile(
 _LIST_ITEM = re.compile(r"^(?:[-*] |\d+\.\s)")
 
 
+CONFLICT = re.compile(r"\bconflict in (\S+)", re.I)
+"""A file git left in conflict (``CONFLICT (content): Merge conflict in PATH``)."""
+LABEL = re.compile(r"^[A-Z][\w ]{0,20}:\s")
+"""A fragment under a label ("Result: ...", "Note: ..."), not a sentence of its own."""
+NAMED_FILE = re.compile(r"[\w.-]+\.[A-Za-z]{1,5}\b")
+"""A file name with its extension, as a plan step names one (``manual_commit.go``)."""
+_ABOUT_CHARS = 30
+"""A sentence names what it is about near its start ("`writeTranscript` stores ...", "The `Phase` field ...")."""
 _ANNOUNCES = re.compile(
     r"^\W*(?:here(?:'s| is| are)\b|now i (?:can|have)\b|i now have\b|let me (?:provide|give|present|summari[sz]e)\b)"
     r"[^.!?\n]*[.:]?\s*$",
@@ -231,16 +239,6 @@ def about_file(entry: LedgerPath, words: str) -> bool:
     stem = entry.path.rsplit("/", 1)[-1].split(".", 1)[0]
     names = [stem, *entry.symbols, *re.findall(r"[A-Za-z_][\w.]{3,}", entry.last_edit)]
     return any(len(n) >= 4 and n in words for n in names)
-
-
-CONFLICT = re.compile(r"\bconflict in (\S+)", re.I)
-"""A file git left in conflict (``CONFLICT (content): Merge conflict in PATH``)."""
-LABEL = re.compile(r"^[A-Z][\w ]{0,20}:\s")
-"""A fragment under a label ("Result: ...", "Note: ..."), not a sentence of its own."""
-NAMED_FILE = re.compile(r"[\w.-]+\.[A-Za-z]{1,5}\b")
-"""A file name with its extension, as a plan step names one (``manual_commit.go``)."""
-_ABOUT_CHARS = 30
-"""A sentence names what it is about near its start ("`writeTranscript` stores ...", "The `Phase` field ...")."""
 
 
 def explaining(name: str, chosen: list[LedgerStatement], taken: set[str]) -> LedgerStatement | None:
