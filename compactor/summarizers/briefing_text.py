@@ -104,18 +104,36 @@ def excerpt(text: str, limit: int) -> str:
     return cut + " [...]"
 
 
-_BOLD = re.compile(r"\*\*([^*]{3,200})\*\*")
+_BOLD = re.compile(r"\*\*(.+?)\*\*|__(.+?)__")
+_HEADING_LINE = re.compile(r"^\s*#{1,6}\s+(.+)$", re.M)
+_STRESSED_WORDS = 4
+_SAID_WORDS = 8
+_LEAD_IN_WORDS = 12
+"""A line leading into a list says something of its own only when it is this long (a result's first line)."""
 
 
 def headline(text: str, limit: int) -> str:
-    """An earlier answer in brief: two of its sentences that say something (eight words or more, no
-    narration), the ones it set in bold first (what the assistant stressed: "**That's the change
-    that introduced the bug.**"), in their order, flat."""
-    said = [s for s in sentences(text) if len(s.split()) >= 8 and not is_narration(s)]
-    if not said:
+    """An earlier answer in brief: two of its sentences that say something. Whole sentences it set in
+    bold come first (what the assistant stressed: "**So yes, Option 1 would have prevented this
+    issue!**"), then whole sentences, then the rest, each in its order. A heading, a short lead-in to
+    a list ("the session states would have been:"), a question or offer, and narration are no brief."""
+    headings = {" ".join(sentences(m.group(1))) for m in _HEADING_LINE.finditer(text)}
+    bold = [" ".join(sentences(m.group(1) or m.group(2))).rstrip(".!") for m in _BOLD.finditer(text)]
+    ranked: list[tuple[int, int, str]] = []
+    for index, said in enumerate(sentences(text)):
+        words = len(said.split())
+        if said in headings or said.endswith("?") or is_narration(said) or words < _STRESSED_WORDS:
+            continue
+        if said.endswith(":") and words < _LEAD_IN_WORDS:  # "the session states would have been:"
+            continue
+        whole = said.endswith((".", "!")) and not LABEL.match(said)
+        if whole and any(b in said and len(b) >= 0.8 * len(said.rstrip(".!")) for b in bold):
+            ranked.append((0, index, said))
+        elif words >= _SAID_WORDS:
+            ranked.append((1 if whole else 2, index, said))
+    if not ranked:
         return flat(text, limit)
-    ranked = sorted(range(len(said)), key=lambda i: (_BOLD.search(said[i]) is None, i))[:2]
-    return flat(" ".join(said[i] for i in sorted(ranked)), limit)
+    return flat(" ".join(said for _, _, said in sorted(ranked)[:2]), limit)
 
 
 def listing_share(text: str) -> float:

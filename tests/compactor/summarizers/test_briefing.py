@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from compactor.core.ledger import SessionLedger
 from compactor.core.messages import Message
-from compactor.summarizers.briefing_text import excerpt, listing_share
+from compactor.summarizers.briefing_text import excerpt, headline, listing_share
 from compactor.summarizers.extractive import ExtractiveSummarizer
 from compactor.summarizers.ledger import merge_messages
 from compactor.summarizers.work_state import is_follow_up, work_state
@@ -384,3 +384,30 @@ def test_names_no_sentence_explains_are_named_on_one_line() -> None:
     ]
     concepts = sections_of(messages)["Key technical concepts"]
     assert concepts.startswith("Other names the work turns on: ") and "`LastInteractionTime`" in concepts
+
+
+def test_an_earlier_answer_in_brief_is_what_it_stressed_not_a_label_or_a_lead_in() -> None:
+    answer = (
+        "Good question! Let me trace through what would have happened:\n\n"
+        "**Before commit `803390c`**, the session states would have been:\n\n"
+        '1. **2 old sessions** (from before reset): `BaseCommit = "288a28a"`\n'
+        '2. **2 new sessions**: `BaseCommit = "82b4027"`\n\n'
+        "## Why Option 1 Works\n\n"
+        "The check asks whether the session's `BaseCommit` is an ancestor of the current HEAD.\n\n"
+        "**So yes, Option 1 would have prevented this issue!** The old sessions would not have been included.\n\n"
+        "Should I implement Option 1?"
+    )
+    brief = headline(answer, 360)
+    assert brief.startswith("So yes, Option 1 would have prevented this issue!"), brief
+    assert "would have been:" not in brief and "2 old sessions" not in brief, "a lead-in and its list item"
+    assert "Why Option 1 Works" not in brief and "Should I" not in brief, "a heading; an offer"
+    assert "The check asks whether" in brief, "then the first whole sentence, in its order"
+    assert headline("Fixed it: the loop now **stops at the first match**, as the caller expects.", 360) == (
+        "Fixed it: the loop now stops at the first match, as the caller expects."
+    ), "a sentence with a bold phrase in it is no stressed sentence, and it is kept when it is all there is"
+    steps = "1. **You did `git reset` to `82b4027`**\n\nThe reset left the old session files in place, so the hook found them."
+    assert headline(steps, 360).startswith("The reset left"), "a step's bold title is no sentence it stressed"
+    result = (
+        "The test `TestVersion` passes for both strategies, verifying that `cli_version` is set in:\n- the state file"
+    )
+    assert headline(result, 360).startswith("The test `TestVersion` passes"), "a long lead-in says something itself"
