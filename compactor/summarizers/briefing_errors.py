@@ -16,8 +16,10 @@ from compactor.summarizers.work_state import WorkState, is_probe
 __all__ = ["all_conflicts_edited", "conflicts", "errors_section"]
 
 _ERRORS_SHOWN = 6
-_RESOLVED_SHOWN = 3
+_RESOLVED_SHOWN = 5
 """Resolved errors shown at most: the latest, with their causes and fixes; the rest are in the index."""
+_RESOLVED_COMMAND_CHARS = 80
+"""A resolved error's command is named, not shown whole: what failed and how it was fixed matter now."""
 _CAUSES_SHOWN = 4
 _EXPECTED = re.compile(r"\b(?:as expected|expected to fail|fails? as it should|red phase)\b", re.I)
 """An explanation saying the failure was meant (a test written before its code): not an error to carry."""
@@ -50,7 +52,7 @@ def errors_section(
         if e in state.open_errors
         or (
             not is_probe(e)
-            and e.resolved_by not in ("moved_on", "commit")
+            and (e.resolved_by not in ("moved_on", "commit") or _fixed_then_left(e))
             and (explains(e.explanation, e) or (e.resolved_by == "rerun" and bool(e.edited_since)))
         )
     ]
@@ -63,7 +65,8 @@ def errors_section(
     lines, used = [], set()
     for error in shown:
         command = OUTPUT_PLUMBING.sub("", error.key).strip() or error.key
-        where = f"`{flat(command, 100)}`" if error.tool == "Bash" else f"{error.tool} {rel(error.key)}"
+        shown = flat(command, 100 if error in open_now else _RESOLVED_COMMAND_CHARS)
+        where = f"`{shown}`" if error.tool == "Bash" else f"{error.tool} {rel(error.key)}"
         line = f"- {where}: {error.line}"
         if error.detail and error not in open_now and len(error.line.split()) <= 5:
             line += f" ({error.detail[0]})"  # "[lint] ERROR task failed" says nothing of what failed
@@ -84,7 +87,10 @@ def errors_section(
             and not overlap(fix, error.explanation)
         ):
             lines.append(f"  Fix, in its words: {fix}.")
-        if error.resolved:
+        if _fixed_then_left(error):
+            named = ", ".join(f"`{rel(p).rsplit('/', 1)[-1]}`" for p in error.edited_since[:3])
+            lines.append(f"  Resolved, it seems: it edited {named} after it, and the user moved on.")
+        elif error.resolved:
             lines.append(f"  Resolved: {error.resolved}.")
         elif error in open_now:
             still, edited = conflicts(error)
@@ -116,6 +122,12 @@ def errors_section(
             lines.extend(f"- {c.text}" for c in sorted(causes, key=lambda c: c.seq))
             used.update(c.text for c in causes)
     return "\n".join(lines) or "(no errors that are still relevant)", used
+
+
+def _fixed_then_left(error: LedgerError) -> bool:
+    """Whether the assistant edited files after ``error`` and the user then moved on without it being
+    run again: fixed, it seems (a lint's findings edited away before the next request)."""
+    return error.resolved_by == "moved_on" and bool(error.edited_since)
 
 
 def _meant(error: LedgerError, view: SessionLedger) -> bool:

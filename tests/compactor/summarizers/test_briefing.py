@@ -305,9 +305,9 @@ def test_a_merge_conflict_in_a_file_edited_since_is_not_listed_as_open() -> None
     )
 
 
-def test_resolved_errors_are_the_latest_three() -> None:
+def test_resolved_errors_are_the_latest_five() -> None:
     messages: list[Message] = [user("make the suite pass")]
-    for n in range(5):
+    for n in range(7):
         messages += [
             call(f"b{n}", "Bash", command=f"pytest tests/test_{n}.py"),
             result(f"b{n}", f"FAILED tests/test_{n}.py::test_x - AssertionError", is_error=True),
@@ -316,7 +316,23 @@ def test_resolved_errors_are_the_latest_three() -> None:
             *ran(20 + n, f"pytest tests/test_{n}.py", "1 passed"),
         ]
     errors = sections_of(messages)["Errors and fixes"]
-    assert [f"test_{n}.py" in errors for n in range(5)] == [False, False, True, True, True]
+    assert [f"test_{n}.py" in errors for n in range(7)] == [False, False, True, True, True, True, True]
+
+
+def test_an_error_edited_away_before_the_user_moved_on_is_shown_fixed() -> None:
+    messages = [
+        user("lint it"),
+        call("l1", "Bash", command="make lint"),
+        result("l1", "view.go:922:4: missing cases in switch of type LanePosition (exhaustive)", is_error=True),
+        say("The lint fails because the switch has no case for `LanePositionNone`, so I will add it."),
+        *edited(2, "/r/view.go"),
+        user("now show the lanes newest first"),
+    ]
+    errors = sections_of(messages)["Errors and fixes"]
+    assert "missing cases in switch" in errors and "no case for `LanePositionNone`" in errors
+    assert "Resolved, it seems: it edited `view.go` after it, and the user moved on." in errors
+    left = [*messages[:4], user("never mind, show the lanes newest first")]
+    assert "missing cases" not in sections_of(left)["Errors and fixes"], "not edited: the user only moved on"
 
 
 def test_an_older_files_small_last_edit_is_shown_with_it_unless_committed_since() -> None:
