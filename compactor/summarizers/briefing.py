@@ -119,7 +119,8 @@ class Briefing:
     # -- 1 -----------------------------------------------------------------
 
     def request(self) -> str:
-        """The session's first request (before its first compaction) and the user's ``/compact``
+        """The session's first request (before its first compaction: the task the later requests
+        build on, or a plan's title, even when work was committed since) and the user's ``/compact``
         description of the work, then the latest requests verbatim (a short remark reads with the
         request before it), pins, the user's decisions and standing instructions."""
         state, view, lines = self.state, self.view, []
@@ -133,8 +134,6 @@ class Briefing:
             first is not None
             and first not in recent
             and len(first.text.split()) >= _TASK_WORDS  # after a resume it is a reply ("yeah let's do it")
-            and len(first.text) <= _REQUEST_CHARS
-            and view.last_commit_seq < first.seq  # nothing committed since: the same task, most likely
             and view.compactions == 0  # after a compaction, the session's start is long behind
         ):
             lines.append(f"The session began with: {self._quote(first, _EARLIER_REQUEST_CHARS, section)}")

@@ -656,3 +656,21 @@ def test_work_stopped_mid_way_without_a_list_is_not_no_open_tasks() -> None:
     ]
     pending = summarize(messages).sections["Pending tasks"]
     assert pending == "No task list is open; the current request is not done yet (see Current work and Next step)."
+
+
+def test_the_session_began_with_a_plan_whatever_was_committed_since() -> None:
+    plan = "Implement the following plan:\n\n# Use ComputeTranscriptPath in Log Restoration\n\n" + "## Context\n" * 80
+    messages = [
+        user(plan),
+        *ran(1, "git commit -m 'restore logs with the agent's path'"),
+        say("Committed."),
+        user("now build it with a custom version"),
+        say("Built."),
+        user("add an integration test for the version"),
+        say("Added."),
+        user("and a unit test"),
+        say("Which test would you like?"),
+    ]
+    request = summarize(messages).sections["Primary request and intent"]
+    began = request[request.index("The session began with:") : request.index("Earlier requests")]
+    assert "# Use ComputeTranscriptPath in Log Restoration" in began and "[...]" in began, began
