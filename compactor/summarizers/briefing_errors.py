@@ -65,8 +65,8 @@ def errors_section(
     lines, used = [], set()
     for error in shown:
         command = OUTPUT_PLUMBING.sub("", error.key).strip() or error.key
-        shown = flat(command, 100 if error in open_now else _RESOLVED_COMMAND_CHARS)
-        where = f"`{shown}`" if error.tool == "Bash" else f"{error.tool} {rel(error.key)}"
+        command = flat(command, 100 if error in open_now else _RESOLVED_COMMAND_CHARS)
+        where = f"`{command}`" if error.tool == "Bash" else f"{error.tool} {rel(error.key)}"
         line = f"- {where}: {error.line}"
         if error.detail and error not in open_now and len(error.line.split()) <= 5:
             line += f" ({error.detail[0]})"  # "[lint] ERROR task failed" says nothing of what failed
