@@ -41,6 +41,7 @@ from compactor.summarizers.briefing_text import (
     headline,
     is_reaction,
     overlap,
+    own_answer,
     pushes_back,
 )
 from compactor.summarizers.facts import OUTPUT_PLUMBING, check_program, relative_path
@@ -151,17 +152,20 @@ class Briefing:
         if before:
             lines.append("Earlier requests, oldest first:")
             lines.extend(f"- {self._quote(m, _EARLIER_REQUEST_CHARS, section)}" for m in before)
+        decisions = view.decisions[-_DECISIONS_SHOWN:]
         if current is not None:
-            lines.append(f"Current request: {self._quote(current, _REQUEST_CHARS, section)}")
+            offered, decisions = own_answer(decisions, current.text)
+            offered = f" (its answer to what it offered: {offered})" if offered else ""
+            lines.append(f"Current request: {self._quote(current, _REQUEST_CHARS, section)}{offered}")
         if after:
             lines.append("Then the user wrote:")
             lines.extend(f"- {self._quote(m, _REQUEST_CHARS, section)}" for m in after)
         if view.pins:
             lines.append("Pinned by the user, to keep as written:")
             lines.extend(f'- "{pin}"' for pin in view.pins)
-        if view.decisions:
+        if decisions:
             lines.append("The user's choices among the options it offered, oldest first:")
-            lines.extend(f"- {d}" for d in view.decisions[-_DECISIONS_SHOWN:])
+            lines.extend(f"- {d}" for d in decisions)
         shown = " ".join(" ".join(m.text.split()) for m in recent)  # whitespace folded, as instructions are
         instructions = [
             i

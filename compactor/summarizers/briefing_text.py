@@ -29,6 +29,7 @@ __all__ = [
     "is_reaction",
     "listing_share",
     "overlap",
+    "own_answer",
     "pushes_back",
 ]
 
@@ -277,3 +278,18 @@ def explaining(name: str, chosen: list[LedgerStatement], taken: set[str]) -> Led
             continue
         return s
     return None
+
+
+_OWN_ANSWER = re.compile(r'(?:To ".*?" )?offered (.+), the user answered: "([^"]{1,60})')
+"""A choice of "Something else" (``decision_of``): what it offered, and the start of the user's own answer."""
+
+
+def own_answer(decisions: list[str], request: str) -> tuple[str, list[str]]:
+    """What the assistant offered when ``request`` was the user's own answer to its options ("C)
+    Something else?" chosen), and ``decisions`` without that choice: the answer is the request, said
+    once, with what it answered. ("", ``decisions``) when the request answered no options."""
+    said = " ".join(request.split())
+    own = [m for d in decisions if (m := _OWN_ANSWER.match(d)) and said.startswith(m.group(2))]
+    if not own:
+        return "", decisions
+    return own[-1].group(1), [d for d in decisions if d not in {m.string for m in own}]

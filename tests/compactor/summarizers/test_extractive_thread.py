@@ -674,3 +674,14 @@ def test_the_session_began_with_a_plan_whatever_was_committed_since() -> None:
     request = summarize(messages).sections["Primary request and intent"]
     began = request[request.index("The session began with:") : request.index("Earlier requests")]
     assert "# Use ComputeTranscriptPath in Log Restoration" in began and "[...]" in began, began
+
+
+def test_an_own_answer_to_the_options_offered_is_the_request_once() -> None:
+    offered = "Do you want to:\n- A) Tackle #10 now\n- B) Close out the PR\n- C) Something else?"
+    messages = [user("keep going"), say(offered), user("C) update this branch first, then #10")]
+    request = summarize(messages).sections["Primary request and intent"]
+    assert request.count("C) update this branch first, then #10") == 1, request
+    assert (
+        'Current request: "C) update this branch first, then #10" (its answer to what it offered: A. Tackle #10 now; B. Close out the PR)'
+        in request
+    )
