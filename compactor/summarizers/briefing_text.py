@@ -116,8 +116,9 @@ _LEAD_IN_WORDS = 12
 def headline(text: str, limit: int) -> str:
     """An earlier answer in brief: two of its sentences that say something. Whole sentences it set in
     bold come first (what the assistant stressed: "**So yes, Option 1 would have prevented this
-    issue!**"), then whole sentences, then the rest, each in its order. A heading, a short lead-in to
-    a list ("the session states would have been:"), a question or offer, and narration are no brief."""
+    issue!**"), then whole sentences, each in its order; without either, the answer as it begins.
+    A heading, a short lead-in to a list ("the session states would have been:"), a question or
+    offer, and narration are no brief."""
     headings = {" ".join(sentences(m.group(1))) for m in _HEADING_LINE.finditer(text)}
     bold = [" ".join(sentences(m.group(1) or m.group(2))).rstrip(".!") for m in _BOLD.finditer(text)]
     ranked: list[tuple[int, int, str]] = []
@@ -132,8 +133,8 @@ def headline(text: str, limit: int) -> str:
             ranked.append((0, index, said))
         elif words >= _SAID_WORDS:
             ranked.append((1 if whole else 2, index, said))
-    if not ranked:
-        return flat(text, limit)
+    if not any(tier < 2 for tier, _, _ in ranked):  # no whole sentence: the answer as it begins
+        return flat(" ".join(sentences(text)) or text, limit)
     return flat(" ".join(said for _, _, said in sorted(ranked)[:2]), limit)
 
 

@@ -427,3 +427,5 @@ def test_an_earlier_answer_in_brief_is_what_it_stressed_not_a_label_or_a_lead_in
         "The test `TestVersion` passes for both strategies, verifying that `cli_version` is set in:\n- the state file"
     )
     assert headline(result, 360).startswith("The test `TestVersion` passes"), "a long lead-in says something itself"
+    done = "Done.\n\n**Draft PR created:** https://example.com/pull/121\n\nThe PR includes:\n- Plus earlier commits on this branch"
+    assert headline(done, 360).startswith("Done. Draft PR created: https://example.com/pull/121"), "no whole sentence"
