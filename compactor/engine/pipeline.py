@@ -282,10 +282,12 @@ def _compact(
         batch=batch,
     )
     tail = expand_references(tail, new_state.dedup)  # a result first shown in the head is shown again
+    # Where the work stands at the end of the context: merged once, read by the summary and the report.
+    view = tail_view(named.ledger, tail) if tail else named.ledger
 
     # 4. summarize.
     summary = _summarize(
-        named, tail, summarizer, instructions, cwd=new_state.cwd, batch=batch, store=store, counter=counter
+        named, tail, view, summarizer, instructions, cwd=new_state.cwd, batch=batch, store=store, counter=counter
     )
     summary_message = _summary_message(summary, named, opts, trigger)
     summary_tokens = counter.count_message(summary_message)
@@ -318,6 +320,7 @@ def _compact(
     post = opts.calibration.tokens(sum(out_sizes))
     report = _report(
         named,
+        view,
         summary,
         out,
         out_sizes,
@@ -460,6 +463,7 @@ def _name_dropped_spans(
 def _summarize(
     named: _NamedHead,
     tail: list[Message],
+    view: SessionLedger,
     summarizer: Summarizer,
     instructions: str | None,
     *,
@@ -468,7 +472,8 @@ def _summarize(
     store: Store,
     counter: TokenCounter,
 ) -> Summary:
-    """Step 4: the summary of what the summarizer reads, and the session's index after it.
+    """Step 4: the summary of what the summarizer reads, and the session's index after it; ``view`` is
+    the ledger with ``tail`` merged too (``tail_view``), handed to a summarizer that takes it (``takes_view``).
 
     Raises:
         CompactionFailed: the summary cites a handle that neither this compaction nor an earlier one stored.
@@ -476,8 +481,9 @@ def _summarize(
     if not named.reader:  # the head ends with the provider's block: nothing after it to summarize
         summary = Summary(text="", summarizer=summarizer.name)
     elif isinstance(summarizer, CitingSummarizer):
+        shared = {"view": view} if getattr(summarizer, "takes_view", False) is True else {}
         summary = summarizer.summarize(
-            named.reader, instructions, spans=named.spans, cwd=cwd, ledger=named.ledger, tail=tail
+            named.reader, instructions, spans=named.spans, cwd=cwd, ledger=named.ledger, tail=tail, **shared
         )
     else:
         summary = summarizer.summarize(named.reader, instructions)
@@ -528,6 +534,7 @@ def _close_state(new_state: SessionState, ledger: SessionLedger) -> DedupReport:
 
 def _report(
     named: _NamedHead,
+    view: SessionLedger,
     summary: Summary,
     out: list[Message],
     out_sizes: list[int],
@@ -545,10 +552,9 @@ def _report(
     cwd: str | None,
 ) -> CompactionReport:
     """Step 7, the report: what was dropped and stored, what was attached, and how much of the facts
-    the compacted context ``out`` (its counts ``out_sizes``) keeps; ``sizes`` are the counts of the
-    conversation's messages."""
+    the compacted context ``out`` (its counts ``out_sizes``) keeps, read at the end of the context
+    (``view``: the ledger with ``tail`` merged too); ``sizes`` are the counts of the conversation's messages."""
     ledger = named.ledger
-    view = tail_view(ledger, tail)
     retention = context_retention(
         list(view.paths),
         list(view.commands),

@@ -85,6 +85,9 @@ class ExtractiveSummarizer:
     lists_facts = True
     """``spans`` takes ``listing=False``: the pipeline, which stores the session's listing in place of
     this one, is spared merging the head into a ledger only to drop it."""
+    takes_view = True
+    """``summarize`` takes ``view``, the ledger with the tail merged too, when the caller has made it (the
+    pipeline, which reads it for its report as well): the tail is merged once."""
 
     def __init__(
         self,
@@ -138,13 +141,15 @@ class ExtractiveSummarizer:
         cwd: str | None = None,
         ledger: SessionLedger | None = None,
         tail: Sequence[Message] = (),
+        view: SessionLedger | None = None,
     ) -> Summary:
         """Summarize ``messages``; ``spans`` are ``self.spans(messages)`` when the caller has them;
         ``cwd`` is the session's working directory (paths under it are shown relative).
 
         ``ledger`` is the session's ledger with ``messages`` already merged (the pipeline's); without
         it the summary covers ``messages`` alone. ``tail`` is what the context keeps after them:
-        where the work stands is read at its end.
+        where the work stands is read at its end; ``view`` is ``ledger`` with ``tail`` merged too, when
+        the caller has it (``tail_view``: read, never changed).
         """
         if spans is None:
             spans = self.spans(messages)
@@ -158,7 +163,8 @@ class ExtractiveSummarizer:
                     s.message_index: s.handle for s in spans if s.kind == "user_message" and s.message_index is not None
                 },
             )
-        view = tail_view(ledger, tail) if tail else ledger
+        if view is None:
+            view = tail_view(ledger, tail) if tail else ledger
         listing_handle = next((s.handle for s in spans if s.kind == "facts"), None) or head_handle
         citations = _Citations()
         briefing = Briefing(ledger, view, cwd=cwd, cite=citations.cite)
