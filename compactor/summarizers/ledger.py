@@ -182,6 +182,7 @@ def merge_messages(
     calls: dict[str, ToolUseBlock] = {}
     wrote_before = ledger.seq > 0
     words = Words()
+    last_edits: dict[str, ToolUseBlock] = {}
     for index, message in enumerate(messages):
         seq = ledger.seq + index
         if message.is_compact_summary:
@@ -211,14 +212,17 @@ def merge_messages(
                 calls[block.id] = block
                 if block.name in EDIT_ACTIONS:
                     words.edited(ledger, edit_text(block))
-                _call(ledger, block, seq, words.before_call)
+                _call(ledger, block, seq, words.why() if block.name in EDIT_ACTIONS else "", last_edits)
             elif isinstance(block, ToolResultBlock):
-                words.before_call = ""
+                words.called()
                 call = calls.get(block.tool_use_id)
                 if call is not None:
                     error = _result(ledger, call, block, seq, results.get(block.tool_use_id))
                     if error is not None:
                         words.awaiting.append(error)
+    words.finish(ledger)
+    for path, use in last_edits.items():  # only a path's last edit is kept: the others are not shown
+        ledger.paths[path].last_edit = edit_lines(use)
     ledger.seq += len(messages)
     _lists_back(ledger, thread)
     return ledger
@@ -316,11 +320,13 @@ def _placeholder(item: str) -> bool:
 _SYMBOLS_KEPT = 8
 
 
-def _call(ledger: SessionLedger, use: ToolUseBlock, seq: int, why: str = "") -> None:
+def _call(ledger: SessionLedger, use: ToolUseBlock, seq: int, why: str, last_edits: dict[str, ToolUseBlock]) -> None:
     ledger.calls_since_words += 1
     path = touched_path(use)
     if path:
-        entry = ledger.paths.setdefault(path, LedgerPath(path=path))
+        entry = ledger.paths.get(path)
+        if entry is None:
+            entry = ledger.paths[path] = LedgerPath(path=path)
         entry.seq = seq
         if use.name in EDIT_ACTIONS:
             ledger.wrap_up = []
@@ -330,7 +336,7 @@ def _call(ledger: SessionLedger, use: ToolUseBlock, seq: int, why: str = "") -> 
                     error.fix = why
             entry.edit_seq, entry.deleted = seq, False
             entry.why = why or entry.why
-            entry.last_edit = edit_lines(use)
+            last_edits[path] = use  # shown as of the merge's last edit of the path (``merge_messages``)
             for name in defined_names(use):
                 if name in entry.symbols:
                     entry.symbols.remove(name)
@@ -345,12 +351,16 @@ def _call(ledger: SessionLedger, use: ToolUseBlock, seq: int, why: str = "") -> 
         entry.actions[action] = entry.actions.get(action, 0) + 1
     searched = searched_path(use)
     if searched and not path:
-        entry = ledger.paths.setdefault(searched, LedgerPath(path=searched))
+        entry = ledger.paths.get(searched)
+        if entry is None:
+            entry = ledger.paths[searched] = LedgerPath(path=searched)
         entry.seq = seq
         entry.actions["searched"] = entry.actions.get("searched", 0) + 1
     first = command_first_line(use)
     if first:
-        command = ledger.commands.setdefault(first, LedgerCommand(first=first))
+        command = ledger.commands.get(first)
+        if command is None:
+            command = ledger.commands[first] = LedgerCommand(first=first)
         text = str(use.input.get("command", ""))
         command.more_lines = max(0, sum(1 for line in text.splitlines() if line.strip()) - 1)
         command.runs += 1

@@ -29,11 +29,39 @@ class Words:
     (what an edit is for) and the errors waiting for its explanation."""
 
     def __init__(self) -> None:
-        self.before_call = ""
         self.awaiting: list[LedgerError] = []
         self.chose: tuple[str, list[str]] | None = None
         """The latest statement of an approach to take, naming code (``I need to use `:auto` mode``),
         with the names it gave, until the next edit shows whether the work followed it."""
+        # Read only where they are needed, or once at the end (``finish``): the text before the next
+        # tool call (an edit's why), the blocks a plan may be in, and the latest thinking block.
+        self._before_call = ""
+        self._why: str | None = ""
+        self._blocks: list[tuple[str, int]] = []
+        self._thought: tuple[str, int] | None = None
+
+    def called(self) -> None:
+        """A tool call's result came: the words before the next call are still to be said."""
+        self._before_call, self._why = "", ""
+
+    def why(self) -> str:
+        """The first sentences of the assistant's latest text block since the latest tool result,
+        up to ``_WHY_CHARS``: what the next edit is for ("" when it said nothing)."""
+        if self._why is None:
+            self._why = first_words(self._before_call[: _WHY_CHARS * 4], _WHY_CHARS)
+        return self._why
+
+    def finish(self, ledger: SessionLedger) -> None:
+        """Keep what only the latest of the merge's blocks decides: its latest plan of steps (the newest
+        block that lays one out) and the end of its latest thinking."""
+        for text, seq in reversed(self._blocks):
+            plan = plan_of(text)
+            if plan:
+                ledger.plan, ledger.plan_seq = plan, seq
+                break
+        if self._thought is not None:
+            text, seq = self._thought
+            ledger.last_thought, ledger.last_thought_seq = _thought_end(text), seq
 
     def edited(self, ledger: SessionLedger, new_text: str) -> None:
         """The next edit after a stated approach: when it writes none of the names the statement gave
@@ -53,12 +81,10 @@ class Words:
         ledger.calls_since_words = 0
         thinking = isinstance(block, ThinkingBlock)
         if not thinking:
-            self.before_call = first_words(text[: _WHY_CHARS * 4], _WHY_CHARS)
+            self._before_call, self._why = text, None
         else:
-            ledger.last_thought, ledger.last_thought_seq = _thought_end(text[-_THOUGHT_CHARS:]), seq
-        plan = plan_of(text[:_SAID_CHARS])
-        if plan:
-            ledger.plan, ledger.plan_seq = plan, seq
+            self._thought = (text[-_THOUGHT_CHARS:], seq)
+        self._blocks.append((text[:_SAID_CHARS], seq))
         # What a block opens with states its point; a long one is read that far (each sentence is
         # judged by several patterns, the largest share of merging a head).
         text = text[: _THOUGHT_CHARS if thinking else _SAID_CHARS]
