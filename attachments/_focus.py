@@ -108,7 +108,7 @@ def plan_focus(
     # Choose from the lines' counts first (each line counted once), then measure the one rendering;
     # only if that does not fit is every step measured (the budget promise: a measured rendering).
     estimate = _Estimate(lines, render, handle, counter, first_line)
-    picked = _choose(sites, lines, lambda r, o=(): estimate(r, o) <= limit)
+    picked = _choose(sites, lines, lambda r, o=(): estimate.within(r, o, limit))
     if picked is not None:
         focus = exact(*picked)
         if focus.tokens <= limit:
@@ -168,15 +168,27 @@ class _Estimate:
         self.gap = counter.count_text(f"{'':>{self.width}}\t[lines {len(lines)}-{len(lines)} not shown]\n")
         self.known: dict[int, int] = {}
 
-    def __call__(self, ranges: Sequence[LineRange], outline: Sequence[int] = ()) -> int:
-        shown = sorted({n for r in ranges for n in range(r.start, r.end + 1)} | set(outline))
-        total = self.wrapper + self.gap * (len(_runs(shown)) + 1)
-        for n in shown:
-            if n not in self.known:
-                line = f"{self.first_line + n - 1:>{self.width}}\t{self.lines[n - 1]}\n"
-                self.known[n] = self.counter.count_text(line)
-            total += self.known[n]
-        return total
+    def within(self, ranges: Sequence[LineRange], outline: Sequence[int], limit: int) -> bool:
+        """Whether the estimate of showing ``ranges`` and ``outline`` is at most ``limit``.
+
+        The lines counted before are added first, and new ones are counted only while the total is
+        within ``limit``: a line past it cannot change the answer (no count is negative).
+        """
+        shown = set(outline)
+        for r in ranges:
+            shown.update(range(r.start, r.end + 1))
+        runs = len(shown.difference([n + 1 for n in shown]))  # the lines that start a run
+        known = self.known
+        total = self.wrapper + self.gap * (runs + 1) + sum(map(known.__getitem__, shown.intersection(known)))
+        if total > limit:
+            return False
+        for n in sorted(shown.difference(known)):
+            line = f"{self.first_line + n - 1:>{self.width}}\t{self.lines[n - 1]}\n"
+            known[n] = count = self.counter.count_text(line)
+            total += count
+            if total > limit:
+                return False
+        return True
 
 
 def commit_focus(
