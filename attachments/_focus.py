@@ -27,7 +27,7 @@ from attachments.render import render_body
 from attachments.worksites import LineRange
 from ccr.handles import handle_for, marker
 from ccr.records import PutRequest
-from ccr.tokens import TextCounter
+from ccr.tokens import TextCounter, count_joined
 
 __all__ = ["Focus", "FocusInfo", "FocusRender", "commit_focus", "plan_focus"]
 
@@ -298,12 +298,40 @@ def _render(
     text = render(body, info)
     return Focus(
         text=text,
-        tokens=counter.count_text(text),
+        tokens=_tokens(text, body, _body_lines(parts, width), counter),
         content=content,
         handle=handle,
         info=info,
         shown_lines=tuple(shown),
     )
+
+
+def _body_lines(parts: Sequence[dict[str, Any]], width: int) -> list[str]:
+    """The lines ``file_focus_body.j2`` renders ``parts`` as: each shown line as the estimate counts it,
+    each gap as its marker; the last without its newline (``render_body`` trims it)."""
+    out: list[str] = []
+    for part in parts:
+        if part["gap"] is not None:
+            a, b = part["gap"]
+            out.append(f"{'':>{width}}\t[{'line' if a == b else 'lines'} {a}{'' if a == b else f'-{b}'} not shown]\n")
+        else:
+            out.extend(f"{number:>{width}}\t{text}\n" for number, text in part["lines"])
+    if out:
+        out[-1] = out[-1].removesuffix("\n")
+    return out
+
+
+def _tokens(text: str, body: str, body_lines: Sequence[str], counter: TextCounter) -> int:
+    """The count of ``text``, ``body`` rendered in its wrapper, from the counts of ``body``'s lines.
+
+    Each line starts with content (its number, or a gap marker's indent and bracket), so with a counter
+    additive at line starts the body counts the sum of its lines, which choosing them counted already
+    (a counter that caches texts keeps them), and ``count_joined`` counts the wrapper around it. Any
+    other counter, or a body not made of exactly these lines, counts ``text`` whole.
+    """
+    if not getattr(counter, "additive_at_line_starts", False) or "".join(body_lines) != body:
+        return counter.count_text(text)
+    return count_joined(text, [(body, sum(counter.count_text(line) for line in body_lines))], counter)
 
 
 def _runs(numbers: Sequence[int]) -> list[tuple[int, int]]:
