@@ -74,7 +74,10 @@ def stopped_at(view: SessionLedger, state: WorkState, rel: Callable[[str], str],
     if not calls:
         return Stopped([said])
     more = f" (the last {len(calls)} of {since})" if since > len(calls) else ""
-    return Stopped([said, f"Then it called{more}: {'; '.join(calls)}."])
+    # Made already: a reader took "Then it called: Edit x" for a step still to take, and redid it.
+    return Stopped(
+        [said, f"It had already called{more}: {'; '.join(calls)}; see what they returned before calling again."]
+    )
 
 
 def _covered(said: str, edit: str) -> list[str]:
