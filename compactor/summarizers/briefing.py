@@ -32,7 +32,6 @@ from compactor.summarizers.briefing_text import (
     CODE_NAME,
     HEDGE,
     LOOKING,
-    NAMED_FILE,
     PLAN,
     REASON,
     about_file,
@@ -47,7 +46,7 @@ from compactor.summarizers.briefing_text import (
 from compactor.summarizers.facts import OUTPUT_PLUMBING, check_program, relative_path
 from compactor.summarizers.statements import flat, is_narration
 from compactor.summarizers.where_stopped import Stopped, stopped_at
-from compactor.summarizers.work_state import item_line, last_edit_seq, work_state
+from compactor.summarizers.work_state import edited_since_plan, item_line, last_edit_seq, work_state
 
 __all__ = ["Briefing"]
 
@@ -556,7 +555,10 @@ class Briefing:
         if view.plan and view.plan_seq > state.since and not state.finished:
             cue, *steps = view.plan.splitlines()
             lines.append(f'Its plan ("{cue}"):')
-            lines.extend(f"  {step}{self._edited_since_plan(step)}" for step in steps)
+            lines.extend(
+                f"  {step}" + (" (its file was edited since)" if edited_since_plan(view, step) else "")
+                for step in steps
+            )
         lines.extend(self._stopped.lines)
         # The request itself is in "Primary request" and "Current work": said a third time it buries the step.
         if state.request is not None and not state.unanswered and not lines:
@@ -567,16 +569,6 @@ class Briefing:
         if state.check:
             lines.append(f"Check the work with: `{flat(state.check, 200)}`")
         return "\n".join(lines) or "(no next step recorded)"
-
-    def _edited_since_plan(self, step: str) -> str:
-        """A note for a plan step that names a file edited after the plan was laid out: a step the
-        work may have done since (a reader took such a step, shown bare, as still to do)."""
-        for entry in self.view.paths.values():
-            if entry.edit_seq < self.view.plan_seq or entry.deleted:  # one message may hold both
-                continue
-            if entry.path.rsplit("/", 1)[-1] in NAMED_FILE.findall(step):
-                return " (its file was edited since)"
-        return ""
 
     @functools.cached_property
     def _stopped(self) -> Stopped:

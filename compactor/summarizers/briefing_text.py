@@ -17,7 +17,6 @@ __all__ = [
     "HEDGE",
     "LABEL",
     "LOOKING",
-    "NAMED_FILE",
     "NOT_PROSE",
     "PLAN",
     "REASON",
@@ -76,8 +75,6 @@ CONFLICT = re.compile(r"\bconflict in (\S+)", re.I)
 """A file git left in conflict (``CONFLICT (content): Merge conflict in PATH``)."""
 LABEL = re.compile(r"^[A-Z][\w ]{0,20}:\s")
 """A fragment under a label ("Result: ...", "Note: ..."), not a sentence of its own."""
-NAMED_FILE = re.compile(r"[\w.-]+\.[A-Za-z]{1,5}\b")
-"""A file name with its extension, as a plan step names one (``manual_commit.go``)."""
 _ABOUT_CHARS = 30
 """A sentence names what it is about near its start ("`writeTranscript` stores ...", "The `Phase` field ...")."""
 _ANNOUNCES = re.compile(

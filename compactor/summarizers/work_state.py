@@ -25,7 +25,7 @@ from compactor.core.ledger import (
 from compactor.summarizers.facts import changes_state, check_program, inspects, plain_check
 from compactor.summarizers.statements import flat, sentences
 
-__all__ = ["WorkState", "is_follow_up", "is_probe", "item_line", "last_edit_seq", "work_state"]
+__all__ = ["WorkState", "edited_since_plan", "is_follow_up", "is_probe", "item_line", "last_edit_seq", "work_state"]
 
 _FOLLOW_UP = re.compile(
     r"^(?:please\s+)?(?:continue|go on|go ahead|carry on|keep going|proceed|yes|yep|yeah|ok(?:ay)?|sure|do it|"
@@ -367,3 +367,18 @@ def item_line(item: LedgerItem, view: SessionLedger, *, status: bool = True) -> 
     if item.key in view.tasks and view.tasks[item.key] is item:
         return f"task #{item.key}{state}: {flat(item.text, 200)}"
     return f"{state.strip()} {flat(item.text, 200)}".strip()
+
+
+_NAMED_FILE = re.compile(r"[\w.-]+\.[A-Za-z]{1,5}\b")
+"""A file name with its extension, as a plan step names one (``manual_commit.go``)."""
+
+
+def edited_since_plan(view: SessionLedger, step: str) -> bool:
+    """Whether a step of the assistant's plan names a file edited after the plan was laid out: a step
+    the work may have done since (a reader took such a step, shown bare, as still to do)."""
+    named = _NAMED_FILE.findall(step)
+    return any(
+        entry.path.rsplit("/", 1)[-1] in named
+        for entry in view.paths.values()
+        if entry.edit_seq >= view.plan_seq and not entry.deleted  # one message may hold both
+    )
