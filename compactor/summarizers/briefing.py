@@ -42,6 +42,7 @@ from compactor.summarizers.briefing_text import (
     overlap,
     own_answer,
     pushes_back,
+    reason_of,
 )
 from compactor.summarizers.facts import OUTPUT_PLUMBING, check_program, relative_path
 from compactor.summarizers.statements import flat, is_narration
@@ -341,17 +342,17 @@ class Briefing:
             names = ", ".join(f"`{n}`" for n in entry.symbols[-5:])
             line = f"- `{self.rel(entry.path)}` ({what}{': ' + names if names else ''})"
             # Why an older file was changed is mostly stale ("Now also replace ..."): the current files' only.
+            why = reason_of(entry.why)  # without "I can see the pattern." or "Let me check ..."
             if (
                 entry.path in current
-                and entry.why
-                and about_file(entry, entry.why)
+                and why
+                and about_file(entry, why)
                 and entry.why not in said
                 and not self._quoted_later(entry.why)
-                and REASON.search(entry.why)
-                and not PLAN.match(entry.why)
+                and REASON.search(why)
             ):
                 said.add(entry.why)
-                line += f": {entry.why}"
+                line += f": why: {why}"
             lines.append(line)
             # An older file's small edit, unless committed since: work of another piece, maybe of
             # another branch, read as the current one's.

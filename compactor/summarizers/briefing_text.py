@@ -30,6 +30,7 @@ __all__ = [
     "overlap",
     "own_answer",
     "pushes_back",
+    "reason_of",
 ]
 
 HEDGE = re.compile(r"\b(?:probably|likely|might|maybe|perhaps|I think|I suspect|could be|possibly|seems to)\b", re.I)
@@ -248,6 +249,32 @@ def pushes_back(reply: str) -> bool:
 def is_reaction(sentence: str) -> bool:
     """Whether a sentence only reacts to what a call printed (see ``_REACTION``)."""
     return _REACTION.match(sentence) is not None
+
+
+_REASON_WORDS = 6
+_STEP_LEAD = re.compile(
+    r"^(?:so |now |then |first,? )?(?:I need to|I'll|I will|I should|let me|let's|we need to|I'm going to)\s+(?:just |now |also )?",
+    re.I,
+)
+"""A sentence shorter than this beside an edit reacts ("I can see the pattern."), it gives no reason."""
+
+
+def reason_of(words: str) -> str:
+    """The assistant's words before an edit as its reason: without what only reacts ("I can see the
+    pattern.") or narrates ("Let me check the file."), and a step it took for a reason without its
+    lead ("Let me resolve all conflicts to keep HEAD" -> "Resolve all conflicts to keep HEAD");
+    "" when nothing is left."""
+    kept = []
+    for said in sentences(words):
+        if len(said.split()) < _REASON_WORDS or is_reaction(said):
+            continue
+        if is_narration(said) or PLAN.match(said):
+            if not REASON.search(said):
+                continue
+            said = _STEP_LEAD.sub("", said)
+            said = said[:1].upper() + said[1:]
+        kept.append(said.removesuffix(":").rstrip() + ("" if said.endswith((".", "!", "?")) else "."))
+    return " ".join(kept)
 
 
 def about_file(entry: LedgerPath, words: str) -> bool:

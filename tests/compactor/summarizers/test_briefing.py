@@ -429,3 +429,23 @@ def test_an_earlier_answer_in_brief_is_what_it_stressed_not_a_label_or_a_lead_in
     assert headline(result, 360).startswith("The test `TestVersion` passes"), "a long lead-in says something itself"
     done = "Done.\n\n**Draft PR created:** https://example.com/pull/121\n\nThe PR includes:\n- Plus earlier commits on this branch"
     assert headline(done, 360).startswith("Done. Draft PR created: https://example.com/pull/121"), "no whole sentence"
+
+
+def test_why_a_file_was_changed_is_its_reason_without_reactions_or_the_words_leading_into_a_step() -> None:
+    why = (
+        "I can see the pattern. In every case, HEAD has the correct version because the parent branch still "
+        "has the older field names in `state.go`. Let me resolve all conflicts to keep the HEAD version."
+    )
+    messages = [
+        user("resolve the conflicts"),
+        say(why),
+        *edited(1, "/r/state.go"),
+        say("All three conflicts are resolved now, and the package builds again."),
+    ]
+    files = sections_of(messages)["Files and code sections"]
+    line = next(line for line in files.splitlines() if "`state.go`" in line)
+    assert line.endswith(
+        "why: In every case, HEAD has the correct version because the parent branch still has "
+        "the older field names in `state.go`. Resolve all conflicts to keep the HEAD version."
+    ), line
+    assert "I can see the pattern" not in files

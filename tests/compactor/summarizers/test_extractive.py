@@ -96,7 +96,7 @@ def test_a_changed_file_says_why_in_the_assistants_words_and_shows_a_small_edit(
     assert "return 500" not in files and "never sets the status" not in files
     done = [*messages, say("Fixed: create returns 201 now.")]
     files = ExtractiveSummarizer().summarize(done).sections["Files and code sections"]
-    assert "`/repo/app/api.py` (changed): The endpoint returns 500 because it never sets the status." in files
+    assert "`/repo/app/api.py` (changed): why: The endpoint returns 500 because it never sets the status." in files
     assert "-    return 500" in files and "+    return 201" in files
 
 
