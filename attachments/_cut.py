@@ -129,13 +129,15 @@ def plan_cut(
     counter: TextCounter,
     first_line: int = 1,
     newlines: int | None = None,
+    whole_only: bool = False,
 ) -> Cut | None:
     """Choose where to cut ``content`` so that its rendering fits ``limit`` tokens; store nothing.
 
     The whole content is kept when it fits. Otherwise the head is the longest
     (whole lines first) whose rendering, naming the content handle of the
     tail it leaves, fits. Returns ``None`` when not even an empty head fits
-    (the budget is smaller than the wrapper and notes). ``newlines`` is
+    (the budget is smaller than the wrapper and notes), or with ``whole_only``
+    when the whole does not fit (no head is looked for). ``newlines`` is
     ``content.count("\n")`` when the caller has counted it already (a large
     file's count costs about half of hashing it).
     """
@@ -149,6 +151,8 @@ def plan_cut(
         tokens = composed if composed is not None else counter.count_text(whole)
         if tokens <= limit:
             return Cut(head=content, tail="", handle=None, text=whole, tokens=tokens, first_line=first_line)
+    if whole_only:
+        return None
 
     if newlines is None:
         newlines = content.count("\n")

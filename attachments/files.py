@@ -229,23 +229,24 @@ def _plan(
     counter: TextCounter,
     newlines: int,
 ) -> tuple[Cut | None, Focus | None]:
-    """The whole file or its head (``plan_cut``), or a cut around ``located`` when the file does not fit.
+    """The whole file, a cut around ``located`` when the file does not fit, or else its head (``plan_cut``).
 
-    Content surely too long to fit goes to the focused cut without first counting whether it fits.
+    Content surely too long to fit goes to the focused cut without first counting whether it fits;
+    the head is looked for only when no focused cut fits.
     """
     first_line = max(entry.offset or 1, 1)
-    focus_render = _focus_renderer(entry, replay_note, changed=entry.stale or content_changed(entry, content))
-    surely_over = len(content) > limit * _SURELY_OVER_CHARS_PER_TOKEN
-    if located and surely_over:
+    if located and len(content) <= limit * _SURELY_OVER_CHARS_PER_TOKEN:
+        whole = plan_cut(
+            content, render, limit=limit, counter=counter, first_line=first_line, newlines=newlines, whole_only=True
+        )
+        if whole is not None:
+            return whole, None
+    if located:
+        focus_render = _focus_renderer(entry, replay_note, changed=entry.stale or content_changed(entry, content))
         focus = plan_focus(content, located, focus_render, limit=limit, counter=counter, first_line=first_line)
         if focus is not None:
             return None, focus
-    plan = plan_cut(content, render, limit=limit, counter=counter, first_line=first_line, newlines=newlines)
-    if located and not surely_over and (plan is None or plan.handle is not None):
-        focus = plan_focus(content, located, focus_render, limit=limit, counter=counter, first_line=first_line)
-        if focus is not None:
-            return None, focus
-    return plan, None
+    return plan_cut(content, render, limit=limit, counter=counter, first_line=first_line, newlines=newlines), None
 
 
 def _file_text(
