@@ -246,6 +246,10 @@ class SessionLedger(_Model):
     """The code spans the assistant wrote (```name```), with how often: the names the work turns on."""
     titles: dict[str, str] = Field(default_factory=dict)
     """Issue-tracker item titles, by id, as the tracker printed them (``bd show``, ``gh issue view``)."""
+    plan_mode: bool = False
+    """Whether the session is in plan mode (the user wants a plan before any change): set by an
+    ``EnterPlanMode`` call, left by an ``ExitPlanMode`` the user approved, and by the client's own
+    permission mode where the caller knows it (``SessionState.permission_mode``)."""
 
     @property
     def is_empty(self) -> bool:

@@ -284,6 +284,9 @@ def _compact(
     tail = expand_references(tail, new_state.dedup)  # a result first shown in the head is shown again
     # Where the work stands at the end of the context: merged once, read by the summary and the report.
     view = tail_view(named.ledger, tail) if tail else named.ledger
+    # The mode the session is in now, as its state knows it: shift+tab enters and leaves plan mode
+    # without a call the ledger could see.
+    named.ledger.plan_mode = view.plan_mode = state.in_plan_mode
 
     # 4. summarize.
     summary = _summarize(

@@ -57,6 +57,10 @@ _RECENT_REQUESTS = 3
 _DECISIONS_SHOWN = 6
 _TASK_WORDS = 5
 """A first request shorter than this ("yeah let's do it", after a resume) is a reply, not the task."""
+_PLAN_MODE_WORK = "In plan mode: the user wants a plan before any change is made."
+_PLAN_MODE_STEP = (
+    "In plan mode: finish the plan and ask for approval with ExitPlanMode; change nothing else until then."
+)
 _COMPACT_FOCUS = re.compile(r"/compact\s+(?=\S+\s+\S+\s+\S)")
 """``/compact`` with what the user asked it to keep: their own words for the work."""
 _REPORTS_SHOWN = 6
@@ -432,7 +436,7 @@ class Briefing:
 
     def current_work(self) -> str:
         view, state = self.view, self.state
-        lines = []
+        lines = [_PLAN_MODE_WORK] if view.plan_mode else []
         if state.finished:
             lines.append(f"Done: {state.finished}.")
         elif state.in_progress:
@@ -518,12 +522,12 @@ class Briefing:
 
     def next_step(self) -> str:
         view, state = self.view, self.state
-        if state.finished and not state.unanswered:
+        if state.finished and not (state.unanswered or view.plan_mode):
             return (
                 f"Nothing is open: {state.finished}. Wait for the user's next request; do not redo or re-check "
                 "finished work."
             )
-        lines = []
+        lines = [_PLAN_MODE_STEP] if view.plan_mode else []
         if state.offer:  # the one concrete action on the table, so it leads
             lines.append(f'What it last offered to do, not taken up yet: "{state.offer}"')
         latest = view.user_messages[-1] if view.user_messages else None
@@ -567,7 +571,7 @@ class Briefing:
         files = [f"`{f}`" for f in self.next_files()]
         if files:
             lines.append("Files it concerns: " + ", ".join(files) + ".")
-        if state.check:
+        if state.check and not view.plan_mode:  # a plan changes nothing to check
             lines.append(f"Check the work with: `{flat(state.check, 200)}`")
         return "\n".join(lines) or "(no next step recorded)"
 

@@ -419,6 +419,8 @@ def _result(
         first_error, count = text.strip().splitlines()[0], 1
     failed = block.is_error or first_error is not None
     outcome = f"failed: {flat(first_error or '', 120)}" if failed else "ok"
+    if call.name in ("EnterPlanMode", "ExitPlanMode") and not block.is_error:  # a plan turned down: still planning
+        ledger.plan_mode = call.name == "EnterPlanMode"
 
     path = touched_path(call) or searched_path(call)
     if path and path in ledger.paths:

@@ -337,6 +337,8 @@ def ledger_digest(
     text_of = LedgerText(ledger, view, cwd=cwd, cite=lambda _section, h: marker(h) if h else "", count=count)
     shown = text_of.facts(budget_tokens)
     parts = [f"Current request: {text_of.goal()}"]
+    if view.plan_mode:
+        parts.append("The session is in plan mode: the user wants a plan before any change is made.")
     for title, lines in (
         ("The user's instructions, verbatim", text_of.instructions()),
         ("The user's choices among the options offered", [f"- {d}" for d in view.decisions]),

@@ -382,3 +382,17 @@ def test_compact_fails_closed_on_a_lone_surrogate_and_stores_nothing(where: str,
     assert not result.ok and result.report.error_id == "input_invalid"
     assert "lone surrogate" in (result.report.error or "") and "nothing was compacted" in (result.report.error or "")
     assert orch.messages == before and orch.store.stats().entries == 0
+
+
+def test_a_session_the_client_put_in_plan_mode_is_briefed_as_planning(tmp_path: Path) -> None:
+    orch = make(tmp_path)
+    loop(orch, 6)
+    orch.add_message(Message(role="user", content="plan the unit tests first"), permission_mode="plan")
+    loop(orch, 2, start=6)
+    summary = orch.compact("manual").summary_message.text()  # type: ignore[union-attr]
+    assert "In plan mode: finish the plan and ask for approval with ExitPlanMode" in summary
+    orch.add_message(Message(role="user", content="go ahead and write them"), permission_mode="default")
+    loop(orch, 6, start=8)
+    assert "In plan mode" not in orch.compact("manual").summary_message.text(), (
+        "shift+tab left plan mode: no call says so"
+    )

@@ -431,6 +431,30 @@ def test_an_earlier_answer_in_brief_is_what_it_stressed_not_a_label_or_a_lead_in
     assert headline(done, 360).startswith("Done. Draft PR created: https://example.com/pull/121"), "no whole sentence"
 
 
+def test_in_plan_mode_the_next_step_is_the_plan_for_approval_not_a_change() -> None:
+    messages = [
+        user("we need unit tests for the CLI version. Which test would you implement?"),
+        call("p0", "EnterPlanMode"),
+        result("p0", "Entered plan mode."),
+        *edited(1, "/r/notes.go"),
+        say("The version is set in `writeCheckpointSummary`, so a test of `WriteCommitted` reads it back."),
+        call("t1", "Task", description="Explore checkpoint unit tests", prompt="find the test patterns"),
+    ]
+    sections = sections_of(messages)
+    step = sections["Next step"]
+    assert step.startswith("In plan mode: "), step
+    assert "ExitPlanMode" in step and "Check the work with" not in step
+    assert sections["Current work"].startswith("In plan mode")
+    approved = [*messages, call("x1", "ExitPlanMode", plan="1. test WriteCommitted"), result("x1", "User approved.")]
+    assert "plan mode" not in sections_of(approved)["Next step"], "the plan was approved: plan mode is over"
+    refused = [
+        *messages,
+        call("x1", "ExitPlanMode", plan="1. test"),
+        result("x1", "The user doesn't want to proceed", is_error=True),
+    ]
+    assert sections_of(refused)["Next step"].startswith("In plan mode: "), "a refused plan stays in plan mode"
+
+
 def test_why_a_file_was_changed_is_its_reason_without_reactions_or_the_words_leading_into_a_step() -> None:
     why = (
         "I can see the pattern. In every case, HEAD has the correct version because the parent branch still "

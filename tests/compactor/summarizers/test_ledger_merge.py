@@ -499,3 +499,20 @@ def test_an_approach_the_next_edit_did_not_follow_is_superseded() -> None:
         result("e1", "ok"),
     ]
     assert chose in [s.text for s in merge_messages(SessionLedger(), followed).statements]
+
+
+def test_the_ledger_knows_plan_mode_from_its_calls_and_a_models_input_says_so() -> None:
+    entered = [user("plan the tests"), call("p0", "EnterPlanMode"), result("p0", "Entered plan mode.")]
+    ledger = merge_messages(SessionLedger(), entered)
+    assert ledger.plan_mode
+    digest = ledger_digest(ledger, ledger, cwd="/r", count=len, budget_tokens=4_000)
+    assert "The session is in plan mode: the user wants a plan before any change is made." in digest
+    refused = [
+        call("x1", "ExitPlanMode", plan="1. test"),
+        result("x1", "The user doesn't want to proceed", is_error=True),
+    ]
+    assert merge_messages(SessionLedger(), [*entered, *refused]).plan_mode, "a plan turned down: still planning"
+    approved = [call("x1", "ExitPlanMode", plan="1. test"), result("x1", "User has approved your plan.")]
+    left = merge_messages(SessionLedger(), [*entered, *approved])
+    assert not left.plan_mode
+    assert "plan mode" not in ledger_digest(left, left, cwd="/r", count=len, budget_tokens=4_000)
