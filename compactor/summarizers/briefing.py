@@ -56,7 +56,9 @@ _EARLIER_REQUEST_CHARS = 240
 _RECENT_REQUESTS = 3
 _DECISIONS_SHOWN = 6
 _TASK_WORDS = 5
-"""A first request shorter than this ("yeah let's do it", after a resume) is a reply, not the task."""
+"""A request shorter than this ("yeah let's do it", after a resume) is a reply, not the session's task."""
+_SPEC_WORDS = 25
+"""A request this long (a plan, a bug report) states the task the later requests build on."""
 _PLAN_MODE_WORK = "In plan mode: the user wants a plan before any change is made."
 _PLAN_MODE_STEP = (
     "In plan mode: finish the plan and ask for approval with ExitPlanMode; change nothing else until then."
@@ -124,8 +126,8 @@ class Briefing:
     # -- 1 -----------------------------------------------------------------
 
     def request(self) -> str:
-        """The session's first request (before its first compaction: the task the later requests
-        build on, or a plan's title, even when work was committed since) and the user's ``/compact``
+        """The session's first request that states a task (the task the later requests build on, or a
+        plan's title, even when work was committed or compacted since) and the user's ``/compact``
         description of the work, then the latest requests verbatim (a short remark reads with the
         request before it), pins, the user's decisions and standing instructions."""
         state, view, lines = self.state, self.view, []
@@ -134,12 +136,14 @@ class Briefing:
         recent = requests[-_RECENT_REQUESTS:]
         if not requests and view.carried:
             lines.append(f"From the earlier summary: {flat(view.carried[-1], _REQUEST_CHARS)}")
-        first = requests[0] if requests else None
+        # Its first request that states a task: after a resume the first is a reply ("yeah let's do it").
+        # Committed since, a short one was a piece of work done ("group the changes into commits"); a
+        # plan or a bug report is the task the later requests build on.
+        first = next((m for m in requests if len(m.text.split()) >= _TASK_WORDS), None)
         if (
             first is not None
             and first not in recent
-            and len(first.text.split()) >= _TASK_WORDS  # after a resume it is a reply ("yeah let's do it")
-            and view.compactions == 0  # after a compaction, the session's start is long behind
+            and (view.last_commit_seq < first.seq or len(first.text.split()) >= _SPEC_WORDS)
         ):
             lines.append(f"The session began with: {self._quote(first, _EARLIER_REQUEST_CHARS, section)}")
         focus = [m for m in view.user_messages if _COMPACT_FOCUS.match(m.text)]

@@ -685,3 +685,27 @@ def test_an_own_answer_to_the_options_offered_is_the_request_once() -> None:
         'Current request: "C) update this branch first, then #10" (its answer to what it offered: A. Tackle #10 now; B. Close out the PR)'
         in request
     )
+
+
+def test_a_bug_report_that_began_the_session_is_named_after_a_resume_and_commits() -> None:
+    report = (
+        "ok, so I am noting some weirdness. In one of our commits 09ea3c1 (we did this just now), it is "
+        "referencing checkpoint e6d2bbd73e25. That checkpoint seems unrelated, can you look into why?"
+    )
+    short = "can we group the changes into meaningful commits?"
+    for first, shown in ((report, True), (short, False)):
+        messages = [
+            user("yeah let's do it"),
+            user(first),
+            *ran(1, "git commit -m 'wip'"),
+            say("Committed."),
+            user("is this a timing problem?"),
+            say("No."),
+            user("how big is the fix?"),
+            say("Small."),
+            user("what was the commit that introduced it?"),
+            say("Commit 6d61daaa."),
+        ]
+        request = summarize(messages).sections["Primary request and intent"]
+        assert ("The session began with: " in request) is shown, request
+        assert "yeah let's do it" not in request, "a reply after a resume is not the task"
