@@ -468,7 +468,8 @@ def _result(
         if _TRACKER_CLI.match(first):
             _titles(ledger, text)
     edited = touched_path(call) if call.name in EDIT_ACTIONS else None
-    check = check_program(first) if first else None
+    # The check a run performs matters only to an error still open.
+    check = check_program(first) if first and any(e.resolved is None for e in ledger.errors) else None
     for error in ledger.errors:
         if error.resolved is not None:
             continue
