@@ -39,7 +39,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from attachments import AttachmentSet, FileSource, mark_announced
-from attachments.readable import readable_text
 from ccr import PutRequest, Store, marker
 from ccr.batch import StoreBatch
 from compactor.core.errors import CompactionDidNotShrink, CompactionFailed, CompactorError, NothingToCompact
@@ -56,10 +55,10 @@ from compactor.engine.options import CompactBoundary, CompactionResult, CompactO
 from compactor.engine.report import (
     BriefingReport,
     CompactionReport,
-    ContextEntry,
     DedupReport,
     DroppedSpan,
     Trigger,
+    context_entries,
 )
 from compactor.engine.rounds import split_rounds, split_tail
 from compactor.engine.spans import Span, head_span, head_spans, not_text
@@ -202,18 +201,6 @@ def failed_result(
         counter=counter_name,
     )
     return CompactionResult(ok=False, boundary=None, messages=list(messages), state=state, report=report)
-
-
-def context_entries(
-    out: Sequence[Message], sizes: Sequence[int], *, tail_length: int, index: bool = False
-) -> list[ContextEntry]:
-    """The compacted context ``[summary, *tail, *attachments, index?]`` as the report shows it to a person."""
-    attachments = len(out) - 1 - tail_length - (1 if index else 0)
-    parts = ["summary"] + ["tail"] * tail_length + ["attachment"] * attachments + ["index"] * index
-    return [
-        ContextEntry(part=part, role=m.role, tokens=n, text=readable_text(m))  # type: ignore[arg-type]
-        for part, m, n in zip(parts, out, sizes, strict=True)
-    ]
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,14 @@ are ``attachments.entries``'s, re-exported here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from attachments.entries import AttachmentEntry, AttachmentType, SkippedEntry
+from attachments.messages import Message
+from attachments.readable import readable_text
 from compactor.engine.segment import TranscriptSegment
 from compactor.engine.survival import Continuation, Retention, Survival
 from compactor.summarizers.base import SummarySource
@@ -28,6 +31,7 @@ __all__ = [
     "SkippedEntry",
     "TranscriptSegment",
     "Trigger",
+    "context_entries",
 ]
 
 Trigger = Literal["manual", "auto"]
@@ -172,3 +176,15 @@ class CompactionReport(_Model):
     cache: CacheReport | None = None
     """The prompt-cache effect: the summary comes first, so every cached message is invalidated."""
     basis: Literal["inferred"] = "inferred"
+
+
+def context_entries(
+    out: Sequence[Message], sizes: Sequence[int], *, tail_length: int, index: bool = False
+) -> list[ContextEntry]:
+    """The compacted context ``[summary, *tail, *attachments, index?]`` as the report shows it to a person."""
+    attachments = len(out) - 1 - tail_length - (1 if index else 0)
+    parts = ["summary"] + ["tail"] * tail_length + ["attachment"] * attachments + ["index"] * index
+    return [
+        ContextEntry(part=part, role=m.role, tokens=n, text=readable_text(m))  # type: ignore[arg-type]
+        for part, m, n in zip(parts, out, sizes, strict=True)
+    ]
