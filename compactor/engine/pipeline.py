@@ -269,12 +269,7 @@ def _compact(
         batch=batch,
     )
     tail = expand_references(tail, new_state.dedup)  # a result first shown in the head is shown again
-    # Where the work stands at the end of the context: merged once, read by the summary and the report.
-    view = tail_view(named.ledger, tail) if tail else named.ledger
-    # The mode the session is in now, as its state knows it: shift+tab enters and leaves plan mode
-    # without a call the ledger could see.
-    named.ledger.plan_mode = view.plan_mode = state.in_plan_mode
-
+    view = _where_it_stands(named.ledger, tail, state)
     # 4. summarize.
     summary = _summarize(
         named, tail, view, summarizer, instructions, cwd=new_state.cwd, batch=batch, store=store, counter=counter
@@ -302,8 +297,7 @@ def _compact(
 
     # 7. report and new state.
     dedup = _close_state(new_state, named.ledger)
-    # Attachments were counted as rendered (their budgets apply to exactly that text), and a tail
-    # message that expanding references left as it was has its count in ``sizes``: not again.
+    # Attachments count as rendered (their budgets are of that text); a tail message kept as it was, in ``sizes``.
     out_sizes = [summary_tokens, *tail_sizes, *(a.tokens for a in attached.attachments)]
     out_sizes += [counter.count_message(m) for m in index]
     _check_shrinks(out_sizes, sizes)
@@ -331,6 +325,15 @@ def _compact(
     )
     batch.store_in(store)  # the one transaction; a refusal raises and nothing is dropped
     return CompactionResult(ok=True, boundary=boundary, messages=out, state=new_state, report=report)
+
+
+def _where_it_stands(ledger: SessionLedger, tail: list[Message], state: SessionState) -> SessionLedger:
+    """``ledger`` with ``tail`` merged too: where the work stands at the end of the context, merged once
+    for the summary and the report; in the mode the session is in now, as ``state`` knows it (shift+tab
+    enters and leaves plan mode without a call the ledger could see)."""
+    view = tail_view(ledger, tail) if tail else ledger
+    ledger.plan_mode = view.plan_mode = state.in_plan_mode
+    return view
 
 
 def index_messages(summary: Summary) -> list[Message]:
