@@ -365,6 +365,7 @@ class Briefing:
             # An older file's small edit, unless committed since: work of another piece, maybe of
             # another branch, read as the current one's.
             small = len(entry.last_edit.splitlines()) <= _SMALL_EDIT_LINES and entry.edit_seq > view.last_commit_seq
+            small = small and "/.git/" not in entry.path  # a git hook it set up is tooling, not the work
             if (
                 (entry.path in current or small)
                 and entry.last_edit
@@ -385,7 +386,9 @@ class Briefing:
             lines.append("Changed earlier: " + ", ".join(f"`{self.rel(p.path)}`" for p in earlier) + f"{rest}.")
         if state.read_files:  # every other path is in the index that follows the summary
             read = state.read_files[:_READ_NAMED]
-            lines.append("Files it read last (newest first): " + ", ".join(f"`{self.rel(p.path)}`" for p in read) + ".")
+            line = "Files it read last (newest first): " + ", ".join(f"`{self.rel(p.path)}`" for p in read) + "."
+            # The current work changed nothing (an investigation): what it read is what it works on.
+            lines.insert(0 if state.read_since and not state.current_files else len(lines), line)
         return "\n".join(lines) or "(no files touched)"
 
     # -- 4 -------------------------------------------------------------------
@@ -506,10 +509,6 @@ class Briefing:
             return view.last_statement
         return ""
 
-    def _here(self, text: str) -> str:
-        """``text`` with paths under the working directory shown relative."""
-        return text.replace(f"{self.cwd.rstrip('/')}/", "") if self.cwd else text
-
     def _last_words(self) -> list[str]:
         """The assistant's words "Current work" quotes: its last, with the ones before when the last only
         narrates or leads into a call ("Let me look:")."""
@@ -581,7 +580,8 @@ class Briefing:
 
     @functools.cached_property
     def _stopped(self) -> Stopped:
-        return stopped_at(self.view, self.state, self.rel, self._here)
+        here = f"{self.cwd.rstrip('/')}/" if self.cwd else ""  # paths in a call's description shown relative
+        return stopped_at(self.view, self.state, self.rel, lambda text: text.replace(here, "") if here else text)
 
     def _next_paths(self) -> list[LedgerPath]:
         """The files the current work changed and has not checked yet, else the ones it changed and did

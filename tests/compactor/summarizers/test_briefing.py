@@ -473,3 +473,22 @@ def test_why_a_file_was_changed_is_its_reason_without_reactions_or_the_words_lea
         "the older field names in `state.go`. Resolve all conflicts to keep the HEAD version."
     ), line
     assert "I can see the pattern" not in files
+
+
+def test_an_investigation_leads_with_the_files_it_read_and_a_git_hook_is_not_the_work() -> None:
+    hook = [
+        user("log the index before and after each hook"),
+        call("w1", "Write", file_path="/r/.git/hooks/post-commit", content="#!/bin/sh\necho index >> /tmp/log\n"),
+        result("w1", "ok"),
+        say("Added the logging to the post-commit hook, which writes the index hash before and after."),
+    ]
+    reads = [call(f"r{n}", "Read", file_path=f"/r/cmd/{name}.go") for n, name in enumerate(("hooks", "temporary"))]
+    messages = [
+        *hook,
+        user("why does the post-commit hook rewrite the index?"),
+        *[m for r in reads for m in (r, result(r.tool_uses()[0].id, "package cmd"))],
+        say("`worktree.Status()` rewrites the index because go-git writes its stat cache back on every status."),
+    ]
+    files = sections_of(messages)["Files and code sections"].splitlines()
+    assert files[0] == "Files it read last (newest first): `cmd/temporary.go`, `cmd/hooks.go`.", files
+    assert not any("echo index" in line for line in files), "a .git hook's edit is tooling, not the work"
