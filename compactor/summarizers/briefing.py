@@ -262,7 +262,7 @@ class Briefing:
         if len(reports) > 1:
             lines.append("The work so far, turn by turn (oldest first; a later answer may revise an earlier one):")
         for report in reports:
-            asked = f'"{flat(report.asked, 160)}"' if report.asked else "its work"
+            asked = f'"{flat(report.asked, 100)}"' if report.asked else "its work"
             # The turn's files: last edited after the request it answered, up to the answer.
             start = max((m.seq for m in self.view.user_messages if m.is_request and m.seq < report.seq), default=-1)
             changed = [
