@@ -44,10 +44,17 @@ from compactor.summarizers.briefing_text import (
     pushes_back,
     reason_of,
 )
-from compactor.summarizers.facts import OUTPUT_PLUMBING, check_program, relative_path
+from compactor.summarizers.facts import relative_path
 from compactor.summarizers.statements import flat, is_narration
 from compactor.summarizers.where_stopped import Stopped, stopped_at
-from compactor.summarizers.work_state import edited_since_plan, item_line, last_edit_seq, work_state
+from compactor.summarizers.work_state import (
+    corrections,
+    edited_since_plan,
+    item_line,
+    last_edit_seq,
+    session_checks,
+    work_state,
+)
 
 __all__ = ["Briefing"]
 
@@ -183,6 +190,9 @@ class Briefing:
         if instructions:
             lines.append("Standing instructions from the user, verbatim:")
             lines.extend(f'- "{i}"' for i in instructions[-8:])
+        if corrected := [m for m in corrections(view) if m not in recent]:
+            lines.append("Where the user corrected it, verbatim:")
+            lines.extend(f'- "{flat(m.text, _EARLIER_REQUEST_CHARS)}"' for m in corrected)
         return "\n".join(lines) or "(no request from the user recorded)"
 
     # -- 2 and 5 -------------------------------------------------------------
@@ -228,7 +238,7 @@ class Briefing:
         others = [f"`{n}`" for n in names if n not in explained]
         if others and len(lines) < _CONCEPT_NAMES:
             lines.append("Other names the work turns on: " + ", ".join(others[: _CONCEPT_NAMES - len(lines)]) + ".")
-        checks = self.checks()
+        checks = session_checks(self.view)
         if checks:
             lines.append("Test, lint and build commands it used: " + ", ".join(f"`{c}`" for c in checks) + ".")
         return "\n".join(lines) or "(none recorded)"
@@ -319,20 +329,6 @@ class Briefing:
             if len(picked) == limit:
                 break
         return sorted(picked, key=lambda s: s.seq)
-
-    def checks(self, limit: int = 4) -> list[str]:
-        """The distinct test, lint and build commands of the session, newest first, without their
-        output plumbing (``2>&1 | tail -5``)."""
-        found: list[str] = []
-        for command in sorted(self.view.commands.values(), key=lambda c: -c.seq):
-            if check_program(command.first) is None:
-                continue
-            bare = OUTPUT_PLUMBING.sub("", command.first).strip()
-            if bare and bare not in found:
-                found.append(flat(bare, 160))
-            if len(found) == limit:
-                break
-        return found
 
     # -- 3 -------------------------------------------------------------------
 

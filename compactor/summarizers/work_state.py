@@ -22,10 +22,20 @@ from compactor.core.ledger import (
     LedgerStatement,
     SessionLedger,
 )
-from compactor.summarizers.facts import changes_state, check_program, inspects, plain_check
+from compactor.summarizers.facts import OUTPUT_PLUMBING, changes_state, check_program, inspects, plain_check
 from compactor.summarizers.statements import flat, sentences
 
-__all__ = ["WorkState", "edited_since_plan", "is_follow_up", "is_probe", "item_line", "last_edit_seq", "work_state"]
+__all__ = [
+    "WorkState",
+    "corrections",
+    "edited_since_plan",
+    "is_follow_up",
+    "is_probe",
+    "item_line",
+    "last_edit_seq",
+    "session_checks",
+    "work_state",
+]
 
 _FOLLOW_UP = re.compile(
     r"^(?:please\s+)?(?:continue|go on|go ahead|carry on|keep going|proceed|yes|yep|yeah|ok(?:ay)?|sure|do it|"
@@ -382,3 +392,36 @@ def edited_since_plan(view: SessionLedger, step: str) -> bool:
         for entry in view.paths.values()
         if entry.edit_seq >= view.plan_seq and not entry.deleted  # one message may hold both
     )
+
+
+def session_checks(view: SessionLedger, limit: int = 4) -> list[str]:
+    """The distinct test, lint and build commands of the session, newest first, without their
+    output plumbing (``2>&1 | tail -5``)."""
+    found: list[str] = []
+    for command in sorted(view.commands.values(), key=lambda c: -c.seq):
+        if check_program(command.first) is None:
+            continue
+        bare = OUTPUT_PLUMBING.sub("", command.first).strip()
+        if bare and bare not in found:
+            found.append(flat(bare, 160))
+        if len(found) == limit:
+            break
+    return found
+
+
+_CORRECTS = re.compile(
+    r"\b(?:doesn'?t mean|does not mean|you'?ve called|you (?:are|'re) (?:wrong|jumping|guessing)|prematurely|"
+    r"too early|jump(?:ing)? to|that'?s not (?:right|it|what)|not what I (?:meant|asked)|I don'?t think (?:so|that)|"
+    r"are you sure|I'?m challenging|challenging the|stop (?:guessing|assuming))",
+    re.I,
+)
+"""Words of a user who corrects the assistant's reasoning ("it doesn't mean the stop hook caused it",
+"you've called root cause prematurely"): a rule for the rest of the work, said once."""
+_CORRECTIONS_SHOWN = 4
+
+
+def corrections(view: SessionLedger) -> list[LedgerMessage]:
+    """The user's messages that corrected the assistant's reasoning, the latest few, oldest first (a bare
+    "are you sure?" says nothing without the answer before it)."""
+    said = [m for m in view.user_messages if m.is_request and _CORRECTS.search(m.text) and len(m.text.split()) >= 6]
+    return sorted(said, key=lambda m: m.seq)[-_CORRECTIONS_SHOWN:]

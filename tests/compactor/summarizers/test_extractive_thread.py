@@ -709,3 +709,25 @@ def test_a_bug_report_that_began_the_session_is_named_after_a_resume_and_commits
         request = summarize(messages).sections["Primary request and intent"]
         assert ("The session began with: " in request) is shown, request
         assert "yeah let's do it" not in request, "a reply after a resume is not the task"
+
+
+def test_where_the_user_corrected_the_assistant_stands_with_the_request() -> None:
+    messages = [
+        user("why is the checkpoint reused?"),
+        say("The root cause is the stop hook: it rewrites the index."),
+        user("I mean, we see it on the stop hook; it doesn't mean the stop hook caused it"),
+        say("Right, the post-commit hook rewrites it too."),
+        user("yeaaah? (I also think you've called root cause prematurely a couple of times now)"),
+        say("Fair. The clearing in UserPromptSubmit is what resets it."),
+        user("what was the commit that introduced this behaviour?"),
+        say("Commit 6d61daaa."),
+        user("and a new one gets generated on the pre-commit hook yeah?"),
+        say("Yes."),
+        user("and this isn't a problem in auto I'm assuming?"),
+        say("No."),
+    ]
+    request = summarize(messages).sections["Primary request and intent"]
+    assert "Where the user corrected it, verbatim:" in request, request
+    assert '- "I mean, we see it on the stop hook; it doesn\'t mean the stop hook caused it"' in request
+    assert "called root cause prematurely" in request
+    assert 'yeah?"' not in request.split("Where the user corrected it")[1], "a question is no correction"
