@@ -169,7 +169,7 @@ _PLAN_ITEMS = 6
 # A sentence after the items that says which of them it will do names them: by number, or as a
 # group ("these", "all of them", "the actionable ones"); narration ("Let me present this clearly") does not.
 _PLAN_REFERS = re.compile(r"\(\d|\b\d+\b|\b(?:these|those|them|each|all|both|ones|items|fixes|steps)\b", re.I)
-_PLAN_ITEM_CHARS = 160
+_PLAN_ITEM_CHARS = 240
 _LOOKS_ONLY = re.compile(
     r"^(?:so |now |first,? |then )?(?:let me|let's|I'll|I will)\s+(?:look|see|view|examine|inspect)\b", re.I
 )

@@ -516,3 +516,12 @@ def test_the_ledger_knows_plan_mode_from_its_calls_and_a_models_input_says_so() 
     left = merge_messages(SessionLedger(), [*entered, *approved])
     assert not left.plan_mode
     assert "plan mode" not in ledger_digest(left, left, cwd="/r", count=len, budget_tokens=4_000)
+
+
+def test_a_plan_step_keeps_its_decision_to_the_end() -> None:
+    step = (
+        "**`manual_commit.go`** (lines 58-160): HEAD removed the conversion functions since SessionState is now "
+        "an alias, while incoming still has them. We want HEAD's version."
+    )
+    plan = plan_of(f"Let me resolve each one:\n1. {step}\n2. **`auto_commit.go`**: HEAD uses `StepCount`.")
+    assert plan.splitlines()[1].endswith("We want HEAD's version."), plan
