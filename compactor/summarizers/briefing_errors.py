@@ -121,7 +121,7 @@ def errors_section(
             lines.append("Causes it found, oldest first (no tool error is open):")
             lines.extend(f"- {c.text}" for c in sorted(causes, key=lambda c: c.seq))
             used.update(c.text for c in causes)
-    return "\n".join(lines) or "(no errors that are still relevant)", used
+    return "\n".join(lines) or "No error is open.", used
 
 
 def _fixed_then_left(error: LedgerError) -> bool:

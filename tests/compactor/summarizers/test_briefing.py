@@ -153,7 +153,7 @@ def test_a_test_written_before_its_code_is_no_error_once_the_code_exists() -> No
         result("e1", "ok"),
         *ran(2, "go test ./transcript/...", "ok"),
     ]
-    assert sections_of(messages)["Errors and fixes"] == "(no errors that are still relevant)"
+    assert sections_of(messages)["Errors and fixes"] == "No error is open."
 
 
 def test_a_name_the_work_turns_on_is_explained_in_the_assistants_words_not_listed_bare() -> None:

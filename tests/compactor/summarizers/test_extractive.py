@@ -195,7 +195,7 @@ def test_tool_plumbing_is_neither_an_error_nor_a_next_step() -> None:
     ]
     summary = ExtractiveSummarizer().summarize(messages)
     assert "does not exist" not in summary.text and "No such file" not in summary.text
-    assert "(no errors that are still relevant)" in summary.sections["Errors and fixes"]
+    assert summary.sections["Errors and fixes"] == "No error is open."
 
 
 def test_a_call_the_user_turned_down_is_no_instruction_but_the_reason_they_typed_is() -> None:
