@@ -204,8 +204,13 @@ def wrap_up_steps(command: str) -> list[str]:
     return steps
 
 
+_REMOVES = re.compile(r"\b(?:rm|mv|unlink)\b")
+
+
 def removed_paths(command: str) -> list[str]:
     """The paths a shell command removes (``rm``, ``git rm``) or moves away (``mv A B``, ``git mv``: A)."""
+    if not _REMOVES.search(command):  # most commands: not worth splitting as a shell would
+        return []
     found: list[str] = []
     for part in re.split(r"&&|\|\||;|\|", command):
         try:
