@@ -23,7 +23,6 @@ from collections.abc import Callable
 from compactor.core.ledger import (
     LedgerMessage,
     LedgerPath,
-    LedgerReport,
     LedgerStatement,
     SessionLedger,
 )
@@ -281,7 +280,8 @@ class Briefing:
                 if start < p.edit_seq <= report.seq and not p.deleted
             ]
             done = f"It changed {', '.join(changed[:4])}." if changed else ""
-            reply = self._reply_to(report) if report is reports[-1] else None
+            later = [m for m in self.view.user_messages if m.seq > report.seq] if report is reports[-1] else []
+            reply = min(later, key=lambda m: m.seq, default=None)  # the user's first message after it
             if report is reports[-1] and not (reply and pushes_back(reply.text)):
                 lines.append(f"Its latest answer, to {asked}:")
                 lines.extend(f"  {line}" for line in excerpt(report.text, _REPORT_SHOWN_CHARS).splitlines())
@@ -304,11 +304,6 @@ class Briefing:
                 lines.append("What it found since:")
             lines.extend(f"- {s.text}" for s in picked)
         return "\n".join(lines) or "(nothing the assistant concluded is recorded)"
-
-    def _reply_to(self, report: LedgerReport) -> LedgerMessage | None:
-        """The user's first message after ``report``, if any."""
-        replies = [m for m in self.view.user_messages if m.seq > report.seq]
-        return min(replies, key=lambda m: m.seq) if replies else None
 
     def _statements(self, shown_elsewhere: set[str], *, after: int, limit: int) -> list[LedgerStatement]:
         """Up to ``limit`` statements of causes and decisions said after ``after``, oldest first."""
@@ -422,11 +417,18 @@ class Briefing:
         return "\n".join(lines) or "(no open tasks)"
 
     def _left(self) -> list[str]:
-        """What the last rounds leave open, besides the lists: the latest request unanswered, errors
-        after it, changes not checked yet, what the assistant said it would do next."""
+        """What the last rounds leave open, besides the lists: the latest request unanswered, a merge's
+        conflicts left, changes not checked yet, what the assistant said it would do next."""
         state, left = self.state, []
         if state.unanswered and self.view.user_messages:
             left.append(f'answer the user\'s latest message: "{flat(self.view.user_messages[-1].text, 200)}"')
+        for error in state.open_errors[-2:]:  # "state.go is not checked yet" hid four conflicts left
+            left_in, edited = conflicts(error)
+            if left_in:
+                named = ", ".join(f"`{path}`" for path in left_in)
+                left.append(
+                    f"resolve the merge conflicts left in {named} ({len(left_in)} of {len(left_in) + len(edited)})"
+                )
         if state.unverified and not state.finished:  # without it, unfinished work reads "(no open tasks)"
             names = ", ".join(f"`{self.rel(p.path)}`" for p in state.unverified[:4])
             check = f" (`{flat(state.check, 120)}`)" if state.check else ""

@@ -293,6 +293,7 @@ def test_a_merge_conflict_in_a_file_edited_since_is_not_listed_as_open() -> None
     assert "Merge conflict in auto_commit.go" in errors
     assert "Merge conflict in state.go" not in errors
     assert "Edited since, their conflicts resolved it seems: `state.go`." in errors
+    assert "- resolve the merge conflicts left in `auto_commit.go` (1 of 2)" in sections_of(messages)["Pending tasks"]
     everything = [*messages, *edited(2, "/r/auto_commit.go")]
     sections = sections_of(everything)
     assert (
