@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from compactor.core.ledger import LedgerError, LedgerPath, LedgerStatement
+from compactor.summarizers.facts import check_program
 from compactor.summarizers.statements import flat, is_narration, sentences
 
 __all__ = [
@@ -223,10 +224,13 @@ def _terms_of(text: str) -> set[str]:
 
 def explains(explanation: str, error: LedgerError) -> bool:
     """Whether what the assistant said after an error is about it: they share a word (of three letters
-    or more, not a common one; a number counts). The next sentence after a probe that failed is often
-    about something else, and pairing them reads as nonsense."""
+    or more, not a common one; a number counts), or the error is a failed test, lint or build and the
+    words give a reason ("when the agent type is empty, `GetByAgentType("")` fails"). The next
+    sentence after a probe that failed is often about something else, and pairing them reads as nonsense."""
     if not explanation:
         return False
+    if error.tool == "Bash" and check_program(error.key) is not None and REASON.search(explanation):
+        return True
     return bool(_terms_of(explanation) & _terms_of(f"{error.key} {error.line} {' '.join(error.detail)}"))
 
 

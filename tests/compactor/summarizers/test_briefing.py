@@ -493,3 +493,27 @@ def test_an_investigation_leads_with_the_files_it_read_and_a_git_hook_is_not_the
     files = sections_of(messages)["Files and code sections"].splitlines()
     assert files[0] == "Files it read last (newest first): `cmd/temporary.go`, `cmd/hooks.go`.", files
     assert not any("echo index" in line for line in files), "a .git hook's edit is tooling, not the work"
+
+
+def test_a_failed_checks_explanation_is_its_cause_though_it_names_no_word_of_the_output() -> None:
+    explanation = (
+        "My code now tries to look up the agent by type, and when the agent type is empty, "
+        '`GetByAgentType("")` fails. I need to fall back to the default agent.'
+    )
+    messages = [
+        user("restore the logs with the agent's own path"),
+        call("b1", "Bash", command="mise run test"),
+        result("b1", "Error: context deadline exceeded\n--- FAIL: TestResumeFromCurrentBranch (0.06s)", is_error=True),
+        say(explanation),
+        *edited(1, "/r/rewind.go"),
+        *ran(2, "mise run test", "ok"),
+    ]
+    errors = sections_of(messages)["Errors and fixes"]
+    assert "Cause: My code now tries to look up the agent by type" in errors, errors
+    probe = [
+        user("look at the config"),
+        call("r1", "Bash", command="cat conf.yml"),
+        result("r1", "No such file", is_error=True),
+    ]
+    said = [*probe, say("The agent type is empty because the test never sets it, so the lookup fails.")]
+    assert "Cause:" not in sections_of(said)["Errors and fixes"], "not a check: its next words may be about anything"
