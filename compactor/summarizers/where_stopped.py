@@ -75,9 +75,7 @@ def stopped_at(view: SessionLedger, state: WorkState, rel: Callable[[str], str],
         return Stopped([said])
     more = f" (the last {len(calls)} of {since})" if since > len(calls) else ""
     # Made already: a reader took "Then it called: Edit x" for a step still to take, and redid it.
-    return Stopped(
-        [said, f"It had already called{more}: {'; '.join(calls)}; see what they returned before calling again."]
-    )
+    return Stopped([said, f"Its last calls{more}, made already: {'; '.join(calls)}."])
 
 
 def _covered(said: str, edit: str) -> list[str]:

@@ -385,7 +385,7 @@ def test_current_work_says_where_the_assistant_stopped_and_whether_it_answered()
     sections = ExtractiveSummarizer().summarize(working, cwd="/r").sections
     step = sections["Next step"]
     assert 'Its last words before the cut: "Now check the analyzer:"' in step
-    assert "It had already called: Read analyzer.py lines 310-359; see what they returned" in step  # not "-> ok"
+    assert "Its last calls, made already: Read analyzer.py lines 310-359." in step  # not "-> ok"
     assert "Now check the analyzer" not in sections["Current work"]  # said once, where it says what is left
     answered = [
         user("which commit added it?"),
