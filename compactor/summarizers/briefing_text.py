@@ -256,11 +256,12 @@ def is_reaction(sentence: str) -> bool:
 
 
 _REASON_WORDS = 6
+"""A sentence shorter than this beside an edit reacts ("I can see the pattern."), it gives no reason."""
 _STEP_LEAD = re.compile(
     r"^(?:so |now |then |first,? )?(?:I need to|I'll|I will|I should|let me|let's|we need to|I'm going to)\s+(?:just |now |also )?",
     re.I,
 )
-"""A sentence shorter than this beside an edit reacts ("I can see the pattern."), it gives no reason."""
+"""The words that lead into a step it took ("Let me just "), left out where the step gives its reason."""
 
 
 def reason_of(words: str) -> str:
