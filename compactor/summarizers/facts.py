@@ -276,6 +276,15 @@ _DEFINES = re.compile(
     re.M,
 )
 """Where a line of code defines a name: a function, class, module or type, an arrow function, an event handler."""
+_DEFINES_AT_LINES = re.compile(
+    r"\n[ \t]*+(?:(?:export\s+)?(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?(?:static\s+)?"
+    r"(?:def|defp|defmacro|function|func(?:\s+\([^)]*\))?|fn|class|interface|struct|enum|trait|module|defmodule|"
+    r"(?:abstract\s+)?class|type)\s+([A-Za-z_][\w.!?]*)"
+    r"|(?:export\s+)?(?:const|let|var)\s+([A-Za-z_]\w*)\s*=\s*(?:async\s*)?(?:\(|function))"
+)
+"""``_DEFINES`` without its event handlers, for a text that has none, read after a newline put before it:
+each try starts at a newline, which the search finds quickly, rather than at every character (less
+than half the time)."""
 
 
 def defined_names(use: ToolUseBlock) -> list[str]:
@@ -287,7 +296,9 @@ def defined_names(use: ToolUseBlock) -> list[str]:
     found: list[str] = []
     for text in texts:
         if isinstance(text, str):
-            for match in _DEFINES.finditer(text[:50_000]):
+            text = text[:50_000]
+            matches = _DEFINES.finditer(text) if "handle_event" in text else _DEFINES_AT_LINES.finditer("\n" + text)
+            for match in matches:
                 name = next(g for g in match.groups() if g)
                 if name not in found:
                     found.append(name)

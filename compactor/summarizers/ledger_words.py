@@ -97,10 +97,10 @@ class Words:
                     error.explanation = error.explanation or explained
                 self.awaiting = []
         for item in found:
-            names = _CHOICE_NAMES.findall(item.text) if _APPROACH.search(item.text) else []
+            names = _CHOICE_NAMES.findall(item.text) if "`" in item.text and _APPROACH.search(item.text) else []
             if names:
                 self.chose = (item.text, names)
-        known = {s.text for s in ledger.statements}
+        known = {s.text for s in ledger.statements} if found else set()
         for item in found:
             if item.text in known:
                 continue
