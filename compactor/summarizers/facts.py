@@ -86,15 +86,30 @@ _CHECK = re.compile(
     r"(?:gradle|gradlew|\./gradlew)\s+(?:test|check|build)|mvn\s+(?:test|verify|package)|dotnet\s+(?:test|build)|"
     r"swift\s+(?:test|build)|deno\s+(?:test|lint|check)|bazel\s+(?:test|build)|zig\s+build))\b"
 )
-_STATE_CHANGING = re.compile(
-    r"\bgit\s+(?:commit|push|merge|rebase|reset|checkout\s+--\s|clean|tag|cherry-pick|stash|am|revert|rm|mv)\b"
-    r"|\brm\s|\bmv\s+\S+\s+\S+|\bgh\s+(?:pr|issue|release|repo)\s+(?:create|merge|close|edit|comment|delete|reopen)\b"
-    r"|\b(?:bd|beads)\s+(?:close|update|create|delete|sync)\b|\b(?:npm|pnpm|yarn|cargo|twine|poetry)\s+publish\b"
-    r"|\bdeploy\b|\bkubectl\s+(?:apply|delete)\b|\bterraform\s+(?:apply|destroy)\b|\b(?:migrate|ecto\.migrate|db:migrate)\b"
-    r"|\b(?:pip|npm|pnpm|yarn|cargo|go)\s+(?:install|add|remove|uninstall|get)\b|>\s*[^&|\s]|\btee\s|\bsed\s+-i\b"
+_STATE_CHANGING_PARTS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        ("git",),
+        r"\bgit\s+(?:commit|push|merge|rebase|reset|checkout\s+--\s|clean|tag|cherry-pick|stash|am|revert|rm|mv)\b",
+    ),
+    (("rm",), r"\brm\s"),
+    (("mv",), r"\bmv\s+\S+\s+\S+"),
+    (("gh",), r"\bgh\s+(?:pr|issue|release|repo)\s+(?:create|merge|close|edit|comment|delete|reopen)\b"),
+    (("bd", "beads"), r"\b(?:bd|beads)\s+(?:close|update|create|delete|sync)\b"),
+    (("publish",), r"\b(?:npm|pnpm|yarn|cargo|twine|poetry)\s+publish\b"),
+    (("deploy",), r"\bdeploy\b"),
+    (("kubectl",), r"\bkubectl\s+(?:apply|delete)\b"),
+    (("terraform",), r"\bterraform\s+(?:apply|destroy)\b"),
+    (("migrate",), r"\b(?:migrate|ecto\.migrate|db:migrate)\b"),
+    (("install", "add", "remove", "get"), r"\b(?:pip|npm|pnpm|yarn|cargo|go)\s+(?:install|add|remove|uninstall|get)\b"),
+    ((">",), r">\s*[^&|\s]"),
+    (("tee",), r"\btee\s"),
+    (("sed",), r"\bsed\s+-i\b"),
 )
-"""A command that changes something beyond printing: a commit, a push, a removal, a tracker update,
-a publish, a migration, an install, a redirect into a file. Never proposed as a check."""
+"""What a command that changes something beyond printing says: a commit, a push, a removal, a tracker
+update, a publish, a migration, an install, a redirect into a file (never proposed as a check). Each
+pattern with words that any text it matches contains: a pattern is tried only on a command that has
+one of them, so that a command is not searched for every pattern at every character."""
+_STATE_CHANGING = tuple((words, re.compile(pattern)) for words, pattern in _STATE_CHANGING_PARTS)
 _HARMLESS_REDIRECT = re.compile(r"\d?>&\d|&?\d?>>?\s*/dev/null")
 """Redirections that write no file: ``2>&1``, ``> /dev/null``."""
 _COMMIT = re.compile(r"\bgit\s+(?:commit|push)\b|\bgh\s+pr\s+(?:create|merge)\b")
@@ -173,7 +188,11 @@ def plain_check(command: str) -> bool:
 
 def changes_state(command: str) -> bool:
     """Whether a shell command changes state beyond printing (see ``_STATE_CHANGING``)."""
-    return _STATE_CHANGING.search(_HARMLESS_REDIRECT.sub(" ", command)) is not None
+    command = _HARMLESS_REDIRECT.sub(" ", command) if ">" in command else command
+    return any(
+        any(word in command for word in words) and pattern.search(command) is not None
+        for words, pattern in _STATE_CHANGING
+    )
 
 
 def commits_work(command: str) -> bool:
