@@ -234,7 +234,9 @@ class Briefing:
             if len(lines) == _CONCEPT_NAMES:
                 break
         shown_elsewhere.update(used)
-        others = [f"`{n}`" for n in names if n not in explained]
+        files = sorted(self.view.paths.values(), key=lambda p: p.edit_seq)  # a name's file: the last that changed it
+        where = {n: p.path.rsplit("/", 1)[-1] for p in files for n in p.symbols}
+        others = [f"`{n}`" + (f" (in `{where[n]}`)" if n in where else "") for n in names if n not in explained]
         if others and len(lines) < _CONCEPT_NAMES:
             lines.append("Other names the work turns on: " + ", ".join(others[: _CONCEPT_NAMES - len(lines)]) + ".")
         checks = session_checks(self.view)

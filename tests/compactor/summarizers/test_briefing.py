@@ -517,3 +517,22 @@ def test_a_failed_checks_explanation_is_its_cause_though_it_names_no_word_of_the
     ]
     said = [*probe, say("The agent type is empty because the test never sets it, so the lookup fails.")]
     assert "Cause:" not in sections_of(said)["Errors and fixes"], "not a check: its next words may be about anything"
+
+
+def test_a_name_the_work_changed_is_named_with_its_file() -> None:
+    messages = [
+        user("skip the metadata commit when no code was committed"),
+        call(
+            "e1",
+            "Edit",
+            file_path="/r/strategy/auto_commit.go",
+            old_string="func commitCodeToActive() string {",
+            new_string="func commitCodeToActive() commitResult {",
+        ),
+        result("e1", "ok"),
+        say("The tests pass again with the new result type of `commitCodeToActive` and with `SaveChanges`."),
+        say("The whole package builds, and nothing else calls `commitCodeToActive` or `SaveChanges` now."),
+    ]
+    concepts = sections_of(messages)["Key technical concepts"]
+    assert "`commitCodeToActive` (in `auto_commit.go`)" in concepts, concepts
+    assert "`SaveChanges`," in concepts or "`SaveChanges`." in concepts, "a name of no changed file stands bare"
