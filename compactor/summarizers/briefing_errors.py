@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 
 from compactor.core.ledger import LedgerError, LedgerStatement, SessionLedger
+from compactor.summarizers._errors import error_lines
 from compactor.summarizers.briefing_text import CONFLICT, HEADING, HEDGE, LOOKING, PLAN, explains, overlap
 from compactor.summarizers.facts import OUTPUT_PLUMBING
 from compactor.summarizers.statements import flat
@@ -21,6 +22,9 @@ _RESOLVED_SHOWN = 5
 _RESOLVED_COMMAND_CHARS = 80
 """A resolved error's command is named, not shown whole: what failed and how it was fixed matter now."""
 _CAUSES_SHOWN = 4
+_REPORTED_SHOWN = 3
+_TERMINAL = re.compile(r"\s*(?:fatal|error|panic|traceback|fail(?:ed|ure)?)\b", re.I)
+"""An error line as a terminal prints it, not a line of pasted code ("except Exception:") or notes."""
 _EXPECTED = re.compile(r"\b(?:as expected|expected to fail|fails? as it should|red phase)\b", re.I)
 """An explanation saying the failure was meant (a test written before its code): not an error to carry."""
 
@@ -121,6 +125,13 @@ def errors_section(
             lines.append("Causes it found, oldest first (no tool error is open):")
             lines.extend(f"- {c.text}" for c in sorted(causes, key=lambda c: c.seq))
             used.update(c.text for c in causes)
+    # What the user pasted from their own terminal ("fatal: bad tree object ...") is the session's too.
+    met = [line for m in view.user_messages if (line := error_lines(m.text, False)[0]) and _TERMINAL.match(line)][
+        -_REPORTED_SHOWN:
+    ]
+    if met:
+        lines.append("Errors the user met, from their messages:")
+        lines.extend(f"- `{flat(line, 160)}`" for line in met)
     return "\n".join(lines) or "No error is open.", used
 
 

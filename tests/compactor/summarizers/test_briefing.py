@@ -536,3 +536,17 @@ def test_a_name_the_work_changed_is_named_with_its_file() -> None:
     concepts = sections_of(messages)["Key technical concepts"]
     assert "`commitCodeToActive` (in `auto_commit.go`)" in concepts, concepts
     assert "`SaveChanges`," in concepts or "`SaveChanges`." in concepts, "a name of no changed file stands bare"
+
+
+def test_an_error_the_user_pasted_is_an_error_of_the_session() -> None:
+    messages = [
+        user("our git status has broken, why?"),
+        say("The worktree's index points at a tree object that gc pruned."),
+        user("> git gc\nfatal: bad tree object 082c2c4495629bd5\nfatal: failed to run repack\n\nHALP"),
+        say("Run `git read-tree HEAD` in the worktree first, then gc again."),
+    ]
+    errors = sections_of(messages)["Errors and fixes"]
+    assert "Errors the user met, from their messages:\n- `fatal: bad tree object 082c2c4495629bd5`" in errors, errors
+    assert "our git status" not in errors, "a question is no error"
+    plan = "Implement the plan:\n```python\ntry:\n    run()\nexcept Exception:\n    raise\n```"
+    assert "Errors the user met" not in sections_of([user(plan), say("Done.")])["Errors and fixes"], "pasted code"
