@@ -26,6 +26,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "COMMITS_KEPT",
     "DECISIONS_KEPT",
     "LEDGER_KEY",
     "REPORTS_KEPT",
@@ -46,8 +47,11 @@ STATEMENTS_KEPT = 60
 """The ledger keeps the assistant's newest this many statements; older ones are in the stored heads."""
 
 REPORTS_KEPT = 8
-DECISIONS_KEPT = 12
 """The ledger keeps the assistant's newest this many answers (``SessionLedger.reports``)."""
+DECISIONS_KEPT = 12
+"""The ledger keeps the user's newest this many choices (``SessionLedger.decisions``)."""
+COMMITS_KEPT = 12
+"""The ledger keeps the newest this many commit subjects (``SessionLedger.commits``)."""
 
 LEDGER_KEY = "compactorLedger"
 """The ``compactMetadata`` key under which a written compaction boundary carries the ledger, so that
@@ -246,6 +250,9 @@ class SessionLedger(_Model):
     """The code spans the assistant wrote (```name```), with how often: the names the work turns on."""
     titles: dict[str, str] = Field(default_factory=dict)
     """Issue-tracker item titles, by id, as the tracker printed them (``bd show``, ``gh issue view``)."""
+    commits: list[str] = Field(default_factory=list)
+    """The subjects of the commits the session made, oldest first (at most ``COMMITS_KEPT``): what
+    is done, in the words the session chose for it."""
     plan_mode: bool = False
     """Whether the session is in plan mode (the user wants a plan before any change): set by an
     ``EnterPlanMode`` call, left by an ``ExitPlanMode`` the user approved, and by the client's own

@@ -66,9 +66,7 @@ _TASK_WORDS = 5
 _SPEC_WORDS = 25
 """A request this long (a plan, a bug report) states the task the later requests build on."""
 _PLAN_MODE_WORK = "In plan mode: the user wants a plan before any change is made."
-_PLAN_MODE_STEP = (
-    "In plan mode: finish the plan and ask for approval with ExitPlanMode; change nothing else until then."
-)
+_PLAN_MODE_STEP = "In plan mode: finish the plan and ask for approval with ExitPlanMode; change nothing else yet."
 _COMPACT_FOCUS = re.compile(r"/compact\s+(?=\S+\s+\S+\s+\S)")
 """``/compact`` with what the user asked it to keep: their own words for the work."""
 _REPORTS_SHOWN = 6
@@ -305,6 +303,8 @@ class Briefing:
             if reports:
                 lines.append("What it found since:")
             lines.extend(f"- {s.text}" for s in picked)
+        if self.view.commits:  # what is done, in the words the session chose for it
+            lines[:0] = ["Committed so far, oldest first:", *(f'- "{c}"' for c in self.view.commits[-5:])]
         return "\n".join(lines) or "(nothing the assistant concluded is recorded)"
 
     def _statements(self, shown_elsewhere: set[str], *, after: int, limit: int) -> list[LedgerStatement]:

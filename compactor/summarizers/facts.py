@@ -200,6 +200,26 @@ def commits_work(command: str) -> bool:
     return _COMMIT.search(command) is not None
 
 
+_MESSAGE = re.compile(
+    r"""\bgit\s+commit\b[^\n]*?\s-(?:a?m)\s*(?:"\$\(cat\s+<<-?\s*['"]?(\w+)['"]?\s*\n|"([^"]*)"|'([^']*)')"""
+)
+
+
+def commit_subject(command: str) -> str | None:
+    """The subject line of the message a ``git commit`` command gives (``-m "..."``, or a heredoc as
+    ``-m "$(cat <<'EOF' ... EOF)"``), or None when it gives none (``--amend --no-edit``, a push)."""
+    found = _MESSAGE.search(command)
+    if found is None:
+        return None
+    if found.group(1):  # a heredoc: its first line that says something
+        body = command[found.end() :].split(f"\n{found.group(1)}", 1)[0]
+        message = body
+    else:
+        message = found.group(2) if found.group(2) is not None else found.group(3)
+    subject = next((line.strip() for line in message.splitlines() if line.strip()), "")
+    return subject or None
+
+
 _CLOSES_ITEM = re.compile(
     r"^(?:cd\s+\S+\s*&&\s*)?(?:(?:bd|beads)\s+close|gh\s+(?:issue|pr)\s+close|glab\s+issue\s+close|linear\s+issue\s+close)\b"
 )

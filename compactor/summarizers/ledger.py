@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 
 from compactor.core.client_text import REFUSAL_REASON, REFUSED
 from compactor.core.ledger import (
+    COMMITS_KEPT,
     DECISIONS_KEPT,
     REPORTS_KEPT,
     LedgerBackground,
@@ -43,6 +44,7 @@ from compactor.summarizers.facts import (
     EDIT_ACTIONS,
     check_program,
     command_first_line,
+    commit_subject,
     commits_work,
     defined_names,
     edit_lines,
@@ -514,6 +516,8 @@ def _shell_effects(ledger: SessionLedger, command: str, seq: int) -> None:
     if commits_work(command):
         ledger.last_commit_seq, ledger.last_commit = seq, flat(first, 160)
         ledger.routine = list(ledger.wrap_up)
+        if subject := commit_subject(command):
+            ledger.commits = [*ledger.commits, flat(subject, 160)][-COMMITS_KEPT:]
     for gone in removed_paths(command):
         gone = gone.rstrip("/")
         for path, entry in ledger.paths.items():

@@ -550,3 +550,23 @@ def test_an_error_the_user_pasted_is_an_error_of_the_session() -> None:
     assert "our git status" not in errors, "a question is no error"
     plan = "Implement the plan:\n```python\ntry:\n    run()\nexcept Exception:\n    raise\n```"
     assert "Errors the user met" not in sections_of([user(plan), say("Done.")])["Errors and fixes"], "pasted code"
+
+
+def test_what_was_committed_is_told_by_its_commit_messages() -> None:
+    heredoc = (
+        "git add -A && git commit -m \"$(cat <<'EOF'\nfeat(explain): add --generate for AI summaries\n\nBody.\nEOF\n)\""
+    )
+    messages = [
+        user("add the summaries and commit"),
+        *edited(1, "/r/explain.go"),
+        *ran(2, heredoc, "[main 1a2b3c4] feat(explain): add --generate for AI summaries"),
+        user("now scope the prompts to the checkpoint"),
+        *edited(3, "/r/explain.go"),
+        *ran(4, 'git commit -am "fix(explain): scope the prompts to the checkpoint"', "[main 5d6e7f8] fix"),
+        say("Committed: the prompts are scoped to the checkpoint now, and the summary too."),
+    ]
+    solving = sections_of(messages)["Problem solving"]
+    assert solving.startswith(
+        'Committed so far, oldest first:\n- "feat(explain): add --generate for AI summaries"\n'
+        '- "fix(explain): scope the prompts to the checkpoint"'
+    ), solving

@@ -8,6 +8,7 @@ from compactor.summarizers.facts import (
     OUTPUT_PLUMBING,
     changes_state,
     check_program,
+    commit_subject,
     commits_work,
     inspects,
     plain_check,
@@ -106,3 +107,14 @@ def test_the_steps_that_wrap_work_up_are_checks_closes_commits_and_pushes() -> N
     assert wrap_up_steps("git status && ls") == []
     assert wrap_up_steps("git push -u origin x && gh pr create --title y") == ["git push -u origin x"]
     assert wraps_up("gh issue close 12") and not wraps_up("gh issue view 12")
+
+
+def test_a_commits_subject_is_read_from_its_message_however_it_is_given() -> None:
+    assert commit_subject('git add -A && git commit -m "fix(explain): scope the prompts" -m "body"') == (
+        "fix(explain): scope the prompts"
+    )
+    heredoc = "git commit -m \"$(cat <<'EOF'\nfeat: batch the condensed sessions\n\nOne commit.\nEOF\n)\""
+    assert commit_subject(heredoc) == "feat: batch the condensed sessions"
+    assert commit_subject("git commit --amend --no-edit") is None
+    assert commit_subject("git push origin main") is None
+    assert commit_subject("git commit -am 'wip: lanes'") == "wip: lanes"
