@@ -126,12 +126,11 @@ def errors_section(
             lines.extend(f"- {c.text}" for c in sorted(causes, key=lambda c: c.seq))
             used.update(c.text for c in causes)
     # What the user pasted from their own terminal ("fatal: bad tree object ...") is the session's too.
-    met = [line for m in view.user_messages if (line := error_lines(m.text, False)[0]) and _TERMINAL.match(line)][
-        -_REPORTED_SHOWN:
-    ]
+    pasted = (error_lines(m.text, False)[0] for m in view.user_messages)
+    met = [said for said in pasted if said is not None and _TERMINAL.match(said)][-_REPORTED_SHOWN:]
     if met:
         lines.append("Errors the user met, from their messages:")
-        lines.extend(f"- `{flat(line, 160)}`" for line in met)
+        lines.extend(f"- `{flat(said, 160)}`" for said in met)
     return "\n".join(lines) or "No error is open.", used
 
 
