@@ -23,7 +23,6 @@ from pydantic import BaseModel, ConfigDict
 
 from attachments._cut import TailStore, put_named
 from attachments.errors import TailNotStored
-from attachments.render import render_body
 from attachments.worksites import LineRange
 from ccr.handles import handle_for, marker
 from ccr.records import PutRequest
@@ -274,17 +273,8 @@ def _render(
 ) -> Focus:
     shown = sorted({n for r in ranges for n in range(r.start, r.end + 1)} | set(outline))
     runs = _runs(shown)
-    width = len(str(first_line + len(lines) - 1))
-    parts: list[dict[str, Any]] = []
-    previous = 0
-    for start, end in runs:
-        if start > previous + 1:
-            parts.append({"gap": (first_line + previous, first_line + start - 2), "lines": []})
-        parts.append({"gap": None, "lines": [(first_line + n - 1, lines[n - 1]) for n in range(start, end + 1)]})
-        previous = end
-    if previous < len(lines):
-        parts.append({"gap": (first_line + previous, first_line + len(lines) - 1), "lines": []})
-    body = render_body("file_focus_body.j2", parts=parts, width=width)
+    body_lines = _body_lines(lines, runs, len(str(first_line + len(lines) - 1)), first_line)
+    body = "".join(body_lines)
     info = FocusInfo(
         handle=handle,
         marker=marker(handle),
@@ -298,7 +288,7 @@ def _render(
     text = render(body, info)
     return Focus(
         text=text,
-        tokens=_tokens(text, body, _body_lines(parts, width), counter),
+        tokens=_tokens(text, body, body_lines, counter),
         content=content,
         handle=handle,
         info=info,
@@ -306,30 +296,41 @@ def _render(
     )
 
 
-def _body_lines(parts: Sequence[dict[str, Any]], width: int) -> list[str]:
-    """The lines ``file_focus_body.j2`` renders ``parts`` as: each shown line as the estimate counts it,
-    each gap as its marker; the last without its newline (``render_body`` trims it)."""
+def _body_lines(lines: Sequence[str], runs: Sequence[tuple[int, int]], width: int, first_line: int) -> list[str]:
+    """The focused body's lines: each shown line with its number in the file, right-aligned to ``width``
+    (as the estimate counts it), each run of lines not shown as a marker; the last without its newline.
+
+    Built here rather than in a template: a body has a line for each shown line, and rendering them
+    through the template took about as long as choosing them.
+    """
     out: list[str] = []
-    for part in parts:
-        if part["gap"] is not None:
-            a, b = part["gap"]
-            out.append(f"{'':>{width}}\t[{'line' if a == b else 'lines'} {a}{'' if a == b else f'-{b}'} not shown]\n")
-        else:
-            out.extend(f"{number:>{width}}\t{text}\n" for number, text in part["lines"])
+    previous = 0
+    for start, end in runs:
+        if start > previous + 1:
+            out.append(_gap(first_line + previous, first_line + start - 2, width))
+        out.extend(f"{first_line + n - 1:>{width}}\t{lines[n - 1]}\n" for n in range(start, end + 1))
+        previous = end
+    if previous < len(lines):
+        out.append(_gap(first_line + previous, first_line + len(lines) - 1, width))
     if out:
         out[-1] = out[-1].removesuffix("\n")
     return out
 
 
+def _gap(a: int, b: int, width: int) -> str:
+    """The marker of lines ``a``-``b`` (file numbering) not shown."""
+    return f"{'':>{width}}\t[{'line' if a == b else 'lines'} {a}{'' if a == b else f'-{b}'} not shown]\n"
+
+
 def _tokens(text: str, body: str, body_lines: Sequence[str], counter: TextCounter) -> int:
-    """The count of ``text``, ``body`` rendered in its wrapper, from the counts of ``body``'s lines.
+    """The count of ``text``, ``body`` (``body_lines`` joined) rendered in its wrapper, from the counts of its lines.
 
     Each line starts with content (its number, or a gap marker's indent and bracket), so with a counter
     additive at line starts the body counts the sum of its lines, which choosing them counted already
     (a counter that caches texts keeps them), and ``count_joined`` counts the wrapper around it. Any
-    other counter, or a body not made of exactly these lines, counts ``text`` whole.
+    other counter counts ``text`` whole.
     """
-    if not getattr(counter, "additive_at_line_starts", False) or "".join(body_lines) != body:
+    if not getattr(counter, "additive_at_line_starts", False):
         return counter.count_text(text)
     return count_joined(text, [(body, sum(counter.count_text(line) for line in body_lines))], counter)
 

@@ -43,7 +43,6 @@ def test_every_template_ships_with_the_package() -> None:
     assert {
         "reminder.j2",
         "file.j2",
-        "file_focus_body.j2",
         "skill.j2",
         "skills.j2",
         "plan_file.j2",
