@@ -136,8 +136,52 @@ def identifiers(text: str) -> list[str]:
     """The names ``text`` writes as code, in order: its code spans (without the backticks), then the
     bare names shaped like code (``_BARE_NAME``) outside them."""
     spans = [m.strip() for m in _IDENTIFIER.findall(text) if m.strip()]
-    bare = _BARE_NAME.findall(" " + _CODE_SPAN.sub(" ", text))
+    bare = _bare_names(" " + _CODE_SPAN.sub(" ", text))
     return spans + [name for name in bare if name not in spans]
+
+
+_OTHER_MARKS = re.compile(r"\(\)|_[a-z0-9]++_")
+"""What a bare call or a snake_case name always holds: ``()``, or an underscore, letters, an underscore."""
+_SHAPES = bytes(
+    ord("a")
+    if chr(i).isascii() and (chr(i).islower() or chr(i).isdigit())
+    else ord("A")
+    if chr(i).isascii() and chr(i).isupper()
+    else ord(" ")
+    for i in range(256)
+)
+"""Latin-1 bytes to their shape: ``a`` for a lower-case letter or a digit, ``A`` for an upper-case one."""
+
+
+def _bare_names(text: str) -> list[str]:
+    """``_BARE_NAME.findall(text)``, run only on the stretches between spaces and newlines that hold a mark
+    every such name holds (``()``, ``_x_``, or a lower-case letter or digit before an upper-case letter).
+
+    No name holds a space or a newline, and one before a name is all that a match takes of the text
+    before it, so matching each stretch from the space before it finds what matching the whole does.
+    Most of a text has no mark; the marks are found by a search for a literal (the camel-case one in
+    the text's shapes, one byte per character), about a tenth of the time the pattern takes to try
+    every character.
+    """
+    marks = [m.start() for m in _OTHER_MARKS.finditer(text)]
+    shapes = text.encode("latin-1", "replace").translate(_SHAPES)  # "?" for each other character
+    at = shapes.find(b"aA")
+    while at >= 0:
+        marks.append(at)
+        at = shapes.find(b"aA", at + 2)
+    found: list[str] = []
+    end = 0
+    for at in sorted(marks):
+        if at < end:
+            continue  # in the stretch matched last
+        start = text.rfind(" ", 0, at)
+        start = max(start, text.rfind("\n", start + 1, at), 0)
+        end = text.find(" ", at)
+        end = len(text) if end < 0 else end
+        newline = text.find("\n", at, end)
+        end = end if newline < 0 else newline
+        found += _BARE_NAME.findall(text, start, end)
+    return found
 
 
 def flat(text: str, limit: int) -> str:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from compactor.summarizers import statements as statements_module
 from compactor.summarizers.statements import identifiers, is_narration, sentences, statements
 
 
@@ -51,3 +55,9 @@ def test_a_finding_without_a_name_of_the_code_is_not_kept() -> None:
 def test_identifiers_are_code_spans_and_bare_names_shaped_like_code() -> None:
     text = "`load_config()` calls getStagedFiles() and BuildTreeFromEntries, not plain words or e_mail."
     assert identifiers(text) == ["load_config()", "getStagedFiles()", "BuildTreeFromEntries"]
+
+
+@given(st.text(alphabet="aZ_b() .\n\t`/xY1-é:É\ud800中\u2028", max_size=60))
+def test_bare_names_are_found_by_their_marks_as_the_pattern_finds_them_in_the_whole_text(text: str) -> None:
+    bare, pattern = statements_module._bare_names, statements_module._BARE_NAME
+    assert bare(" " + text) == pattern.findall(" " + text)
