@@ -154,13 +154,16 @@ def cold_start_ratios(command: Sequence[str], *, runs: int, stdin: bytes = b"") 
 
 
 def forget_remembered_results() -> None:
-    """Empty what compactor remembers of recent tool results in this process (their djb2 keys and
-    error lines), so that a timed run meets every result for the first time, as a new process would."""
+    """Empty what compactor remembers of recent tool results and texts in this process (their djb2
+    keys, error lines, the statements judged in a text and its words), so that a timed run meets
+    every result and text for the first time, as a new process would."""
     from compactor.engine import dedup
-    from compactor.summarizers import _errors
+    from compactor.summarizers import _errors, ledger_words, statements
 
     dedup._length_and_key.cache_clear()
     _errors.error_lines.cache_clear()
+    statements._remembered.cache_clear()
+    ledger_words._terms.cache_clear()
 
 
 def largest_transcript() -> Path | None:
