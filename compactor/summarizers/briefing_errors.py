@@ -92,7 +92,7 @@ def errors_section(
         ):
             lines.append(f"  Fix, in its words: {fix}.")
         if _fixed_then_left(error):
-            named = ", ".join(f"`{rel(p).rsplit('/', 1)[-1]}`" for p in error.edited_since[:3])
+            named = ", ".join(f"`{p.rsplit('/', 1)[-1]}`" for p in error.edited_since[:3])
             lines.append(f"  Resolved, it seems: it edited {named} after it, and the user moved on.")
         elif error.resolved:
             lines.append(f"  Resolved: {error.resolved}.")

@@ -121,7 +121,8 @@ def headline(text: str, limit: int) -> str:
     headings = {" ".join(sentences(m.group(1))) for m in _HEADING_LINE.finditer(text)}
     bold = [" ".join(sentences(m.group(1) or m.group(2))).rstrip(".!") for m in _BOLD.finditer(text)]
     ranked: list[tuple[int, int, str]] = []
-    for index, said in enumerate(sentences(text)):
+    all_said = sentences(text)
+    for index, said in enumerate(all_said):
         words = len(said.split())
         if said in headings or said.endswith("?") or is_narration(said) or words < _STRESSED_WORDS:
             continue
@@ -133,7 +134,7 @@ def headline(text: str, limit: int) -> str:
         elif words >= _SAID_WORDS:
             ranked.append((1 if whole else 2, index, said))
     if not any(tier < 2 for tier, _, _ in ranked):  # no whole sentence: the answer as it begins
-        return flat(" ".join(sentences(text)) or text, limit)
+        return flat(" ".join(all_said) or text, limit)
     return flat(" ".join(said for _, _, said in sorted(ranked)[:2]), limit)
 
 

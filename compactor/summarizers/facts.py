@@ -201,8 +201,10 @@ def commits_work(command: str) -> bool:
 
 
 _MESSAGE = re.compile(
-    r"""\bgit\s+commit\b[^\n]*?\s-(?:a?m)\s*(?:"\$\(cat\s+<<-?\s*['"]?(\w+)['"]?\s*\n|"([^"]*)"|'([^']*)')"""
+    r"""\bgit\s+commit\b[^\n]*?\s-a?m\s*(?:"\$\(cat\s+<<-?\s*['"]?(\w+)['"]?\s*\n|"([^"]*)"|'([^']*)')"""
 )
+"""A ``git commit`` command's message: a heredoc's end word (its lines follow), or the quoted text of
+its first ``-m``."""
 
 
 def commit_subject(command: str) -> str | None:
@@ -211,9 +213,8 @@ def commit_subject(command: str) -> str | None:
     found = _MESSAGE.search(command)
     if found is None:
         return None
-    if found.group(1):  # a heredoc: its first line that says something
-        body = command[found.end() :].split(f"\n{found.group(1)}", 1)[0]
-        message = body
+    if found.group(1):  # a heredoc: the lines up to its end word
+        message = command[found.end() :].split(f"\n{found.group(1)}", 1)[0]
     else:
         message = found.group(2) if found.group(2) is not None else found.group(3)
     subject = next((line.strip() for line in message.splitlines() if line.strip()), "")
