@@ -401,9 +401,9 @@ def session_checks(view: SessionLedger, limit: int = 4) -> list[str]:
     for command in sorted(view.commands.values(), key=lambda c: -c.seq):
         if check_program(command.first) is None:
             continue
-        bare = OUTPUT_PLUMBING.sub("", command.first).strip()
-        if bare and bare not in found:
-            found.append(flat(bare, 160))
+        bare = flat(OUTPUT_PLUMBING.sub("", command.first).strip(), 160)
+        if bare and bare not in found:  # compared as shown: two runs that differ only in spacing are one
+            found.append(bare)
         if len(found) == limit:
             break
     return found

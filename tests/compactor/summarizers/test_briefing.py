@@ -570,3 +570,13 @@ def test_what_was_committed_is_told_by_its_commit_messages() -> None:
         'Committed so far, oldest first:\n- "feat(explain): add --generate for AI summaries"\n'
         '- "fix(explain): scope the prompts to the checkpoint"'
     ), solving
+
+
+def test_a_check_run_twice_with_other_spacing_is_named_once() -> None:
+    messages = [
+        user("make the tests pass"),
+        *ran(1, "go test  ./...", "ok"),
+        *ran(2, "go test ./... 2>&1 | tail -5", "ok"),
+    ]
+    concepts = sections_of(messages)["Key technical concepts"]
+    assert concepts.count("`go test ./...`") == 1, concepts
